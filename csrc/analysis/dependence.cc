@@ -1,0 +1,83 @@
+#include "analysis/dependence.h"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "analysis/overlap.h"
+
+namespace strider {
+
+const char* dep_name(DepKind k) {
+  switch (k) {
+    case DepKind::RAW: return "RAW";
+    case DepKind::WAR: return "WAR";
+    case DepKind::WAW: return "WAW";
+    case DepKind::RAR: break;
+  }
+  return "RAR";
+}
+
+Dag build_dependence_dag(const Graph& g, const StorageTable& t) {
+  Dag d;
+  d.num_ops = static_cast<int>(g.ops.size());
+  std::set<std::tuple<int, int, int>> seen;  // (src, dst, kind): one edge per kind and pair
+  for (size_t s = 0; s < t.accesses.size(); ++s) {
+    const std::vector<Access>& acc = t.accesses[s];
+    for (size_t j = 0; j < acc.size(); ++j) {
+      const Access& later = acc[j];
+      if (later.op >= d.num_ops) continue;  // the return orders nothing
+      for (size_t i = 0; i < j; ++i) {
+        const Access& earlier = acc[i];
+        if (earlier.op == later.op) continue;
+        DepKind kind = earlier.write ? (later.write ? DepKind::WAW : DepKind::RAW)
+                                     : (later.write ? DepKind::WAR : DepKind::RAR);
+        if (!seen.insert({earlier.op, later.op, static_cast<int>(kind)}).second) continue;
+        if (!footprints_overlap(earlier.view, later.view).overlap) {
+          seen.erase({earlier.op, later.op, static_cast<int>(kind)});
+          continue;
+        }
+        d.edges.push_back({earlier.op, later.op, kind, static_cast<int>(s)});
+      }
+    }
+  }
+  std::sort(d.edges.begin(), d.edges.end(), [](const DepEdge& a, const DepEdge& b) {
+    return std::tie(a.src, a.dst, a.kind) < std::tie(b.src, b.dst, b.kind);
+  });
+  return d;
+}
+
+std::vector<int> Dag::topological_order(bool latest_first) const {
+  std::vector<std::vector<int>> succ(num_ops);
+  std::vector<int> indegree(num_ops, 0);
+  for (const DepEdge& e : edges) {
+    if (e.kind == DepKind::RAR) continue;
+    succ[e.src].push_back(e.dst);
+    ++indegree[e.dst];
+  }
+  std::priority_queue<int, std::vector<int>, std::function<bool(int, int)>> ready(
+      [latest_first](int a, int b) { return latest_first ? a < b : a > b; });
+  for (int i = 0; i < num_ops; ++i)
+    if (indegree[i] == 0) ready.push(i);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int op = ready.top();
+    ready.pop();
+    order.push_back(op);
+    for (int n : succ[op])
+      if (--indegree[n] == 0) ready.push(n);
+  }
+  return order;
+}
+
+std::string print_dag(const Dag& d) {
+  std::ostringstream os;
+  for (const DepEdge& e : d.edges)
+    os << "op" << e.src << " -> op" << e.dst << " " << dep_name(e.kind) << " %s" << e.storage << "\n";
+  return os.str();
+}
+
+}  // namespace strider

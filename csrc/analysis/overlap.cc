@@ -1,0 +1,58 @@
+#include "analysis/overlap.h"
+
+#include <isl/ctx.h>
+#include <isl/set.h>
+
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+
+namespace strider {
+
+namespace {
+
+// isl contexts are not thread-safe; one per thread, freed when the thread ends.
+isl_ctx* thread_ctx() {
+  struct Ctx {
+    isl_ctx* ctx = isl_ctx_alloc();
+    ~Ctx() { isl_ctx_free(ctx); }
+  };
+  thread_local Ctx c;
+  return c.ctx;
+}
+
+// Appends the affine offset expression of `v` over fresh variables named `prefix`k and their
+// bounds; dims of extent 1 or stride 0 contribute a constant and need no variable.
+void affine(const View& v, const char* prefix, std::ostringstream& vars, std::ostringstream& bounds,
+            std::ostringstream& expr, bool& first_var) {
+  expr << v.offset;
+  for (int k = 0; k < v.ndim(); ++k) {
+    if (v.shape[k] == 1 || v.strides[k] == 0) continue;
+    vars << (first_var ? "" : ",") << prefix << k;
+    first_var = false;
+    bounds << " and 0 <= " << prefix << k << " <= " << v.shape[k] - 1;
+    expr << " + " << v.strides[k] << "*" << prefix << k;
+  }
+}
+
+}  // namespace
+
+OverlapResult footprints_overlap(const View& a, const View& b) {
+  if (a.storage != b.storage || a.numel() == 0 || b.numel() == 0) return {false, OverlapMethod::Disjoint};
+  if (a.max_offset() < b.min_offset() || b.max_offset() < a.min_offset()) return {false, OverlapMethod::Bounds};
+  if (a == b || (a.is_c_contiguous() && b.is_c_contiguous())) return {true, OverlapMethod::Bounds};
+  std::ostringstream vars, bounds, ea, eb;
+  bool first = true;
+  affine(a, "i", vars, bounds, ea, first);
+  affine(b, "j", vars, bounds, eb, first);
+  std::ostringstream text;
+  text << "{ [" << vars.str() << "] : " << ea.str() << " = " << eb.str() << bounds.str() << " }";
+  isl_set* set = isl_set_read_from_str(thread_ctx(), text.str().c_str());
+  if (!set) throw std::runtime_error("isl could not read the overlap set " + text.str());
+  isl_bool empty = isl_set_is_empty(set);
+  isl_set_free(set);
+  if (empty == isl_bool_error) throw std::runtime_error("isl failed on the overlap set " + text.str());
+  return {empty == isl_bool_false, OverlapMethod::Exact};
+}
+
+}  // namespace strider

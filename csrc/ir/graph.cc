@@ -1,0 +1,36 @@
+#include "ir/graph.h"
+
+#include <stdexcept>
+
+namespace strider {
+
+namespace {
+struct OpInfo {
+  const char* name;
+  OpKind kind;
+};
+constexpr OpInfo kOps[] = {
+#define STRIDER_OP(name, kind) {#name, OpKind::kind},
+#include "ir/ops.def"
+};
+}  // namespace
+
+const char* op_name(OpCode op) { return kOps[static_cast<int>(op)].name; }
+OpKind op_kind(OpCode op) { return kOps[static_cast<int>(op)].kind; }
+
+int op_arity(OpCode op) {
+  switch (op_kind(op)) {
+    case OpKind::Binary:
+    case OpKind::Arange: return 2;
+    case OpKind::Ternary: return 3;
+    default: return 1;
+  }
+}
+
+OpCode parse_op(const std::string& name) {
+  for (size_t i = 0; i < sizeof(kOps) / sizeof(kOps[0]); ++i)
+    if (name == kOps[i].name) return static_cast<OpCode>(i);
+  throw std::invalid_argument("unknown op '" + name + "'");
+}
+
+}  // namespace strider

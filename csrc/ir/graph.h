@@ -1,0 +1,87 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/view.h"
+
+namespace strider {
+
+enum class OpCode : uint16_t {
+#define STRIDER_OP(name, kind) name,
+#include "ir/ops.def"
+};
+
+enum class OpKind : uint8_t { Copy, Unary, Binary, Ternary, Reduce, Arange };
+
+const char* op_name(OpCode op);
+OpKind op_kind(OpCode op);
+/// Number of inputs an op of this kind reads.
+int op_arity(OpCode op);
+/// Throws std::invalid_argument for an unknown name.
+OpCode parse_op(const std::string& name);
+
+/// Where a storage's memory comes from.
+enum class StorageKind : uint8_t {
+  Arg,    // caller's memory: one aliasing group of array arguments, or a runtime scalar
+  Temp,   // allocated per call
+  Const,  // data carried in the graph
+};
+
+/// A flat buffer (DESIGN.md): dtype, element count, origin.
+struct Storage {
+  DType dtype = DType::Float32;
+  int64_t size = 0;
+  StorageKind kind = StorageKind::Temp;
+  int arg = -1;                // Arg: index of the external buffer
+  std::vector<uint8_t> data;   // Const: size * itemsize bytes
+
+  bool operator==(const Storage& o) const {
+    return dtype == o.dtype && size == o.size && kind == o.kind && arg == o.arg && data == o.data;
+  }
+};
+
+/// One operation: reads `inputs`, writes `output` (a view of a temp storage it defines, or of an
+/// existing storage for Copy).
+struct Op {
+  OpCode code = OpCode::copy;
+  std::vector<View> inputs;
+  View output;
+  std::vector<int> axes;  // Reduce: the folded input axes, ascending
+  std::string file;       // the user's source line that recorded the op
+  int line = 0;
+
+  bool operator==(const Op& o) const {
+    return code == o.code && inputs == o.inputs && output == o.output && axes == o.axes &&
+           file == o.file && line == o.line;
+  }
+};
+
+/// A traced function: storages, ops in program order, and the views it returns.
+struct Graph {
+  std::string name = "f";
+  std::vector<Storage> storages;
+  std::vector<Op> ops;
+  std::vector<View> outputs;
+
+  int add_storage(Storage s) {
+    storages.push_back(std::move(s));
+    return static_cast<int>(storages.size()) - 1;
+  }
+  DType dtype_of(const View& v) const { return storages.at(v.storage).dtype; }
+  bool operator==(const Graph& o) const {
+    return name == o.name && storages == o.storages && ops == o.ops && outputs == o.outputs;
+  }
+};
+
+/// The text form; parse_graph(print_graph(g)) == g.
+std::string print_graph(const Graph& g);
+std::string print_view(const View& v);
+/// Throws std::invalid_argument with the line number on malformed text.
+Graph parse_graph(const std::string& text);
+/// Checks the invariants every pass relies on; throws std::logic_error naming the op.
+void verify_graph(const Graph& g);
+
+}  // namespace strider

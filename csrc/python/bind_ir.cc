@@ -1,0 +1,113 @@
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "analysis/overlap.h"
+#include "ir/graph.h"
+
+namespace py = pybind11;
+
+namespace strider::python {
+
+void bind_ir(py::module_& m) {
+  py::class_<View>(m, "View")
+      .def(py::init([](int storage, Shape shape, Shape strides, int64_t offset) {
+             if (shape.size() != strides.size()) throw std::invalid_argument("one stride per dimension");
+             return View{storage, std::move(shape), std::move(strides), offset};
+           }),
+           py::arg("storage"), py::arg("shape"), py::arg("strides"), py::arg("offset"))
+      .def_readonly("storage", &View::storage)
+      .def_readonly("shape", &View::shape)
+      .def_readonly("strides", &View::strides)
+      .def_readonly("offset", &View::offset)
+      .def_property_readonly("numel", &View::numel)
+      .def_property_readonly("min_offset", &View::min_offset)
+      .def_property_readonly("max_offset", &View::max_offset)
+      .def_property_readonly("is_c_contiguous", &View::is_c_contiguous)
+      .def("subscript",
+           [](const View& v, const std::vector<std::tuple<char, int64_t, int64_t, int64_t>>& items) {
+             std::vector<IndexItem> out;
+             for (const auto& [kind, start, step, length] : items) {
+               IndexItem it;
+               it.kind = kind == 'i' ? IndexItem::Int : kind == 's' ? IndexItem::Slice : IndexItem::NewAxis;
+               it.start = start;
+               it.step = step;
+               it.length = length;
+               out.push_back(it);
+             }
+             return v.subscript(out);
+           },
+           "items: ('i', index, 0, 0) | ('s', start, step, length) | ('n', 0, 0, 0)")
+      .def("transpose", &View::transpose)
+      .def("broadcast_to", &View::broadcast_to)
+      .def("reshape", &View::reshape, "the reshaped view, or None where NumPy would copy")
+      .def("overlaps", [](const View& a, const View& b) { return footprints_overlap(a, b).overlap; })
+      .def("__eq__", &View::operator==)
+      .def("__repr__", &print_view);
+
+  py::class_<Graph>(m, "Graph")
+      .def(py::init([](std::string name) {
+        Graph g;
+        g.name = std::move(name);
+        return g;
+      }))
+      .def_readwrite("name", &Graph::name)
+      .def_readwrite("outputs", &Graph::outputs)
+      .def("add_storage",
+           [](Graph& g, const std::string& dtype, int64_t size, const std::string& kind, int arg) {
+             Storage s;
+             s.dtype = parse_dtype(dtype);
+             s.size = size;
+             s.kind = kind == "arg" ? StorageKind::Arg : StorageKind::Temp;
+             s.arg = arg;
+             return g.add_storage(std::move(s));
+           },
+           py::arg("dtype"), py::arg("size"), py::arg("kind") = "temp", py::arg("arg") = -1)
+      .def("add_const",
+           [](Graph& g, const std::string& dtype, const py::bytes& data) {
+             Storage s;
+             s.dtype = parse_dtype(dtype);
+             s.kind = StorageKind::Const;
+             std::string raw = data;
+             s.data.assign(raw.begin(), raw.end());
+             s.size = static_cast<int64_t>(raw.size() / itemsize(s.dtype));
+             return g.add_storage(std::move(s));
+           })
+      .def("add_op",
+           [](Graph& g, const std::string& name, std::vector<View> inputs, View output, std::vector<int> axes,
+              std::string file, int line) {
+             Op op;
+             op.code = parse_op(name);
+             op.inputs = std::move(inputs);
+             op.output = std::move(output);
+             op.axes = std::move(axes);
+             op.file = std::move(file);
+             op.line = line;
+             g.ops.push_back(std::move(op));
+             return static_cast<int>(g.ops.size()) - 1;
+           },
+           py::arg("name"), py::arg("inputs"), py::arg("output"), py::arg("axes") = std::vector<int>{},
+           py::arg("file") = "", py::arg("line") = 0)
+      .def("storage_dtype", [](const Graph& g, int s) { return std::string(dtype_name(g.storages.at(s).dtype)); })
+      .def("storage_size", [](const Graph& g, int s) { return g.storages.at(s).size; })
+      .def("storage_kind",
+           [](const Graph& g, int s) {
+             switch (g.storages.at(s).kind) {
+               case StorageKind::Arg: return "arg";
+               case StorageKind::Const: return "const";
+               case StorageKind::Temp: break;
+             }
+             return "temp";
+           })
+      .def("storage_arg", [](const Graph& g, int s) { return g.storages.at(s).arg; })
+      .def_property_readonly("num_storages", [](const Graph& g) { return g.storages.size(); })
+      .def_property_readonly("num_ops", [](const Graph& g) { return g.ops.size(); })
+      .def("op_line", [](const Graph& g, int i) { return py::make_tuple(g.ops.at(i).file, g.ops.at(i).line); })
+      .def("op_name", [](const Graph& g, int i) { return std::string(op_name(g.ops.at(i).code)); })
+      .def("verify", &verify_graph)
+      .def("__eq__", &Graph::operator==)
+      .def("__str__", &print_graph);
+
+  m.def("parse_graph", &parse_graph, "parses the IR text form");
+}
+
+}  // namespace strider::python

@@ -1,0 +1,35 @@
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "runtime/executor.h"
+#include "transforms/passes.h"
+
+namespace py = pybind11;
+
+namespace strider::python {
+
+void bind_runtime(py::module_& m) {
+  py::class_<Program>(m, "Program")
+      .def_readonly("graph", &Program::graph)
+      .def_property_readonly("edges",
+                             [](const Program& p) {
+                               std::vector<std::tuple<int, int, std::string>> out;
+                               for (const DepEdge& e : p.dag.edges) out.emplace_back(e.src, e.dst, dep_name(e.kind));
+                               return out;
+                             })
+      .def_property_readonly("table_text", [](const Program& p) { return print_storage_table(p.graph, p.table); })
+      .def_property_readonly("dag_text", [](const Program& p) { return print_dag(p.dag); })
+      .def("execute",
+           [](const Program& p, const std::vector<uintptr_t>& buffers, bool latest_first) {
+             std::vector<void*> ptrs;
+             for (uintptr_t b : buffers) ptrs.push_back(reinterpret_cast<void*>(b));
+             py::gil_scoped_release release;
+             execute(p, ptrs, latest_first);
+           },
+           py::arg("buffers"), py::arg("latest_first") = false);
+
+  m.def("lower", &lower, "runs the pass pipeline (lower.cc) on a traced graph");
+  m.def("run_passes", &run_passes, py::arg("ir_text"), py::arg("passes"));
+}
+
+}  // namespace strider::python

@@ -1,0 +1,14 @@
+#include <pybind11/pybind11.h>
+
+namespace py = pybind11;
+
+namespace strider::python {
+void bind_ir(py::module_& m);
+void bind_runtime(py::module_& m);
+}  // namespace strider::python
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "strider's C++ core: IR, analyses, passes and the reference executor";
+  strider::python::bind_ir(m);
+  strider::python::bind_runtime(m);
+}

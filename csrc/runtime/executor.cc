@@ -1,0 +1,276 @@
+#include "runtime/executor.h"
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "runtime/elementwise.h"
+
+namespace strider {
+
+namespace {
+
+using detail::convert;
+
+// A view resolved against memory: first element's address and byte strides.
+struct Operand {
+  char* ptr = nullptr;
+  Shape bstrides;
+};
+
+// Calls f(ptrs) for every element of `shape` in C order, ptrs[k] pointing at operand k's element.
+template <size_t N, typename F>
+void for_each(const Shape& shape, const Operand* ops, F&& f) {
+  const int nd = static_cast<int>(shape.size());
+  if (shape_numel(shape) == 0) return;
+  char* ptrs[N];
+  for (size_t k = 0; k < N; ++k) ptrs[k] = ops[k].ptr;
+  if (nd == 0) {
+    f(ptrs);
+    return;
+  }
+  std::vector<int64_t> idx(nd, 0);
+  const int64_t inner = shape[nd - 1];
+  while (true) {
+    char* p[N];
+    for (size_t k = 0; k < N; ++k) p[k] = ptrs[k];
+    for (int64_t i = 0; i < inner; ++i) {
+      f(p);
+      for (size_t k = 0; k < N; ++k) p[k] += ops[k].bstrides[nd - 1];
+    }
+    int d = nd - 2;
+    for (; d >= 0; --d) {
+      for (size_t k = 0; k < N; ++k) ptrs[k] += ops[k].bstrides[d];
+      if (++idx[d] < shape[d]) break;
+      for (size_t k = 0; k < N; ++k) ptrs[k] -= ops[k].bstrides[d] * shape[d];
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+class Executor {
+ public:
+  Executor(const Program& p, const std::vector<void*>& buffers) : g_(p.graph) {
+    if (buffers.size() != g_.storages.size()) throw std::invalid_argument("one buffer per storage expected");
+    base_.resize(g_.storages.size());
+    for (size_t s = 0; s < g_.storages.size(); ++s) {
+      const Storage& st = g_.storages[s];
+      if (st.kind == StorageKind::Const) {
+        base_[s] = const_cast<char*>(reinterpret_cast<const char*>(st.data.data()));
+      } else if (buffers[s]) {
+        base_[s] = static_cast<char*>(buffers[s]);
+      } else if (st.kind == StorageKind::Arg) {
+        throw std::invalid_argument("no memory given for argument storage %s" + std::to_string(s));
+      } else {
+        owned_.emplace_back(new double[(st.size * itemsize(st.dtype) + 7) / 8 + 1]);
+        base_[s] = reinterpret_cast<char*>(owned_.back().get());
+      }
+    }
+  }
+
+  void run(const Op& op) {
+    switch (op_kind(op.code)) {
+      case OpKind::Copy: return copy(op);
+      case OpKind::Unary: return unary(op);
+      case OpKind::Binary: return binary(op);
+      case OpKind::Ternary: return where(op);
+      case OpKind::Reduce: return reduce(op);
+      case OpKind::Arange: return arange(op);
+    }
+  }
+
+ private:
+  Operand operand(const View& v) const {
+    size_t es = itemsize(g_.dtype_of(v));
+    Operand o;
+    o.ptr = base_[v.storage] + v.offset * static_cast<int64_t>(es);
+    for (int64_t s : v.strides) o.bstrides.push_back(s * static_cast<int64_t>(es));
+    return o;
+  }
+
+  // NumPy's assignment reads the whole source before writing when the two overlap.
+  void copy(const Op& op) {
+    const View& src = op.inputs[0];
+    const View& dst = op.output;
+    size_t es = itemsize(g_.dtype_of(dst));
+    Operand ops[2] = {operand(dst), operand(src)};
+    std::unique_ptr<char[]> staging;
+    if (src.storage == dst.storage && src.numel() > 0 && dst.numel() > 0 &&
+        !(src.max_offset() < dst.min_offset() || dst.max_offset() < src.min_offset())) {
+      staging.reset(new char[src.numel() * es]);
+      Operand tmp{staging.get(), {}};
+      Shape cs = contiguous_strides(src.shape);
+      for (int64_t s : cs) tmp.bstrides.push_back(s * static_cast<int64_t>(es));
+      Operand pack[2] = {tmp, ops[1]};
+      for_each<2>(src.shape, pack, [es](char** p) { std::memcpy(p[0], p[1], es); });
+      ops[1] = tmp;
+    }
+    for_each<2>(dst.shape, ops, [es](char** p) { std::memcpy(p[0], p[1], es); });
+  }
+
+  void unary(const Op& op) {
+    Operand ops[2] = {operand(op.output), operand(op.inputs[0])};
+    const OpCode code = op.code;
+    dispatch_dtype(g_.dtype_of(op.inputs[0]), [&](auto in_tag) {
+      using T = decltype(in_tag);
+      dispatch_dtype(g_.dtype_of(op.output), [&](auto out_tag) {
+        using U = decltype(out_tag);
+        if (code == OpCode::cast) {
+          for_each<2>(op.output.shape, ops, [](char** p) { *reinterpret_cast<U*>(p[0]) = convert<U>(*reinterpret_cast<T*>(p[1])); });
+        } else if (detail::is_predicate(code)) {
+          for_each<2>(op.output.shape, ops, [code](char** p) {
+            *reinterpret_cast<U*>(p[0]) = convert<U>(detail::unary_predicate(code, *reinterpret_cast<T*>(p[1])));
+          });
+        } else {
+          for_each<2>(op.output.shape, ops, [code](char** p) {
+            *reinterpret_cast<U*>(p[0]) = convert<U>(detail::unary_same(code, *reinterpret_cast<T*>(p[1])));
+          });
+        }
+      });
+    });
+  }
+
+  void binary(const Op& op) {
+    Operand ops[3] = {operand(op.output), operand(op.inputs[0]), operand(op.inputs[1])};
+    const OpCode code = op.code;
+    dispatch_dtype(g_.dtype_of(op.inputs[0]), [&](auto in_tag) {
+      using T = decltype(in_tag);
+      dispatch_dtype(g_.dtype_of(op.output), [&](auto out_tag) {
+        using U = decltype(out_tag);
+        if (detail::is_comparison(code)) {
+          for_each<3>(op.output.shape, ops, [code](char** p) {
+            *reinterpret_cast<U*>(p[0]) = convert<U>(detail::compare(code, *reinterpret_cast<T*>(p[1]), *reinterpret_cast<T*>(p[2])));
+          });
+        } else {
+          for_each<3>(op.output.shape, ops, [code](char** p) {
+            *reinterpret_cast<U*>(p[0]) = convert<U>(detail::binary_same(code, *reinterpret_cast<T*>(p[1]), *reinterpret_cast<T*>(p[2])));
+          });
+        }
+      });
+    });
+  }
+
+  void where(const Op& op) {
+    Operand ops[4] = {operand(op.output), operand(op.inputs[0]), operand(op.inputs[1]), operand(op.inputs[2])};
+    size_t es = itemsize(g_.dtype_of(op.output));
+    for_each<4>(op.output.shape, ops, [es](char** p) { std::memcpy(p[0], *reinterpret_cast<bool*>(p[1]) ? p[2] : p[3], es); });
+  }
+
+  void arange(const Op& op) {
+    Operand out = operand(op.output);
+    dispatch_dtype(g_.dtype_of(op.output), [&](auto tag) {
+      using T = decltype(tag);
+      const T first = *reinterpret_cast<const T*>(operand(op.inputs[0]).ptr);
+      const T second = *reinterpret_cast<const T*>(operand(op.inputs[1]).ptr);
+      const int64_t n = op.output.shape[0];
+      // NumPy's arange fill: the first two values as given, then first + i * (second - first)
+      for (int64_t i = 0; i < n; ++i) {
+        T v;
+        if (i == 0) v = first;
+        else if (i == 1) v = second;
+        else if constexpr (std::is_same_v<T, bool>) v = second;
+        else if constexpr (std::is_integral_v<T>) v = detail::wrap_add(first, detail::wrap_mul(static_cast<T>(i), detail::wrap_sub(second, first)));
+        else v = first + static_cast<T>(i) * (second - first);
+        *reinterpret_cast<T*>(out.ptr + i * out.bstrides[0]) = v;
+      }
+    });
+  }
+
+  void reduce(const Op& op) {
+    const View& in = op.inputs[0];
+    // split the input into kept axes (aligned with the output) and folded axes
+    View kept, folded;
+    kept.storage = folded.storage = in.storage;
+    kept.offset = in.offset;
+    for (int d = 0, k = 0; d < in.ndim(); ++d) {
+      View& dst = (k < static_cast<int>(op.axes.size()) && op.axes[k] == d) ? (++k, folded) : kept;
+      dst.shape.push_back(in.shape[d]);
+      dst.strides.push_back(in.strides[d]);
+    }
+    Operand ops[2] = {operand(op.output), operand(kept)};
+    Operand inner = operand(folded);
+    const int64_t count = folded.numel();
+    const OpCode code = op.code;
+    dispatch_dtype(g_.dtype_of(in), [&](auto in_tag) {
+      using T = decltype(in_tag);
+      dispatch_dtype(g_.dtype_of(op.output), [&](auto out_tag) {
+        using U = decltype(out_tag);
+        for_each<2>(kept.shape, ops, [&](char** p) {
+          inner.ptr = p[1];
+          fold<T>(code, folded.shape, inner, count, reinterpret_cast<U*>(p[0]));
+        });
+      });
+    });
+  }
+
+  // Folds the elements of one output position; sums of floats accumulate in a wider type.
+  template <typename T, typename U>
+  static void fold(OpCode code, const Shape& shape, const Operand& in, int64_t count, U* out) {
+    using Acc = std::conditional_t<std::is_same_v<T, float>, double,
+                std::conditional_t<std::is_same_v<T, double>, long double, T>>;
+    Operand ops[1] = {in};
+    switch (code) {
+      case OpCode::sum:
+      case OpCode::prod: {
+        const bool is_sum = code == OpCode::sum;
+        Acc acc = is_sum ? Acc(0) : Acc(1);
+        for_each<1>(shape, ops, [&](char** p) {
+          T x = *reinterpret_cast<T*>(p[0]);
+          if constexpr (std::is_floating_point_v<T>) acc = is_sum ? acc + Acc(x) : acc * Acc(x);
+          else acc = is_sum ? detail::binary_same(OpCode::add, acc, x) : detail::binary_same(OpCode::multiply, acc, x);
+        });
+        *out = convert<U>(static_cast<T>(acc));
+        return;
+      }
+      case OpCode::any:
+      case OpCode::all: {
+        const bool want = code == OpCode::any;
+        bool acc = !want;
+        for_each<1>(shape, ops, [&](char** p) {
+          if ((*reinterpret_cast<T*>(p[0]) != T(0)) == want) acc = want;
+        });
+        *out = convert<U>(acc);
+        return;
+      }
+      default: {
+        // max, min, argmax, argmin: NaN wins and the first occurrence is kept, as in NumPy
+        const bool is_max = code == OpCode::max || code == OpCode::argmax;
+        const bool is_arg = code == OpCode::argmax || code == OpCode::argmin;
+        if (count == 0) throw std::invalid_argument("zero-size array to reduction operation which has no identity");
+        T best{};
+        int64_t best_at = -1, at = 0;
+        bool best_nan = false;
+        for_each<1>(shape, ops, [&](char** p) {
+          T x = *reinterpret_cast<T*>(p[0]);
+          bool nan = false;
+          if constexpr (std::is_floating_point_v<T>) nan = std::isnan(x);
+          if (best_at < 0 || (!best_nan && (nan || (is_max ? x > best : x < best)))) {
+            best = x;
+            best_at = at;
+            best_nan = nan;
+          }
+          ++at;
+        });
+        *out = is_arg ? convert<U>(best_at) : convert<U>(best);
+        return;
+      }
+    }
+  }
+
+  const Graph& g_;
+  std::vector<char*> base_;
+  std::vector<std::unique_ptr<double[]>> owned_;
+};
+
+}  // namespace
+
+void execute(const Program& p, const std::vector<void*>& buffers, bool latest_first) {
+  Executor ex(p, buffers);
+  std::vector<int> order = p.dag.topological_order(latest_first);
+  if (order.size() != p.graph.ops.size()) throw std::logic_error("the dependence graph has a cycle");
+  for (int i : order) ex.run(p.graph.ops[i]);
+}
+
+}  // namespace strider

@@ -1,0 +1,50 @@
+#include <sstream>
+#include <stdexcept>
+
+#include "runtime/flags.h"
+#include "transforms/passes.h"
+
+namespace strider {
+
+Program lower(Graph g) {
+  verify_graph(g);
+  debug_dump("trace_to_graph", g);
+  Program p;
+  p.table = build_storage_table(g);
+  p.dag = build_dependence_dag(g, p.table);
+  Graph live = eliminate_dead_ops(g, p.table, p.dag);
+  if (!(live == g)) {
+    log_line("passes", "eliminate_dead_ops removed " + std::to_string(g.ops.size() - live.ops.size()) + " ops");
+    p.table = build_storage_table(live);
+    p.dag = build_dependence_dag(live, p.table);
+  }
+  debug_dump("eliminate_dead_ops", live);
+  log_line("passes", "build_dependence_dag: " + std::to_string(p.dag.edges.size()) + " edges");
+  verify_graph(live);
+  p.graph = std::move(live);
+  return p;
+}
+
+std::string run_passes(const std::string& ir_text, const std::vector<std::string>& passes) {
+  Graph g = parse_graph(ir_text);
+  std::ostringstream extra;
+  for (const std::string& name : passes) {
+    if (name == "verify_graph") {
+      verify_graph(g);
+    } else if (name == "build_storage_table") {
+      extra << "// storage table\n" << print_storage_table(g, build_storage_table(g));
+    } else if (name == "build_dependence_dag") {
+      extra << "// dependence edges\n" << print_dag(build_dependence_dag(g, build_storage_table(g)));
+    } else if (name == "eliminate_dead_ops") {
+      StorageTable t = build_storage_table(g);
+      g = eliminate_dead_ops(g, t, build_dependence_dag(g, t));
+    } else if (name == "lower") {
+      g = lower(std::move(g)).graph;
+    } else {
+      throw std::invalid_argument("unknown pass '" + name + "'");
+    }
+  }
+  return print_graph(g) + extra.str();
+}
+
+}  // namespace strider

@@ -1,0 +1,51 @@
+#include <gtest/gtest.h>
+
+#include "analysis/overlap.h"
+
+namespace strider {
+namespace {
+
+View v(Shape shape, Shape strides, int64_t offset) { return View{0, shape, strides, offset}; }
+
+TEST(Overlap, InterleavedColumnsNeverOverlap) {
+  // x[:, 0::2] and x[:, 1::2] of a (4, 6) array: ranges intersect, elements do not
+  auto r = footprints_overlap(v({4, 3}, {6, 2}, 0), v({4, 3}, {6, 2}, 1));
+  EXPECT_FALSE(r.overlap);
+  EXPECT_EQ(r.method, OverlapMethod::Exact);
+}
+
+TEST(Overlap, ShiftedSlicesOverlap) {
+  // x[1:] and x[:-1]
+  EXPECT_TRUE(footprints_overlap(v({9}, {1}, 1), v({9}, {1}, 0)).overlap);
+}
+
+TEST(Overlap, DisjointRangesUseTheCheapTest) {
+  auto r = footprints_overlap(v({5}, {1}, 0), v({5}, {1}, 5));
+  EXPECT_FALSE(r.overlap);
+  EXPECT_EQ(r.method, OverlapMethod::Bounds);
+}
+
+TEST(Overlap, ReversedAndBroadcastViews) {
+  // x[::-1] (offset 9, stride -1) against x[0:1] broadcast to 10 elements
+  EXPECT_TRUE(footprints_overlap(v({10}, {-1}, 9), v({10}, {0}, 0)).overlap);
+  // reversed even elements against odd elements
+  EXPECT_FALSE(footprints_overlap(v({5}, {-2}, 8), v({5}, {2}, 1)).overlap);
+}
+
+TEST(Overlap, BoxColumnsOfFour) {
+  // boxes[:, 0::4] vs boxes[:, 2::4] of (100, 4), and vs the (x1, y1) pair boxes[:, 0:2]
+  View x1 = v({100, 1}, {4, 4}, 0);
+  EXPECT_FALSE(footprints_overlap(x1, v({100, 1}, {4, 4}, 2)).overlap);
+  EXPECT_TRUE(footprints_overlap(x1, v({100, 2}, {4, 1}, 0)).overlap);
+}
+
+TEST(Overlap, DifferentStoragesOrEmptyViewsNeverOverlap) {
+  View a = v({4}, {1}, 0);
+  View b = a;
+  b.storage = 1;
+  EXPECT_FALSE(footprints_overlap(a, b).overlap);
+  EXPECT_FALSE(footprints_overlap(a, v({0}, {1}, 0)).overlap);
+}
+
+}  // namespace
+}  // namespace strider

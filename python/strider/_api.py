@@ -1,0 +1,464 @@
+"""strider.compile: signatures, the trace cache, running a lowered program, building results."""
+import functools
+import inspect
+import os
+import sys
+import threading
+import types
+
+import numpy as np
+from numpy.lib.array_utils import byte_bounds
+
+from . import _C
+from ._errors import StriderError, _internal, unsupported
+from ._ops import CREATION
+from ._tracer import IR_DTYPES, Trace, Tracer, check_dtype, current_trace
+
+_TARGETS = ("cpu",)
+
+
+# -- arguments: pytrees of arrays, runtime scalars and static values --
+
+def _flatten(value, leaves):
+    """Replaces arrays and Python numbers by leaf markers; returns the static structure."""
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_flatten(v, leaves) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _flatten(value[k], leaves)) for k in sorted(value)))
+    if isinstance(value, (np.ndarray, np.generic, bool, int, float)):
+        leaves.append(value)
+        return ("leaf",)
+    try:
+        hash(value)
+    except TypeError:
+        raise unsupported(f"an argument of type {type(value).__name__}",
+                          "pass arrays, numbers, or hashable static values") from None
+    return ("static", type(value).__name__, value)
+
+
+def _unflatten(spec, leaves):
+    kind = spec[0]
+    if kind == "leaf":
+        return next(leaves)
+    if kind == "static":
+        return spec[2].value if isinstance(spec[2], _Fixed) else spec[2]
+    if kind == "dict":
+        return {k: _unflatten(s, leaves) for k, s in spec[1]}
+    items = [_unflatten(s, leaves) for s in spec[1]]
+    return tuple(items) if kind == "tuple" else items
+
+
+class _Layout:
+    """How the array leaves of one call map onto storages: leaves whose memory overlaps share one
+    storage (an aliasing group). Part of the cache key."""
+
+    __slots__ = ("key", "groups", "leaf_group", "leaf_offset", "bases")
+
+    def __init__(self, leaves):
+        arrays = [(i, a) for i, a in enumerate(leaves) if isinstance(a, np.ndarray)]
+        spans = []
+        for i, a in arrays:
+            if a.dtype not in IR_DTYPES:
+                check_dtype(a.dtype, f"argument {i}")
+            if not a.dtype.isnative:
+                raise unsupported(f"argument {i} in non-native byte order", "convert it with .astype(native)")
+            lo, hi = byte_bounds(a)
+            spans.append((lo, hi, i, a))
+        # group leaves whose byte ranges overlap (zero-size arrays touch nothing)
+        spans.sort(key=lambda s: s[0])
+        groups, current, current_hi = [], [], None
+        for lo, hi, i, a in spans:
+            if current and a.size and current_hi is not None and lo < current_hi:
+                current.append((lo, hi, i, a))
+                current_hi = max(current_hi, hi)
+            else:
+                if current:
+                    groups.append(current)
+                current, current_hi = [(lo, hi, i, a)], (hi if a.size else None)
+        if current:
+            groups.append(current)
+        groups.sort(key=lambda members: min(m[2] for m in members))
+        self.groups, self.leaf_group, self.leaf_offset, self.bases = [], {}, {}, []
+        key = []
+        for gi, members in enumerate(groups):
+            base = min(m[0] for m in members)
+            dtype = members[0][3].dtype
+            itemsize = dtype.itemsize
+            for lo, hi, i, a in members:
+                if a.dtype != dtype:
+                    raise unsupported(f"arguments that share memory with different dtypes ({dtype} and {a.dtype})",
+                                      "pass one of them as a copy")
+                start = a.__array_interface__["data"][0]
+                if (start - base) % itemsize or any(s % itemsize for s in a.strides):
+                    raise unsupported(f"argument {i} with strides or offset not a multiple of its itemsize",
+                                      "pass a copy (np.ascontiguousarray)")
+                self.leaf_group[i] = gi
+                self.leaf_offset[i] = (start - base) // itemsize
+            extent = (max(m[1] for m in members) - base) // itemsize
+            self.groups.append((dtype, extent, members[0][3]))
+            self.bases.append(base)
+            key.append((dtype.str, extent))
+        for i, leaf in enumerate(leaves):
+            if isinstance(leaf, np.ndarray):
+                key.append((i, leaf.shape, leaf.strides, self.leaf_group[i], self.leaf_offset[i],
+                            leaf.flags.writeable))
+            elif isinstance(leaf, np.generic):
+                key.append((i, "scalar", leaf.dtype.str))
+            else:
+                key.append((i, type(leaf).__name__))
+        self.key = tuple(key)
+
+
+# -- results --
+
+class _Memory:
+    """Hands memory to NumPy (np.asarray reads __array_interface__) and keeps its owner alive."""
+
+    __slots__ = ("__array_interface__", "owner")
+
+    def __init__(self, iface, owner):
+        self.__array_interface__ = iface
+        self.owner = owner
+
+
+def _make_array(base, owner, view, dtype, writeable):
+    item = dtype.itemsize
+    iface = {"version": 3, "shape": tuple(view.shape), "typestr": dtype.str,
+             "data": (base + view.offset * item, not writeable),
+             "strides": tuple(s * item for s in view.strides)}
+    return np.asarray(_Memory(iface, owner))
+
+
+class _Entry:
+    """One traced signature: the lowered program and how to map a call onto it."""
+
+    def __init__(self, program, arg_storages, result_spec, outputs):
+        self.program = program
+        self.arg_storages = arg_storages  # storage id -> ("group", g) | ("scalar", leaf index)
+        self.result_spec = result_spec
+        self.outputs = outputs            # per output: (kind, ...) see _trace
+        graph = program.graph
+        self.num_storages = graph.num_storages
+        self.returned_temps = sorted({v.storage for v in graph.outputs
+                                      if graph.storage_kind(v.storage) == "temp"})
+        self.temp_alloc = {s: (np.dtype(_NP_NAMES[graph.storage_dtype(s)]), graph.storage_size(s))
+                           for s in self.returned_temps}
+
+    def run(self, leaves, layout, latest_first=False):
+        buffers = [0] * self.num_storages
+        keep = []
+        for sid, (kind, idx) in self.arg_storages.items():
+            if kind == "group":
+                buffers[sid] = layout.bases[idx]
+            else:
+                scalar = np.array(leaves[idx], dtype=self.scalar_dtype(sid))
+                keep.append(scalar)
+                buffers[sid] = scalar.ctypes.data
+        temps = {}
+        for sid, (dtype, size) in self.temp_alloc.items():
+            buf = np.empty(max(size, 1), dtype)
+            temps[sid] = buf
+            buffers[sid] = buf.ctypes.data
+        self.program.execute(buffers, latest_first)
+        views = self.program.graph.outputs
+        results = []
+        for spec in self.outputs:
+            kind = spec[0]
+            if kind == "arg":
+                results.append(leaves[spec[1]])
+            elif kind == "py":
+                results.append(spec[1])
+            else:
+                _, k, dtype, scalar, weak, writeable = spec
+                view = views[k]
+                if view.storage in temps:
+                    buf = temps[view.storage]
+                    arr = _make_array(buf.ctypes.data, buf, view, dtype, True)
+                else:
+                    g = self.arg_storages[view.storage][1]
+                    arr = _make_array(layout.bases[g], layout.groups[g][2], view, dtype, writeable)
+                if weak is not None:
+                    arr = weak(arr[()])
+                elif scalar:
+                    arr = arr[()]
+                results.append(arr)
+        return _unflatten(self.result_spec, iter(results))
+
+    def scalar_dtype(self, sid):
+        return _NP_NAMES[self.program.graph.storage_dtype(sid)]
+
+
+_NP_NAMES = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32, "f64": np.float64}
+
+
+class Explanation:
+    """What strider made of one call: the IR, the storages' dependency tables, the DAG."""
+
+    def __init__(self, program):
+        graph = program.graph
+        self.ir = str(graph)
+        self.tables = program.table_text
+        self.edges = list(program.edges)
+        self.stages = None
+        self.code = None
+        self._lines = [graph.op_line(i) for i in range(graph.num_ops)]
+        self._names = [graph.op_name(i) for i in range(graph.num_ops)]
+
+    def source_line(self, op):
+        file, line = self._lines[op]
+        return f"{os.path.basename(file)}:{line}"
+
+    def __str__(self):
+        lines = ["== IR ==", self.ir.rstrip(), "", "== storages: data-dependency tables ==",
+                 self.tables.rstrip(), "", "== DAG edges =="]
+        for src, dst, kind in self.edges:
+            lines.append(f"{kind}  op{src} ({self._names[src]} @ {self.source_line(src)}) -> "
+                         f"op{dst} ({self._names[dst]} @ {self.source_line(dst)})")
+        if not self.edges:
+            lines.append("(none)")
+        return "\n".join(lines) + "\n"
+
+    __repr__ = __str__
+
+
+# -- the traced function --
+
+def _creation(traced, real):
+    """np.zeros & co. take no array, so NumPy cannot dispatch them to a Tracer: while a trace
+    runs, these wrappers stand in the numpy module and record into the trace of their thread
+    when called from user code; any other caller gets NumPy's own function."""
+
+    @functools.wraps(real)
+    def call(*args, **kwargs):
+        if current_trace() is None or _internal(sys._getframe(1).f_code.co_filename):
+            return real(*args, **kwargs)
+        return traced(*args, **kwargs)
+
+    return call
+
+
+_REAL = {name: getattr(np, name) for name in CREATION}
+_WRAPPED = {name: _creation(fn, _REAL[name]) for name, fn in CREATION.items()}
+_BY_REAL_ID = {id(_REAL[name]): _WRAPPED[name] for name in CREATION}
+
+
+class _TracedNumpy:
+    """Installs the wrappers in the numpy module while any thread traces."""
+
+    _lock = threading.Lock()
+    _depth = 0
+
+    def __enter__(self):
+        with self._lock:
+            if _TracedNumpy._depth == 0:
+                for name, fn in _WRAPPED.items():
+                    setattr(np, name, fn)
+            _TracedNumpy._depth += 1
+
+    def __exit__(self, *exc):
+        with self._lock:
+            _TracedNumpy._depth -= 1
+            if _TracedNumpy._depth == 0:
+                for name, fn in _REAL.items():
+                    setattr(np, name, fn)
+
+
+def _with_traced_numpy(fn):
+    """fn, with names it imported straight from numpy (`from numpy import zeros`) rebound to the
+    wrappers; fn itself when it has none."""
+    g = fn.__globals__
+    if not any(id(v) in _BY_REAL_ID for v in g.values()):
+        return fn
+    swapped = {k: _BY_REAL_ID.get(id(v), v) for k, v in g.items()}
+    clone = types.FunctionType(fn.__code__, swapped, fn.__name__, fn.__defaults__, fn.__closure__)
+    clone.__kwdefaults__ = fn.__kwdefaults__
+    return clone
+
+
+class _Fixed:
+    """A default argument value: part of the trace, keyed by identity (it never changes)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self):
+        return id(self.value)
+
+    def __eq__(self, other):
+        return isinstance(other, _Fixed) and other.value is self.value
+
+
+class CompiledFunction:
+    """A function compiled by strider.compile; call it like the original."""
+
+    def __init__(self, fn, target="cpu", static_argnames=(), cache=True):
+        if target not in _TARGETS:
+            raise ValueError(f"strider.compile: target {target!r} is not available; available: {_TARGETS}")
+        if isinstance(static_argnames, str):
+            static_argnames = (static_argnames,)
+        self._fn = fn
+        self._signature = inspect.signature(fn)
+        unknown = set(static_argnames) - set(self._signature.parameters)
+        if unknown:
+            raise ValueError(f"strider.compile: static_argnames {sorted(unknown)} are not parameters of "
+                             f"{fn.__name__}")
+        self._static = frozenset(static_argnames)
+        self._use_cache = cache
+        self._cache = {}
+        self._lock = threading.Lock()
+        self._stats = {"traces": 0, "cache_hits": 0, "compiles": 0}
+        self.target = target
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        entry, leaves, layout = self._lookup(args, kwargs)
+        return entry.run(leaves, layout, LATEST_FIRST)
+
+    def explain(self, *args, **kwargs):
+        """The IR, storages, dependency tables and DAG edges strider uses for this call."""
+        entry, _, _ = self._lookup(args, kwargs)
+        return Explanation(entry.program)
+
+    def stats(self):
+        """Counters: traces, cache_hits, compiles."""
+        return dict(self._stats)
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def _lookup(self, args, kwargs):
+        bound = self._signature.bind(*args, **kwargs)
+        given = set(bound.arguments)
+        bound.apply_defaults()
+        leaves, structure = [], []
+        for name, value in bound.arguments.items():
+            if name not in given:  # a default the caller did not override never varies
+                structure.append((name, ("static", "default", _Fixed(value))))
+            elif name in self._static:
+                try:
+                    hash(value)
+                except TypeError:
+                    raise unsupported(f"static argument {name!r} of type {type(value).__name__} (unhashable)",
+                                      "pass a hashable value (a tuple instead of a list)") from None
+                structure.append((name, ("static", type(value).__name__, value)))
+            else:
+                structure.append((name, _flatten(value, leaves)))
+        layout = _Layout(leaves)
+        key = (tuple(structure), layout.key)
+        entry = self._cache.get(key) if self._use_cache else None
+        if entry is not None:
+            self._stats["cache_hits"] += 1
+            return entry, leaves, layout
+        with self._lock:
+            entry = self._cache.get(key) if self._use_cache else None
+            if entry is None:
+                entry = self._trace(bound, structure, leaves, layout)
+                if self._use_cache:
+                    self._cache[key] = entry
+            else:
+                self._stats["cache_hits"] += 1
+        return entry, leaves, layout
+
+    def _trace(self, bound, structure, leaves, layout):
+        self._stats["traces"] += 1
+        with Trace(self._fn.__name__) as trace, _TracedNumpy():
+            graph = trace.graph
+            group_storage = [graph.add_storage(IR_DTYPES[dtype], extent, "arg", gi)
+                             for gi, (dtype, extent, _) in enumerate(layout.groups)]
+            arg_storages = {sid: ("group", gi) for gi, sid in enumerate(group_storage)}
+            tracers = []
+            for i, leaf in enumerate(leaves):
+                if isinstance(leaf, np.ndarray):
+                    item = leaf.dtype.itemsize
+                    view = _C.View(group_storage[layout.leaf_group[i]], list(leaf.shape),
+                                   [s // item for s in leaf.strides], layout.leaf_offset[i])
+                    tracers.append(Tracer(trace, view, leaf.dtype,
+                                          readonly=None if leaf.flags.writeable else "arg"))
+                else:
+                    dtype = np.dtype(leaf.dtype if isinstance(leaf, np.generic) else
+                                     {bool: np.bool_, int: np.int64, float: np.float64}[type(leaf)])
+                    check_dtype(dtype, f"argument {i}")
+                    sid = graph.add_storage(IR_DTYPES[dtype], 1, "arg", len(layout.groups) + i)
+                    arg_storages[sid] = ("scalar", i)
+                    weak = None if isinstance(leaf, np.generic) else type(leaf)
+                    tracers.append(Tracer(trace, _C.View(sid, [], [], 0), dtype, weak=weak,
+                                          scalar=isinstance(leaf, np.generic), readonly="arg"))
+            it = iter(tracers)
+            call_args = {name: _unflatten(spec, it) for name, spec in structure}
+            posargs, kwargs = [], {}
+            for name, param in self._signature.parameters.items():
+                value = call_args[name]
+                if param.kind == param.VAR_POSITIONAL:
+                    posargs.extend(value)
+                elif param.kind == param.VAR_KEYWORD:
+                    kwargs.update(value)
+                elif param.kind == param.KEYWORD_ONLY:
+                    kwargs[name] = value
+                else:
+                    posargs.append(value)
+            result = _with_traced_numpy(self._fn)(*posargs, **kwargs)
+            out_leaves = []
+            result_spec = _flatten_result(result, out_leaves)
+            outputs, views = [], []
+            arg_ids = {id(t): i for i, t in enumerate(tracers) if isinstance(leaves[i], np.ndarray)}
+            for value in out_leaves:
+                if isinstance(value, Tracer) and value._trace is not trace:
+                    raise StriderError("a value from another trace was returned")
+                if isinstance(value, Tracer) and id(value) in arg_ids:
+                    outputs.append(("arg", arg_ids[id(value)]))
+                elif isinstance(value, Tracer) or isinstance(value, (np.ndarray, np.generic)):
+                    t = value if isinstance(value, Tracer) else _fresh_copy(trace, value)
+                    if graph.storage_kind(t._view.storage) != "arg" or t._view.storage in arg_storages and \
+                            arg_storages[t._view.storage][0] == "scalar":
+                        t = _owned(trace, t)
+                    outputs.append(("view", len(views), t.dtype, t._scalar or isinstance(value, np.generic),
+                                    t._weak, t._readonly is None))
+                    views.append(t._view)
+                else:
+                    outputs.append(("py", value))
+            graph.outputs = views
+        program = _C.lower(graph)
+        self._stats["compiles"] += 1
+        return _Entry(program, {sid: v for sid, v in arg_storages.items()}, result_spec, outputs)
+
+
+def _flatten_result(value, leaves):
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_flatten_result(v, leaves) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _flatten_result(value[k], leaves)) for k in value))
+    leaves.append(value)
+    return ("leaf",)
+
+
+def _fresh_copy(trace, value):
+    from ._ops import copy_
+
+    t = trace.const(np.asarray(value))
+    return copy_(t)
+
+
+def _owned(trace, t):
+    """Results must live in memory the caller owns: temporaries are returned as they are, but
+    constants and scalar arguments are copied."""
+    from ._ops import copy_
+
+    kind = trace.graph.storage_kind(t._view.storage)
+    if kind == "temp":
+        return t
+    c = copy_(t)
+    c._scalar, c._weak = t._scalar, t._weak
+    return c
+
+
+# STRIDER_EXEC_ORDER=latest: run in the other extreme legal order of the DAG (checks its edges)
+LATEST_FIRST = os.environ.get("STRIDER_EXEC_ORDER") == "latest"
+
+
+def compile(fn=None, *, target="cpu", static_argnames=(), cache=True):
+    """Compiles a NumPy function; use as @strider.compile or @strider.compile(...)."""
+    if fn is None:
+        return lambda f: CompiledFunction(f, target=target, static_argnames=static_argnames, cache=cache)
+    return CompiledFunction(fn, target=target, static_argnames=static_argnames, cache=cache)

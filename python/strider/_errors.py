@@ -1,0 +1,53 @@
+"""strider's exceptions and the user source location they report."""
+import os
+import sys
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_NUMPY_DIR = None
+
+
+def _internal(filename):
+    global _NUMPY_DIR
+    if _NUMPY_DIR is None:
+        import numpy
+
+        _NUMPY_DIR = os.path.dirname(os.path.abspath(numpy.__file__))
+    path = os.path.abspath(filename)
+    return path.startswith(_PKG_DIR + os.sep) or path.startswith(_NUMPY_DIR + os.sep) or filename.startswith("<__array_function__")
+
+
+def user_location():
+    """(file, line) of the innermost frame outside strider and NumPy: the user's line."""
+    frame = sys._getframe(1)
+    while frame is not None and _internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return "<unknown>", 0
+    return frame.f_code.co_filename, frame.f_lineno
+
+
+def where():
+    """'file.py:12' for messages."""
+    file, line = user_location()
+    return f"{os.path.basename(file)}:{line}"
+
+
+class StriderError(Exception):
+    """Base class of every error strider raises about the user's code."""
+
+
+class UnsupportedError(StriderError):
+    """The function uses a NumPy feature strider does not compile (yet)."""
+
+
+class TraceError(StriderError):
+    """The function does something a trace cannot represent, such as Python control flow that
+    depends on the value of an array."""
+
+
+def unsupported(what, instead):
+    return UnsupportedError(f"{where()}: {what} is not supported by strider.compile; {instead}")
+
+
+def trace_error(what, instead):
+    return TraceError(f"{where()}: {what}; {instead}")

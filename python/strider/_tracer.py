@@ -1,0 +1,278 @@
+"""The traced array and the trace it records into (a C++ Graph)."""
+import threading
+
+import numpy as np
+
+from . import _C
+from ._errors import trace_error, unsupported, user_location
+
+# dtypes the IR carries, by NumPy dtype.
+IR_DTYPES = {
+    np.dtype(np.bool_): "bool",
+    np.dtype(np.int32): "i32",
+    np.dtype(np.int64): "i64",
+    np.dtype(np.float32): "f32",
+    np.dtype(np.float64): "f64",
+}
+_WEAK_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+
+_local = threading.local()
+
+
+def current_trace():
+    """The trace being recorded on this thread, or None."""
+    return getattr(_local, "trace", None)
+
+
+def check_dtype(dtype, what):
+    dtype = np.dtype(dtype)
+    if dtype not in IR_DTYPES:
+        raise unsupported(f"{what} of dtype {dtype}", "use bool, int32, int64, float32 or float64")
+    return dtype
+
+
+class Trace:
+    """Records operations into a C++ graph while the user's function runs on Tracers."""
+
+    def __init__(self, name):
+        self.graph = _C.Graph(name)
+        self._prev = None
+
+    def __enter__(self):
+        self._prev = current_trace()
+        _local.trace = self
+        return self
+
+    def __exit__(self, *exc):
+        _local.trace = self._prev
+
+    def temp(self, shape, dtype, order=None):
+        """A fresh dense view of a new temporary storage; `order` lists the axes from outermost
+        to innermost in memory (C order when None)."""
+        shape = tuple(int(d) for d in shape)
+        dtype = check_dtype(dtype, "a result")
+        size = int(np.prod(shape, dtype=np.int64))
+        sid = self.graph.add_storage(IR_DTYPES[dtype], size, "temp")
+        strides, s = [0] * len(shape), 1
+        for axis in reversed(order if order is not None else range(len(shape))):
+            strides[axis] = s
+            s *= max(shape[axis], 1)
+        return _C.View(sid, list(shape), strides, 0)
+
+    def op(self, name, inputs, output, axes=()):
+        file, line = user_location()
+        self.graph.add_op(name, [t._view for t in inputs], output, list(axes), file, line)
+
+    def const(self, value, dtype=None):
+        """A Tracer over a constant (data copied into the graph)."""
+        arr = np.asarray(value, dtype=dtype)
+        check_dtype(arr.dtype, "a constant")
+        arr = np.array(arr, order="C")
+        sid = self.graph.add_const(IR_DTYPES[arr.dtype], arr.tobytes())
+        strides = [s // arr.itemsize for s in arr.strides]
+        view = _C.View(sid, list(arr.shape), strides, 0)
+        return Tracer(self, view, arr.dtype, readonly="const")
+
+
+def as_tracer(x, dtype=None):
+    """x as a Tracer of the current trace; Python and NumPy values become constants (in `dtype`
+    when given, with NumPy's checks: an out-of-range Python int raises OverflowError)."""
+    if isinstance(x, Tracer):
+        return x if dtype is None else x.astype(dtype, copy=False)
+    trace = current_trace()
+    if isinstance(x, (list, tuple)):
+        from ._ops import array
+
+        return array(x, dtype=dtype)
+    if not isinstance(x, (bool, int, float, np.generic, np.ndarray)):
+        raise unsupported(f"a value of type {type(x).__name__} in an array operation",
+                          "use arrays, Python numbers or NumPy scalars")
+    t = trace.const(x, dtype)
+    if type(x) in (bool, int, float) and dtype is None:
+        t._weak = type(x)
+    return t
+
+
+def weak_type(x):
+    """What NumPy's promotion sees: Python's int/float for weak scalars, else a dtype."""
+    if isinstance(x, Tracer):
+        if x._weak in (int, float):
+            return x._weak
+        return x.dtype
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.dtype
+    if isinstance(x, bool):
+        return np.dtype(np.bool_)
+    if isinstance(x, (int, float)):
+        return type(x)
+    return np.asarray(x).dtype
+
+
+def shape_of(x):
+    if isinstance(x, Tracer):
+        return x.shape
+    return np.shape(x)
+
+
+class Tracer:
+    """A traced array: a view (storage, shape, strides, offset) in the trace's graph.
+
+    `_weak` is the Python type of a traced Python scalar (NumPy 2 promotes those weakly);
+    `_scalar` marks values NumPy would hand back as NumPy scalars rather than 0-d arrays;
+    `_readonly` says why the view may not be written ("arg", "broadcast", "const"), or None.
+    """
+
+    __slots__ = ("_trace", "_view", "dtype", "_weak", "_scalar", "_readonly")
+    __array_priority__ = 1000
+
+    def __init__(self, trace, view, dtype, weak=None, scalar=False, readonly=None):
+        self._trace = trace
+        self._view = view
+        self.dtype = np.dtype(dtype)
+        self._weak = weak
+        self._scalar = scalar
+        self._readonly = readonly
+
+    # -- metadata (static while tracing) --
+    @property
+    def shape(self):
+        return tuple(self._view.shape)
+
+    @property
+    def ndim(self):
+        return len(self._view.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self._view.shape, dtype=np.int64))
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    @property
+    def strides(self):
+        return tuple(s * self.dtype.itemsize for s in self._view.strides)
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self):
+        return f"Tracer(shape={self.shape}, dtype={self.dtype})"
+
+    def view_of(self, view, readonly=None, scalar=False):
+        """Another view of this tracer's storage."""
+        return Tracer(self._trace, view, self.dtype, scalar=scalar,
+                      readonly=self._readonly if readonly is None else readonly)
+
+    # -- conversions a trace cannot make --
+    def __bool__(self):
+        raise trace_error("the truth value of a traced array is not known while tracing (Python `if`, "
+                          "`while`, `and`/`or` or bool() on an array value)",
+                          "use np.where(cond, a, b) to select values, or make the deciding "
+                          "argument static with static_argnames")
+
+    def __float__(self):
+        raise trace_error("float() of a traced array", "keep the value as an array (0-d arrays work in "
+                          "arithmetic), or make the argument static")
+
+    def __int__(self):
+        raise trace_error("int() of a traced array", "keep the value as an array, or make the argument static")
+
+    def __index__(self):
+        raise trace_error("a traced value used as an index or size",
+                          "use a Python int or a static argument (static_argnames) for shapes and indices")
+
+    def __complex__(self):
+        raise unsupported("complex()", "strider has no complex dtypes")
+
+    def item(self, *args):
+        raise trace_error(".item() of a traced array", "return the array and call .item() outside the "
+                          "compiled function")
+
+    def tolist(self):
+        raise trace_error(".tolist() of a traced array", "return the array and convert it outside the "
+                          "compiled function")
+
+    def __array__(self, dtype=None, copy=None):
+        raise trace_error("a traced array was converted to a concrete NumPy array (np.asarray, a NumPy "
+                          "array created outside the trace, or a library that is not NumPy)",
+                          "create arrays with NumPy functions inside the compiled function")
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'Tracer'")
+
+    # -- NumPy's dispatch protocols --
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from ._ops import ufunc_method
+
+        return ufunc_method(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from ._ops import array_function
+
+        return array_function(func, args, kwargs)
+
+    # -- indexing --
+    def __getitem__(self, key):
+        from ._indexing import getitem
+
+        return getitem(self, key)
+
+    def __setitem__(self, key, value):
+        from ._indexing import setitem
+
+        setitem(self, key, value)
+
+
+def _install_operators():
+    """Python operators as NumPy's ufuncs, the way ndarray defines them."""
+    binary = {
+        "add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide,
+        "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "and": np.bitwise_and,
+        "or": np.bitwise_or, "xor": np.bitwise_xor, "lshift": np.left_shift, "rshift": np.right_shift,
+        "matmul": np.matmul,
+    }
+    for name, uf in binary.items():
+        setattr(Tracer, f"__{name}__", lambda self, other, uf=uf: uf(self, other))
+        setattr(Tracer, f"__r{name}__", lambda self, other, uf=uf: uf(other, self))
+        setattr(Tracer, f"__i{name}__", lambda self, other, uf=uf: _inplace(uf, self, other))
+    compare = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+               "gt": np.greater, "ge": np.greater_equal}
+    for name, uf in compare.items():
+        setattr(Tracer, f"__{name}__", lambda self, other, uf=uf: uf(self, other))
+    # ndarray's `x ** 2` calls np.square (which keeps bool's NumPy dtype rules)
+    Tracer.__pow__ = lambda self, other: np.square(self) if type(other) is int and other == 2 else np.power(self, other)
+    unary = {"neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert}
+    for name, uf in unary.items():
+        setattr(Tracer, f"__{name}__", lambda self, uf=uf: uf(self))
+
+
+def _inplace(uf, self, other):
+    # Python and NumPy scalars are immutable: `s += 1` rebinds, as it does outside a trace
+    if self._weak is not None or self._scalar:
+        return uf(self, other)
+    return uf(self, other, out=self)
+
+
+_install_operators()
+
+
+def check_writeable(t):
+    """NumPy's error for writes into read-only memory; ours for writes into constants."""
+    if t._readonly == "const":
+        raise unsupported("writing into a constant (a NumPy array created outside the compiled function)",
+                          "pass it as an argument, or copy it with np.array(c) first")
+    if t._readonly is not None:
+        raise ValueError("assignment destination is read-only")

@@ -1,0 +1,445 @@
+"""The public API: decorator forms, wrapping, static arguments, runtime scalars, the cache
+counters of `stats()`, and what `explain()` reports (IR, storages, dependency tables, edges and
+the user's source lines).
+"""
+import inspect
+import os
+import re
+
+import numpy as np
+
+import strider
+
+
+def arr(shape=(6,), dtype=np.int64, seed=0):
+    return np.random.default_rng(seed).integers(-3, 4, shape).astype(dtype)
+
+
+def same(got, expected):
+    """Equal values, dtype and shape (exact: the data are small integers)."""
+    assert isinstance(got, np.ndarray) == isinstance(expected, np.ndarray)
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    np.testing.assert_array_equal(got, expected, strict=True)
+
+
+def counters(compiled):
+    s = compiled.stats()
+    return s["traces"], s["cache_hits"]
+
+
+# --- decorator forms and wrapping ----------------------------------------------------------------
+
+
+def axpy(a, x, y):
+    """Returns a * x + y."""
+    return a * x + y
+
+
+def test_bare_decorator():
+    @strider.compile
+    def f(x, y):
+        return x * 2 + y
+
+    x, y = arr(), arr(seed=1)
+    same(f(x, y), x * 2 + y)
+
+
+def test_decorator_with_empty_call():
+    @strider.compile()
+    def f(x, y):
+        return x - y
+
+    x, y = arr(), arr(seed=1)
+    same(f(x, y), x - y)
+
+
+def test_decorator_with_options():
+    @strider.compile(target="cpu", static_argnames=("n",), cache=True)
+    def f(x, n):
+        return x[:n] * 2
+
+    x = arr()
+    same(f(x, 3), x[:3] * 2)
+    same(f(x, n=4), x[:4] * 2)
+
+
+def test_function_call_form():
+    f = strider.compile(axpy)
+    g = strider.compile(axpy, target="cpu")
+    x, y = arr(dtype=np.float64), arr(dtype=np.float64, seed=1)
+    same(f(2.0, x, y), 2.0 * x + y)
+    same(g(3, x, y), 3 * x + y)
+    # compiling does not change the Python function
+    assert axpy(1, 2, 3) == 5
+
+
+def test_compiled_function_methods():
+    f = strider.compile(axpy)
+    assert callable(f)
+    assert callable(f.explain)
+    assert callable(f.stats)
+
+
+def test_wraps_name_and_doc():
+    f = strider.compile(axpy)
+    assert f.__name__ == "axpy"
+    assert f.__qualname__ == axpy.__qualname__
+    assert f.__doc__ == "Returns a * x + y."
+    assert f.__module__ == axpy.__module__
+
+    @strider.compile(static_argnames=("n",))
+    def local(x, n):
+        """Local doc."""
+        return x[:n]
+
+    assert local.__name__ == "local"
+    assert local.__doc__ == "Local doc."
+    assert "test_wraps_name_and_doc" in local.__qualname__
+
+
+def test_compile_twice_gives_independent_functions():
+    f, g = strider.compile(axpy), strider.compile(axpy)
+    x, y = arr(), arr(seed=1)
+    f(2, x, y)
+    assert counters(f)[0] == 1
+    assert counters(g) == (0, 0)
+
+
+# --- static arguments and runtime scalars --------------------------------------------------------
+
+
+def test_static_argnames_are_in_the_cache_key():
+    @strider.compile(static_argnames=("n",))
+    def f(x, n):
+        return x[:n] + np.zeros(n, dtype=x.dtype)
+
+    x = arr()
+    same(f(x, 2), x[:2])
+    assert counters(f) == (1, 0)
+    same(f(arr(seed=5), 2), arr(seed=5)[:2])
+    assert counters(f) == (1, 1)
+    same(f(x, 3), x[:3])  # a new static value: a new trace
+    assert counters(f)[0] == 2
+    same(f(x, 2), x[:2])  # the first one is still cached
+    assert counters(f) == (2, 2)
+
+
+def test_static_non_int_values():
+    @strider.compile(static_argnames=("mode",))
+    def f(x, y, mode):
+        if mode == "add":  # Python control flow on a static value is fine
+            return x + y
+        return x * y
+
+    x, y = arr(), arr(seed=1)
+    same(f(x, y, "add"), x + y)
+    same(f(x, y, "mul"), x * y)
+    assert counters(f)[0] == 2
+    same(f(x, y, mode="add"), x + y)
+    same(f(x, y, "add"), x + y)
+    assert counters(f)[0] <= 3  # a keyword spelling may or may not share the entry
+
+
+def test_static_value_changes_shapes_of_results():
+    @strider.compile(static_argnames=("shape",))
+    def f(x, shape):
+        return x.reshape(shape)
+
+    x = arr((6,))
+    for shape in [(2, 3), (3, 2), (6, 1), (2, 3)]:
+        got = f(x, shape)
+        same(got, x.reshape(shape))
+        assert np.shares_memory(got, x)
+    assert counters(f) == (3, 1)
+
+
+def test_runtime_scalars_do_not_retrace():
+    @strider.compile
+    def f(x, s, t):
+        return x * s + t
+
+    x = arr(dtype=np.float32)
+    same(f(x, 2, 0.5), x * 2 + 0.5)
+    assert counters(f) == (1, 0)
+    same(f(x, 3, 1.5), x * 3 + 1.5)  # new values, same trace
+    assert counters(f) == (1, 1)
+    same(f(x, -7, -0.25), x * -7 + -0.25)
+    assert counters(f) == (1, 2)
+
+
+def test_runtime_scalar_used_in_a_write():
+    @strider.compile
+    def f(x, v):
+        x[::2] = v
+        x[1::2] += v
+
+    x = arr()
+    f(x, 5)
+    expected = arr()
+    expected[::2] = 5
+    expected[1::2] += 5
+    same(x, expected)
+    y = arr(seed=2)
+    f(y, -1)
+    expected = arr(seed=2)
+    expected[::2] = -1
+    expected[1::2] += -1
+    same(y, expected)
+    assert counters(f) == (1, 1)
+
+
+def test_runtime_scalar_type_change_is_still_correct():
+    @strider.compile
+    def f(x, s):
+        return x * s
+
+    x = arr(dtype=np.int32)
+    same(f(x, 2), x * 2)
+    same(f(x, 2.5), x * 2.5)  # float64 result now: whatever the cache does, the value is NumPy's
+    same(f(x, True), x * True)
+
+
+# --- stats(): what enters the cache key ------------------------------------------------------------
+
+
+def test_stats_first_call_then_hits():
+    @strider.compile
+    def f(x, y):
+        return x + y
+
+    s = f.stats()
+    assert {"traces", "cache_hits", "compiles"} <= set(s)
+    assert counters(f) == (0, 0)
+    x, y = arr(), arr(seed=1)
+    same(f(x, y), x + y)
+    s = f.stats()
+    assert (s["traces"], s["cache_hits"]) == (1, 0)
+    assert 0 <= s["compiles"] <= 1
+    x2, y2 = arr(seed=2), arr(seed=3)
+    same(f(x2, y2), x2 + y2)  # same signature, new data
+    assert counters(f) == (1, 1)
+    same(f(x, y), x + y)
+    assert counters(f) == (1, 2)
+    assert f.stats()["compiles"] <= f.stats()["traces"]
+
+
+def test_stats_signature_parts_retrace():
+    @strider.compile
+    def f(x, y):
+        return x * 2 - y
+
+    def call(x, y):
+        same(f(x, y), x * 2 - y)
+
+    base = arr((4, 6))
+    other = arr((4, 6), seed=1)
+    call(base, other)
+    assert counters(f) == (1, 0)
+    # shape
+    call(arr((3, 6)), arr((3, 6), seed=1))
+    assert counters(f) == (2, 0)
+    # dtype
+    call(base.astype(np.float64), other.astype(np.float64))
+    assert counters(f) == (3, 0)
+    # strides: same shape (4, 3) and dtype, contiguous vs every other column
+    call(arr((4, 3), seed=2), arr((4, 3), seed=3))
+    t = counters(f)[0]
+    call(arr((4, 6), seed=4)[:, ::2], arr((4, 6), seed=5)[:, 1::2])
+    assert counters(f)[0] == t + 1
+    # aliasing: the same two shapes and strides, but one array passed twice
+    x = arr((4, 6), seed=5)
+    call(x, x)
+    assert counters(f)[0] == t + 2
+    call(arr((4, 6), seed=6).copy(), arr((4, 6), seed=7))  # back to distinct arrays: a hit
+    assert counters(f)[0] == t + 2
+    hits = counters(f)[1]
+    x = arr((4, 6), seed=8)
+    call(x, x)  # aliasing again: a hit
+    assert counters(f) == (t + 2, hits + 1)
+
+
+def test_stats_overlapping_views_retrace():
+    @strider.compile
+    def f(x, y):
+        x += y
+        return x
+
+    a, b = arr((4,)), arr((4,), seed=1)
+    same(f(a, b), arr((4,)) + b)
+    assert counters(f) == (1, 0)
+    # same shapes, strides and dtype, but the arguments overlap: x = buf[1:5], y = buf[0:4]
+    buf = arr((5,), seed=2)
+    expected = buf.copy()
+    ex = expected[1:5]
+    ex += expected[0:4]
+    got = f(buf[1:5], buf[0:4])
+    same(buf, expected)
+    same(got, expected[1:5])
+    assert np.shares_memory(got, buf)
+    assert counters(f)[0] == 2
+
+
+# --- explain() -----------------------------------------------------------------------------------
+
+
+def line_of(fn, mark):
+    lines, first = inspect.getsourcelines(fn)
+    hits = [(first + i, text.strip()) for i, text in enumerate(lines) if mark in text]
+    assert len(hits) == 1
+    return hits[0]
+
+
+def shows_line(text, fn, mark):
+    """explain() shows the user's line: as file:line (file possibly quoted) or as its source."""
+    line, source = line_of(fn, mark)
+    name = re.escape(os.path.basename(inspect.getsourcefile(fn)))
+    code = source.split("#")[0].strip()
+    return bool(re.search(name + r'"?:' + str(line) + r"(?!\d)", text)) or code in text
+
+
+def kinds_between(edges):
+    out = {}
+    for src, dst, kind in edges:
+        assert kind in ("RAW", "WAR", "WAW", "RAR"), kind
+        assert src < dst, "edges go from an earlier op to a later one"
+        out.setdefault((src, dst), set()).add(kind)
+    return out
+
+
+def shift(x):
+    x[1:] = x[:-1] + 1  # mark: shift
+
+
+def test_explain_object():
+    f = strider.compile(shift)
+    x = arr()
+    ex = f.explain(x)
+    assert isinstance(ex.ir, str) and ex.ir.strip()
+    assert isinstance(ex.edges, list)
+    for e in ex.edges:
+        assert isinstance(e, tuple) and len(e) == 3
+        assert isinstance(e[0], int) and isinstance(e[1], int) and isinstance(e[2], str)
+    text = str(ex)
+    assert ex.ir in text
+    # edges are printed with their kinds
+    for _, _, kind in ex.edges:
+        assert kind in text
+
+
+def test_explain_shift_has_raw_and_war_between_add_and_store():
+    ex = strider.compile(shift).explain(arr())
+    pairs = kinds_between(ex.edges)
+    assert any({"RAW", "WAR"} <= kinds for kinds in pairs.values()), ex.edges
+    assert shows_line(str(ex), shift, "mark: shift")
+
+
+def test_explain_ir_shows_view_metadata():
+    def f(x):
+        x[:, 1::2] = x[:, 0::2] * 2
+
+    ir = strider.compile(f).explain(arr((4, 6))).ir
+    # the two views of x's storage: shape [4,3], strides {6,2} (elements), offsets 1 and 0
+    assert re.search(r"\[4,\s*3\]\s*\{6,\s*2\}\s*\+\s*1(?!\d)", ir), ir
+    assert re.search(r"\[4,\s*3\]\s*\{6,\s*2\}\s*\+\s*0(?!\d)", ir), ir
+    assert "multiply" in ir and "copy" in ir
+
+
+def test_explain_lists_storages_and_their_dependency_tables():
+    def f(x, y):
+        t = x + y
+        x[::2] = t[::2]
+        return t
+
+    ex = strider.compile(f).explain(arr(), arr(seed=1))
+    text = str(ex)
+    storages = re.findall(r"(%s\d+)\s*=\s*storage", ex.ir)
+    assert len(storages) >= 3, ex.ir  # x, y and the temporary t
+    rest = text.replace(ex.ir, "")
+    for s in storages:
+        assert re.search(re.escape(s) + r"(?!\d)", rest), f"no dependency table for {s}:\n{text}"
+    lowered = rest.lower()
+    assert "read" in lowered and "write" in lowered
+
+
+def test_explain_disjoint_strided_writes_are_not_ordered():
+    def f(x, y, z):
+        x[:, 0::2] = y
+        x[:, 1::2] = z
+
+    args = arr((3, 4)), arr((3, 2), seed=1), arr((3, 2), seed=2)
+    ex = strider.compile(f).explain(*args)
+    ordering = [e for e in ex.edges if e[2] != "RAR"]
+    assert ordering == [], f"x[:, 0::2] and x[:, 1::2] never overlap: {ex.edges}"
+
+    def g(x, y, z):
+        x[:, 0::2] = y
+        x[:, ::3] = z  # shares column 0 with the first write
+
+    ex = strider.compile(g).explain(arr((3, 6)), arr((3, 3), seed=1), arr((3, 2), seed=2))
+    assert [e[2] for e in ex.edges if e[2] != "RAR"] == ["WAW"], ex.edges
+
+
+def test_explain_read_of_odd_columns_then_write_of_even_columns():
+    def f(x, y):
+        t = x[:, 1::2] * 2
+        x[:, 0::2] = y
+        return t
+
+    ex = strider.compile(f).explain(arr((3, 4)), arr((3, 2), seed=1))
+    assert not [e for e in ex.edges if e[2] == "WAR"], ex.edges
+
+    def g(x, y):
+        t = x[:, 1::2] * 2
+        x[:, 1::2] = y
+        return t
+
+    ex = strider.compile(g).explain(arr((3, 4)), arr((3, 2), seed=1))
+    assert "WAR" in {e[2] for e in ex.edges}, ex.edges
+
+
+def test_explain_two_reads_of_one_producer_get_rar():
+    def f(x):
+        t = x + 1  # mark: producer
+        a = t * 2  # mark: reader a
+        b = t - 3  # mark: reader b
+        return a, b
+
+    ex = strider.compile(f).explain(arr())
+    pairs = kinds_between(ex.edges)
+    rar = [p for p, kinds in pairs.items() if "RAR" in kinds]
+    assert rar, ex.edges
+    # the two readers share a producer: RAW from one op into both ends of the RAR hint
+    raw_into = {}
+    for (src, dst), kinds in pairs.items():
+        if "RAW" in kinds:
+            raw_into.setdefault(dst, set()).add(src)
+    assert any(raw_into.get(a, set()) & raw_into.get(b, set()) for a, b in rar), ex.edges
+    text = str(ex)
+    for mark in ("mark: producer", "mark: reader a", "mark: reader b"):
+        assert shows_line(text, f, mark), f"{mark} not shown:\n{text}"
+
+
+def test_explain_overlapping_writes_get_waw():
+    def f(x, y, z):
+        x[1:] = y  # mark: first write
+        x[:-1] = z  # mark: second write
+
+    ex = strider.compile(f).explain(arr(), arr((5,), seed=1), arr((5,), seed=2))
+    pairs = kinds_between(ex.edges)
+    assert any("WAW" in kinds for kinds in pairs.values()), ex.edges
+    text = str(ex)
+    assert shows_line(text, f, "mark: first write")
+    assert shows_line(text, f, "mark: second write")
+
+
+def test_explain_with_static_arguments_and_no_side_effects():
+    @strider.compile(static_argnames=("n",))
+    def f(x, n):
+        x[:n] += 1
+        return x
+
+    x = arr()
+    before = x.copy()
+    ex = f.explain(x, n=3)
+    assert ex.ir.strip()
+    same(x, before)  # explaining traces, it does not run the function

@@ -1,0 +1,369 @@
+"""Errors strider raises about the user's code, and calls that must fail the way NumPy fails.
+
+Each unsupported construct raises a StriderError subclass (UnsupportedError or TraceError) whose
+message names the operation and the user's line as `test_errors.py:LINE`; the line is the one
+marked `# <- error` in the function, found with `inspect` so the tests survive edits.
+Bad calls (shapes that do not broadcast, out-of-range indices, mismatched writes) raise the
+built-in exception NumPy raises, and leave the arguments untouched even when an earlier line of
+the function writes into them: strider finds the error while tracing, before it runs anything.
+"""
+import inspect
+import os
+import re
+
+import numpy as np
+import pytest
+
+import strider
+from differential import check
+
+MARK = "# <- error"
+
+
+def location(fn, mark=MARK):
+    """'test_errors.py:NN' of the line of `fn` carrying `mark`."""
+    lines, first = inspect.getsourcelines(fn)
+    hits = [first + i for i, text in enumerate(lines) if mark in text]
+    assert len(hits) == 1, f"{fn.__name__}: expected one line marked {mark!r}"
+    return f"{os.path.basename(inspect.getsourcefile(fn))}:{hits[0]}"
+
+
+def raises_at(fn, args, op, kwargs=None, static_argnames=()):
+    """Calls strider.compile(fn) and checks the error: its class, its location and the op."""
+    compiled = strider.compile(fn, static_argnames=static_argnames)
+    with pytest.raises(strider.StriderError) as info:
+        compiled(*args, **(kwargs or {}))
+    err = info.value
+    msg = str(err)
+    assert isinstance(err, (strider.UnsupportedError, strider.TraceError)), type(err)
+    where = location(fn)
+    assert re.search(re.escape(where) + r"(?!\d)", msg), f"{where!r} not in {msg!r}"
+    assert re.search(op, msg, re.IGNORECASE), f"operation /{op}/ not named in {msg!r}"
+    return msg
+
+
+def arr(shape=(4,), dtype=np.float64, seed=0):
+    return np.random.default_rng(seed).integers(-3, 4, shape).astype(dtype)
+
+
+def test_error_classes():
+    assert issubclass(strider.UnsupportedError, strider.StriderError)
+    assert issubclass(strider.TraceError, strider.StriderError)
+    assert issubclass(strider.StriderError, Exception)
+
+
+# --- Python needs a concrete value from a traced one ---------------------------------------------
+
+
+def test_bool_of_traced_value():
+    def f(x):
+        y = x * 2
+        if x.sum() > 0:  # <- error
+            y = y + 1
+        return y
+
+    raises_at(f, (arr(),), r"bool")
+
+
+def test_bool_of_traced_value_in_and():
+    def f(x):
+        return (x > 0).any() and x  # <- error
+
+    raises_at(f, (arr(),), r"bool")
+
+
+def test_float_of_traced_value():
+    def f(x):
+        t = x.sum()
+        return x * float(t)  # <- error
+
+    raises_at(f, (arr(),), r"\bfloat\b|__float__")
+
+
+def test_int_of_traced_value():
+    def f(x):
+        t = x.max()
+        return x + int(t)  # <- error
+
+    raises_at(f, (arr(dtype=np.int64),), r"\bint\b|__int__")
+
+
+def test_item_of_traced_value():
+    def f(x):
+        t = x.sum()
+        s = t.item()  # <- error
+        return x * s
+
+    raises_at(f, (arr(),), r"item")
+
+
+def test_tolist_of_traced_value():
+    def f(x):
+        y = x + 1
+        return y.tolist()  # <- error
+
+    raises_at(f, (arr(),), r"tolist")
+
+
+# --- NumPy functions strider does not compile ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["sort", "unique", "fft"],
+)
+def test_unsupported_numpy_function(name):
+    if name == "sort":
+        def f(x):
+            y = x + 1
+            return np.sort(y) * 2  # <- error
+    elif name == "unique":
+        def f(x):
+            y = x + 1
+            return np.unique(y)  # <- error
+    else:
+        def f(x):
+            y = x + 1
+            return np.fft.fft(y)  # <- error
+
+    raises_at(f, (arr((5,)),), name)
+
+
+def test_unsupported_method():
+    def f(x):
+        y = x + 1
+        y.sort()  # <- error
+        return y
+
+    raises_at(f, (arr((5,)),), r"sort")
+
+
+# --- advanced indexing ---------------------------------------------------------------------------
+
+
+def test_boolean_mask_indexing():
+    def f(x):
+        return x[x > 0]  # <- error
+
+    msg = raises_at(f, (arr((6,)),), r"bool|mask")
+    assert "index" in msg.lower()
+
+
+def test_boolean_mask_assignment():
+    def f(x):
+        x[x > 0] = 0  # <- error
+        return x
+
+    raises_at(f, (arr((6,)),), r"bool|mask")
+
+
+def test_integer_array_indexing():
+    def f(x):
+        return x[np.array([0, 2])]  # <- error
+
+    raises_at(f, (arr((6,)),), r"index")
+
+
+def test_list_indexing():
+    def f(x):
+        return x[[0, 1]]  # <- error
+
+    raises_at(f, (arr((6,)),), r"index")
+
+
+def test_integer_array_indexing_in_second_dim():
+    def f(x):
+        return x[:, [0, 1]]  # <- error
+
+    raises_at(f, (arr((3, 4)),), r"index")
+
+
+# --- runtime (non-static) Python ints where a compile-time value is needed -------------------------
+
+
+def test_runtime_int_as_shape():
+    def f(x, n):
+        return x.sum() + np.zeros(n)  # <- error
+
+    msg = raises_at(f, (arr(), 3), r"np\.zeros|\bzeros\b")
+    assert "static_argnames" in msg
+
+
+def test_runtime_int_as_index():
+    def f(x, i):
+        return x[i] * 2  # <- error
+
+    msg = raises_at(f, (arr(), 1), r"index")
+    assert "static_argnames" in msg
+
+
+def test_runtime_int_as_slice_bound():
+    def f(x, n):
+        return x[:n] + 1  # <- error
+
+    msg = raises_at(f, (arr(), 2), r"index|slice")
+    assert "static_argnames" in msg
+
+
+def test_static_int_as_shape_and_index_is_fine():
+    def f(x, n, i):
+        return x.sum() + np.zeros(n), x[i] * 2, x[:n] + 1
+
+    check(f, arr(), 3, 1, static_argnames=("n", "i"))
+    check(f, arr(), n=2, i=-1, static_argnames=("n", "i"))
+
+
+# --- bad calls: NumPy's exception, and the arguments left alone -----------------------------------
+
+
+def numpy_raises(fn, args):
+    """The exception type NumPy raises for fn(*args) on copies (NumPy may have written to them)."""
+    with pytest.raises(Exception) as info:
+        fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    return type(info.value)
+
+
+def assert_fails_like_numpy(fn, args, expected):
+    assert numpy_raises(fn, args) is expected
+    before = [a.copy() for a in args]
+    compiled = strider.compile(fn)
+    with pytest.raises(expected):
+        compiled(*args)
+    for i, (a, b) in enumerate(zip(args, before)):
+        np.testing.assert_array_equal(a, b, err_msg=f"argument {i} was modified", strict=True)
+    return compiled
+
+
+def test_broadcast_mismatch():
+    def f(x, y):
+        return x + y
+
+    assert_fails_like_numpy(f, [arr((3,)), arr((4,))], ValueError)
+    assert_fails_like_numpy(f, [arr((2, 3)), arr((3, 2))], ValueError)
+
+
+def test_broadcast_mismatch_after_write_leaves_args_alone():
+    def f(x, y):
+        x[:] = 1
+        return x + y
+
+    assert_fails_like_numpy(f, [arr((3,)), arr((4,))], ValueError)
+
+
+def test_index_out_of_range():
+    def f(x):
+        return x[5]
+
+    assert_fails_like_numpy(f, [arr((3,))], IndexError)
+
+
+def test_index_out_of_range_negative_and_second_axis():
+    def f(x):
+        return x[-4] + x[:, 3]
+
+    assert_fails_like_numpy(f, [arr((3, 3))], IndexError)
+
+
+def test_index_out_of_range_after_write_leaves_args_alone():
+    def f(x):
+        x[:] = 1
+        x[0] += 5
+        return x[5]
+
+    assert_fails_like_numpy(f, [arr((3,))], IndexError)
+
+
+def test_write_of_mismatched_shape():
+    def f(x, y):
+        x[:2] = y
+
+    assert_fails_like_numpy(f, [arr((4,)), arr((3,))], ValueError)
+
+
+def test_write_of_mismatched_shape_after_writes_leaves_args_alone():
+    def f(x, y):
+        x += 1
+        y[0] = 7
+        x[:2] = y
+
+    assert_fails_like_numpy(f, [arr((4,)), arr((3,))], ValueError)
+
+
+def test_augmented_assignment_with_non_broadcastable_operand():
+    def f(x, y):
+        x[::2] = 0
+        x += y  # y (2, 3) broadcasts, but not into x's shape (3,)
+
+    assert_fails_like_numpy(f, [arr((3,)), arr((2, 3))], ValueError)
+
+
+def test_error_after_write_into_aliased_arguments():
+    def f(x, y):
+        y[:] = 9  # y is a view of x: this writes x too
+        return x[:2] + y
+
+    base = arr((6,))
+    x, y = base, base[3:]
+    assert numpy_raises(f, [x, y]) is ValueError
+    before = base.copy()
+    with pytest.raises(ValueError):
+        strider.compile(f)(x, y)
+    np.testing.assert_array_equal(base, before, strict=True)
+
+
+def test_bad_call_after_a_good_one():
+    """A new signature retraces; its error still leaves the arguments alone."""
+    def f(x, y):
+        x[:] = 1
+        return x + y
+
+    compiled = strider.compile(f)
+    x, y = arr((3,)), arr((3,))
+    np.testing.assert_array_equal(compiled(x, y), 1 + y)
+    x2, y2 = arr((3,), seed=1), arr((4,), seed=2)
+    before = x2.copy()
+    with pytest.raises(ValueError):
+        compiled(x2, y2)
+    np.testing.assert_array_equal(x2, before, strict=True)
+    # and the good signature still works afterwards
+    x3 = arr((3,), seed=3)
+    np.testing.assert_array_equal(compiled(x3, y), 1 + y)
+    np.testing.assert_array_equal(x3, np.ones(3))
+
+
+# --- calling with the wrong arguments: TypeError, as Python says --------------------------------
+
+
+def test_wrong_number_of_arguments():
+    def f(x, y):
+        return x + y
+
+    compiled = strider.compile(f)
+    x = arr((3,))
+    with pytest.raises(TypeError) as info:
+        compiled(x)
+    assert "'y'" in str(info.value)  # Python: "f() missing 1 required positional argument: 'y'"
+    with pytest.raises(TypeError):
+        compiled(x, x, x)
+    with pytest.raises(TypeError):
+        compiled()
+    with pytest.raises(TypeError) as info:
+        compiled(x, y=x, z=x)
+    assert "'z'" in str(info.value)
+    with pytest.raises(TypeError):
+        compiled(x, x, y=x)
+    np.testing.assert_array_equal(compiled(x, y=x), x + x, strict=True)
+
+
+def test_wrong_number_of_arguments_with_defaults_and_static():
+    def f(x, n=2, *, scale=1.0):
+        return x[:n] * scale
+
+    compiled = strider.compile(f, static_argnames=("n",))
+    x = arr((4,))
+    np.testing.assert_array_equal(compiled(x), x[:2] * 1.0, strict=True)
+    np.testing.assert_array_equal(compiled(x, 3, scale=2.0), x[:3] * 2.0, strict=True)
+    with pytest.raises(TypeError):
+        compiled(x, 3, 2.0)  # scale is keyword-only
+    with pytest.raises(TypeError):
+        compiled(n=3)

@@ -1,0 +1,64 @@
+"""Text-in/text-out pass tests: each tests/text/<pass>.ir names the passes on its RUN line and
+the expected output in CHECK / CHECK-NEXT / CHECK-NOT lines (FileCheck's meaning)."""
+import pathlib
+
+import pytest
+
+from strider import _C
+
+TEXT_DIR = pathlib.Path(__file__).resolve().parents[1] / "text"
+CASES = sorted(TEXT_DIR.glob("*.ir"))
+
+
+def filecheck(output, directives):
+    lines = output.splitlines()
+    pos, pending_not = 0, []
+    for kind, pattern in directives:
+        if kind == "CHECK-NOT":
+            pending_not.append(pattern)
+            continue
+        if kind == "CHECK-NEXT":
+            assert pos < len(lines) and pattern in lines[pos], \
+                f"CHECK-NEXT: {pattern!r} not on the next line; got {lines[pos] if pos < len(lines) else '<end>'!r}"
+            found = pos
+        else:
+            found = next((i for i in range(pos, len(lines)) if pattern in lines[i]), None)
+            assert found is not None, f"CHECK: {pattern!r} not found after line {pos}\n{output}"
+        for bad in pending_not:
+            assert not any(bad in line for line in lines[pos:found]), f"CHECK-NOT: {bad!r} found\n{output}"
+        pending_not, pos = [], found + 1
+    for bad in pending_not:
+        assert not any(bad in line for line in lines[pos:]), f"CHECK-NOT: {bad!r} found\n{output}"
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
+def test_pass_text(path):
+    text = path.read_text()
+    run = next(line for line in text.splitlines() if line.startswith("// RUN:"))
+    passes = [p.strip() for p in run.split(":", 1)[1].split(",") if p.strip()]
+    directives = []
+    for line in text.splitlines():
+        for kind in ("CHECK-NEXT", "CHECK-NOT", "CHECK"):
+            prefix = f"// {kind}: "
+            if line.startswith(prefix):
+                directives.append((kind, line[len(prefix):]))
+                break
+    assert directives, "a text test needs CHECK lines"
+    filecheck(_C.run_passes(text, passes), directives)
+
+
+def test_every_pass_has_a_text_test():
+    names = {p.stem for p in CASES}
+    assert {"build_storage_table", "build_dependence_dag", "eliminate_dead_ops", "verify_graph"} <= names
+
+
+def test_print_parse_round_trip_of_a_traced_graph():
+    import numpy as np
+    import strider
+
+    def f(x):
+        x[:, 0::2] *= 2
+        return x.sum(axis=1), x[::-1]
+
+    ir = strider.compile(f).explain(np.ones((3, 4), np.float32)).ir
+    assert str(_C.parse_graph(ir)) == ir

@@ -1,0 +1,30 @@
+# The two commands of the README: `make demo` (the main job) and `make test` (the whole suite).
+# Each installs what is missing and rebuilds only when sources changed.
+PY ?= python3
+SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo)
+APT_PACKAGES := cmake g++ ninja-build libisl-dev libgtest-dev
+PIP_PACKAGES := "numpy>=2.0" "pybind11>=2.12" "scikit-build-core>=0.8" "pytest>=7" "hypothesis>=6"
+BUILD_DIR := build/dev
+STAMPS := .stamps
+SOURCES := $(shell find csrc -type f) CMakeLists.txt pyproject.toml $(wildcard tests/cpp/*.cc)
+
+.PHONY: demo test deps build
+
+demo: build
+	$(PY) benchmarks/demo.py
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure
+	$(PY) -m pytest
+
+deps: $(STAMPS)/deps
+$(STAMPS)/deps: Makefile
+	@dpkg -s $(APT_PACKAGES) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(APT_PACKAGES); }
+	$(PY) -m pip install -q $(PIP_PACKAGES)
+	@mkdir -p $(STAMPS) && touch $@
+
+build: $(STAMPS)/build
+$(STAMPS)/build: $(STAMPS)/deps $(SOURCES)
+	$(PY) -m pip install -q --no-build-isolation -Cbuild-dir=$(BUILD_DIR) \
+		-Ccmake.define.STRIDER_BUILD_TESTS=ON -e .
+	@touch $@

@@ -179,6 +179,8 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
 
 
 def ufunc_method(uf, method, inputs, kwargs):
+    if uf is np.matmul and method == "__call__":
+        return matmul(*inputs, **kwargs)
     if method == "__call__":
         return ufunc_call(uf, inputs, **kwargs)
     if method == "reduce" and uf in _REDUCING_UFUNCS:
@@ -920,6 +922,146 @@ def repeat(a, repeats, axis=None):
     return result
 
 
+def array_split(ary, indices_or_sections, axis=0):
+    t = as_tracer(ary)
+    n = t.shape[axis]
+    if np.ndim(indices_or_sections) == 0:
+        sections = operator.index(indices_or_sections)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        each, extras = divmod(n, sections)
+        sizes = [0] + extras * [each + 1] + (sections - extras) * [each]
+        points = list(np.cumsum(sizes))
+    else:
+        points = [0] + [operator.index(i) for i in indices_or_sections] + [n]
+    moved = swapaxes(t, axis, 0)
+    return [swapaxes(moved[points[i]:points[i + 1]], axis, 0) for i in range(len(points) - 1)]
+
+
+def split(ary, indices_or_sections, axis=0):
+    if np.ndim(indices_or_sections) == 0 and as_tracer(ary).shape[axis] % operator.index(indices_or_sections):
+        raise ValueError("array split does not result in an equal division")
+    return array_split(ary, indices_or_sections, axis)
+
+
+def hsplit(ary, indices_or_sections):
+    t = as_tracer(ary)
+    if t.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(t, indices_or_sections, 1 if t.ndim > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    t = as_tracer(ary)
+    if t.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(t, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections):
+    t = as_tracer(ary)
+    if t.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(t, indices_or_sections, 2)
+
+
+def _contract(a, b, dtype):
+    """sum over the second-to-last axis of a[..., :, :, None] * b[..., None, :, :]-shaped products."""
+    prod_ = np.multiply(a, b)
+    if dtype == np.bool_:
+        return any_(prod_, axis=-2)
+    return _reduce("sum", astype(prod_, dtype, copy=False), -2, False, None, dtype, dtype)
+
+
+def matmul(x1, x2, out=None, **kwargs):
+    if kwargs:
+        raise unsupported(f"np.matmul with {', '.join(kwargs)}=", "drop the argument")
+    a, b = as_tracer(x1), as_tracer(x2)
+    for i, t in enumerate((a, b)):
+        if t.ndim == 0:
+            raise ValueError(f"matmul: Input operand {i} does not have enough dimensions (has 0, gufunc core "
+                             "with signature (n?,k),(k,m?)->(n?,m?) requires 1)")
+    dtype = _ir_dtype(np.result_type(a.dtype, b.dtype), "np.matmul")
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    if a2.shape[-1] != b2.shape[-2]:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+                         f"(n?,k),(k,m?)->(n?,m?) (size {b2.shape[-2]} is different from {a2.shape[-1]})")
+    r = _contract(a2[..., :, :, None], b2[..., None, :, :], dtype)
+    if a.ndim == 1:
+        r = r[..., 0, :]
+    if b.ndim == 1:
+        r = r[..., 0]
+    if r.ndim == 0:
+        r = r[()]
+    return _finish(r, out, None)
+
+
+def dot(a, b, out=None):
+    x, y = as_tracer(a), as_tracer(b)
+    if x.ndim == 0 or y.ndim == 0:
+        return np.multiply(x, y) if out is None else np.multiply(x, y, out=out)
+    if y.ndim == 1:
+        if x.shape[-1] != y.shape[0]:
+            raise ValueError(f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != "
+                             f"{y.shape[0]} (dim 0)")
+        r = _contract(x[..., :, None], y[:, None], _ir_dtype(np.result_type(x.dtype, y.dtype), "np.dot"))[..., 0]
+        return _finish(r[()] if r.ndim == 0 else r, out, None)
+    if x.shape[-1] != y.shape[-2]:
+        raise ValueError(f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != "
+                         f"{y.shape[-2]} (dim {y.ndim - 2})")
+    # out[I, J, m] = sum_k x[I, k] * y[J, k, m]
+    xs = x.reshape(x.shape[:-1] + (1,) * (y.ndim - 2) + (x.shape[-1], 1))
+    return _finish(_contract(xs, y, _ir_dtype(np.result_type(x.dtype, y.dtype), "np.dot")), out, None)
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    # NumPy's formula, with y made inexact first
+    x = a if type(a) in (int, float) else as_tracer(a)
+    y = b if type(b) in (int, float) else as_tracer(b)
+    if isinstance(y, Tracer):
+        y = astype(y, np.result_type(promo_arg(y), 1.0), copy=False)
+    elif isinstance(y, int):
+        y = float(y)
+    result = np.logical_or(np.logical_and(np.less_equal(np.absolute(np.subtract(x, y)),
+                                                        np.add(atol, np.multiply(rtol, np.absolute(y)))),
+                                          np.isfinite(y)),
+                           np.equal(x, y))
+    if equal_nan:
+        result = np.logical_or(result, np.logical_and(np.isnan(x), np.isnan(y)))
+    return result[()] if result.ndim == 0 else result
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    t = as_tracer(a)
+    nonzero = t if t.dtype == np.bool_ else np.not_equal(t, 0)
+    return sum_(nonzero, axis=axis, dtype=np.int64, keepdims=keepdims)
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    t = as_tracer(array)
+    if mode != "constant" or set(kwargs) - {"constant_values"}:
+        raise unsupported(f"np.pad with mode={mode!r}", "pad with mode='constant' (constant_values=...)")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (t.ndim, 2))
+    if (widths < 0).any():
+        raise ValueError("index can't contain negative values")
+    fill_value = kwargs.get("constant_values", 0)
+    if np.ndim(fill_value) != 0:
+        raise unsupported("np.pad with per-axis constant_values", "pass one scalar constant_values")
+    result = full(tuple(int(d + lo + hi) for d, (lo, hi) in zip(t.shape, widths)), fill_value, t.dtype)
+    assign(result[tuple(slice(int(lo), int(lo) + d) for d, (lo, _) in zip(t.shape, widths))], t)
+    return result
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    t = as_tracer(x)
+    if t.dtype.kind != "f":
+        t = astype(t, np.float64)
+    if ord is not None and not (ord == 2 and axis is not None and np.ndim(axis) == 0):
+        raise unsupported(f"np.linalg.norm with ord={ord!r}", "use the default (2-norm / Frobenius) norm")
+    return np.sqrt(sum_(np.multiply(t, t), axis=axis, keepdims=keepdims))
+
+
 # -- metadata --
 
 def shape(a):
@@ -951,7 +1093,9 @@ HANDLED = {
     np.full_like: full_like, np.array: array, np.asarray: asarray, np.ascontiguousarray: ascontiguousarray,
     np.concatenate: concatenate, np.stack: stack, np.hstack: hstack, np.vstack: vstack, np.dstack: dstack,
     np.column_stack: column_stack, np.meshgrid: meshgrid, np.tile: tile, np.repeat: repeat,
-    np.shape: shape, np.ndim: ndim, np.size: size, np.result_type: result_type,
+    np.shape: shape, np.ndim: ndim, np.size: size, np.result_type: result_type, np.split: split,
+    np.array_split: array_split, np.hsplit: hsplit, np.vsplit: vsplit, np.dsplit: dsplit, np.dot: dot,
+    np.isclose: isclose, np.count_nonzero: count_nonzero, np.pad: pad, np.linalg.norm: norm,
 }
 
 # Functions that take no array argument, so NumPy cannot dispatch them to a Tracer: the traced
@@ -995,7 +1139,7 @@ def _install_methods():
                      "argmax": argmax, "argmin": argmin, "mean": mean, "var": var, "std": std,
                      "swapaxes": swapaxes, "squeeze": squeeze, "clip": clip, "round": round_,
                      "repeat": repeat, "astype": astype, "fill": fill, "ravel": ravel,
-                     "broadcast_to": broadcast_to}.items():
+                     "broadcast_to": broadcast_to, "dot": dot}.items():
         setattr(Tracer, name, method(fn))
     Tracer.copy = lambda self, order="C": copy_(self)
     Tracer.flatten = lambda self, order="C": copy_(self).reshape(-1)

@@ -1,0 +1,88 @@
+"""Differential tests for NumPy functions beyond the basics: split, matmul/dot, isclose,
+count_nonzero, pad, linalg.norm."""
+import numpy as np
+import pytest
+
+from differential import check, check_raises
+
+
+def ar(shape, dtype=np.float64):
+    n = int(np.prod(shape))
+    return (np.arange(n) % 13 - 6).astype(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: np.split(x, 2, axis=1),
+    lambda x: np.split(x, [1, 3], axis=0),
+    lambda x: np.array_split(x, 3, axis=1),
+    lambda x: np.hsplit(x, 2),
+    lambda x: np.vsplit(x, [2]),
+    lambda x: tuple(c.sum() for c in np.split(x, 4, axis=-1)),
+], ids=["split2", "split_idx", "array_split", "hsplit", "vsplit", "unpack_boxes"])
+def test_split_returns_views(fn):
+    check(fn, ar((4, 4)))
+
+
+def test_split_writes_reach_the_argument():
+    def f(boxes):
+        x1, y1, x2, y2 = np.split(boxes, 4, axis=-1)
+        x2 += x1
+        return y2
+
+    check(f, ar((5, 4)))
+
+
+def test_split_unequal_raises():
+    check_raises(lambda x: np.split(x, 3, axis=1), ar((4, 4)), exc=ValueError)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float64, np.bool_])
+@pytest.mark.parametrize("shapes", [((3, 4), (4, 2)), ((4,), (4, 2)), ((3, 4), (4,)), ((4,), (4,)),
+                                    ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 2))], ids=str)
+def test_matmul(shapes, dtype):
+    a, b = ar(shapes[0], dtype), ar(shapes[1], dtype)
+    tol = {"rtol": 1e-12} if dtype == np.float64 else {}
+    check(lambda x, y: (x @ y, np.matmul(x, y)), a, b, **tol)
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4, 2)), ((4,), (4,)), ((2, 3, 4), (4,)), ((2, 3, 4), (5, 4, 2)),
+                                    ((3,), ())], ids=str)
+def test_dot(shapes):
+    check(lambda x, y: (np.dot(x, y), x.dot(y)), ar(shapes[0]), ar(shapes[1]) if shapes[1] else np.float64(2.5),
+          rtol=1e-12)
+
+
+def test_matmul_mismatch_raises():
+    check_raises(lambda x, y: x @ y, ar((3, 4)), ar((3, 4)), exc=ValueError)
+
+
+@pytest.mark.parametrize("equal_nan", [False, True])
+def test_isclose(equal_nan):
+    a = np.array([1.0, np.nan, np.inf, -np.inf, 1e-9, 5.0], np.float32)
+    b = np.array([1.0 + 1e-7, np.nan, np.inf, np.inf, 0.0, 5.1], np.float32)
+    check(lambda x, y: np.isclose(x, y, equal_nan=equal_nan), a, b)
+    check(lambda x: np.isclose(x, 1), np.array([1, 2], np.int32))
+
+
+@pytest.mark.parametrize("axis,keepdims", [(None, False), (0, False), (1, True), ((0, 1), False)])
+def test_count_nonzero(axis, keepdims):
+    check(lambda x: np.count_nonzero(x, axis=axis, keepdims=keepdims), ar((3, 4)) > 0)
+    check(lambda x: np.count_nonzero(x, axis=axis, keepdims=keepdims), ar((3, 4), np.float32))
+
+
+@pytest.mark.parametrize("pad_width", [1, (1, 2), ((0, 1), (2, 0))], ids=str)
+def test_pad_constant(pad_width):
+    check(lambda x: np.pad(x, pad_width, constant_values=-1.5), ar((3, 4), np.float32))
+
+
+def test_pad_other_modes_are_refused():
+    import strider
+
+    with pytest.raises(strider.UnsupportedError, match="np.pad"):
+        strider.compile(lambda x: np.pad(x, 1, mode="edge"))(ar((3, 4)))
+
+
+@pytest.mark.parametrize("axis,keepdims", [(None, False), (-1, False), (0, True)])
+def test_linalg_norm(axis, keepdims):
+    check(lambda x: np.linalg.norm(x, axis=axis, keepdims=keepdims), ar((3, 4), np.float32), rtol=1e-6)
+    check(lambda x: np.linalg.norm(x, axis=axis, keepdims=keepdims), ar((3, 4), np.int32), rtol=1e-12)

@@ -7,12 +7,24 @@ namespace strider {
 StorageTable build_storage_table(const Graph& g) {
   StorageTable t;
   t.accesses.resize(g.storages.size());
+  // an op reads the run-time extents of every view it touches before anything else
+  auto read_extents = [&](int op, const View& v) {
+    for (int e : v.extents)
+      if (e >= 0) t.accesses[e].push_back({op, View{e, {}, {}, 0, {}}, false});
+  };
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
-    for (const View& v : op.inputs) t.accesses[v.storage].push_back({static_cast<int>(i), v, false});
-    t.accesses[op.output.storage].push_back({static_cast<int>(i), op.output, true});
+    const int id = static_cast<int>(i);
+    for (const View& v : op.inputs) read_extents(id, v);
+    read_extents(id, op.output);
+    for (const View& v : op.inputs) t.accesses[v.storage].push_back({id, v, false});
+    t.accesses[op.output.storage].push_back({id, op.output, true});
   }
-  for (const View& v : g.outputs) t.accesses[v.storage].push_back({static_cast<int>(g.ops.size()), v, false});
+  const int ret = static_cast<int>(g.ops.size());
+  for (const View& v : g.outputs) {
+    read_extents(ret, v);
+    t.accesses[v.storage].push_back({ret, v, false});
+  }
   return t;
 }
 

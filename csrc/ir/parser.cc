@@ -117,7 +117,21 @@ class Parser {
     expect("%s");
     v.storage = static_cast<int>(integer());
     expect("[");
-    v.shape = ints("]");
+    if (!accept("]")) {
+      do {
+        int extent = -1;
+        if (accept("?%s")) {
+          extent = static_cast<int>(integer());
+          expect("<=");
+        }
+        if (extent >= 0 || v.is_dynamic()) {
+          v.extents.resize(v.shape.size(), -1);
+          v.extents.push_back(extent);
+        }
+        v.shape.push_back(integer());
+      } while (accept(","));
+      expect("]");
+    }
     expect("{");
     v.strides = ints("}");
     expect("+");

@@ -23,7 +23,11 @@ const char* kind_name(StorageKind k) {
 std::string print_view(const View& v) {
   std::ostringstream os;
   os << "%s" << v.storage << "[";
-  print_ints(os, v.shape);
+  for (int d = 0; d < v.ndim(); ++d) {
+    os << (d ? "," : "");
+    if (v.extent_of(d) >= 0) os << "?%s" << v.extent_of(d) << "<=";  // run-time extent, static bound
+    os << v.shape[d];
+  }
   os << "]{";
   print_ints(os, v.strides);
   os << "}+" << v.offset;

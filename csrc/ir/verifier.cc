@@ -17,6 +17,10 @@ void check_view(const Graph& g, const View& v, int op) {
   if (v.shape.size() != v.strides.size()) fail(op, "view " + print_view(v) + " has mismatched strides");
   for (int64_t d : v.shape)
     if (d < 0) fail(op, "view " + print_view(v) + " has a negative dimension");
+  for (int e : v.extents)
+    if (e >= 0 && (e >= static_cast<int>(g.storages.size()) || g.storages[e].dtype != DType::Int64 ||
+                   g.storages[e].size < 1))
+      fail(op, "view " + print_view(v) + " takes an extent from something that is not an i64 storage");
   if (v.numel() > 0 && (v.min_offset() < 0 || v.max_offset() >= g.storages[v.storage].size))
     fail(op, "view " + print_view(v) + " reaches outside its storage");
 }
@@ -46,7 +50,8 @@ void verify_graph(const Graph& g) {
       case OpKind::Binary:
       case OpKind::Ternary:
         for (const View& v : op.inputs)
-          if (v.shape != op.output.shape) fail(id, "input " + print_view(v) + " is not broadcast to the output shape");
+          if (v.shape != op.output.shape || (v.is_dynamic() && v.extents != op.output.extents))
+            fail(id, "input " + print_view(v) + " is not broadcast to the output shape");
         break;
       case OpKind::Reduce: {
         Shape expect;

@@ -1,6 +1,7 @@
 #include "ir/view.h"
 
 #include <stdexcept>
+#include <string>
 
 namespace strider {
 
@@ -47,6 +48,22 @@ bool View::is_c_contiguous() const {
   return true;
 }
 
+namespace {
+// Keeps `extents` empty unless some dimension is dynamic.
+void push_dim(View& v, int64_t size, int64_t stride, int extent) {
+  if (extent >= 0 || v.is_dynamic()) {
+    v.extents.resize(v.shape.size(), -1);
+    v.extents.push_back(extent);
+  }
+  v.shape.push_back(size);
+  v.strides.push_back(stride);
+}
+
+[[noreturn]] void dynamic_unsupported(const char* what) {
+  throw std::invalid_argument(std::string(what) + " of a run-time dimension is not supported yet");
+}
+}  // namespace
+
 View View::subscript(const std::vector<IndexItem>& items) const {
   View out;
   out.storage = storage;
@@ -55,8 +72,7 @@ View View::subscript(const std::vector<IndexItem>& items) const {
   for (const IndexItem& it : items) {
     switch (it.kind) {
       case IndexItem::NewAxis:
-        out.shape.push_back(1);
-        out.strides.push_back(0);
+        push_dim(out, 1, 0, -1);
         break;
       case IndexItem::Int:
         if (dim >= ndim() || it.start < 0 || it.start >= shape[dim])
@@ -66,17 +82,19 @@ View View::subscript(const std::vector<IndexItem>& items) const {
         break;
       case IndexItem::Slice:
         if (dim >= ndim()) throw std::out_of_range("too many indices in subscript");
-        out.shape.push_back(it.length);
-        out.strides.push_back(it.length > 0 ? strides[dim] * it.step : strides[dim]);
-        if (it.length > 0) out.offset += it.start * strides[dim];
+        if (extent_of(dim) >= 0) {
+          // only the whole dimension keeps its run-time extent
+          if (it.start != 0 || it.step != 1 || it.length != shape[dim]) dynamic_unsupported("slicing");
+          push_dim(out, shape[dim], strides[dim], extent_of(dim));
+        } else {
+          push_dim(out, it.length, it.length > 0 ? strides[dim] * it.step : strides[dim], -1);
+          if (it.length > 0) out.offset += it.start * strides[dim];
+        }
         ++dim;
         break;
     }
   }
-  for (; dim < ndim(); ++dim) {
-    out.shape.push_back(shape[dim]);
-    out.strides.push_back(strides[dim]);
-  }
+  for (; dim < ndim(); ++dim) push_dim(out, shape[dim], strides[dim], extent_of(dim));
   return out;
 }
 
@@ -90,11 +108,13 @@ View View::transpose(const std::vector<int>& perm) const {
     seen[p] = true;
     out.shape[i] = shape[p];
     out.strides[i] = strides[p];
+    if (is_dynamic()) out.extents[i] = extents[p];
   }
   return out;
 }
 
 View View::broadcast_to(const Shape& to) const {
+  if (is_dynamic()) dynamic_unsupported("broadcasting");
   if (to.size() < shape.size()) throw std::invalid_argument("cannot broadcast to fewer dimensions");
   View out;
   out.storage = storage;
@@ -114,6 +134,7 @@ View View::broadcast_to(const Shape& to) const {
 // NumPy's _attempt_nocopy_reshape: walk the old and new shapes in chunks of equal element
 // count; a chunk of old axes can be regrouped only if they are contiguous among themselves.
 std::optional<View> View::reshape(const Shape& to) const {
+  if (is_dynamic()) dynamic_unsupported("reshaping");
   if (shape_numel(to) != numel()) throw std::invalid_argument("cannot reshape: sizes differ");
   View out;
   out.storage = storage;

@@ -21,11 +21,21 @@ struct IndexItem {
 /// NumPy's array model on an IR storage: element offset and strides (in elements, any sign,
 /// 0 for broadcast dims). Views never copy; every function here returns a new view of the same
 /// storage.
+///
+/// A dimension may be known only at run time (the count of a boolean mask): `extents[d]` then
+/// names a storage whose first i64 element holds it, and `shape[d]` is its static upper bound.
+/// Analyses reason on the bound, which is sound (the real footprint is a subset); the executor
+/// reads the extent. `extents` is empty when every dimension is static.
 struct View {
   int storage = -1;
   Shape shape;
   Shape strides;
   int64_t offset = 0;
+  std::vector<int> extents;
+
+  bool is_dynamic() const { return !extents.empty(); }
+  /// The storage holding dimension d's runtime extent, or -1 when d is static.
+  int extent_of(int d) const { return extents.empty() ? -1 : extents[d]; }
 
   int ndim() const { return static_cast<int>(shape.size()); }
   int64_t numel() const;
@@ -43,7 +53,8 @@ struct View {
   std::optional<View> reshape(const Shape& to) const;
 
   bool operator==(const View& o) const {
-    return storage == o.storage && shape == o.shape && strides == o.strides && offset == o.offset;
+    return storage == o.storage && shape == o.shape && strides == o.strides && offset == o.offset &&
+           extents == o.extents;
   }
   bool operator!=(const View& o) const { return !(*this == o); }
 };

@@ -1,5 +1,6 @@
 #include "runtime/executor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -70,7 +71,8 @@ class Executor {
     }
   }
 
-  void run(const Op& op) {
+  void run(const Op& raw) {
+    const Op& op = resolved(raw);
     switch (op_kind(op.code)) {
       case OpKind::Copy: return copy(op);
       case OpKind::Unary: return unary(op);
@@ -82,6 +84,25 @@ class Executor {
   }
 
  private:
+  // The op with every run-time extent replaced by its value (clamped to the static bound).
+  const Op& resolved(const Op& op) {
+    bool dynamic = op.output.is_dynamic();
+    for (const View& v : op.inputs) dynamic = dynamic || v.is_dynamic();
+    if (!dynamic) return op;
+    scratch_ = op;
+    auto resolve = [&](View& v) {
+      for (int d = 0; d < v.ndim(); ++d)
+        if (v.extent_of(d) >= 0) {
+          int64_t n = *reinterpret_cast<const int64_t*>(base_[v.extent_of(d)]);
+          v.shape[d] = std::max<int64_t>(0, std::min(n, v.shape[d]));
+        }
+      v.extents.clear();
+    };
+    for (View& v : scratch_.inputs) resolve(v);
+    resolve(scratch_.output);
+    return scratch_;
+  }
+
   Operand operand(const View& v) const {
     size_t es = itemsize(g_.dtype_of(v));
     Operand o;
@@ -260,6 +281,7 @@ class Executor {
   }
 
   const Graph& g_;
+  Op scratch_;
   std::vector<char*> base_;
   std::vector<std::unique_ptr<double[]>> owned_;
 };

@@ -40,17 +40,24 @@ Graph eliminate_dead_ops(const Graph& g, const StorageTable& t, const Dag& d) {
   out.name = g.name;
   std::vector<bool> used(g.storages.size(), false);
   for (size_t s = 0; s < g.storages.size(); ++s) used[s] = g.storages[s].kind == StorageKind::Arg;
+  auto use = [&](const View& v) {
+    used[v.storage] = true;
+    for (int e : v.extents)
+      if (e >= 0) used[e] = true;
+  };
   for (int i = 0; i < n; ++i) {
     if (!live[i]) continue;
-    for (const View& v : g.ops[i].inputs) used[v.storage] = true;
-    used[g.ops[i].output.storage] = true;
+    for (const View& v : g.ops[i].inputs) use(v);
+    use(g.ops[i].output);
   }
-  for (const View& v : g.outputs) used[v.storage] = true;
+  for (const View& v : g.outputs) use(v);
   std::vector<int> remap(g.storages.size(), -1);
   for (size_t s = 0; s < g.storages.size(); ++s)
     if (used[s]) remap[s] = out.add_storage(g.storages[s]);
   auto moved = [&](View v) {
     v.storage = remap[v.storage];
+    for (int& e : v.extents)
+      if (e >= 0) e = remap[e];
     return v;
   };
   for (int i = 0; i < n; ++i) {

@@ -91,3 +91,22 @@ TEST(EliminateDeadOps, DropsUnobservedTemporaries) {
 
 }  // namespace
 }  // namespace strider
+
+namespace strider {
+namespace {
+
+TEST(Dependence, ReadingARunTimeExtentOrdersAfterItsWriter) {
+  Dag d = dag_of(R"(graph @f {
+    %s0 = storage f32[8] arg 0
+    %s1 = storage i64[1] temp
+    %s2 = storage f32[8] temp
+    %s3 = storage i64[1] const 0x0300000000000000
+    op0 = copy(%s3[]{}+0) -> %s1[]{}+0
+    op1 = exp(%s0[?%s1<=8]{1}+0) -> %s2[?%s1<=8]{1}+0
+    return %s2[?%s1<=8]{1}+0
+  })");
+  EXPECT_TRUE(has(d, 0, 1, DepKind::RAW));
+}
+
+}  // namespace
+}  // namespace strider

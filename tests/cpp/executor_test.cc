@@ -86,3 +86,28 @@ TEST(Executor, BothExtremeOrdersAgree) {
 
 }  // namespace
 }  // namespace strider
+
+namespace strider {
+namespace {
+
+TEST(Executor, RunTimeExtentsBoundTheLoops) {
+  // %s1 holds how many of the 8 elements are live (a mask count, say): only those are touched
+  Program p = lower(parse_graph(R"(graph @f {
+    %s0 = storage f32[8] arg 0
+    %s1 = storage i64[1] arg 1
+    %s2 = storage f32[8] arg 2
+    op0 = negative(%s0[?%s1<=8]{1}+0) -> %s2[?%s1<=8]{1}+0
+    return
+  })"));
+  float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t n = 3;
+  execute(p, {x, &n, y});
+  EXPECT_EQ(y[2], -3);
+  EXPECT_EQ(y[3], 0);
+  n = 100;  // clamped to the static bound
+  execute(p, {x, &n, y});
+  EXPECT_EQ(y[7], -8);
+}
+
+}  // namespace
+}  // namespace strider

@@ -76,3 +76,21 @@ TEST(View, ReshapeAsViewWhenNumPyWould) {
 
 }  // namespace
 }  // namespace strider
+
+namespace strider {
+namespace {
+
+TEST(View, RunTimeExtentsFollowTheirDimension) {
+  View x{0, {8, 4}, {4, 1}, 0, {5, -1}};
+  View t = x.transpose({1, 0});
+  EXPECT_EQ(t.extents, (std::vector<int>{-1, 5}));
+  // the whole dynamic dimension and an int on the static one keep the extent
+  View col = x.subscript({{IndexItem::Slice, 0, 1, 8}, {IndexItem::Int, 2, 0, 0}});
+  EXPECT_EQ(col.extents, (std::vector<int>{5}));
+  EXPECT_EQ(col.offset, 2);
+  EXPECT_THROW(x.subscript({{IndexItem::Slice, 1, 1, 7}}), std::invalid_argument);
+  EXPECT_THROW(x.reshape({32}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace strider

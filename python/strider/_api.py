@@ -237,9 +237,29 @@ def _creation(traced, real):
     return call
 
 
-_REAL = {name: getattr(np, name) for name in CREATION}
-_WRAPPED = {name: _creation(fn, _REAL[name]) for name, fn in CREATION.items()}
-_BY_REAL_ID = {id(_REAL[name]): _WRAPPED[name] for name in CREATION}
+def _refused(real, module):
+    """Random numbers would be drawn once while tracing and then replayed as constants on every
+    call: refuse them in traced code instead of answering wrongly."""
+
+    @functools.wraps(real)
+    def call(*args, **kwargs):
+        if current_trace() is None or _internal(sys._getframe(1).f_code.co_filename):
+            return real(*args, **kwargs)
+        raise unsupported(f"{module}.{real.__name__} inside a compiled function (it would be drawn once, "
+                          "at trace time)", "draw the random values outside and pass them as arguments")
+
+    return call
+
+
+_REAL = {(np, name): getattr(np, name) for name in CREATION}
+_WRAPPED = {(np, name): _creation(fn, _REAL[(np, name)]) for name, fn in CREATION.items()}
+for _name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "randint", "choice",
+              "permutation", "shuffle", "standard_normal", "integers", "beta", "binomial", "poisson",
+              "exponential"):
+    if hasattr(np.random, _name):
+        _REAL[(np.random, _name)] = getattr(np.random, _name)
+        _WRAPPED[(np.random, _name)] = _refused(_REAL[(np.random, _name)], "np.random")
+_BY_REAL_ID = {id(_REAL[key]): _WRAPPED[key] for key in _REAL}
 
 
 class _TracedNumpy:
@@ -251,16 +271,16 @@ class _TracedNumpy:
     def __enter__(self):
         with self._lock:
             if _TracedNumpy._depth == 0:
-                for name, fn in _WRAPPED.items():
-                    setattr(np, name, fn)
+                for (module, name), fn in _WRAPPED.items():
+                    setattr(module, name, fn)
             _TracedNumpy._depth += 1
 
     def __exit__(self, *exc):
         with self._lock:
             _TracedNumpy._depth -= 1
             if _TracedNumpy._depth == 0:
-                for name, fn in _REAL.items():
-                    setattr(np, name, fn)
+                for (module, name), fn in _REAL.items():
+                    setattr(module, name, fn)
 
 
 def _with_traced_numpy(fn):

@@ -367,3 +367,24 @@ def test_wrong_number_of_arguments_with_defaults_and_static():
         compiled(x, 3, 2.0)  # scale is keyword-only
     with pytest.raises(TypeError):
         compiled(n=3)
+
+
+def test_random_numbers_are_refused_not_baked_in():
+    def f(x):
+        return x + np.random.rand(*x.shape)  # <- error
+
+    raises_at(f, (arr(),), r"np\.random\.rand")
+    # outside a trace, and on other threads, np.random is NumPy's own
+    assert np.random.rand is np.random.mtrand.rand or np.random.rand(2).shape == (2,)
+
+
+def test_creation_in_a_helper_function_is_traced():
+    def make(n):
+        return np.zeros((n, 2))
+
+    def f(x):
+        z = make(x.shape[0])
+        z[:, 1] = x
+        return z
+
+    check(f, arr((3,)))

@@ -10,9 +10,9 @@ import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
 from . import _C
-from ._errors import StriderError, _internal, unsupported
+from ._errors import _internal, unsupported
 from ._ops import CREATION
-from ._tracer import IR_DTYPES, Trace, Tracer, check_dtype, current_trace
+from ._tracer import IR_DTYPES, Trace, Tracer, as_tracer, check_dtype, current_trace
 
 _TARGETS = ("cpu",)
 
@@ -134,33 +134,31 @@ class _Entry:
 
     def __init__(self, program, arg_storages, result_spec, outputs):
         self.program = program
-        self.arg_storages = arg_storages  # storage id -> ("group", g) | ("scalar", leaf index)
         self.result_spec = result_spec
-        self.outputs = outputs            # per output: (kind, ...) see _trace
+        self.outputs = outputs  # per result leaf: ("arg", i) | ("py", value) | ("view", k, ...)
         graph = program.graph
         self.num_storages = graph.num_storages
-        self.returned_temps = sorted({v.storage for v in graph.outputs
-                                      if graph.storage_kind(v.storage) == "temp"})
-        self.temp_alloc = {s: (np.dtype(_NP_NAMES[graph.storage_dtype(s)]), graph.storage_size(s))
-                           for s in self.returned_temps}
+        self.output_views = list(graph.outputs)
+        self.groups = [(sid, g) for sid, (kind, g) in arg_storages.items() if kind == "group"]
+        self.scalars = [(sid, i, _NP_NAMES[graph.storage_dtype(sid)])
+                        for sid, (kind, i) in arg_storages.items() if kind == "scalar"]
+        self.group_of_storage = dict(self.groups)
+        self.temp_alloc = [(s, np.dtype(_NP_NAMES[graph.storage_dtype(s)]), graph.storage_size(s))
+                           for s in sorted({v.storage for v in self.output_views
+                                            if graph.storage_kind(v.storage) == "temp"})]
 
     def run(self, leaves, layout, latest_first=False):
         buffers = [0] * self.num_storages
-        keep = []
-        for sid, (kind, idx) in self.arg_storages.items():
-            if kind == "group":
-                buffers[sid] = layout.bases[idx]
-            else:
-                scalar = np.array(leaves[idx], dtype=self.scalar_dtype(sid))
-                keep.append(scalar)
-                buffers[sid] = scalar.ctypes.data
+        for sid, g in self.groups:
+            buffers[sid] = layout.bases[g]
+        scalars = [np.array(leaves[i], dtype=dtype) for _, i, dtype in self.scalars]
+        for (sid, _, _), value in zip(self.scalars, scalars):
+            buffers[sid] = value.ctypes.data
         temps = {}
-        for sid, (dtype, size) in self.temp_alloc.items():
-            buf = np.empty(max(size, 1), dtype)
-            temps[sid] = buf
-            buffers[sid] = buf.ctypes.data
+        for sid, dtype, size in self.temp_alloc:
+            temps[sid] = np.empty(max(size, 1), dtype)
+            buffers[sid] = temps[sid].ctypes.data
         self.program.execute(buffers, latest_first)
-        views = self.program.graph.outputs
         results = []
         for spec in self.outputs:
             kind = spec[0]
@@ -170,12 +168,12 @@ class _Entry:
                 results.append(spec[1])
             else:
                 _, k, dtype, scalar, weak, writeable = spec
-                view = views[k]
+                view = self.output_views[k]
                 if view.storage in temps:
                     buf = temps[view.storage]
                     arr = _make_array(buf.ctypes.data, buf, view, dtype, True)
                 else:
-                    g = self.arg_storages[view.storage][1]
+                    g = self.group_of_storage[view.storage]
                     arr = _make_array(layout.bases[g], layout.groups[g][2], view, dtype, writeable)
                 if weak is not None:
                     arr = weak(arr[()])
@@ -183,9 +181,6 @@ class _Entry:
                     arr = arr[()]
                 results.append(arr)
         return _unflatten(self.result_spec, iter(results))
-
-    def scalar_dtype(self, sid):
-        return _NP_NAMES[self.program.graph.storage_dtype(sid)]
 
 
 _NP_NAMES = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32, "f64": np.float64}
@@ -421,18 +416,13 @@ class CompiledFunction:
             result = _with_traced_numpy(self._fn)(*posargs, **kwargs)
             out_leaves = []
             result_spec = _flatten_result(result, out_leaves)
-            outputs, views = [], []
             arg_ids = {id(t): i for i, t in enumerate(tracers) if isinstance(leaves[i], np.ndarray)}
+            outputs, views = [], []
             for value in out_leaves:
-                if isinstance(value, Tracer) and value._trace is not trace:
-                    raise StriderError("a value from another trace was returned")
                 if isinstance(value, Tracer) and id(value) in arg_ids:
                     outputs.append(("arg", arg_ids[id(value)]))
-                elif isinstance(value, Tracer) or isinstance(value, (np.ndarray, np.generic)):
-                    t = value if isinstance(value, Tracer) else _fresh_copy(trace, value)
-                    if graph.storage_kind(t._view.storage) != "arg" or t._view.storage in arg_storages and \
-                            arg_storages[t._view.storage][0] == "scalar":
-                        t = _owned(trace, t)
+                elif isinstance(value, (Tracer, np.ndarray, np.generic)):
+                    t = _caller_owned(trace, value, arg_storages)
                     outputs.append(("view", len(views), t.dtype, t._scalar or isinstance(value, np.generic),
                                     t._weak, t._readonly is None))
                     views.append(t._view)
@@ -441,7 +431,7 @@ class CompiledFunction:
             graph.outputs = views
         program = _C.lower(graph)
         self._stats["compiles"] += 1
-        return _Entry(program, {sid: v for sid, v in arg_storages.items()}, result_spec, outputs)
+        return _Entry(program, arg_storages, result_spec, outputs)
 
 
 def _flatten_result(value, leaves):
@@ -453,20 +443,14 @@ def _flatten_result(value, leaves):
     return ("leaf",)
 
 
-def _fresh_copy(trace, value):
+def _caller_owned(trace, value, arg_storages):
+    """A result in memory the caller may keep: temporaries and views of array arguments as they
+    are; constants (NumPy arrays made while tracing) and scalar arguments copied."""
     from ._ops import copy_
 
-    t = trace.const(np.asarray(value))
-    return copy_(t)
-
-
-def _owned(trace, t):
-    """Results must live in memory the caller owns: temporaries are returned as they are, but
-    constants and scalar arguments are copied."""
-    from ._ops import copy_
-
+    t = as_tracer(value)
     kind = trace.graph.storage_kind(t._view.storage)
-    if kind == "temp":
+    if kind == "temp" or (kind == "arg" and arg_storages[t._view.storage][0] == "group"):
         return t
     c = copy_(t)
     c._scalar, c._weak = t._scalar, t._weak

@@ -275,7 +275,7 @@ def _arg_reduce(name, a, axis, out, keepdims):
     r = _reduce(name, t, axis, False, None, result_dtype=np.dtype(np.int64))
     if keepdims:
         keep = tuple(1 if axis is None or i == axis else d for i, d in enumerate(t.shape))
-        r = r.view_of(r._view.reshape(list(keep)))
+        r = r.view_of(r._view.reshape(list(keep)), scalar=t.ndim == 0)
     return _finish(r, out, None)
 
 

@@ -77,9 +77,12 @@ class Trace:
 def as_tracer(x, dtype=None):
     """x as a Tracer of the current trace; Python and NumPy values become constants (in `dtype`
     when given, with NumPy's checks: an out-of-range Python int raises OverflowError)."""
-    if isinstance(x, Tracer):
-        return x if dtype is None else x.astype(dtype, copy=False)
     trace = current_trace()
+    if isinstance(x, Tracer):
+        if x._trace is not trace:
+            raise trace_error("a traced value from another call of a compiled function was used (kept in a "
+                              "global or a closure?)", "use only values computed in this call")
+        return x if dtype is None else x.astype(dtype, copy=False)
     if isinstance(x, (list, tuple)):
         from ._ops import array
 

@@ -64,17 +64,17 @@ class _Layout:
                 raise unsupported(f"argument {i} in non-native byte order", "convert it with .astype(native)")
             lo, hi = byte_bounds(a)
             spans.append((lo, hi, i, a))
-        # group leaves whose byte ranges overlap (zero-size arrays touch nothing)
-        spans.sort(key=lambda s: s[0])
-        groups, current, current_hi = [], [], None
-        for lo, hi, i, a in spans:
-            if current and a.size and current_hi is not None and lo < current_hi:
-                current.append((lo, hi, i, a))
-                current_hi = max(current_hi, hi)
+        # group leaves whose byte ranges overlap; a zero-size array touches nothing: its own group
+        groups = [[span] for span in spans if span[3].size == 0]
+        current, current_hi = [], 0
+        for span in sorted((s for s in spans if s[3].size), key=lambda s: s[0]):
+            if current and span[0] < current_hi:
+                current.append(span)
+                current_hi = max(current_hi, span[1])
             else:
                 if current:
                     groups.append(current)
-                current, current_hi = [(lo, hi, i, a)], (hi if a.size else None)
+                current, current_hi = [span], span[1]
         if current:
             groups.append(current)
         groups.sort(key=lambda members: min(m[2] for m in members))

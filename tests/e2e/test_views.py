@@ -973,3 +973,13 @@ def test_static_argnames_change_between_calls(monkeypatch):
     compiled = check(f, ar((5, 4)), 1, 0, static_argnames=("k", "axis"))
     check_again(monkeypatch, compiled, f, ar((5, 4)), 3, 1, static_argnames=("k", "axis"))
     check_again(monkeypatch, compiled, f, ar((5, 4)), 1, 0, static_argnames=("k", "axis"))
+
+
+def test_same_array_twice_with_an_empty_view_between():
+    # found by hypothesis: an empty view sorted between two aliases must not split their storage
+    def f(a0, a1, a2):
+        a0[1:] = a0[:-1] + 1
+        a2.fill(0)
+
+    base = ar((3, 3), np.int32)
+    check(f, base, base[..., 0, :0], base)

@@ -74,6 +74,48 @@ class Trace:
         return Tracer(self, view, arr.dtype, readonly="const")
 
 
+def fresh(shape, dtype):
+    trace = current_trace()
+    return Tracer(trace, trace.temp(shape, dtype), dtype)
+
+
+def keep_order(inputs, ndim):
+    """NumPy's order='K' for a new elementwise result: the axes, outermost first, sorted the way
+    the inputs (as broadcast) lay them out in memory; C order wins where they disagree
+    (npyiter_find_best_axis_ordering)."""
+    strides = [t._view.strides for t in inputs if t.ndim == ndim]
+    perm = list(range(ndim - 1, -1, -1))  # innermost first, as NumPy's iterator keeps them
+    for i0 in range(1, ndim):
+        a0, pos = perm[i0], i0
+        for i1 in range(i0 - 1, -1, -1):
+            a1 = perm[i1]
+            ambiguous, swap = True, False
+            for st in strides:
+                if st[a0] != 0 and st[a1] != 0:
+                    if abs(st[a1]) <= abs(st[a0]):
+                        swap = False
+                    elif ambiguous:
+                        swap = True
+                    ambiguous = False
+            if ambiguous:
+                continue
+            if not swap:
+                break
+            pos = i1
+        if pos != i0:
+            perm[pos + 1:i0 + 1] = perm[pos:i0]
+            perm[pos] = a0
+    return perm[::-1]
+
+
+def emit(name, inputs, shape, dtype, axes=(), order=None, **flags):
+    """Records `name(inputs)` into a new temporary and returns its Tracer."""
+    trace = current_trace()
+    view = trace.temp(shape, dtype, order)
+    trace.op(name, inputs, view, axes)
+    return Tracer(trace, view, dtype, **flags)
+
+
 def as_tracer(x, dtype=None):
     """x as a Tracer of the current trace; Python and NumPy values become constants (in `dtype`
     when given, with NumPy's checks: an out-of-range Python int raises OverflowError)."""

@@ -1,0 +1,197 @@
+"""Creation inside traced code: zeros, ones, empty, full, the *_like family, arange, linspace,
+eye, identity, array/asarray (of nested lists of traced values too), constant pad."""
+import builtins
+import operator
+
+import numpy as np
+
+from . import _C
+from ._errors import unsupported
+from ._indexing import assign
+from ._shapes import _shape_arg, moveaxis, stack
+from ._tracer import Tracer, as_tracer, check_dtype, current_trace, emit, fresh
+from ._ufuncs import astype, copy_, promo_arg, where
+
+
+def full(shape, fill_value, dtype=None, order="C", what="np.full", **kwargs):
+    if dtype is None:
+        dtype = fill_value.dtype if isinstance(fill_value, Tracer) else np.asarray(fill_value).dtype
+    shape = _shape_arg(shape, what)
+    if any(d < 0 for d in shape):
+        raise ValueError("negative dimensions are not allowed")
+    t = fresh(shape, check_dtype(dtype, "an array"))
+    if fill_value is not None:
+        assign(t, fill_value)
+    return t
+
+
+def zeros(shape, dtype=float, order="C", **kwargs):
+    return full(shape, 0, dtype if dtype is not None else float, what="np.zeros")
+
+
+def ones(shape, dtype=None, order="C", **kwargs):
+    return full(shape, 1, dtype if dtype is not None else float, what="np.ones")
+
+
+def empty(shape, dtype=float, order="C", **kwargs):
+    return full(shape, None, dtype if dtype is not None else float, what="np.empty")
+
+
+def _like(a, dtype, shape):
+    t = as_tracer(a)
+    return (t.shape if shape is None else shape), (t.dtype if dtype is None else dtype)
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    return full(*_like(a, dtype, shape)[:1], 0, _like(a, dtype, shape)[1])
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    return full(*_like(a, dtype, shape)[:1], 1, _like(a, dtype, shape)[1])
+
+
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    return full(*_like(prototype, dtype, shape)[:1], None, _like(prototype, dtype, shape)[1])
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    s, d = _like(a, dtype, shape)
+    return full(s, fill_value, d)
+
+
+def arange(start, stop=None, step=None, dtype=None, **kwargs):
+    for v in (start, stop, step):
+        if isinstance(v, Tracer):
+            raise unsupported("np.arange with a traced bound", "its length must be known while tracing: "
+                              "pass the bounds as Python numbers or static arguments (static_argnames)")
+    args = [v for v in (start, stop, step) if v is not None] if stop is not None or step is not None else [start]
+    real = np.arange(*args, dtype=dtype)
+    check_dtype(real.dtype, "np.arange")
+    trace = current_trace()
+    if len(real) <= 2:
+        return copy_(trace.const(real))
+    # NumPy fills first + i * (second - first) from its first two values
+    return emit("arange", [trace.const(real[0]), trace.const(real[1])], real.shape, real.dtype)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, **kwargs):
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    st, sp = as_tracer(start), as_tracer(stop)
+    dt = np.result_type(promo_arg(st), promo_arg(sp))
+    if dt.kind not in "fc":
+        dt = np.result_type(dt, 1.0)
+    dt = check_dtype(dt, "np.linspace")
+    integer_dtype = dtype is not None and np.issubdtype(dtype, np.integer)
+    dtype = dt if dtype is None else dtype
+    delta = np.subtract(sp, st, dtype=dt)
+    y = arange(0, num, dtype=dt).reshape((-1,) + (1,) * delta.ndim)
+    traced = isinstance(start, Tracer) or isinstance(stop, Tracer)
+    if div > 0:
+        step = np.true_divide(delta, div)
+        if traced:
+            y = where(np.equal(step, 0), np.multiply(np.true_divide(y, div), delta), np.multiply(y, step))
+        else:
+            real_step = (np.subtract(np.asarray(stop, dt), np.asarray(start, dt), dtype=dt)) / div
+            zero = np.any(real_step == 0)
+            y = np.multiply(np.true_divide(y, div), delta) if zero else np.multiply(y, step)
+    else:
+        step = np.nan
+        y = np.multiply(y, delta)
+    y = np.add(y, st)
+    if endpoint and num > 1:
+        y[-1, ...] = sp
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    if integer_dtype:
+        y = np.floor(y)
+    y = astype(y, dtype, copy=False)
+    return (y, step) if retstep else y
+
+
+def eye(N, M=None, k=0, dtype=float, order="C", **kwargs):
+    N = operator.index(N)
+    M = N if M is None else operator.index(M)
+    k = operator.index(k)
+    out = zeros((N, M), dtype)
+    if k >= M or -k >= N:
+        return out
+    start = k if k >= 0 else -k * M
+    rows = builtins.min(N, M - k)
+    length = len(range(start, rows * M, M + 1))
+    diag = _C.View(out._view.storage, [length], [M + 1], start)
+    assign(out.view_of(diag), 1)
+    return out
+
+
+def identity(n, dtype=None, **kwargs):
+    return eye(n, dtype=float if dtype is None else dtype)
+
+
+def _contains_tracer(obj):
+    if isinstance(obj, Tracer):
+        return True
+    return isinstance(obj, (list, tuple)) and builtins.any(_contains_tracer(o) for o in obj)
+
+
+def _nested_leaves(obj, out):
+    if isinstance(obj, (list, tuple)):
+        for o in obj:
+            _nested_leaves(o, out)
+    else:
+        out.append(obj)
+    return out
+
+
+def _nested_stack(obj, dtype):
+    if isinstance(obj, (list, tuple)):
+        if not obj:
+            return current_trace().const(np.zeros((0,), dtype))
+        return stack([_nested_stack(o, dtype) for o in obj])
+    return as_tracer(obj, dtype)
+
+
+def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **kwargs):
+    if _contains_tracer(object):
+        if isinstance(object, Tracer):
+            t = astype(object, dtype if dtype is not None else object.dtype, copy=copy is not False and copy is not None)
+        else:
+            leaves = _nested_leaves(object, [])
+            dt = np.dtype(dtype) if dtype is not None else np.result_type(
+                *[x.dtype if isinstance(x, Tracer) else np.asarray(x).dtype for x in leaves])
+            t = _nested_stack(object, check_dtype(dt, "np.array"))
+    else:
+        t = copy_(current_trace().const(np.array(object, dtype=dtype)))
+    if t.ndim < ndmin:
+        t = t.reshape((1,) * (ndmin - t.ndim) + t.shape)
+    return t
+
+
+def asarray(a, dtype=None, order=None, **kwargs):
+    if isinstance(a, Tracer):
+        return a if dtype is None else astype(a, dtype, copy=False)
+    return array(a, dtype=dtype)
+
+
+def ascontiguousarray(a, dtype=None, **kwargs):
+    t = asarray(a, dtype)
+    if not t._view.is_c_contiguous:
+        t = copy_(t)
+    return t.reshape((1,)) if t.ndim == 0 else t
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    t = as_tracer(array)
+    if mode != "constant" or set(kwargs) - {"constant_values"}:
+        raise unsupported(f"np.pad with mode={mode!r}", "pad with mode='constant' (constant_values=...)")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (t.ndim, 2))
+    if (widths < 0).any():
+        raise ValueError("index can't contain negative values")
+    fill_value = kwargs.get("constant_values", 0)
+    if np.ndim(fill_value) != 0:
+        raise unsupported("np.pad with per-axis constant_values", "pass one scalar constant_values")
+    result = full(tuple(int(d + lo + hi) for d, (lo, hi) in zip(t.shape, widths)), fill_value, t.dtype)
+    assign(result[tuple(slice(int(lo), int(lo) + d) for d, (lo, _) in zip(t.shape, widths))], t)
+    return result

@@ -1,0 +1,189 @@
+"""Reductions and contractions on Tracers: sum, prod, max, min, any, all, argmax, argmin, mean,
+var, std, count_nonzero, linalg.norm, matmul, dot."""
+import builtins
+import operator
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index
+
+from ._errors import unsupported
+from ._tracer import as_tracer, emit
+from ._ufuncs import _NoValue, astype, finish, ir_dtype, normalize_axes
+
+
+def _reduce(name, a, axis, keepdims, out, acc_dtype=None, result_dtype=None, initial=_NoValue,
+            where=True):
+    t = as_tracer(a)
+    if initial is not _NoValue or where is not True:
+        raise unsupported(f"np.{name} with initial= or where=", "reduce first, then combine with "
+                          "np.maximum/np.where")
+    axes = normalize_axes(t, axis)
+    if acc_dtype is not None and acc_dtype != t.dtype:
+        t = t.astype(acc_dtype)
+    out_shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
+    count = int(np.prod([t.shape[i] for i in axes], dtype=np.int64))
+    if count == 0 and name in ("max", "min", "argmax", "argmin") and int(np.prod(out_shape, dtype=np.int64)):
+        if name.startswith("arg"):
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        raise ValueError(f"zero-size array to reduction operation {'maximum' if name == 'max' else 'minimum'} "
+                         "which has no identity")
+    dtype = result_dtype or t.dtype
+    r = emit(name, [t], out_shape, dtype, axes, scalar=t.ndim == 0 or not out_shape and not keepdims)
+    keep = tuple(1 if i in axes else d for i, d in enumerate(t.shape)) if keepdims is True else None
+    return finish(r, out, keep)
+
+
+def _sum_dtype(dt, dtype):
+    if dtype is not None:
+        return ir_dtype(dtype, "a reduction")
+    if dt == np.bool_ or (dt.kind == "i" and dt.itemsize < 8):
+        return np.dtype(np.int64)
+    return dt
+
+
+def sum_(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    acc = _sum_dtype(as_tracer(a).dtype, dtype)
+    return _reduce("sum", a, axis, keepdims, out, acc, acc, initial, where)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    acc = _sum_dtype(as_tracer(a).dtype, dtype)
+    return _reduce("prod", a, axis, keepdims, out, acc, acc, initial, where)
+
+
+def max_(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    return _reduce("max", a, axis, keepdims, out, initial=initial, where=where)
+
+
+def min_(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    return _reduce("min", a, axis, keepdims, out, initial=initial, where=where)
+
+
+def any_(a, axis=None, out=None, keepdims=False, *, where=True):
+    return _reduce("any", a, axis, keepdims, out, result_dtype=np.dtype(np.bool_), where=where)
+
+
+def all_(a, axis=None, out=None, keepdims=False, *, where=True):
+    return _reduce("all", a, axis, keepdims, out, result_dtype=np.dtype(np.bool_), where=where)
+
+
+def _arg_reduce(name, a, axis, out, keepdims):
+    t = as_tracer(a)
+    if axis is not None:
+        axis = normalize_axis_index(operator.index(axis), t.ndim)
+    r = _reduce(name, t, axis, False, None, result_dtype=np.dtype(np.int64))
+    if keepdims:
+        keep = tuple(1 if axis is None or i == axis else d for i, d in enumerate(t.shape))
+        r = r.view_of(r._view.reshape(list(keep)), scalar=t.ndim == 0)
+    return finish(r, out, None)
+
+
+def argmax(a, axis=None, out=None, *, keepdims=False):
+    return _arg_reduce("argmax", a, axis, out, keepdims)
+
+
+def argmin(a, axis=None, out=None, *, keepdims=False):
+    return _arg_reduce("argmin", a, axis, out, keepdims)
+
+
+def _mean_dtype(t, dtype):
+    if dtype is not None:
+        return ir_dtype(dtype, "np.mean")
+    return np.dtype(np.float64) if t.dtype.kind in "biu" else t.dtype
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    t = as_tracer(a)
+    axes = normalize_axes(t, axis)
+    count = int(np.prod([t.shape[i] for i in axes], dtype=np.int64))
+    s = _reduce("sum", t, axis, keepdims, None, _mean_dtype(t, dtype), None, where=where)
+    return finish(np.true_divide(s, count), out, None)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
+        correction=_NoValue):
+    if mean is not _NoValue:
+        raise unsupported("np.var(..., mean=)", "drop the argument")
+    if correction is not _NoValue:
+        ddof = correction
+    t = as_tracer(a)
+    axes = normalize_axes(t, axis)
+    count = int(np.prod([t.shape[i] for i in axes], dtype=np.int64))
+    acc = _mean_dtype(t, dtype)
+    centred = t - np.true_divide(_reduce("sum", t, axis, True, None, acc, None, where=where), count)
+    ss = _reduce("sum", np.multiply(centred, centred), axis, keepdims, None, where=where)
+    return finish(np.true_divide(ss, builtins.max(count - ddof, 0)), out, None)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
+        correction=_NoValue):
+    v = var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean, correction=correction)
+    return finish(np.sqrt(v), out, None)
+
+
+REDUCTIONS = {"sum": sum_, "prod": prod, "max": max_, "min": min_, "any": any_, "all": all_}
+
+
+def _contract(a, b, dtype):
+    """sum over the second-to-last axis of a[..., :, :, None] * b[..., None, :, :]-shaped products."""
+    prod_ = np.multiply(a, b)
+    if dtype == np.bool_:
+        return any_(prod_, axis=-2)
+    return _reduce("sum", astype(prod_, dtype, copy=False), -2, False, None, dtype, dtype)
+
+
+def matmul(x1, x2, out=None, **kwargs):
+    if kwargs:
+        raise unsupported(f"np.matmul with {', '.join(kwargs)}=", "drop the argument")
+    a, b = as_tracer(x1), as_tracer(x2)
+    for i, t in enumerate((a, b)):
+        if t.ndim == 0:
+            raise ValueError(f"matmul: Input operand {i} does not have enough dimensions (has 0, gufunc core "
+                             "with signature (n?,k),(k,m?)->(n?,m?) requires 1)")
+    dtype = ir_dtype(np.result_type(a.dtype, b.dtype), "np.matmul")
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    if a2.shape[-1] != b2.shape[-2]:
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+                         f"(n?,k),(k,m?)->(n?,m?) (size {b2.shape[-2]} is different from {a2.shape[-1]})")
+    r = _contract(a2[..., :, :, None], b2[..., None, :, :], dtype)
+    if a.ndim == 1:
+        r = r[..., 0, :]
+    if b.ndim == 1:
+        r = r[..., 0]
+    if r.ndim == 0:
+        r = r[()]
+    return finish(r, out, None)
+
+
+def dot(a, b, out=None):
+    x, y = as_tracer(a), as_tracer(b)
+    if x.ndim == 0 or y.ndim == 0:
+        return np.multiply(x, y) if out is None else np.multiply(x, y, out=out)
+    if y.ndim == 1:
+        if x.shape[-1] != y.shape[0]:
+            raise ValueError(f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != "
+                             f"{y.shape[0]} (dim 0)")
+        r = _contract(x[..., :, None], y[:, None], ir_dtype(np.result_type(x.dtype, y.dtype), "np.dot"))[..., 0]
+        return finish(r[()] if r.ndim == 0 else r, out, None)
+    if x.shape[-1] != y.shape[-2]:
+        raise ValueError(f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != "
+                         f"{y.shape[-2]} (dim {y.ndim - 2})")
+    # out[I, J, m] = sum_k x[I, k] * y[J, k, m]
+    xs = x.reshape(x.shape[:-1] + (1,) * (y.ndim - 2) + (x.shape[-1], 1))
+    return finish(_contract(xs, y, ir_dtype(np.result_type(x.dtype, y.dtype), "np.dot")), out, None)
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    t = as_tracer(a)
+    nonzero = t if t.dtype == np.bool_ else np.not_equal(t, 0)
+    return sum_(nonzero, axis=axis, dtype=np.int64, keepdims=keepdims)
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    t = as_tracer(x)
+    if t.dtype.kind != "f":
+        t = astype(t, np.float64)
+    if ord is not None and not (ord == 2 and axis is not None and np.ndim(axis) == 0):
+        raise unsupported(f"np.linalg.norm with ord={ord!r}", "use the default (2-norm / Frobenius) norm")
+    return np.sqrt(sum_(np.multiply(t, t), axis=axis, keepdims=keepdims))

@@ -1,0 +1,422 @@
+"""Shapes on Tracers: views (transpose, reshape, squeeze, flip, split, ...), joins (concatenate,
+stack, meshgrid, tile, repeat), writes (copyto, fill) and static metadata."""
+import builtins
+import operator
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from . import _C, _ufuncs
+from ._errors import unsupported
+from ._indexing import assign
+from ._tracer import Tracer, as_tracer, check_dtype, check_writeable, fresh, shape_of
+from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
+
+
+def transpose(a, axes=None):
+    t = as_tracer(a)
+    if axes is None:
+        perm = list(range(t.ndim))[::-1]
+    else:
+        if len(axes) != t.ndim:
+            raise ValueError("axes don't match array")
+        perm = [normalize_axis_index(operator.index(x), t.ndim) for x in axes]
+        if len(set(perm)) != len(perm):
+            raise ValueError("repeated axis in transpose")
+    return t.view_of(t._view.transpose(perm))
+
+
+def swapaxes(a, axis1, axis2):
+    t = as_tracer(a)
+    perm = list(range(t.ndim))
+    i, j = normalize_axis_index(axis1, t.ndim), normalize_axis_index(axis2, t.ndim)
+    perm[i], perm[j] = perm[j], perm[i]
+    return t.view_of(t._view.transpose(perm))
+
+
+def moveaxis(a, source, destination):
+    t = as_tracer(a)
+    src = normalize_axis_tuple(source, t.ndim, "source")
+    dst = normalize_axis_tuple(destination, t.ndim, "destination")
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number of elements")
+    order = [n for n in range(t.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return t.view_of(t._view.transpose(order))
+
+
+def _shape_arg(shape, what):
+    dims = tuple(shape) if np.iterable(shape) and not isinstance(shape, Tracer) else (shape,)
+    if any(isinstance(d, Tracer) for d in dims):
+        raise unsupported(f"{what} with a size that is a traced value", "sizes must be known while tracing: "
+                          "pass them as Python ints or static arguments (static_argnames)")
+    return tuple(operator.index(d) for d in dims)
+
+
+def _infer_shape(shape, size):
+    shape = list(shape)
+    unknown = [i for i, d in enumerate(shape) if d == -1]
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if any(d < -1 for d in shape):
+        raise ValueError("negative dimensions not allowed")
+    known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+    if unknown:
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
+        shape[unknown[0]] = size // known
+    elif known != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
+    return shape
+
+
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    t = as_tracer(a)
+    if order == "A" or order == "K":
+        order = "F" if t.ndim > 1 and transpose(t)._view.is_c_contiguous and not t._view.is_c_contiguous else "C"
+    if order == "F":
+        # Fortran order is C order on the reversed axes
+        target = _infer_shape(_shape_arg(shape if shape is not None else newshape, "reshape"), t.size)
+        return transpose(reshape(transpose(t), target[::-1], copy=copy))
+    if order != "C":
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    shape = _infer_shape(_shape_arg(shape if shape is not None else newshape, "reshape"), t.size)
+    view = t._view.reshape(shape) if copy is not True else None
+    if view is not None:
+        return t.view_of(view)
+    if copy is False:
+        raise ValueError("Unable to avoid creating a copy while reshaping.")
+    c = copy_(t, "C")
+    return c.view_of(c._view.reshape(shape))
+
+
+def ravel(a, order="C"):
+    # NumPy's ravel is a view only of a C-contiguous array (F-contiguous for order F); else a copy
+    t = as_tracer(a)
+    if order in ("A", "K"):
+        order = "F" if t.ndim > 1 and transpose(t)._view.is_c_contiguous and not t._view.is_c_contiguous else "C"
+    if order == "F":
+        return ravel(transpose(t), "C")
+    if order != "C":
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    return reshape(t if t._view.is_c_contiguous else copy_(t, "C"), -1)
+
+
+def squeeze(a, axis=None):
+    t = as_tracer(a)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(t.shape) if d == 1)
+    else:
+        axes = normalize_axis_tuple(axis, t.ndim)
+        if any(t.shape[i] != 1 for i in axes):
+            raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+    if not axes:
+        return t
+    return t.view_of(t._view.subscript([("i", 0, 0, 0) if i in axes else ("s", 0, 1, d)
+                                        for i, d in enumerate(t.shape)]))
+
+
+def expand_dims(a, axis):
+    t = as_tracer(a)
+    axes = normalize_axis_tuple(axis, t.ndim + (len(axis) if isinstance(axis, (tuple, list)) else 1))
+    dims = iter(t.shape)
+    items = [("n", 0, 0, 0) if i in axes else ("s", 0, 1, next(dims)) for i in range(t.ndim + len(axes))]
+    return t.view_of(t._view.subscript(items))
+
+
+def broadcast_to(array, shape, subok=False):
+    t = as_tracer(array)
+    shape = _shape_arg(shape, "np.broadcast_to")
+    if any(d < 0 for d in shape):
+        raise ValueError("all elements of broadcast shape must be non-negative")
+    try:
+        view = t._view.broadcast_to(list(shape))
+    except ValueError:
+        raise ValueError(f"operands could not be broadcast together with remapped shapes [original->remapped]: "
+                         f"{t.shape} and requested shape {shape}") from None
+    return t.view_of(view, readonly="broadcast")
+
+
+def broadcast_arrays(*args, subok=False):
+    ts = [as_tracer(a) for a in args]
+    shape = broadcast_shape(*(t.shape for t in ts))
+    return tuple(t if t.shape == shape else broadcast_to(t, shape) for t in ts)
+
+
+def flip(m, axis=None):
+    t = as_tracer(m)
+    if t.ndim == 0:
+        return t[()]
+    axes = normalize_axes(t, axis)
+    return t.view_of(t._view.subscript([("s", d - 1, -1, d) if i in axes else ("s", 0, 1, d)
+                                        for i, d in enumerate(t.shape)]))
+
+
+def fliplr(m):
+    t = as_tracer(m)
+    if t.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return flip(t, 1)
+
+
+def flipud(m):
+    t = as_tracer(m)
+    if t.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return flip(t, 0)
+
+
+def _atleast(nd, arys):
+    out = []
+    for a in arys:
+        t = as_tracer(a)
+        if t.ndim < nd:
+            if nd == 3 and t.ndim == 1:
+                t = t[None, :, None]
+            elif nd == 3 and t.ndim == 2:
+                t = t[:, :, None]
+            else:
+                t = t.reshape((1,) * (nd - t.ndim) + t.shape)
+        out.append(t)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_1d(*arys):
+    return _atleast(1, arys)
+
+
+def atleast_2d(*arys):
+    return _atleast(2, arys)
+
+
+def atleast_3d(*arys):
+    return _atleast(3, arys)
+
+
+def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
+    if prepend is not _NoValue or append is not _NoValue:
+        raise unsupported("np.diff with prepend= or append=", "concatenate first")
+    t = as_tracer(a)
+    axis = normalize_axis_index(axis, t.ndim)
+    head = (slice(None),) * axis
+    for _ in range(n):
+        t = np.not_equal(t[head + (slice(1, None),)], t[head + (slice(None, -1),)]) if t.dtype == np.bool_ \
+            else np.subtract(t[head + (slice(1, None),)], t[head + (slice(None, -1),)])
+    return t
+
+
+def copyto(dst, src, casting="same_kind", where=True):
+    if not isinstance(dst, Tracer):
+        raise unsupported("np.copyto into an array created outside the compiled function",
+                          "pass it as an argument")
+    check_writeable(dst)
+    if isinstance(src, Tracer):
+        if not np.can_cast(src.dtype, dst.dtype, casting):
+            raise TypeError(f"Cannot cast array data from {src.dtype!r} to {dst.dtype!r} according to the "
+                            f"rule {casting!r}")
+    else:
+        numpy_raises(np.copyto, np.zeros((), dst.dtype), src, casting=casting)
+    if where is not True:
+        # elements where the mask is False keep their value: write them back unchanged
+        src = _ufuncs.where(where, as_tracer(src, dst.dtype), dst)
+    assign(dst, src)
+
+
+def fill(t, value):
+    assign(t, value)
+
+
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    ts = [as_tracer(a) for a in arrays]
+    if not ts:
+        raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        ts = [t.reshape(-1) for t in ts]
+        axis = 0
+    if builtins.any(t.ndim == 0 for t in ts):
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    nd = ts[0].ndim
+    axis = normalize_axis_index(axis, nd)
+    for i, t in enumerate(ts[1:], 1):
+        if t.ndim != nd:
+            raise ValueError("all the input array dimensions except for the concatenation axis must match "
+                             f"exactly, but the array at index 0 has {nd} dimension(s) and the array at index "
+                             f"{i} has {t.ndim} dimension(s)")
+        for d in range(nd):
+            if d != axis and t.shape[d] != ts[0].shape[d]:
+                raise ValueError("all the input array dimensions except for the concatenation axis must match "
+                                 f"exactly, but along dimension {d}, the array at index 0 has size "
+                                 f"{ts[0].shape[d]} and the array at index {i} has size {t.shape[d]}")
+    dt = check_dtype(dtype if dtype is not None else np.result_type(*[t.dtype for t in ts]), "np.concatenate")
+    for t in ts:
+        if not np.can_cast(t.dtype, dt, casting):
+            raise TypeError(f"Cannot cast array data from {t.dtype!r} to {dt!r} according to the rule {casting!r}")
+    shape = list(ts[0].shape)
+    shape[axis] = builtins.sum(t.shape[axis] for t in ts)
+    result = fresh(shape, dt)
+    off = 0
+    for t in ts:
+        n = t.shape[axis]
+        assign(result[(slice(None),) * axis + (slice(off, off + n),)], t)
+        off += n
+    return finish(result, out, None)
+
+
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    ts = [as_tracer(a) for a in arrays]
+    if not ts:
+        raise ValueError("need at least one array to stack")
+    if builtins.any(t.shape != ts[0].shape for t in ts):
+        raise ValueError("all input arrays must have the same shape")
+    axis = normalize_axis_index(axis, ts[0].ndim + 1)
+    expanded = [t[(slice(None),) * axis + (None,)] for t in ts]
+    return concatenate(expanded, axis, out, dtype=dtype, casting=casting)
+
+
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    arrs = [atleast_1d(a) for a in tup]
+    return concatenate(arrs, 0 if arrs and arrs[0].ndim == 1 else 1, dtype=dtype, casting=casting)
+
+
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    return concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype, casting=casting)
+
+
+def dstack(tup):
+    return concatenate([atleast_3d(a) for a in tup], 2)
+
+
+def column_stack(tup):
+    arrs = []
+    for a in tup:
+        t = as_tracer(a)
+        arrs.append(t[:, None] if t.ndim < 2 else t)
+    return concatenate(arrs, 1)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    ndim = len(xi)
+    s0 = (1,) * ndim
+    output = [as_tracer(x).reshape(s0[:i] + (-1,) + s0[i + 1:]) for i, x in enumerate(xi)]
+    if indexing == "xy" and ndim > 1:
+        output[0] = output[0].reshape((1, -1) + s0[2:])
+        output[1] = output[1].reshape((-1, 1) + s0[2:])
+    if not sparse:
+        output = list(broadcast_arrays(*output))
+    if copy:
+        output = [copy_(x) for x in output]
+    return tuple(output)
+
+
+def tile(A, reps):
+    t = as_tracer(A)
+    tup = tuple(operator.index(r) for r in reps) if np.iterable(reps) else (operator.index(reps),)
+    if builtins.any(r < 0 for r in tup):
+        raise ValueError("negative dimensions are not allowed")
+    c = t.reshape((1,) * (len(tup) - t.ndim) + t.shape) if len(tup) > t.ndim else t
+    tup = (1,) * (c.ndim - len(tup)) + tup
+    shape, strides = [], []
+    for r, d, s in zip(tup, c.shape, c._view.strides):
+        shape += [r, d]
+        strides += [0, s]
+    result = fresh(tuple(r * d for r, d in zip(tup, c.shape)), t.dtype)
+    assign(result.view_of(result._view.reshape(shape)), c.view_of(_C.View(c._view.storage, shape, strides, c._view.offset)))
+    return result
+
+
+def repeat(a, repeats, axis=None):
+    t = as_tracer(a)
+    if axis is None:
+        t = t.reshape(-1)
+        axis = 0
+    axis = normalize_axis_index(axis, t.ndim)
+    n = t.shape[axis]
+    if np.ndim(repeats) == 0:
+        reps = [operator.index(repeats)] * n
+    else:
+        reps = [operator.index(r) for r in repeats]
+        if len(reps) == 1:
+            reps = reps * n
+        elif len(reps) != n:
+            raise ValueError(f"operands could not be broadcast together with shape ({n},) ({len(reps)},)")
+    if builtins.any(r < 0 for r in reps):
+        raise ValueError("repeats may not contain negative values.")
+    shape = list(t.shape)
+    shape[axis] = builtins.sum(reps)
+    result = fresh(shape, t.dtype)
+    head = (slice(None),) * axis
+    if len(set(reps)) == 1 and n:
+        r = reps[0]
+        expanded = t[head + (slice(None), None)]
+        wide = expanded.shape[:axis + 1] + (r,) + expanded.shape[axis + 2:]
+        assign(result.reshape(wide), expanded.broadcast_to(wide))
+        return result
+    off = 0
+    for i, r in enumerate(reps):
+        if r:
+            assign(result[head + (slice(off, off + r),)], t[head + (slice(i, i + 1),)])
+        off += r
+    return result
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    t = as_tracer(ary)
+    n = t.shape[axis]
+    if np.ndim(indices_or_sections) == 0:
+        sections = operator.index(indices_or_sections)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        each, extras = divmod(n, sections)
+        sizes = [0] + extras * [each + 1] + (sections - extras) * [each]
+        points = list(np.cumsum(sizes))
+    else:
+        points = [0] + [operator.index(i) for i in indices_or_sections] + [n]
+    moved = swapaxes(t, axis, 0)
+    return [swapaxes(moved[points[i]:points[i + 1]], axis, 0) for i in range(len(points) - 1)]
+
+
+def split(ary, indices_or_sections, axis=0):
+    if np.ndim(indices_or_sections) == 0 and as_tracer(ary).shape[axis] % operator.index(indices_or_sections):
+        raise ValueError("array split does not result in an equal division")
+    return array_split(ary, indices_or_sections, axis)
+
+
+def hsplit(ary, indices_or_sections):
+    t = as_tracer(ary)
+    if t.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(t, indices_or_sections, 1 if t.ndim > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    t = as_tracer(ary)
+    if t.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(t, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections):
+    t = as_tracer(ary)
+    if t.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(t, indices_or_sections, 2)
+
+
+def shape(a):
+    return shape_of(a)
+
+
+def ndim(a):
+    return len(shape_of(a))
+
+
+def size(a, axis=None):
+    s = shape_of(a)
+    return int(np.prod(s, dtype=np.int64)) if axis is None else s[axis]
+
+
+def result_type(*arrays_and_dtypes):
+    return np.result_type(*[promo_arg(x) if isinstance(x, Tracer) else x for x in arrays_and_dtypes])

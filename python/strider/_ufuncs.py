@@ -1,0 +1,257 @@
+"""Elementwise NumPy on Tracers: ufuncs (promotion and loop selection from NumPy itself, via
+ufunc.resolve_dtypes), casts and copies, where, clip, round, isclose; and the axis and out=
+helpers the other families share."""
+import builtins
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
+
+from ._errors import unsupported
+from ._indexing import assign
+from ._tracer import IR_DTYPES, Tracer, as_tracer, check_dtype, emit, keep_order, shape_of, weak_type
+
+_NoValue = np._NoValue
+
+
+UFUNCS = {
+    np.negative: "negative", np.positive: "positive", np.absolute: "absolute", np.fabs: "absolute",
+    np.sign: "sign", np.square: "square", np.reciprocal: "reciprocal", np.sqrt: "sqrt", np.cbrt: "cbrt",
+    np.exp: "exp", np.exp2: "exp2", np.expm1: "expm1", np.log: "log", np.log2: "log2", np.log10: "log10",
+    np.log1p: "log1p", np.sin: "sin", np.cos: "cos", np.tan: "tan", np.arcsin: "arcsin", np.arccos: "arccos",
+    np.arctan: "arctan", np.sinh: "sinh", np.cosh: "cosh", np.tanh: "tanh", np.arcsinh: "arcsinh",
+    np.arccosh: "arccosh", np.arctanh: "arctanh", np.floor: "floor", np.ceil: "ceil", np.trunc: "trunc",
+    np.rint: "rint", np.logical_not: "logical_not", np.isfinite: "isfinite", np.isnan: "isnan",
+    np.isinf: "isinf", np.signbit: "signbit", np.invert: "invert",
+    np.add: "add", np.subtract: "subtract", np.multiply: "multiply", np.true_divide: "divide",
+    np.floor_divide: "floor_divide", np.remainder: "remainder", np.fmod: "fmod", np.power: "power",
+    np.float_power: "power", np.maximum: "maximum", np.minimum: "minimum", np.fmax: "fmax", np.fmin: "fmin",
+    np.arctan2: "arctan2", np.hypot: "hypot", np.copysign: "copysign", np.logaddexp: "logaddexp",
+    np.equal: "equal", np.not_equal: "not_equal", np.less: "less", np.less_equal: "less_equal",
+    np.greater: "greater", np.greater_equal: "greater_equal", np.logical_and: "logical_and",
+    np.logical_or: "logical_or", np.logical_xor: "logical_xor", np.bitwise_and: "bitwise_and",
+    np.bitwise_or: "bitwise_or", np.bitwise_xor: "bitwise_xor", np.left_shift: "left_shift",
+    np.right_shift: "right_shift",
+}
+
+
+_REDUCING_UFUNCS = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
+                    np.logical_and: "all", np.logical_or: "any"}
+
+
+_WEAK_OF_KIND = {"b": bool, "i": int, "f": float}
+
+
+_COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+
+
+def _widen_for_python_ints(inputs, types):
+    """NumPy 2 compares integers with out-of-range Python ints exactly instead of raising:
+    compare in int64 when the value fits there."""
+    for x in inputs:
+        if type(x) is int:
+            for t in types:
+                if isinstance(t, np.dtype) and t.kind == "i" and not np.can_cast(np.min_scalar_type(x), t) \
+                        and -2**63 <= x < 2**63:
+                    return tuple(np.dtype(np.int64) if isinstance(t, np.dtype) and t.kind == "i" else t
+                                 for t in types)
+    return types
+
+
+def promo_arg(x):
+    """What np.result_type should see for x: a Python value for weak scalars, else a dtype."""
+    w = weak_type(x)
+    return {int: 0, float: 0.0}.get(w, w) if isinstance(w, type) else w
+
+
+def ir_dtype(dtype, what):
+    dtype = np.dtype(dtype)
+    if dtype not in IR_DTYPES:
+        raise unsupported(f"{what} computing in {dtype}", "cast the operands to float32/float64 or "
+                          "int32/int64 first")
+    return dtype
+
+
+def numpy_raises(fn, *args, **kwargs):
+    """Raises what NumPy raises for the same call on stand-in values (exact error types)."""
+    fn(*args, **kwargs)
+
+
+def dummy(x):
+    w = weak_type(x)
+    if isinstance(w, type):
+        return w(1)
+    return np.ones((), w)
+
+
+def broadcast_shape(*shapes):
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError("operands could not be broadcast together with shapes "
+                         + " ".join(str(tuple(s)) for s in shapes)) from None
+
+
+def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True, **kwargs):
+    name = UFUNCS.get(uf)
+    if name is None:
+        raise unsupported(f"np.{uf.__name__}", "see the README for the supported NumPy functions")
+    if where is not True:
+        raise unsupported(f"np.{uf.__name__}(..., where=...)", "compute the result and select with np.where")
+    if kwargs:
+        raise unsupported(f"np.{uf.__name__} with {', '.join(kwargs)}=", "drop the argument")
+    if isinstance(out, tuple):
+        if len(out) != 1:
+            raise ValueError("The 'out' tuple must have exactly one entry per ufunc output")
+        out = out[0]
+    types = tuple(weak_type(x) for x in inputs)
+    if name in _COMPARISONS:
+        types = _widen_for_python_ints(inputs, types)
+    extra = {} if dtype is None else {"signature": (None,) * uf.nin + (np.dtype(dtype),)}
+    loop = uf.resolve_dtypes(types + (None,), casting=casting, **extra)
+    in_dts, out_dt = loop[:uf.nin], ir_dtype(loop[uf.nin], f"np.{uf.__name__}")
+    for dt in in_dts:
+        ir_dtype(dt, f"np.{uf.__name__}")
+    shape = broadcast_shape(*(shape_of(x) for x in inputs))
+    ins = [as_tracer(x, dt).broadcast_to(shape) for x, dt in zip(inputs, in_dts)]
+    weak = None
+    if out is None and all(isinstance(w, type) or (isinstance(x, Tracer) and x._weak) for x, w in zip(inputs, types)):
+        weak = _WEAK_OF_KIND.get(out_dt.kind)
+    result = emit(name, ins, shape, out_dt, order=keep_order(ins, len(shape)), weak=weak, scalar=len(shape) == 0)
+    if out is None:
+        return result
+    if not isinstance(out, Tracer):
+        raise unsupported("out= naming an array created outside the compiled function",
+                          "pass the output array as an argument")
+    if broadcast_shape(shape, out.shape) != out.shape:
+        raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't match the "
+                         f"broadcast shape {shape}")
+    if not np.can_cast(out_dt, out.dtype, casting):
+        numpy_raises(uf, *[dummy(x) for x in inputs], out=np.zeros((), out.dtype), casting=casting)
+        raise TypeError(f"Cannot cast ufunc '{uf.__name__}' output from {out_dt!r} to {out.dtype!r} "
+                        f"with casting rule {casting!r}")
+    assign(out, result)
+    return out
+
+
+def ufunc_method(uf, method, inputs, kwargs):
+    if uf is np.matmul and method == "__call__":
+        from ._reductions import matmul
+
+        return matmul(*inputs, **kwargs)
+    if method == "__call__":
+        return ufunc_call(uf, inputs, **kwargs)
+    if method == "reduce" and uf in _REDUCING_UFUNCS:
+        kwargs.setdefault("axis", 0)
+        from ._reductions import REDUCTIONS
+
+        return REDUCTIONS[_REDUCING_UFUNCS[uf]](*inputs, **kwargs)
+    raise unsupported(f"np.{uf.__name__}.{method}", "use the plain ufunc or a reduction such as np.sum")
+
+
+def copy_(a, order="K", subok=False):
+    t = as_tracer(a)
+    return emit("copy", [t], t.shape, t.dtype, order=keep_order([t], t.ndim) if order == "K" else None)
+
+
+def astype(t, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    dtype = check_dtype(dtype, "astype")
+    if dtype == t.dtype:
+        return copy_(t) if copy else t
+    if not np.can_cast(t.dtype, dtype, casting):
+        raise TypeError(f"Cannot cast array data from {t.dtype!r} to {dtype!r} according to the rule {casting!r}")
+    return emit("cast", [t], t.shape, dtype, order=keep_order([t], t.ndim) if order == "K" else None)
+
+
+def where(condition, x=_NoValue, y=_NoValue):
+    if x is _NoValue or y is _NoValue:
+        raise unsupported("np.where with one argument (np.nonzero)", "use the three-argument "
+                          "np.where(cond, a, b)")
+    c = as_tracer(condition)
+    if c.dtype != np.bool_:
+        c = c.astype(np.bool_)
+    dtype = ir_dtype(np.result_type(promo_arg(x), promo_arg(y)), "np.where")
+    shape = broadcast_shape(c.shape, shape_of(x), shape_of(y))
+    ins = [c.broadcast_to(shape), as_tracer(x, dtype).broadcast_to(shape), as_tracer(y, dtype).broadcast_to(shape)]
+    return emit("where", ins, shape, dtype, order=keep_order(ins, len(shape)))
+
+
+def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoValue, **kwargs):
+    lo = min if a_min is _NoValue else a_min
+    hi = max if a_max is _NoValue else a_max
+    lo = None if lo is _NoValue else lo
+    hi = None if hi is _NoValue else hi
+    r = as_tracer(a)
+    if lo is not None:
+        r = np.maximum(r, lo, **kwargs)
+    if hi is not None:
+        r = np.minimum(r, hi, **kwargs)
+    if lo is None and hi is None:
+        r = copy_(r)
+    if out is None:
+        return r
+    if not np.can_cast(r.dtype, out.dtype, kwargs.get("casting", "same_kind")):
+        raise TypeError(f"Cannot cast ufunc 'clip' output from {r.dtype!r} to {out.dtype!r} with casting rule "
+                        "'same_kind'")
+    assign(out, r)
+    return out
+
+
+def round_(a, decimals=0, out=None):
+    t = as_tracer(a)
+    if t.dtype == np.bool_:
+        raise unsupported("np.round of a bool array (NumPy computes it in float16)", "cast to float32 first")
+    if t.dtype.kind == "i":
+        f = 10 ** builtins.abs(decimals)
+        r = copy_(t) if decimals >= 0 else astype(np.multiply(np.rint(np.true_divide(t, f)), f), t.dtype)
+    elif decimals == 0:
+        r = np.rint(t)
+    else:
+        f = 10.0 ** builtins.abs(decimals)
+        first, second = (np.multiply, np.true_divide) if decimals > 0 else (np.true_divide, np.multiply)
+        r = second(np.rint(first(t, f)), f)
+    if out is None:
+        return r
+    assign(out, r)
+    return out
+
+
+def fix(x, out=None):
+    return np.trunc(x, out=out) if out is not None else np.trunc(x)
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    # NumPy's formula, with y made inexact first
+    x = a if type(a) in (int, float) else as_tracer(a)
+    y = b if type(b) in (int, float) else as_tracer(b)
+    if isinstance(y, Tracer):
+        y = astype(y, np.result_type(promo_arg(y), 1.0), copy=False)
+    elif isinstance(y, int):
+        y = float(y)
+    result = np.logical_or(np.logical_and(np.less_equal(np.absolute(np.subtract(x, y)),
+                                                        np.add(atol, np.multiply(rtol, np.absolute(y)))),
+                                          np.isfinite(y)),
+                           np.equal(x, y))
+    if equal_nan:
+        result = np.logical_or(result, np.logical_and(np.isnan(x), np.isnan(y)))
+    return result[()] if result.ndim == 0 else result
+
+
+def normalize_axes(t, axis):
+    if axis is None:
+        return tuple(range(t.ndim))
+    return tuple(sorted(normalize_axis_tuple(axis, t.ndim)))
+
+
+def finish(r, out, keep_shape):
+    """keepdims and out= for reductions."""
+    if keep_shape is not None:
+        r = r.view_of(r._view.reshape(list(keep_shape)), scalar=r._scalar)
+    if out is None:
+        return r
+    if isinstance(out, tuple):
+        out = out[0]
+    if r.shape != out.shape:
+        raise ValueError(f"output parameter for reduction operation has the wrong shape {out.shape}, "
+                         f"expected {r.shape}")
+    assign(out, r)
+    return out

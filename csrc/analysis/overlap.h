@@ -17,4 +17,10 @@ struct OverlapResult {
 /// boxes when the ranges intersect. Views of different storages never overlap.
 OverlapResult footprints_overlap(const View& a, const View& b);
 
+/// For two accesses over one loop domain (both views have the domain's shape), where `earlier`
+/// happens before `later` in program order: whether running them fused, point by point in
+/// lexicographic order, could reorder them, i.e. whether some point i > j has
+/// earlier(i) == later(j). Exact (isl) after cheap tests.
+bool reordered_when_fused(const View& earlier, const View& later);
+
 }  // namespace strider

@@ -19,6 +19,18 @@ void bind_runtime(py::module_& m) {
                              })
       .def_property_readonly("table_text", [](const Program& p) { return print_storage_table(p.graph, p.table); })
       .def_property_readonly("dag_text", [](const Program& p) { return print_dag(p.dag); })
+      .def_property_readonly("stages_text", [](const Program& p) { return print_stages(p.graph, p.stages); })
+      .def_property_readonly("stages",
+                             [](const Program& p) {
+                               py::list out;
+                               for (const Stage& s : p.stages.stages)
+                                 out.append(py::dict(py::arg("domain") = s.domain, py::arg("ops") = s.op_ids,
+                                                     py::arg("reduce_axes") = s.reduce_axes,
+                                                     py::arg("registers") = s.registers,
+                                                     py::arg("schedule") = print_schedule(s.schedule)));
+                               return out;
+                             })
+      .def_property_readonly("rejections", [](const Program& p) { return p.stages.rejections; })
       .def("execute",
            [](const Program& p, const std::vector<uintptr_t>& buffers, bool latest_first) {
              std::vector<void*> ptrs;

@@ -21,6 +21,9 @@ Program lower(Graph g) {
   debug_dump("eliminate_dead_ops", live);
   log_line("passes", "build_dependence_dag: " + std::to_string(p.dag.edges.size()) + " edges");
   verify_graph(live);
+  p.stages = fuse_stages(live, p.table);
+  log_line("passes", "fuse_stages: " + std::to_string(live.ops.size()) + " ops in " +
+                         std::to_string(p.stages.stages.size()) + " stages");
   p.graph = std::move(live);
   return p;
 }
@@ -38,6 +41,8 @@ std::string run_passes(const std::string& ir_text, const std::vector<std::string
     } else if (name == "eliminate_dead_ops") {
       StorageTable t = build_storage_table(g);
       g = eliminate_dead_ops(g, t, build_dependence_dag(g, t));
+    } else if (name == "fuse_stages") {
+      extra << "// stages\n" << print_stages(g, fuse_stages(g, build_storage_table(g)));
     } else if (name == "lower") {
       g = lower(std::move(g)).graph;
     } else {

@@ -6,26 +6,41 @@
 #include "analysis/dependence.h"
 #include "analysis/storage_table.h"
 #include "ir/graph.h"
+#include "schedule/loop_nest.h"
 
 namespace strider {
 
-/// A graph with the analyses every later stage reads.
+/// A graph with the analyses every later stage reads, and its stages.
 struct Program {
   Graph graph;
   StorageTable table;
   Dag dag;
+  StageGraph stages;
 };
 
 /// Drops ops whose results nobody observes (not returned, not in caller-visible storage, not
 /// read by a live op) and the temporaries only they used. Returns its input when nothing is dead.
 Graph eliminate_dead_ops(const Graph& g, const StorageTable& t, const Dag& d);
 
+/// Groups ops, in program order, into stages (one loop nest each): neighbours with the same loop
+/// domain (unit dimensions dropped) join while the exact dependence test says running them point
+/// by point keeps every conflicting pair of accesses in order; a reduction ends its stage. Every
+/// rejected fusion is recorded with its reason.
+StageGraph fuse_stages(const Graph& g, const StorageTable& t);
+
+/// Points a stage needs before its outer loop is split across threads.
+constexpr int64_t kParallelMinPoints = int64_t{1} << 16;
+
+/// The automatic schedule of a stage: innermost loop vectorized at the host's SIMD width when
+/// every access walks it contiguously, outer loop parallel when the stage is large.
+Schedule default_schedule(const Graph& g, const Stage& s);
+
 /// THE pipeline (lower.cc): verify, analyse, simplify, analyse again.
 Program lower(Graph g);
 
 /// Runs the named passes in order on IR text and prints the result (the text tests and the
 /// strider-opt tool use this). Names: verify_graph, build_storage_table, build_dependence_dag,
-/// eliminate_dead_ops, lower.
+/// eliminate_dead_ops, fuse_stages, lower.
 std::string run_passes(const std::string& ir_text, const std::vector<std::string>& passes);
 
 }  // namespace strider

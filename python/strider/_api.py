@@ -194,7 +194,9 @@ class Explanation:
         self.ir = str(graph)
         self.tables = program.table_text
         self.edges = list(program.edges)
-        self.stages = None
+        self.stages = list(program.stages)          # dicts: domain, ops, reduce_axes, registers, schedule
+        self.rejections = list(program.rejections)  # why neighbouring ops were not fused
+        self._stages_text = program.stages_text
         self.code = None
         self._lines = [graph.op_line(i) for i in range(graph.num_ops)]
         self._names = [graph.op_name(i) for i in range(graph.num_ops)]
@@ -211,6 +213,7 @@ class Explanation:
                          f"op{dst} ({self._names[dst]} @ {self.source_line(dst)})")
         if not self.edges:
             lines.append("(none)")
+        lines += ["", "== stages (loop nests) and fusion decisions ==", self._stages_text.rstrip()]
         return "\n".join(lines) + "\n"
 
     __repr__ = __str__

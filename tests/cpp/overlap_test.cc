@@ -47,5 +47,27 @@ TEST(Overlap, DifferentStoragesOrEmptyViewsNeverOverlap) {
   EXPECT_FALSE(footprints_overlap(a, v({0}, {1}, 0)).overlap);
 }
 
+TEST(FusionOrder, ShiftedStoreAfterItsReadIsReordered) {
+  // read x[:-1] at point i, then store x[1:] at point j: fused, point j = i - 1 overwrites x[i] first
+  EXPECT_TRUE(reordered_when_fused(v({9}, {1}, 0), v({9}, {1}, 1)));
+  // the other way round (store x[1:], later read x[:-1]) the store of point i - 1 lands before the read of point i
+  EXPECT_FALSE(reordered_when_fused(v({9}, {1}, 1), v({9}, {1}, 0)));
+}
+
+TEST(FusionOrder, SameDenseViewAndDisjointColumnsAreSafe) {
+  EXPECT_FALSE(reordered_when_fused(v({4, 3}, {3, 1}, 0), v({4, 3}, {3, 1}, 0)));
+  EXPECT_FALSE(reordered_when_fused(v({4, 3}, {6, 2}, 0), v({4, 3}, {6, 2}, 1)));
+}
+
+TEST(FusionOrder, TransposedAndReversedAccessesAreReordered) {
+  // a += a.T point by point would read elements already updated
+  EXPECT_TRUE(reordered_when_fused(v({3, 3}, {1, 3}, 0), v({3, 3}, {3, 1}, 0)));
+  EXPECT_TRUE(reordered_when_fused(v({5}, {-1}, 4), v({5}, {1}, 0)));
+  // broadcast reads of x[0], then a store to all of x: point 0's store lands before points 1..4 read
+  EXPECT_TRUE(reordered_when_fused(v({5}, {0}, 0), v({5}, {1}, 0)));
+  // a store to all of x, then broadcast reads of x[0]: point 0 stores x[0] before any point reads it
+  EXPECT_FALSE(reordered_when_fused(v({5}, {1}, 0), v({5}, {0}, 0)));
+}
+
 }  // namespace
 }  // namespace strider

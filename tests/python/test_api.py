@@ -443,3 +443,17 @@ def test_explain_with_static_arguments_and_no_side_effects():
     ex = f.explain(x, n=3)
     assert ex.ir.strip()
     same(x, before)  # explaining traces, it does not run the function
+
+
+def test_explain_shows_stages_and_why_ops_were_not_fused():
+    def f(boxes, deltas):
+        px = (boxes[:, 0] + boxes[:, 2]) * 0.5
+        deltas[:, 0::4] = px[:, None] + deltas[:, 0::4]
+        np.clip(deltas[:, 0::2], 0, 100, out=deltas[:, 0::2])
+        return deltas
+
+    e = strider.compile(f).explain(np.ones((5, 4), np.float32), np.ones((5, 4), np.float32))
+    assert [s["domain"] for s in e.stages] == [[5], [5, 2]]
+    assert e.stages[0]["registers"], "the temporaries of the fused computation live in registers"
+    assert len(e.rejections) == 1 and "loop domain [5,2] differs" in e.rejections[0]
+    assert "== stages" in str(e) and "not fused: " in str(e)

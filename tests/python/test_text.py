@@ -49,7 +49,7 @@ def test_pass_text(path):
 
 def test_every_pass_has_a_text_test():
     names = {p.stem for p in CASES}
-    assert {"build_storage_table", "build_dependence_dag", "eliminate_dead_ops", "verify_graph"} <= names
+    assert {"build_storage_table", "build_dependence_dag", "eliminate_dead_ops", "fuse_stages", "verify_graph"} <= names
 
 
 def test_print_parse_round_trip_of_a_traced_graph():

@@ -1,0 +1,44 @@
+#include <algorithm>
+
+#include "transforms/passes.h"
+
+namespace strider {
+
+namespace {
+
+// Widest SIMD register of the host, in bytes.
+int host_vector_bytes() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_cpu_supports("avx512f")) return 64;
+  if (__builtin_cpu_supports("avx2")) return 32;
+#endif
+  return 16;
+}
+
+}  // namespace
+
+Schedule default_schedule(const Graph& g, const Stage& s) {
+  Schedule sch;
+  if (s.domain.empty()) return sch;
+  // lanes of the widest element type that fit one register, when the innermost loop is long
+  // enough and every access walks it contiguously (stride 1) or not at all (stride 0)
+  size_t widest = 1;
+  bool unit_inner = true;
+  const int inner = static_cast<int>(s.domain.size()) - 1;
+  for (const Op& op : s.ops) {
+    std::vector<View> views = op.inputs;
+    views.push_back(op.output);
+    for (const View& v : views) {
+      widest = std::max(widest, itemsize(g.dtype_of(v)));
+      if (v.ndim() == inner + 1 && v.strides[inner] != 0 && v.strides[inner] != 1) unit_inner = false;
+    }
+  }
+  const int lanes = host_vector_bytes() / static_cast<int>(widest);
+  if (unit_inner && s.domain[inner] >= lanes) sch.vector_width = lanes;
+  // threads pay off past this many points (measured by the benchmarks; see README)
+  const bool outer_reduced = std::find(s.reduce_axes.begin(), s.reduce_axes.end(), 0) != s.reduce_axes.end();
+  sch.parallel = !outer_reduced && s.domain[0] > 1 && shape_numel(s.domain) >= kParallelMinPoints;
+  return sch;
+}
+
+}  // namespace strider

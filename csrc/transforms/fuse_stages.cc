@@ -1,0 +1,218 @@
+#include <algorithm>
+#include <sstream>
+
+#include "analysis/overlap.h"
+#include "runtime/flags.h"
+#include "transforms/passes.h"
+
+namespace strider {
+
+namespace {
+
+// The loop domain of an op with its unit dimensions dropped, and the op rewritten onto it.
+// Elementwise ops iterate their output's shape; a reduction iterates its input's (unit axes it
+// folds are kept, so its axes stay meaningful); arange iterates its 1-d output as it is.
+struct Placed {
+  Shape domain;
+  Op op;
+  std::vector<int> reduce_axes;
+};
+
+View drop_dims(const View& v, const std::vector<bool>& keep) {
+  View out;
+  out.storage = v.storage;
+  out.offset = v.offset;
+  for (int d = 0; d < v.ndim(); ++d)
+    if (keep[d]) {
+      out.shape.push_back(v.shape[d]);
+      out.strides.push_back(v.strides[d]);
+      if (v.is_dynamic()) out.extents.push_back(v.extents[d]);
+    }
+  return out;
+}
+
+Placed place(const Op& op) {
+  Placed p{{}, op, {}};
+  switch (op_kind(op.code)) {
+    case OpKind::Arange:
+      p.domain = op.output.shape;
+      return p;
+    case OpKind::Reduce: {
+      const View& in = op.inputs[0];
+      std::vector<bool> keep(in.ndim()), folded(in.ndim(), false), keep_out;
+      for (int a : op.axes) folded[a] = true;
+      for (int d = 0; d < in.ndim(); ++d) {
+        keep[d] = folded[d] || in.shape[d] != 1;
+        if (!folded[d]) keep_out.push_back(keep[d]);
+      }
+      p.op.inputs[0] = drop_dims(in, keep);
+      p.op.output = drop_dims(op.output, keep_out);
+      p.op.axes.clear();
+      for (int d = 0, k = 0; d < in.ndim(); ++d) {
+        if (!keep[d]) continue;
+        if (folded[d]) p.op.axes.push_back(k);
+        ++k;
+      }
+      p.domain = p.op.inputs[0].shape;
+      p.reduce_axes = p.op.axes;
+      return p;
+    }
+    default: {
+      std::vector<bool> keep(op.output.ndim());
+      for (int d = 0; d < op.output.ndim(); ++d) keep[d] = op.output.shape[d] != 1;
+      for (View& v : p.op.inputs) v = drop_dims(v, keep);
+      p.op.output = drop_dims(op.output, keep);
+      p.domain = p.op.output.shape;
+      return p;
+    }
+  }
+}
+
+// The accesses of a placed op over its domain, reads before the write, as fused execution sees
+// them: a reduction writes its output at every point of the folded axes (stride 0 there).
+std::vector<std::pair<View, bool>> accesses(const Placed& p) {
+  std::vector<std::pair<View, bool>> out;
+  if (op_kind(p.op.code) == OpKind::Arange) {
+    out.push_back({p.op.output, true});
+    return out;
+  }
+  for (const View& v : p.op.inputs) out.push_back({v, false});
+  View w = p.op.output;
+  if (!p.reduce_axes.empty()) {
+    View expanded{w.storage, {}, {}, w.offset, {}};
+    for (int d = 0, k = 0; d < static_cast<int>(p.domain.size()); ++d) {
+      bool folded = std::find(p.reduce_axes.begin(), p.reduce_axes.end(), d) != p.reduce_axes.end();
+      expanded.shape.push_back(p.domain[d]);
+      expanded.strides.push_back(folded ? 0 : w.strides[k++]);
+    }
+    w = expanded;
+  }
+  out.push_back({w, true});
+  return out;
+}
+
+std::string describe(const Graph& g, int op) {
+  std::ostringstream os;
+  os << "op" << op << " (" << op_name(g.ops[op].code);
+  if (g.ops[op].line > 0) {
+    const std::string& f = g.ops[op].file;
+    os << " @ " << f.substr(f.find_last_of('/') + 1) << ":" << g.ops[op].line;
+  }
+  os << ")";
+  return os.str();
+}
+
+std::string shape_text(const Shape& s) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < s.size(); ++i) os << (i ? "," : "") << s[i];
+  os << "]";
+  return os.str();
+}
+
+class Fuser {
+ public:
+  Fuser(const Graph& g, const StorageTable& t) : g_(g), t_(t) {}
+
+  StageGraph run() {
+    for (size_t i = 0; i < g_.ops.size(); ++i) add(static_cast<int>(i));
+    close();
+    return std::move(sg_);
+  }
+
+ private:
+  void add(int id) {
+    Placed p = place(g_.ops[id]);
+    if (!open_.empty()) {
+      std::string why = why_not(p);
+      if (why.empty()) {
+        join(id, std::move(p));
+        return;
+      }
+      sg_.rejections.push_back(describe(g_, id) + " not fused into stage " + std::to_string(sg_.stages.size()) +
+                               " after " + describe(g_, cur_.op_ids.back()) + ": " + why);
+      log_line("fusion", sg_.rejections.back());
+      close();
+    }
+    cur_ = Stage{};
+    cur_.domain = p.domain;
+    join(id, std::move(p));
+  }
+
+  // Empty when op `p` may join the open stage; else the reason it may not.
+  std::string why_not(const Placed& p) const {
+    if (cur_.is_reduction()) return "a reduction ends its stage";
+    if (p.domain != cur_.domain)
+      return "its loop domain " + shape_text(p.domain) + " differs from the stage's " + shape_text(cur_.domain);
+    if (op_kind(p.op.code) == OpKind::Arange && p.domain.size() != 1) return "arange iterates one axis";
+    for (const auto& [later, later_writes] : accesses(p))
+      for (const Placed& q : open_)
+        for (const auto& [earlier, earlier_writes] : accesses(q)) {
+          if (!earlier_writes && !later_writes) continue;
+          if (earlier.storage != later.storage) continue;
+          if (reordered_when_fused(earlier, later))
+            return std::string(earlier_writes ? "it reads or writes %s" : "it writes %s") +
+                   std::to_string(earlier.storage) + " where an earlier op of the stage " +
+                   (earlier_writes ? "wrote" : "read") + " it, at a later point of the loop";
+        }
+    // an op whose own read and write would be reordered cannot be fused point by point
+    return self_conflict(p) ? "it reads elements it overwrites at an earlier point" : "";
+  }
+
+  static bool self_conflict(const Placed& p) {
+    auto acc = accesses(p);
+    const View& w = acc.back().first;
+    for (size_t k = 0; k + 1 < acc.size(); ++k)
+      if (acc[k].first.storage == w.storage && reordered_when_fused(acc[k].first, w)) return true;
+    return false;
+  }
+
+  void join(int id, Placed p) {
+    cur_.op_ids.push_back(id);
+    cur_.ops.push_back(p.op);
+    if (!p.reduce_axes.empty() || op_kind(p.op.code) == OpKind::Reduce) cur_.reduce_axes = p.reduce_axes;
+    open_.push_back(std::move(p));
+  }
+
+  // A temporary the stage writes once and reads only through the same view, that nothing
+  // outside the stage touches, lives in registers.
+  void close() {
+    if (open_.empty()) return;
+    std::vector<bool> mine(g_.ops.size(), false);
+    for (int id : cur_.op_ids) mine[id] = true;
+    for (const Placed& p : open_) {
+      const View& w = p.op.output;
+      const int s = w.storage;
+      if (g_.storages[s].kind != StorageKind::Temp || !p.reduce_axes.empty() ||
+          op_kind(p.op.code) == OpKind::Reduce)
+        continue;
+      bool reg = true;
+      int writes = 0;
+      for (const Access& a : t_.accesses[s]) {
+        if (a.op >= static_cast<int>(g_.ops.size()) || !mine[a.op]) reg = false;
+        writes += a.write;
+      }
+      for (const Placed& q : open_)
+        for (const View& r : q.op.inputs)
+          if (r.storage == s && r != w) reg = false;
+      if (reg && writes == 1) cur_.registers.push_back(s);
+    }
+    std::sort(cur_.registers.begin(), cur_.registers.end());
+    cur_.schedule = default_schedule(g_, cur_);
+    sg_.stages.push_back(std::move(cur_));
+    open_.clear();
+    cur_ = Stage{};
+  }
+
+  const Graph& g_;
+  const StorageTable& t_;
+  StageGraph sg_;
+  Stage cur_;
+  std::vector<Placed> open_;
+};
+
+}  // namespace
+
+StageGraph fuse_stages(const Graph& g, const StorageTable& t) { return Fuser(g, t).run(); }
+
+}  // namespace strider

@@ -1,3 +1,4 @@
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -32,9 +33,15 @@ void bind_runtime(py::module_& m) {
                              })
       .def_property_readonly("rejections", [](const Program& p) { return p.stages.rejections; })
       .def("execute",
-           [](const Program& p, const std::vector<uintptr_t>& buffers, bool latest_first) {
+           [](const Program& p, const py::list& buffers, bool latest_first) {
+             // each entry: an address, a NumPy array (its data), or None (the executor allocates)
              std::vector<void*> ptrs;
-             for (uintptr_t b : buffers) ptrs.push_back(reinterpret_cast<void*>(b));
+             ptrs.reserve(buffers.size());
+             for (const py::handle& b : buffers) {
+               if (b.is_none()) ptrs.push_back(nullptr);
+               else if (py::isinstance<py::array>(b)) ptrs.push_back(py::detail::array_proxy(b.ptr())->data);
+               else ptrs.push_back(reinterpret_cast<void*>(b.cast<uintptr_t>()));
+             }
              py::gil_scoped_release release;
              execute(p, ptrs, latest_first);
            },

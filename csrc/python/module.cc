@@ -3,6 +3,7 @@
 namespace py = pybind11;
 
 namespace strider::python {
+void bind_dispatch(py::module_& m);
 void bind_ir(py::module_& m);
 void bind_runtime(py::module_& m);
 }  // namespace strider::python
@@ -11,4 +12,5 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "strider's C++ core: IR, analyses, passes and the reference executor";
   strider::python::bind_ir(m);
   strider::python::bind_runtime(m);
+  strider::python::bind_dispatch(m);
 }

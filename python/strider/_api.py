@@ -7,7 +7,6 @@ import threading
 import types
 
 import numpy as np
-from numpy.lib.array_utils import byte_bounds
 
 from . import _C
 from ._errors import _internal, unsupported
@@ -48,65 +47,33 @@ def _unflatten(spec, leaves):
     return tuple(items) if kind == "tuple" else items
 
 
-class _Layout:
-    """How the array leaves of one call map onto storages: leaves whose memory overlaps share one
-    storage (an aliasing group). Part of the cache key."""
+def _layout(leaves):
+    """The cache key and aliasing layout of a call's leaves (C++: _C.call_layout): leaves whose
+    memory overlaps share one storage, an aliasing group."""
+    layout = _C.call_layout(tuple(leaves))
+    if layout is None:
+        _refuse_leaves(leaves)
+    return layout
 
-    __slots__ = ("key", "groups", "leaf_group", "leaf_offset", "bases")
 
-    def __init__(self, leaves):
-        arrays = [(i, a) for i, a in enumerate(leaves) if isinstance(a, np.ndarray)]
-        spans = []
-        for i, a in arrays:
-            if a.dtype not in IR_DTYPES:
-                check_dtype(a.dtype, f"argument {i}")
-            if not a.dtype.isnative:
-                raise unsupported(f"argument {i} in non-native byte order", "convert it with .astype(native)")
-            lo, hi = byte_bounds(a)
-            spans.append((lo, hi, i, a))
-        # group leaves whose byte ranges overlap; a zero-size array touches nothing: its own group
-        groups = [[span] for span in spans if span[3].size == 0]
-        current, current_hi = [], 0
-        for span in sorted((s for s in spans if s[3].size), key=lambda s: s[0]):
-            if current and span[0] < current_hi:
-                current.append(span)
-                current_hi = max(current_hi, span[1])
-            else:
-                if current:
-                    groups.append(current)
-                current, current_hi = [span], span[1]
-        if current:
-            groups.append(current)
-        groups.sort(key=lambda members: min(m[2] for m in members))
-        self.groups, self.leaf_group, self.leaf_offset, self.bases = [], {}, {}, []
-        key = []
-        for gi, members in enumerate(groups):
-            base = min(m[0] for m in members)
-            dtype = members[0][3].dtype
-            itemsize = dtype.itemsize
-            for lo, hi, i, a in members:
-                if a.dtype != dtype:
-                    raise unsupported(f"arguments that share memory with different dtypes ({dtype} and {a.dtype})",
-                                      "pass one of them as a copy")
-                start = a.__array_interface__["data"][0]
-                if (start - base) % itemsize or any(s % itemsize for s in a.strides):
-                    raise unsupported(f"argument {i} with strides or offset not a multiple of its itemsize",
-                                      "pass a copy (np.ascontiguousarray)")
-                self.leaf_group[i] = gi
-                self.leaf_offset[i] = (start - base) // itemsize
-            extent = (max(m[1] for m in members) - base) // itemsize
-            self.groups.append((dtype, extent, members[0][3]))
-            self.bases.append(base)
-            key.append((dtype.str, extent))
-        for i, leaf in enumerate(leaves):
-            if isinstance(leaf, np.ndarray):
-                key.append((i, leaf.shape, leaf.strides, self.leaf_group[i], self.leaf_offset[i],
-                            leaf.flags.writeable))
-            elif isinstance(leaf, np.generic):
-                key.append((i, "scalar", leaf.dtype.str))
-            else:
-                key.append((i, type(leaf).__name__))
-        self.key = tuple(key)
+def _refuse_leaves(leaves):
+    """Names the argument the dispatcher could not take."""
+    arrays = [(i, a) for i, a in enumerate(leaves) if isinstance(a, np.ndarray)]
+    for i, a in enumerate(leaves):
+        if isinstance(a, (np.ndarray, np.generic)):
+            check_dtype(a.dtype, f"argument {i}")
+    for i, a in arrays:
+        if not a.dtype.isnative:
+            raise unsupported(f"argument {i} in non-native byte order", "convert it with .astype(native)")
+        if any(s % a.itemsize for s in a.strides):
+            raise unsupported(f"argument {i} with strides that are not a multiple of its itemsize",
+                              "pass a copy (np.ascontiguousarray)")
+    for (i, a), (j, b) in ((x, y) for x in arrays for y in arrays if x[0] < y[0]):
+        if a.dtype != b.dtype and np.shares_memory(a, b):
+            raise unsupported(f"arguments {i} and {j} share memory with different dtypes ({a.dtype}, {b.dtype})",
+                              "pass one of them as a copy")
+    raise unsupported("arguments that share memory at offsets that are not a multiple of their itemsize",
+                      "pass one of them as a copy")
 
 
 # -- results --
@@ -129,6 +96,20 @@ def _make_array(base, owner, view, dtype, writeable):
     return np.asarray(_Memory(iface, owner))
 
 
+def _dense_order(view, size):
+    """The axes of `view`, outermost first, when it covers all `size` elements of its storage
+    densely in some axis order; None otherwise."""
+    if view.offset != 0 or view.numel != size or size == 0:
+        return None
+    order = sorted(range(len(view.shape)), key=lambda d: -abs(view.strides[d]))
+    expect = 1
+    for d in reversed(order):
+        if view.shape[d] != 1 and view.strides[d] != expect:
+            return None
+        expect *= view.shape[d]
+    return order
+
+
 class _Entry:
     """One traced signature: the lowered program and how to map a call onto it."""
 
@@ -137,27 +118,40 @@ class _Entry:
         self.result_spec = result_spec
         self.outputs = outputs  # per result leaf: ("arg", i) | ("py", value) | ("view", k, ...)
         graph = program.graph
-        self.num_storages = graph.num_storages
+        self.buffers = [None] * graph.num_storages
         self.output_views = list(graph.outputs)
         self.groups = [(sid, g) for sid, (kind, g) in arg_storages.items() if kind == "group"]
         self.scalars = [(sid, i, _NP_NAMES[graph.storage_dtype(sid)])
                         for sid, (kind, i) in arg_storages.items() if kind == "scalar"]
         self.group_of_storage = dict(self.groups)
-        self.temp_alloc = [(s, np.dtype(_NP_NAMES[graph.storage_dtype(s)]), graph.storage_size(s))
-                           for s in sorted({v.storage for v in self.output_views
-                                            if graph.storage_kind(v.storage) == "temp"})]
+        # returned temporaries: allocated by NumPy; in their final shape when one dense view
+        # returns them (the result is then the buffer itself, or a transpose of it)
+        returned = {}
+        for v in self.output_views:
+            if graph.storage_kind(v.storage) == "temp":
+                returned.setdefault(v.storage, []).append(v)
+        self.temp_alloc = []  # (storage, dtype, shape to allocate)
+        self.temp_result = {}  # storage -> () the buffer is the result | axes to transpose | None
+        for sid, views in sorted(returned.items()):
+            dtype, size = np.dtype(_NP_NAMES[graph.storage_dtype(sid)]), graph.storage_size(sid)
+            order = _dense_order(views[0], size) if len(views) == 1 else None
+            if order is None:
+                self.temp_alloc.append((sid, dtype, (max(size, 1),)))
+                self.temp_result[sid] = None
+            else:
+                self.temp_alloc.append((sid, dtype, tuple(views[0].shape[d] for d in order)))
+                inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
+                self.temp_result[sid] = () if inverse == tuple(range(len(order))) else inverse
 
     def run(self, leaves, layout, latest_first=False):
-        buffers = [0] * self.num_storages
+        buffers = list(self.buffers)
         for sid, g in self.groups:
             buffers[sid] = layout.bases[g]
-        scalars = [np.array(leaves[i], dtype=dtype) for _, i, dtype in self.scalars]
-        for (sid, _, _), value in zip(self.scalars, scalars):
-            buffers[sid] = value.ctypes.data
+        for sid, i, dtype in self.scalars:
+            buffers[sid] = np.array(leaves[i], dtype=dtype)
         temps = {}
-        for sid, dtype, size in self.temp_alloc:
-            temps[sid] = np.empty(max(size, 1), dtype)
-            buffers[sid] = temps[sid].ctypes.data
+        for sid, dtype, shape in self.temp_alloc:
+            buffers[sid] = temps[sid] = np.empty(shape, dtype)
         self.program.execute(buffers, latest_first)
         results = []
         for spec in self.outputs:
@@ -170,18 +164,20 @@ class _Entry:
                 _, k, dtype, scalar, weak, writeable = spec
                 view = self.output_views[k]
                 if view.storage in temps:
-                    buf = temps[view.storage]
-                    arr = _make_array(buf.ctypes.data, buf, view, dtype, True)
+                    buf, axes = temps[view.storage], self.temp_result[view.storage]
+                    if axes is None:
+                        arr = _make_array(buf.__array_interface__["data"][0], buf, view, dtype, True)
+                    else:
+                        arr = buf.transpose(axes) if axes else buf
                 else:
                     g = self.group_of_storage[view.storage]
-                    arr = _make_array(layout.bases[g], layout.groups[g][2], view, dtype, writeable)
+                    arr = _make_array(layout.bases[g], leaves[layout.group_owner[g]], view, dtype, writeable)
                 if weak is not None:
                     arr = weak(arr[()])
                 elif scalar:
                     arr = arr[()]
                 results.append(arr)
         return _unflatten(self.result_spec, iter(results))
-
 
 _NP_NAMES = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32, "f64": np.float64}
 
@@ -325,12 +321,25 @@ class CompiledFunction:
         self._static = frozenset(static_argnames)
         self._use_cache = cache
         self._cache = {}
+        # calls that pass every parameter positionally as a leaf are keyed by their layout alone
+        self._fast = {}
+        params = self._signature.parameters.values()
+        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        self._positional = len(params) if plain and cache and not self._static else -1
         self._lock = threading.Lock()
         self._stats = {"traces": 0, "cache_hits": 0, "compiles": 0}
         self.target = target
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):
+        # fast path: every parameter given positionally as an array or a number
+        if not kwargs and len(args) == self._positional:
+            layout = _C.call_layout(args)
+            if layout is not None:
+                entry = self._fast.get(layout.key)
+                if entry is not None:
+                    self._stats["cache_hits"] += 1
+                    return entry.run(args, layout, LATEST_FIRST)
         entry, leaves, layout = self._lookup(args, kwargs)
         return entry.run(leaves, layout, LATEST_FIRST)
 
@@ -363,20 +372,22 @@ class CompiledFunction:
                 structure.append((name, ("static", type(value).__name__, value)))
             else:
                 structure.append((name, _flatten(value, leaves)))
-        layout = _Layout(leaves)
+        layout = _layout(leaves)
         key = (tuple(structure), layout.key)
         entry = self._cache.get(key) if self._use_cache else None
         if entry is not None:
             self._stats["cache_hits"] += 1
-            return entry, leaves, layout
-        with self._lock:
-            entry = self._cache.get(key) if self._use_cache else None
-            if entry is None:
-                entry = self._trace(bound, structure, leaves, layout)
-                if self._use_cache:
-                    self._cache[key] = entry
-            else:
-                self._stats["cache_hits"] += 1
+        else:
+            with self._lock:
+                entry = self._cache.get(key) if self._use_cache else None
+                if entry is None:
+                    entry = self._trace(bound, structure, leaves, layout)
+                    if self._use_cache:
+                        self._cache[key] = entry
+                else:
+                    self._stats["cache_hits"] += 1
+        if len(args) == self._positional and not kwargs and all(spec == ("leaf",) for _, spec in structure):
+            self._fast[layout.key] = entry
         return entry, leaves, layout
 
     def _trace(self, bound, structure, leaves, layout):
@@ -384,7 +395,7 @@ class CompiledFunction:
         with Trace(self._fn.__name__) as trace, _TracedNumpy():
             graph = trace.graph
             group_storage = [graph.add_storage(IR_DTYPES[dtype], extent, "arg", gi)
-                             for gi, (dtype, extent, _) in enumerate(layout.groups)]
+                             for gi, (dtype, extent) in enumerate(zip(layout.group_dtype, layout.group_extent))]
             arg_storages = {sid: ("group", gi) for gi, sid in enumerate(group_storage)}
             tracers = []
             for i, leaf in enumerate(leaves):
@@ -398,7 +409,7 @@ class CompiledFunction:
                     dtype = np.dtype(leaf.dtype if isinstance(leaf, np.generic) else
                                      {bool: np.bool_, int: np.int64, float: np.float64}[type(leaf)])
                     check_dtype(dtype, f"argument {i}")
-                    sid = graph.add_storage(IR_DTYPES[dtype], 1, "arg", len(layout.groups) + i)
+                    sid = graph.add_storage(IR_DTYPES[dtype], 1, "arg", len(group_storage) + i)
                     arg_storages[sid] = ("scalar", i)
                     weak = None if isinstance(leaf, np.generic) else type(leaf)
                     tracers.append(Tracer(trace, _C.View(sid, [], [], 0), dtype, weak=weak,

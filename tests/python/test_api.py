@@ -457,3 +457,32 @@ def test_explain_shows_stages_and_why_ops_were_not_fused():
     assert e.stages[0]["registers"], "the temporaries of the fused computation live in registers"
     assert len(e.rejections) == 1 and "loop domain [5,2] differs" in e.rejections[0]
     assert "== stages" in str(e) and "not fused: " in str(e)
+
+
+def test_fast_dispatch_never_confuses_a_container_with_a_plain_array():
+    def f(a, b):
+        return (a[0] if isinstance(a, tuple) else a) + b
+
+    compiled = strider.compile(f)
+    x, y = np.arange(3.0), np.ones(3)
+    np.testing.assert_array_equal(compiled((x,), y), x + y)
+    np.testing.assert_array_equal(compiled(x, y), x + y)
+    np.testing.assert_array_equal(compiled((x,), y), x + y)
+    assert compiled.stats()["traces"] == 2
+
+
+def test_fast_dispatch_counts_hits_and_keeps_aliasing_apart():
+    def f(a, b):
+        a[1:] += b[:-1]
+        return a
+
+    compiled = strider.compile(f)
+    base = np.arange(6.0)
+    for _ in range(3):
+        compiled(np.arange(6.0), np.arange(6.0))
+    expected = base.copy()
+    expected[1:] += expected[:-1].copy()
+    aliased = base.copy()
+    np.testing.assert_array_equal(compiled(aliased, aliased), expected)
+    stats = compiled.stats()
+    assert stats["traces"] == 2 and stats["cache_hits"] == 2

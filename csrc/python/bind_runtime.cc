@@ -28,10 +28,18 @@ void bind_runtime(py::module_& m) {
                                  out.append(py::dict(py::arg("domain") = s.domain, py::arg("ops") = s.op_ids,
                                                      py::arg("reduce_axes") = s.reduce_axes,
                                                      py::arg("registers") = s.registers,
+                                                     py::arg("loops") = s.loops,
                                                      py::arg("schedule") = print_schedule(s.schedule)));
                                return out;
                              })
       .def_property_readonly("rejections", [](const Program& p) { return p.stages.rejections; })
+      .def_property_readonly("schedules",
+                             [](const Program& p) {
+                               std::map<int, std::string> out;
+                               for (size_t i = 0; i < p.stages.stages.size(); ++i)
+                                 out[static_cast<int>(i)] = print_schedule(p.stages.stages[i].schedule);
+                               return out;
+                             })
       .def("execute",
            [](const Program& p, const py::list& buffers, bool latest_first) {
              // each entry: an address, a NumPy array (its data), or None (the executor allocates)
@@ -47,8 +55,11 @@ void bind_runtime(py::module_& m) {
            },
            py::arg("buffers"), py::arg("latest_first") = false);
 
-  m.def("lower", &lower, "runs the pass pipeline (lower.cc) on a traced graph");
-  m.def("run_passes", &run_passes, py::arg("ir_text"), py::arg("passes"));
+  m.def("lower", &lower, py::arg("graph"), py::arg("schedules") = std::map<int, std::string>{},
+        "runs the pass pipeline (lower.cc) on a traced graph; schedules: stage index -> primitives text");
+  py::register_exception<ScheduleError>(m, "ScheduleError", PyExc_ValueError);
+  m.def("run_passes", &run_passes, py::arg("ir_text"), py::arg("passes"),
+        py::arg("schedules") = std::map<int, std::string>{});
 }
 
 }  // namespace strider::python

@@ -17,8 +17,8 @@ int host_vector_bytes() {
 
 }  // namespace
 
-Schedule default_schedule(const Graph& g, const Stage& s) {
-  Schedule sch;
+std::vector<Primitive> default_schedule(const Graph& g, const Stage& s) {
+  std::vector<Primitive> sch;
   if (s.domain.empty()) return sch;
   // lanes of the widest element type that fit one register, when the innermost loop is long
   // enough and every access walks it contiguously (stride 1) or not at all (stride 0)
@@ -34,10 +34,11 @@ Schedule default_schedule(const Graph& g, const Stage& s) {
     }
   }
   const int lanes = host_vector_bytes() / static_cast<int>(widest);
-  if (unit_inner && s.domain[inner] >= lanes) sch.vector_width = lanes;
+  if (unit_inner && s.domain[inner] >= lanes) sch.push_back({"vectorize", {s.loops[inner]}, {lanes}});
   // threads pay off past this many points (measured by the benchmarks; see README)
   const bool outer_reduced = std::find(s.reduce_axes.begin(), s.reduce_axes.end(), 0) != s.reduce_axes.end();
-  sch.parallel = !outer_reduced && s.domain[0] > 1 && shape_numel(s.domain) >= kParallelMinPoints;
+  if (!outer_reduced && s.domain[0] > 1 && shape_numel(s.domain) >= kParallelMinPoints)
+    sch.push_back({"parallel", {s.loops[0]}, {}});
   return sch;
 }
 

@@ -1,13 +1,61 @@
 #include "schedule/loop_nest.h"
 
+#include <cctype>
 #include <sstream>
 
 namespace strider {
 
+std::string print_primitive(const Primitive& p) {
+  std::ostringstream os;
+  os << p.verb << "(";
+  bool first = true;
+  for (const std::string& n : p.names) {
+    os << (first ? "" : ", ") << n;
+    first = false;
+  }
+  for (int64_t f : p.factors) {
+    os << (first ? "" : ", ") << f;
+    first = false;
+  }
+  os << ")";
+  return os.str();
+}
+
 std::string print_schedule(const Schedule& s) {
   std::ostringstream os;
-  os << "vectorize(" << s.vector_width << ") unroll(" << s.unroll << ")" << (s.parallel ? " parallel" : "");
-  return os.str();
+  for (size_t i = 0; i < s.primitives.size(); ++i) os << (i ? " " : "") << print_primitive(s.primitives[i]);
+  return s.primitives.empty() ? "(serial)" : os.str();
+}
+
+std::vector<Primitive> parse_schedule(const std::string& text) {
+  std::vector<Primitive> out;
+  size_t pos = 0;
+  auto skip = [&] {
+    while (pos < text.size() && (std::isspace(static_cast<unsigned char>(text[pos])) || text[pos] == ';')) ++pos;
+  };
+  skip();
+  if (text.compare(pos, 8, "(serial)") == 0) pos += 8;
+  skip();
+  while (pos < text.size()) {
+    Primitive p;
+    size_t open = text.find('(', pos), close = text.find(')', pos);
+    if (open == std::string::npos || close == std::string::npos || close < open)
+      throw ScheduleError("schedule: expected verb(arguments) at '" + text.substr(pos) + "'");
+    p.verb = text.substr(pos, open - pos);
+    while (!p.verb.empty() && std::isspace(static_cast<unsigned char>(p.verb.back()))) p.verb.pop_back();
+    std::stringstream args(text.substr(open + 1, close - open - 1));
+    for (std::string a; std::getline(args, a, ',');) {
+      size_t b = a.find_first_not_of(" \t"), e = a.find_last_not_of(" \t");
+      if (b == std::string::npos) throw ScheduleError("schedule: empty argument in " + p.verb);
+      a = a.substr(b, e - b + 1);
+      if (std::isdigit(static_cast<unsigned char>(a[0])) || a[0] == '-') p.factors.push_back(std::stoll(a));
+      else p.names.push_back(a);
+    }
+    out.push_back(std::move(p));
+    pos = close + 1;
+    skip();
+  }
+  return out;
 }
 
 std::string print_stages(const Graph& g, const StageGraph& sg) {
@@ -15,11 +63,11 @@ std::string print_stages(const Graph& g, const StageGraph& sg) {
   for (size_t i = 0; i < sg.stages.size(); ++i) {
     const Stage& s = sg.stages[i];
     os << "stage " << i << ": domain [";
-    for (size_t d = 0; d < s.domain.size(); ++d) os << (d ? "," : "") << s.domain[d];
+    for (size_t d = 0; d < s.domain.size(); ++d) os << (d ? "," : "") << s.loops[d] << "=" << s.domain[d];
     os << "]";
     if (!s.reduce_axes.empty()) {
       os << " reduce [";
-      for (size_t d = 0; d < s.reduce_axes.size(); ++d) os << (d ? "," : "") << s.reduce_axes[d];
+      for (size_t d = 0; d < s.reduce_axes.size(); ++d) os << (d ? "," : "") << s.loops[s.reduce_axes[d]];
       os << "]";
     }
     os << " ops";

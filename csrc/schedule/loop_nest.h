@@ -1,5 +1,6 @@
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -7,15 +8,35 @@
 
 namespace strider {
 
-/// How a stage's loops run, as data: it prints, parses back and enters the cache key.
-/// Loops are the stage's domain axes, outermost first (loop d iterates domain[d]).
+/// One schedule primitive, Halide's verbs and argument order: split(loop, outer, inner, factor),
+/// reorder(loops outermost first), fuse(outer, inner, fused), tile(x, y, xo, yo, xi, yi, fx, fy),
+/// vectorize(loop, width), unroll(loop, factor), parallel(loop), compute_inline(%sN),
+/// compute_root(%sN).
+struct Primitive {
+  std::string verb;
+  std::vector<std::string> names;  // loops, or a storage as %sN
+  std::vector<int64_t> factors;
+
+  bool operator==(const Primitive& o) const { return verb == o.verb && names == o.names && factors == o.factors; }
+};
+
+/// A primitive that does not apply: names the primitive, the loop and the reason.
+struct ScheduleError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+/// How a stage's loops run, as data: the primitives applied (they print, parse back and enter
+/// the cache key) and their effect on code generation. Loops are the stage's domain axes,
+/// outermost first (loop d iterates domain[d]).
 struct Schedule {
+  std::vector<Primitive> primitives;
   int vector_width = 1;  // innermost loop vectorized at this many lanes (1: scalar)
   int unroll = 1;        // innermost loop unrolled by this factor after vectorization
   bool parallel = false; // the outermost loop is split across the thread pool
 
   bool operator==(const Schedule& o) const {
-    return vector_width == o.vector_width && unroll == o.unroll && parallel == o.parallel;
+    return primitives == o.primitives && vector_width == o.vector_width && unroll == o.unroll &&
+           parallel == o.parallel;
   }
 };
 
@@ -28,11 +49,14 @@ struct Schedule {
 /// domain without `reduce_axes`; the stage's other ops all come before it.
 struct Stage {
   Shape domain;
+  std::vector<std::string> loops;  // the name of each domain axis: i0, i1, ... until scheduled
   std::vector<int> op_ids;       // indices into Graph::ops
   std::vector<Op> ops;           // those ops, views rewritten onto the domain
   std::vector<int> reduce_axes;  // folded by the final op when it is a reduction
-  std::vector<int> registers;    // temp storages produced and consumed only inside this stage,
-                                 // always through the same view: kept in registers, never stored
+  std::vector<int> inlinable;    // temp storages produced and consumed only inside this stage,
+                                 // always through the same view: they may live in registers
+  std::vector<int> registers;    // those kept in registers, never stored (all, unless the
+                                 // schedule says compute_root)
   Schedule schedule;
 
   bool is_reduction() const { return !reduce_axes.empty() || (!ops.empty() && op_kind(ops.back().code) == OpKind::Reduce); }
@@ -44,7 +68,12 @@ struct StageGraph {
   std::vector<std::string> rejections;  // one line per rejected fusion (the explain output)
 };
 
+std::string print_primitive(const Primitive& p);
 std::string print_schedule(const Schedule& s);
+/// Parses primitives written as print_schedule prints them ("split(i0, i0o, i0i, 8) parallel(i0o)").
+std::vector<Primitive> parse_schedule(const std::string& text);
+/// Applies primitives in order (after resetting the stage's schedule); throws ScheduleError.
+void apply_schedule(const Graph& g, Stage& s, const std::vector<Primitive>& primitives);
 std::string print_stages(const Graph& g, const StageGraph& sg);
 
 }  // namespace strider

@@ -1,8 +1,9 @@
 // strider-opt: reads IR text, runs named passes, prints the result (drives the text tests).
-//   strider-opt --passes=build_storage_table,build_dependence_dag [file.ir | -]
+//   strider-opt --passes=build_storage_table,build_dependence_dag [--schedule=N:primitives]... [file.ir | -]
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 
 int main(int argc, char** argv) {
   std::vector<std::string> passes;
+  std::map<int, std::string> schedules;
   std::string path = "-";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -17,6 +19,13 @@ int main(int argc, char** argv) {
       std::stringstream list(a.substr(9));
       for (std::string p; std::getline(list, p, ',');)
         if (!p.empty()) passes.push_back(p);
+    } else if (a.rfind("--schedule=", 0) == 0) {
+      size_t colon = a.find(':');
+      if (colon == std::string::npos) {
+        std::cerr << "strider-opt: --schedule=N:primitives\n";
+        return 2;
+      }
+      schedules[std::stoi(a.substr(11, colon - 11))] = a.substr(colon + 1);
     } else {
       path = a;
     }
@@ -33,7 +42,7 @@ int main(int argc, char** argv) {
     text << f.rdbuf();
   }
   try {
-    std::cout << strider::run_passes(text.str(), passes);
+    std::cout << strider::run_passes(text.str(), passes, schedules);
   } catch (const std::exception& e) {
     std::cerr << "strider-opt: " << e.what() << "\n";
     return 1;

@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "analysis/overlap.h"
 #include "runtime/flags.h"
+#include "schedule/legality.h"
 #include "transforms/passes.h"
 
 namespace strider {
@@ -68,29 +68,6 @@ Placed place(const Op& op) {
   }
 }
 
-// The accesses of a placed op over its domain, reads before the write, as fused execution sees
-// them: a reduction writes its output at every point of the folded axes (stride 0 there).
-std::vector<std::pair<View, bool>> accesses(const Placed& p) {
-  std::vector<std::pair<View, bool>> out;
-  if (op_kind(p.op.code) == OpKind::Arange) {
-    out.push_back({p.op.output, true});
-    return out;
-  }
-  for (const View& v : p.op.inputs) out.push_back({v, false});
-  View w = p.op.output;
-  if (!p.reduce_axes.empty()) {
-    View expanded{w.storage, {}, {}, w.offset, {}};
-    for (int d = 0, k = 0; d < static_cast<int>(p.domain.size()); ++d) {
-      bool folded = std::find(p.reduce_axes.begin(), p.reduce_axes.end(), d) != p.reduce_axes.end();
-      expanded.shape.push_back(p.domain[d]);
-      expanded.strides.push_back(folded ? 0 : w.strides[k++]);
-    }
-    w = expanded;
-  }
-  out.push_back({w, true});
-  return out;
-}
-
 std::string describe(const Graph& g, int op) {
   std::ostringstream os;
   os << "op" << op << " (" << op_name(g.ops[op].code);
@@ -145,29 +122,11 @@ class Fuser {
     if (p.domain != cur_.domain)
       return "its loop domain " + shape_text(p.domain) + " differs from the stage's " + shape_text(cur_.domain);
     if (op_kind(p.op.code) == OpKind::Arange && p.domain.size() != 1) return "arange iterates one axis";
-    for (const auto& [later, later_writes] : accesses(p))
-      for (const Placed& q : open_)
-        for (const auto& [earlier, earlier_writes] : accesses(q)) {
-          if (!earlier_writes && !later_writes) continue;
-          if (earlier.storage != later.storage) continue;
-          if (reordered_when_fused(earlier, later))
-            return std::string(earlier_writes ? "it reads or writes %s" : "it writes %s") +
-                   std::to_string(earlier.storage) + " where an earlier op of the stage " +
-                   (earlier_writes ? "wrote" : "read") + " it, at a later point of the loop";
-        }
-    // an op whose own read and write would be reordered cannot be fused point by point
-    return self_conflict(p) ? "it reads elements it overwrites at an earlier point" : "";
-  }
-
-  static bool self_conflict(const Placed& p) {
-    auto acc = accesses(p);
-    const View& w = acc.back().first;
-    for (size_t k = 0; k + 1 < acc.size(); ++k)
-      if (acc[k].first.storage == w.storage && reordered_when_fused(acc[k].first, w)) return true;
-    return false;
+    return order_conflict(open_accesses_, stage_accesses(p.op, p.domain, p.reduce_axes));
   }
 
   void join(int id, Placed p) {
+    open_accesses_.push_back(stage_accesses(p.op, p.domain, p.reduce_axes));
     cur_.op_ids.push_back(id);
     cur_.ops.push_back(p.op);
     if (!p.reduce_axes.empty() || op_kind(p.op.code) == OpKind::Reduce) cur_.reduce_axes = p.reduce_axes;
@@ -195,12 +154,14 @@ class Fuser {
       for (const Placed& q : open_)
         for (const View& r : q.op.inputs)
           if (r.storage == s && r != w) reg = false;
-      if (reg && writes == 1) cur_.registers.push_back(s);
+      if (reg && writes == 1) cur_.inlinable.push_back(s);
     }
-    std::sort(cur_.registers.begin(), cur_.registers.end());
-    cur_.schedule = default_schedule(g_, cur_);
+    std::sort(cur_.inlinable.begin(), cur_.inlinable.end());
+    cur_.registers = cur_.inlinable;
+    for (size_t d = 0; d < cur_.domain.size(); ++d) cur_.loops.push_back("i" + std::to_string(d));
     sg_.stages.push_back(std::move(cur_));
     open_.clear();
+    open_accesses_.clear();
     cur_ = Stage{};
   }
 
@@ -209,6 +170,7 @@ class Fuser {
   StageGraph sg_;
   Stage cur_;
   std::vector<Placed> open_;
+  std::vector<AccessList> open_accesses_;
 };
 
 }  // namespace

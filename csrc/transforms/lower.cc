@@ -6,7 +6,21 @@
 
 namespace strider {
 
-Program lower(Graph g) {
+namespace {
+void schedule_stages(const Graph& g, StageGraph& sg, const std::map<int, std::string>& schedules) {
+  for (size_t i = 0; i < sg.stages.size(); ++i) {
+    auto user = schedules.find(static_cast<int>(i));
+    Stage& s = sg.stages[i];
+    apply_schedule(g, s, user != schedules.end() ? parse_schedule(user->second) : default_schedule(g, s));
+  }
+  for (const auto& [index, text] : schedules)
+    if (index < 0 || index >= static_cast<int>(sg.stages.size()))
+      throw ScheduleError("schedule for stage " + std::to_string(index) + ": there are " +
+                          std::to_string(sg.stages.size()) + " stages");
+}
+}  // namespace
+
+Program lower(Graph g, const std::map<int, std::string>& schedules) {
   verify_graph(g);
   debug_dump("trace_to_graph", g);
   Program p;
@@ -22,13 +36,15 @@ Program lower(Graph g) {
   log_line("passes", "build_dependence_dag: " + std::to_string(p.dag.edges.size()) + " edges");
   verify_graph(live);
   p.stages = fuse_stages(live, p.table);
+  schedule_stages(live, p.stages, schedules);
   log_line("passes", "fuse_stages: " + std::to_string(live.ops.size()) + " ops in " +
                          std::to_string(p.stages.stages.size()) + " stages");
   p.graph = std::move(live);
   return p;
 }
 
-std::string run_passes(const std::string& ir_text, const std::vector<std::string>& passes) {
+std::string run_passes(const std::string& ir_text, const std::vector<std::string>& passes,
+                       const std::map<int, std::string>& schedules) {
   Graph g = parse_graph(ir_text);
   std::ostringstream extra;
   for (const std::string& name : passes) {
@@ -42,9 +58,11 @@ std::string run_passes(const std::string& ir_text, const std::vector<std::string
       StorageTable t = build_storage_table(g);
       g = eliminate_dead_ops(g, t, build_dependence_dag(g, t));
     } else if (name == "fuse_stages") {
-      extra << "// stages\n" << print_stages(g, fuse_stages(g, build_storage_table(g)));
+      StageGraph sg = fuse_stages(g, build_storage_table(g));
+      schedule_stages(g, sg, schedules);
+      extra << "// stages\n" << print_stages(g, sg);
     } else if (name == "lower") {
-      g = lower(std::move(g)).graph;
+      g = lower(std::move(g), schedules).graph;
     } else {
       throw std::invalid_argument("unknown pass '" + name + "'");
     }

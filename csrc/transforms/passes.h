@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,14 +34,16 @@ constexpr int64_t kParallelMinPoints = int64_t{1} << 16;
 
 /// The automatic schedule of a stage: innermost loop vectorized at the host's SIMD width when
 /// every access walks it contiguously, outer loop parallel when the stage is large.
-Schedule default_schedule(const Graph& g, const Stage& s);
+std::vector<Primitive> default_schedule(const Graph& g, const Stage& s);
 
-/// THE pipeline (lower.cc): verify, analyse, simplify, analyse again.
-Program lower(Graph g);
+/// THE pipeline (lower.cc): verify, analyse, simplify, analyse again, fuse, schedule (the
+/// user's schedule text for a stage index where given, else the default).
+Program lower(Graph g, const std::map<int, std::string>& schedules = {});
 
 /// Runs the named passes in order on IR text and prints the result (the text tests and the
 /// strider-opt tool use this). Names: verify_graph, build_storage_table, build_dependence_dag,
-/// eliminate_dead_ops, fuse_stages, lower.
-std::string run_passes(const std::string& ir_text, const std::vector<std::string>& passes);
+/// eliminate_dead_ops, fuse_stages (fused and scheduled by default), lower.
+std::string run_passes(const std::string& ir_text, const std::vector<std::string>& passes,
+                       const std::map<int, std::string>& schedules = {});
 
 }  // namespace strider

@@ -9,7 +9,7 @@ import types
 import numpy as np
 
 from . import _C
-from ._errors import _internal, unsupported
+from ._errors import ScheduleError, _internal, unsupported
 from ._ops import CREATION
 from ._tracer import IR_DTYPES, Trace, Tracer, as_tracer, check_dtype, current_trace
 
@@ -192,6 +192,7 @@ class Explanation:
         self.edges = list(program.edges)
         self.stages = list(program.stages)          # dicts: domain, ops, reduce_axes, registers, schedule
         self.rejections = list(program.rejections)  # why neighbouring ops were not fused
+        self.schedules = dict(program.schedules)    # stage index -> primitives, as compile(schedule=) takes
         self._stages_text = program.stages_text
         self.code = None
         self._lines = [graph.op_line(i) for i in range(graph.num_ops)]
@@ -307,7 +308,7 @@ class _Fixed:
 class CompiledFunction:
     """A function compiled by strider.compile; call it like the original."""
 
-    def __init__(self, fn, target="cpu", static_argnames=(), cache=True):
+    def __init__(self, fn, target="cpu", static_argnames=(), cache=True, schedule=None):
         if target not in _TARGETS:
             raise ValueError(f"strider.compile: target {target!r} is not available; available: {_TARGETS}")
         if isinstance(static_argnames, str):
@@ -319,6 +320,7 @@ class CompiledFunction:
             raise ValueError(f"strider.compile: static_argnames {sorted(unknown)} are not parameters of "
                              f"{fn.__name__}")
         self._static = frozenset(static_argnames)
+        self._schedule = {int(k): str(v) for k, v in (schedule or {}).items()}
         self._use_cache = cache
         self._cache = {}
         # calls that pass every parameter positionally as a leaf are keyed by their layout alone
@@ -443,7 +445,10 @@ class CompiledFunction:
                 else:
                     outputs.append(("py", value))
             graph.outputs = views
-        program = _C.lower(graph)
+        try:
+            program = _C.lower(graph, self._schedule)
+        except _C.ScheduleError as e:
+            raise ScheduleError(f"{self._fn.__name__}: {e}") from None
         self._stats["compiles"] += 1
         return _Entry(program, arg_storages, result_spec, outputs)
 
@@ -475,8 +480,13 @@ def _caller_owned(trace, value, arg_storages):
 LATEST_FIRST = os.environ.get("STRIDER_EXEC_ORDER") == "latest"
 
 
-def compile(fn=None, *, target="cpu", static_argnames=(), cache=True):
-    """Compiles a NumPy function; use as @strider.compile or @strider.compile(...)."""
+def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None):
+    """Compiles a NumPy function; use as @strider.compile or @strider.compile(...).
+
+    schedule: {stage index: primitives} replacing the default schedule of those stages;
+    f.explain(*args).schedules shows the defaults as text to start from.
+    """
+    options = dict(target=target, static_argnames=static_argnames, cache=cache, schedule=schedule)
     if fn is None:
-        return lambda f: CompiledFunction(f, target=target, static_argnames=static_argnames, cache=cache)
-    return CompiledFunction(fn, target=target, static_argnames=static_argnames, cache=cache)
+        return lambda f: CompiledFunction(f, **options)
+    return CompiledFunction(fn, **options)

@@ -40,6 +40,10 @@ class UnsupportedError(StriderError):
     """The function uses a NumPy feature strider does not compile (yet)."""
 
 
+class ScheduleError(StriderError, ValueError):
+    """A schedule primitive does not apply: the message names it, the loop and the reason."""
+
+
 class TraceError(StriderError):
     """The function does something a trace cannot represent, such as Python control flow that
     depends on the value of an array."""

@@ -7,6 +7,7 @@ import os
 import re
 
 import numpy as np
+import pytest
 
 import strider
 
@@ -486,3 +487,21 @@ def test_fast_dispatch_counts_hits_and_keeps_aliasing_apart():
     np.testing.assert_array_equal(compiled(aliased, aliased), expected)
     stats = compiled.stats()
     assert stats["traces"] == 2 and stats["cache_hits"] == 2
+
+
+def test_schedules_are_text_users_can_edit():
+    def f(x):
+        return np.exp(x) * 2.0
+
+    x = np.linspace(0, 1, 64, dtype=np.float32).reshape(8, 8)
+    default = strider.compile(f).explain(x).schedules
+    assert set(default) == {0}
+    scheduled = strider.compile(f, schedule={0: "split(i0, i0o, i0i, 2) vectorize(i1, 8) parallel(i0o)"})
+    e = scheduled.explain(x)
+    assert e.schedules[0] == "split(i0, i0o, i0i, 2) vectorize(i1, 8) parallel(i0o)"
+    assert e.stages[0]["loops"] == ["i0o", "i0i", "i1"]
+    np.testing.assert_allclose(scheduled(x), f(x), rtol=1e-6)
+    with pytest.raises(strider.ScheduleError, match=r"split\(i0, a, b, 3\): extent 8 of i0 is not a multiple of 3"):
+        strider.compile(f, schedule={0: "split(i0, a, b, 3)"})(x)
+    with pytest.raises(strider.ScheduleError, match="there are 1 stages"):
+        strider.compile(f, schedule={4: "parallel(i0)"})(x)

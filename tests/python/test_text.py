@@ -1,5 +1,6 @@
-"""Text-in/text-out pass tests: each tests/text/<pass>.ir names the passes on its RUN line and
-the expected output in CHECK / CHECK-NEXT / CHECK-NOT lines (FileCheck's meaning)."""
+"""Text-in/text-out pass tests: each tests/text/<pass>.ir names the passes on its RUN line, any
+stage schedules on `// SCHEDULE <stage>: <primitives>` lines, and the expected output in CHECK /
+CHECK-NEXT / CHECK-NOT lines (FileCheck's meaning)."""
 import pathlib
 
 import pytest
@@ -44,12 +45,18 @@ def test_pass_text(path):
                 directives.append((kind, line[len(prefix):]))
                 break
     assert directives, "a text test needs CHECK lines"
-    filecheck(_C.run_passes(text, passes), directives)
+    schedules = {}
+    for line in text.splitlines():
+        if line.startswith("// SCHEDULE "):
+            index, primitives = line[len("// SCHEDULE "):].split(":", 1)
+            schedules[int(index)] = primitives.strip()
+    filecheck(_C.run_passes(text, passes, schedules), directives)
 
 
 def test_every_pass_has_a_text_test():
     names = {p.stem for p in CASES}
-    assert {"build_storage_table", "build_dependence_dag", "eliminate_dead_ops", "fuse_stages", "verify_graph"} <= names
+    assert {"build_storage_table", "build_dependence_dag", "eliminate_dead_ops", "fuse_stages", "apply_schedule",
+            "verify_graph"} <= names
 
 
 def test_print_parse_round_trip_of_a_traced_graph():

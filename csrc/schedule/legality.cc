@@ -1,0 +1,56 @@
+#include "schedule/legality.h"
+
+#include <algorithm>
+
+#include "analysis/overlap.h"
+
+namespace strider {
+
+AccessList stage_accesses(const Op& op, const Shape& domain, const std::vector<int>& reduce_axes) {
+  AccessList out;
+  if (op_kind(op.code) != OpKind::Arange)
+    for (const View& v : op.inputs) out.push_back({v, false});
+  View w = op.output;
+  if (!reduce_axes.empty()) {
+    View expanded{w.storage, {}, {}, w.offset, {}};
+    for (int d = 0, k = 0; d < static_cast<int>(domain.size()); ++d) {
+      bool folded = std::find(reduce_axes.begin(), reduce_axes.end(), d) != reduce_axes.end();
+      expanded.shape.push_back(domain[d]);
+      expanded.strides.push_back(folded ? 0 : w.strides[k++]);
+    }
+    w = expanded;
+  }
+  out.push_back({w, true});
+  return out;
+}
+
+std::string order_conflict(const std::vector<AccessList>& earlier, const AccessList& later) {
+  for (const auto& [view, writes] : later)
+    for (const AccessList& q : earlier)
+      for (const auto& [before, before_writes] : q) {
+        if ((!before_writes && !writes) || before.storage != view.storage) continue;
+        if (reordered_when_fused(before, view))
+          return std::string(before_writes ? "it reads or writes %s" : "it writes %s") + std::to_string(view.storage) +
+                 " where an earlier op of the stage " + (before_writes ? "wrote" : "read") +
+                 " it, at a later point of the loop";
+      }
+  const View& w = later.back().first;
+  for (size_t k = 0; k + 1 < later.size(); ++k)
+    if (later[k].first.storage == w.storage && reordered_when_fused(later[k].first, w))
+      return "it reads elements it overwrites at an earlier point";
+  return "";
+}
+
+std::string stage_order_conflict(const Stage& s) {
+  std::vector<AccessList> done;
+  for (size_t k = 0; k < s.ops.size(); ++k) {
+    const bool last_reduce = k + 1 == s.ops.size() && op_kind(s.ops[k].code) == OpKind::Reduce;
+    AccessList acc = stage_accesses(s.ops[k], s.domain, last_reduce ? s.reduce_axes : std::vector<int>{});
+    std::string why = order_conflict(done, acc);
+    if (!why.empty()) return "op" + std::to_string(s.op_ids[k]) + ": " + why;
+    done.push_back(std::move(acc));
+  }
+  return "";
+}
+
+}  // namespace strider

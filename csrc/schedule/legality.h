@@ -1,0 +1,24 @@
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "schedule/loop_nest.h"
+
+namespace strider {
+
+/// The accesses of one stage op at a point of the stage's domain, reads first, then its write
+/// (a reduction writes its output at every point of the folded axes: stride 0 there).
+using AccessList = std::vector<std::pair<View, bool>>;  // (view over the domain, is a write)
+AccessList stage_accesses(const Op& op, const Shape& domain, const std::vector<int>& reduce_axes);
+
+/// Empty when running `later` after the ops whose accesses are `earlier`, point by point in the
+/// domain's lexicographic order, keeps every conflicting pair of accesses (and the op's own read
+/// before its write) in program order; else the reason it does not.
+std::string order_conflict(const std::vector<AccessList>& earlier, const AccessList& later);
+
+/// order_conflict over a whole stage, op by op.
+std::string stage_order_conflict(const Stage& s);
+
+}  // namespace strider

@@ -1,0 +1,16 @@
+#include "schedule/primitives.h"
+
+namespace strider::detail {
+
+// parallel(loop): the outermost loop, split across the thread pool; its points must be
+// independent, so it may not be a reduced loop, and no two points may touch one element where
+// one of them writes.
+void parallel(Stage& s, const Primitive& p) {
+  if (p.names.size() != 1 || !p.factors.empty()) refuse(p, "takes (loop)");
+  const int d = loop_index(s, p, p.names[0]);
+  if (d != 0) refuse(p, "only the outermost loop (" + s.loops.front() + ") runs in parallel");
+  if (is_reduced(s, d)) refuse(p, p.names[0] + " is reduced");
+  s.schedule.parallel = true;
+}
+
+}  // namespace strider::detail

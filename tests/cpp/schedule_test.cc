@@ -1,0 +1,148 @@
+#include <gtest/gtest.h>
+
+#include "transforms/passes.h"
+
+namespace strider {
+namespace {
+
+// The one stage of a graph, fused and not yet scheduled.
+Stage stage_of(const std::string& text) {
+  Graph g = parse_graph(text);
+  StageGraph sg = fuse_stages(g, build_storage_table(g));
+  EXPECT_EQ(sg.stages.size(), 1u);
+  return sg.stages[0];
+}
+
+// The oracle: the storage offsets a view visits over a domain, in the loops' order.
+std::vector<int64_t> visit(const View& v) {
+  std::vector<int64_t> out, idx(v.ndim(), 0);
+  if (v.numel() == 0) return out;
+  while (true) {
+    int64_t off = v.offset;
+    for (int d = 0; d < v.ndim(); ++d) off += idx[d] * v.strides[d];
+    out.push_back(off);
+    int d = v.ndim() - 1;
+    for (; d >= 0 && ++idx[d] == v.shape[d]; --d) idx[d] = 0;
+    if (d < 0) return out;
+  }
+}
+
+const char* kAdd = R"(graph @f {
+  %s0 = storage f32[48] arg 0
+  %s1 = storage f32[48] arg 1
+  %s2 = storage f32[24] temp
+  op0 = add(%s0[4,6]{12,1}+0, %s1[4,6]{6,1}+0) -> %s2[4,6]{6,1}+0
+  return %s2[4,6]{6,1}+0
+})";
+
+std::vector<Primitive> sched(const std::string& text) { return parse_schedule(text); }
+
+TEST(Schedule, SplitAndFuseKeepTheVisitingOrder) {
+  Graph g = parse_graph(kAdd);
+  Stage s = stage_of(kAdd);
+  std::vector<int64_t> before = visit(s.ops[0].inputs[0]);
+  apply_schedule(g, s, sched("split(i1, i1o, i1i, 3)"));
+  EXPECT_EQ(s.domain, (Shape{4, 2, 3}));
+  EXPECT_EQ(s.loops, (std::vector<std::string>{"i0", "i1o", "i1i"}));
+  EXPECT_EQ(visit(s.ops[0].inputs[0]), before);
+  Stage t = stage_of(kAdd);
+  apply_schedule(g, t, sched("split(i1, i1o, i1i, 3) fuse(i1o, i1i, f)"));
+  EXPECT_EQ(t.domain, (Shape{4, 6}));
+  EXPECT_EQ(visit(t.ops[0].inputs[0]), before);
+  EXPECT_EQ(print_schedule(t.schedule), "split(i1, i1o, i1i, 3) fuse(i1o, i1i, f)");
+}
+
+TEST(Schedule, ReorderTransposesEveryViewAndTileComposes) {
+  Graph g = parse_graph(kAdd);
+  Stage s = stage_of(kAdd);
+  apply_schedule(g, s, sched("reorder(i1, i0)"));
+  EXPECT_EQ(s.domain, (Shape{6, 4}));
+  EXPECT_EQ(s.ops[0].output.strides, (Shape{1, 6}));
+  Stage t = stage_of(kAdd);
+  apply_schedule(g, t, sched("tile(i0, i1, i0o, i1o, i0i, i1i, 2, 3) vectorize(i1i, 2) parallel(i0o)"));
+  EXPECT_EQ(t.loops, (std::vector<std::string>{"i0o", "i1o", "i0i", "i1i"}));
+  EXPECT_EQ(t.domain, (Shape{2, 2, 2, 3}));
+  EXPECT_EQ(t.schedule.vector_width, 2);
+  EXPECT_TRUE(t.schedule.parallel);
+}
+
+TEST(Schedule, IllegalPrimitivesNameTheLoopAndTheReason) {
+  Graph g = parse_graph(kAdd);
+  auto refused = [&](const std::string& text, const std::string& reason) {
+    Stage s = stage_of(kAdd);
+    try {
+      apply_schedule(g, s, sched(text));
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const ScheduleError& e) {
+      EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
+    }
+  };
+  refused("split(i1, a, b, 4)", "extent 6 of i1 is not a multiple of 4");
+  refused("vectorize(i0, 8)", "i0 is not the innermost loop (i1 is)");
+  refused("parallel(i1)", "only the outermost loop (i0) runs in parallel");
+  refused("split(j, a, b, 2)", "no loop named j (the loops are i0, i1)");
+  refused("fuse(i0, i1, f)", "%s0 does not walk i0 and i1 as one stride");
+  refused("compute_root(%s2)", "%s2 is not a register of this stage");
+  refused("skew(i0)", "unknown primitive");
+}
+
+TEST(Schedule, ReorderThatBreaksADependenceIsRefused) {
+  // a[0:3, 1:4] = -a[1:4, 0:3]: the store at (r, c) overwrites what point (r - 1, c + 1) reads,
+  // which row order visits before it and column order after it
+  const char* text = R"(graph @f {
+    %s0 = storage f64[16] arg 0
+    %s1 = storage f64[9] temp
+    op0 = negative(%s0[3,3]{4,1}+4) -> %s1[3,3]{3,1}+0
+    op1 = copy(%s1[3,3]{3,1}+0) -> %s0[3,3]{4,1}+1
+    return
+  })";
+  Graph g = parse_graph(text);
+  Stage s = stage_of(text);
+  try {
+    apply_schedule(g, s, sched("reorder(i1, i0)"));
+    ADD_FAILURE() << "reorder accepted";
+  } catch (const ScheduleError& e) {
+    EXPECT_NE(std::string(e.what()).find("at a later point of the loop"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Schedule, ComputeRootStoresARegisterAndComputeInlineTakesItBack) {
+  const char* text = R"(graph @f {
+    %s0 = storage f32[8] arg 0
+    %s1 = storage f32[8] temp
+    %s2 = storage f32[8] temp
+    op0 = exp(%s0[8]{1}+0) -> %s1[8]{1}+0
+    op1 = negative(%s1[8]{1}+0) -> %s2[8]{1}+0
+    return %s2[8]{1}+0
+  })";
+  Graph g = parse_graph(text);
+  Stage s = stage_of(text);
+  EXPECT_EQ(s.inlinable, (std::vector<int>{1}));
+  apply_schedule(g, s, sched("compute_root(%s1)"));
+  EXPECT_TRUE(s.registers.empty());
+  apply_schedule(g, s, sched("compute_root(%s1) compute_inline(%s1)"));
+  EXPECT_EQ(s.registers, (std::vector<int>{1}));
+}
+
+TEST(Schedule, ReductionLoopsSplitAndStayInOrder) {
+  const char* text = R"(graph @f {
+    %s0 = storage f32[24] arg 0
+    %s1 = storage f32[4] temp
+    op0 = sum(%s0[4,6]{6,1}+0) axes=[1] -> %s1[4]{1}+0
+    return %s1[4]{1}+0
+  })";
+  Graph g = parse_graph(text);
+  Stage s = stage_of(text);
+  apply_schedule(g, s, sched("split(i1, r0, r1, 2) split(i0, a, b, 2)"));
+  EXPECT_EQ(s.domain, (Shape{2, 2, 3, 2}));
+  EXPECT_EQ(s.reduce_axes, (std::vector<int>{2, 3}));
+  EXPECT_EQ(s.ops.back().axes, s.reduce_axes);
+  EXPECT_EQ(s.ops.back().output.shape, (Shape{2, 2}));
+  Stage u = stage_of(text);
+  EXPECT_THROW(apply_schedule(g, u, sched("split(i1, r0, r1, 2) reorder(i0, r1, r0)")), ScheduleError);
+  Stage t = stage_of(text);
+  EXPECT_THROW(apply_schedule(g, t, sched("parallel(i0) reorder(i1, i0)")), ScheduleError);
+}
+
+}  // namespace
+}  // namespace strider

@@ -2,6 +2,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "codegen/llvm/codegen.h"
 #include "runtime/executor.h"
 #include "transforms/passes.h"
 
@@ -33,6 +34,13 @@ void bind_runtime(py::module_& m) {
                                return out;
                              })
       .def_property_readonly("rejections", [](const Program& p) { return p.stages.rejections; })
+      .def_property_readonly("fallbacks", [](const Program& p) { return p.fallbacks; })
+      .def_property_readonly("code",
+                             [](const Program& p) {
+                               std::vector<std::string> out;
+                               for (const auto& k : p.kernels) out.push_back(k ? k->llvm_ir() : "");
+                               return out;
+                             })
       .def_property_readonly("schedules",
                              [](const Program& p) {
                                std::map<int, std::string> out;
@@ -56,7 +64,9 @@ void bind_runtime(py::module_& m) {
            py::arg("buffers"), py::arg("latest_first") = false);
 
   m.def("lower", &lower, py::arg("graph"), py::arg("schedules") = std::map<int, std::string>{},
+        py::arg("jit") = true,
         "runs the pass pipeline (lower.cc) on a traced graph; schedules: stage index -> primitives text");
+  m.def("llvm_backend_available", &llvm_backend_available);
   py::register_exception<ScheduleError>(m, "ScheduleError", PyExc_ValueError);
   m.def("run_passes", &run_passes, py::arg("ir_text"), py::arg("passes"),
         py::arg("schedules") = std::map<int, std::string>{});

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "codegen/llvm/codegen.h"
 #include "runtime/elementwise.h"
 
 namespace strider {
@@ -53,7 +54,9 @@ void for_each(const Shape& shape, const Operand* ops, F&& f) {
 
 class Executor {
  public:
-  Executor(const Program& p, const std::vector<void*>& buffers) : g_(p.graph) {
+  // `in_registers`: temps no one stores (registers of compiled stages): never allocated
+  Executor(const Program& p, const std::vector<void*>& buffers, const std::vector<bool>& in_registers)
+      : g_(p.graph) {
     if (buffers.size() != g_.storages.size()) throw std::invalid_argument("one buffer per storage expected");
     base_.resize(g_.storages.size());
     for (size_t s = 0; s < g_.storages.size(); ++s) {
@@ -64,12 +67,16 @@ class Executor {
         base_[s] = static_cast<char*>(buffers[s]);
       } else if (st.kind == StorageKind::Arg) {
         throw std::invalid_argument("no memory given for argument storage %s" + std::to_string(s));
+      } else if (in_registers[s]) {
+        base_[s] = nullptr;
       } else {
         owned_.emplace_back(new double[(st.size * itemsize(st.dtype) + 7) / 8 + 1]);
         base_[s] = reinterpret_cast<char*>(owned_.back().get());
       }
     }
   }
+
+  char* const* bases() const { return base_.data(); }
 
   void run(const Op& raw) {
     const Op& op = resolved(raw);
@@ -289,10 +296,24 @@ class Executor {
 }  // namespace
 
 void execute(const Program& p, const std::vector<void*>& buffers, bool latest_first) {
-  Executor ex(p, buffers);
-  std::vector<int> order = p.dag.topological_order(latest_first);
-  if (order.size() != p.graph.ops.size()) throw std::logic_error("the dependence graph has a cycle");
-  for (int i : order) ex.run(p.graph.ops[i]);
+  const bool staged = !latest_first && !p.stages.stages.empty();
+  std::vector<bool> in_registers(p.graph.storages.size(), false);
+  if (staged)
+    for (size_t i = 0; i < p.kernels.size(); ++i)
+      if (p.kernels[i])
+        for (int r : p.stages.stages[i].registers) in_registers[r] = true;
+  Executor ex(p, buffers, in_registers);
+  if (!staged) {
+    std::vector<int> order = p.dag.topological_order(latest_first);
+    if (order.size() != p.graph.ops.size()) throw std::logic_error("the dependence graph has a cycle");
+    for (int i : order) ex.run(p.graph.ops[i]);
+    return;
+  }
+  for (size_t i = 0; i < p.stages.stages.size(); ++i) {
+    if (i < p.kernels.size() && p.kernels[i]) p.kernels[i]->run(ex.bases());
+    else
+      for (int id : p.stages.stages[i].op_ids) ex.run(p.graph.ops[id]);
+  }
 }
 
 }  // namespace strider

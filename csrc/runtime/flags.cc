@@ -19,10 +19,15 @@ void log_line(const char* category, const std::string& line) {
   if (log_enabled(category)) std::cerr << "[strider:" << category << "] " << line << "\n";
 }
 
-void debug_dump(const char* pass, const Graph& g) {
+void debug_dump_text(const std::string& name, const std::string& text) {
   const char* dir = std::getenv("STRIDER_DUMP_DIR");
   if (!dir || !*dir) return;
-  std::ofstream(std::string(dir) + "/" + g.name + "." + pass + ".ir") << print_graph(g);
+  std::ofstream(std::string(dir) + "/" + name) << text;
+}
+
+void debug_dump(const char* pass, const Graph& g) {
+  if (!std::getenv("STRIDER_DUMP_DIR")) return;
+  debug_dump_text(g.name + "." + pass + ".ir", print_graph(g));
 }
 
 }  // namespace strider

@@ -11,5 +11,7 @@ struct Graph;
 bool log_enabled(const char* category);
 void log_line(const char* category, const std::string& line);
 void debug_dump(const char* pass, const Graph& g);
+/// Writes `text` to STRIDER_DUMP_DIR/name when dumps are on (the .ll of each stage).
+void debug_dump_text(const std::string& name, const std::string& text);
 
 }  // namespace strider

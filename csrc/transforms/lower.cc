@@ -1,6 +1,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "codegen/llvm/codegen.h"
 #include "runtime/flags.h"
 #include "transforms/passes.h"
 
@@ -20,7 +21,23 @@ void schedule_stages(const Graph& g, StageGraph& sg, const std::map<int, std::st
 }
 }  // namespace
 
-Program lower(Graph g, const std::map<int, std::string>& schedules) {
+void compile_stages(Program& p) {
+  const size_t n = p.stages.stages.size();
+  p.kernels.assign(n, nullptr);
+  p.fallbacks.assign(n, llvm_backend_available() ? "" : "built without LLVM");
+  if (!llvm_backend_available()) return;
+  for (size_t i = 0; i < n; ++i) {
+    try {
+      p.kernels[i] = compile_stage(p.graph, p.stages.stages[i]);
+    } catch (const std::invalid_argument& e) {
+      p.fallbacks[i] = e.what();
+      log_line("codegen", "stage " + std::to_string(i) + " runs on the reference executor: " + e.what());
+    }
+    if (p.kernels[i]) debug_dump_text(p.graph.name + ".stage" + std::to_string(i) + ".ll", p.kernels[i]->llvm_ir());
+  }
+}
+
+Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit) {
   verify_graph(g);
   debug_dump("trace_to_graph", g);
   Program p;
@@ -36,10 +53,12 @@ Program lower(Graph g, const std::map<int, std::string>& schedules) {
   log_line("passes", "build_dependence_dag: " + std::to_string(p.dag.edges.size()) + " edges");
   verify_graph(live);
   p.stages = fuse_stages(live, p.table);
-  schedule_stages(live, p.stages, schedules);
   log_line("passes", "fuse_stages: " + std::to_string(live.ops.size()) + " ops in " +
                          std::to_string(p.stages.stages.size()) + " stages");
+  schedule_stages(live, p.stages, schedules);
   p.graph = std::move(live);
+  if (jit) compile_stages(p);
+  else p.fallbacks.assign(p.stages.stages.size(), "the JIT is off");
   return p;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,12 +12,16 @@
 
 namespace strider {
 
-/// A graph with the analyses every later stage reads, and its stages.
+class CompiledStage;
+
+/// A graph with the analyses every later stage reads, its stages, and their native code.
 struct Program {
   Graph graph;
   StorageTable table;
   Dag dag;
   StageGraph stages;
+  std::vector<std::shared_ptr<const CompiledStage>> kernels;  // per stage; null: the reference executor runs it
+  std::vector<std::string> fallbacks;  // per stage: why it has no kernel (empty when it has one)
 };
 
 /// Drops ops whose results nobody observes (not returned, not in caller-visible storage, not
@@ -36,9 +41,13 @@ constexpr int64_t kParallelMinPoints = int64_t{1} << 16;
 /// every access walks it contiguously, outer loop parallel when the stage is large.
 std::vector<Primitive> default_schedule(const Graph& g, const Stage& s);
 
+/// Compiles every stage to native code where the backend can (LLVM); records why not elsewhere.
+void compile_stages(Program& p);
+
 /// THE pipeline (lower.cc): verify, analyse, simplify, analyse again, fuse, schedule (the
-/// user's schedule text for a stage index where given, else the default).
-Program lower(Graph g, const std::map<int, std::string>& schedules = {});
+/// user's schedule text for a stage index where given, else the default), compile.
+/// `jit` false leaves every stage to the reference executor.
+Program lower(Graph g, const std::map<int, std::string>& schedules = {}, bool jit = true);
 
 /// Runs the named passes in order on IR text and prints the result (the text tests and the
 /// strider-opt tool use this). Names: verify_graph, build_storage_table, build_dependence_dag,

@@ -193,8 +193,9 @@ class Explanation:
         self.stages = list(program.stages)          # dicts: domain, ops, reduce_axes, registers, schedule
         self.rejections = list(program.rejections)  # why neighbouring ops were not fused
         self.schedules = dict(program.schedules)    # stage index -> primitives, as compile(schedule=) takes
+        self.fallbacks = list(program.fallbacks)    # per stage: why it runs on the reference executor
         self._stages_text = program.stages_text
-        self.code = None
+        self.code = [ll or None for ll in program.code]  # per stage: the optimized LLVM IR, None without
         self._lines = [graph.op_line(i) for i in range(graph.num_ops)]
         self._names = [graph.op_name(i) for i in range(graph.num_ops)]
 
@@ -211,6 +212,9 @@ class Explanation:
         if not self.edges:
             lines.append("(none)")
         lines += ["", "== stages (loop nests) and fusion decisions ==", self._stages_text.rstrip()]
+        for i, why in enumerate(self.fallbacks):
+            if why:
+                lines.append(f"stage {i} runs on the reference executor: {why}")
         return "\n".join(lines) + "\n"
 
     __repr__ = __str__
@@ -446,7 +450,7 @@ class CompiledFunction:
                     outputs.append(("py", value))
             graph.outputs = views
         try:
-            program = _C.lower(graph, self._schedule)
+            program = _C.lower(graph, self._schedule, JIT)
         except _C.ScheduleError as e:
             raise ScheduleError(f"{self._fn.__name__}: {e}") from None
         self._stats["compiles"] += 1
@@ -478,6 +482,8 @@ def _caller_owned(trace, value, arg_storages):
 
 # STRIDER_EXEC_ORDER=latest: run in the other extreme legal order of the DAG (checks its edges)
 LATEST_FIRST = os.environ.get("STRIDER_EXEC_ORDER") == "latest"
+# STRIDER_JIT=0: every stage on the reference executor
+JIT = os.environ.get("STRIDER_JIT", "1") != "0"
 
 
 def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None):

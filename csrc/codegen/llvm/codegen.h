@@ -1,0 +1,52 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ir/graph.h"
+#include "schedule/loop_nest.h"
+
+// The CPU backend: a Stage becomes one LLVM module (IRBuilder), optimized at O3 for the host CPU
+// (its features, AllowFPOpFusion=Strict, no fast-math flags on elementwise ops) and JIT-compiled
+// by one process-wide ORC LLJIT.
+//
+// Results are bit-identical to the reference executor (runtime/elementwise.h) for every op except:
+// - transcendentals (exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, arc*, sinh, cosh,
+//   tanh, arc*h, cbrt, power, arctan2, hypot, logaddexp): in vectorized loops they call glibc's
+//   libmvec (_ZGVdN8v_expf, ...; glibc documents at most 4 ulp of error), in scalar loops and
+//   remainders the same libm function as the reference;
+// - float sum and prod, which the loop vectorizer may reassociate (float32 accumulates in double,
+//   like the reference; float64 in double where the reference uses long double).
+// NaN payloads may differ where the hardware picks one of two NaN operands.
+namespace strider {
+
+/// A stage compiled to native code.
+class CompiledStage {
+ public:
+  virtual ~CompiledStage() = default;
+  /// Runs the whole loop nest. bases[s] is the base address of storage s (indexed like
+  /// Graph::storages; entries for the stage's register storages may be null). Throws
+  /// std::domain_error where the reference throws at run time (an integer power with a negative
+  /// exponent); elements before it may have been written, as in the reference.
+  virtual void run(char* const* bases) const = 0;
+  /// The optimized module as .ll text (dumps, tests).
+  virtual const std::string& llvm_ir() const = 0;
+};
+
+/// False when built without LLVM (a stub is compiled then) or when the JIT cannot start.
+bool llvm_backend_available();
+
+/// Compiles one stage (shapes, strides, offsets are compile-time constants: the graph is specialized
+/// per call signature). Throws std::invalid_argument naming the op for anything it cannot compile
+/// (the caller then falls back to the reference executor for that stage): an op/dtype pair the
+/// reference has no loop for, a stage reading and writing overlapping regions of one storage in an
+/// order the loop nest would change, a reduction without identity over an empty or run-time-sized
+/// axis; also when LLVM itself fails (the message says so). Thread-safe. A parallel schedule runs
+/// serially unless no element written at one row of axis 0 is touched at another.
+std::unique_ptr<CompiledStage> compile_stage(const Graph& g, const Stage& s);
+
+/// Lanes of `t` in one vector register of the width LLVM prefers on this host (a default for
+/// Schedule::vector_width); 1 without LLVM.
+int host_vector_width(DType t);
+
+}  // namespace strider

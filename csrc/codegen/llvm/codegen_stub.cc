@@ -1,0 +1,17 @@
+// Built instead of the LLVM backend when LLVM 16 is not found: the runtime then uses the
+// reference executor for every stage.
+#include <stdexcept>
+
+#include "codegen/llvm/codegen.h"
+
+namespace strider {
+
+bool llvm_backend_available() { return false; }
+
+std::unique_ptr<CompiledStage> compile_stage(const Graph&, const Stage&) {
+  throw std::invalid_argument("strider was built without LLVM: every stage runs on the reference executor");
+}
+
+int host_vector_width(DType) { return 1; }
+
+}  // namespace strider

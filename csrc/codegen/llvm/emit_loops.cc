@@ -1,0 +1,279 @@
+#include <algorithm>
+#include <stdexcept>
+
+#include <llvm/IR/MDBuilder.h>
+
+#include "codegen/llvm/emitter.h"
+
+namespace strider::detail {
+
+using llvm::Value;
+
+Emitter::Emitter(const Graph& g, const StagePlan& p, llvm::Module& m, bool vector_math)
+    : g_(g), p_(p), m_(m), ctx_(m.getContext()), b_(m.getContext()), vector_math_(vector_math) {}
+
+llvm::Type* Emitter::mem_type(DType t) {
+  switch (t) {
+    case DType::Bool: return b_.getInt8Ty();
+    case DType::Int32: return b_.getInt32Ty();
+    case DType::Int64: return b_.getInt64Ty();
+    case DType::Float32: return b_.getFloatTy();
+    case DType::Float64: break;
+  }
+  return b_.getDoubleTy();
+}
+
+llvm::Type* Emitter::reg_type(DType t) { return t == DType::Bool ? b_.getInt1Ty() : mem_type(t); }
+
+void Emitter::refuse(const std::string& why) const {
+  std::string id = cur_op_ >= 0 && cur_op_ < static_cast<int>(p_.op_ids.size()) ? "op" + std::to_string(p_.op_ids[cur_op_])
+                                                                                 : "stage op " + std::to_string(cur_op_);
+  std::string name = cur_op_ >= 0 ? op_name(p_.ops[cur_op_].code) : "?";
+  throw std::invalid_argument("LLVM backend cannot compile " + id + " (" + name + "): " + why);
+}
+
+Emitter::Values Emitter::loop(Value* lo, Value* hi, const Values& init, const LoopBody& body, llvm::MDNode* md) {
+  llvm::Function* f = b_.GetInsertBlock()->getParent();
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, "loop", f);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "loop.exit");
+  // rotated form (guard, then do-while): what the loop passes expect
+  b_.CreateCondBr(b_.CreateICmpSLT(lo, hi), header, exit);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
+  i->addIncoming(lo, pre);
+  std::vector<llvm::PHINode*> phis;
+  Values carried;
+  for (Value* v : init) {
+    phis.push_back(b_.CreatePHI(v->getType(), 2));
+    phis.back()->addIncoming(v, pre);
+    carried.push_back(phis.back());
+  }
+  Values next = body(i, carried);
+  Value* inext = b_.CreateAdd(i, i64(1), "i.next", /*HasNUW=*/true, /*HasNSW=*/true);
+  llvm::BasicBlock* latch = b_.GetInsertBlock();
+  i->addIncoming(inext, latch);
+  for (size_t k = 0; k < phis.size(); ++k) phis[k]->addIncoming(next[k], latch);
+  llvm::BranchInst* br = b_.CreateCondBr(b_.CreateICmpSLT(inext, hi), header, exit);
+  if (md) br->setMetadata(llvm::LLVMContext::MD_loop, md);
+  exit->insertInto(f);
+  b_.SetInsertPoint(exit);
+  Values out;
+  for (size_t k = 0; k < init.size(); ++k) {
+    llvm::PHINode* phi = b_.CreatePHI(init[k]->getType(), 2);
+    phi->addIncoming(init[k], pre);
+    phi->addIncoming(next[k], latch);
+    out.push_back(phi);
+  }
+  return out;
+}
+
+void Emitter::nest(const std::vector<int>& axes, const std::function<void()>& at_point, llvm::MDNode* md) {
+  std::function<void(size_t)> level = [&](size_t k) {
+    if (k == axes.size()) return at_point();
+    const int a = axes[k];
+    const bool split = a == 0 && p_.splits();
+    loop(split ? begin_ : i64(0), split ? end_ : bound_[a], {},
+         [&](Value* i, const Values&) {
+           idx_[a] = i;
+           level(k + 1);
+           return Values{};
+         },
+         k + 1 == axes.size() ? md : nullptr);
+    idx_[a] = nullptr;
+  };
+  level(0);
+}
+
+llvm::MDNode* Emitter::loop_hints(int axis, bool scratch_unit_stride) {
+  bool unit = scratch_unit_stride;
+  for (const Op& op : p_.ops) {
+    auto check = [&](const View& v) {
+      if (!p_.registers.count(v.storage) && std::abs(v.strides[axis]) > 1) unit = false;
+    };
+    for (const View& v : op.inputs) check(v);
+    check(op.output);
+  }
+  const int w = p_.vector_width;
+  // a forced width on a short constant trip count would only leave a scalar remainder
+  if (p_.extent[axis] < 0 && p_.domain[axis] < w) unit = false;
+  llvm::SmallVector<llvm::Metadata*, 4> ops{nullptr};
+  auto hint = [&](const char* name, int value) {
+    ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name),
+                                           llvm::ConstantAsMetadata::get(b_.getInt32(value))}));
+  };
+  // width only, not vectorize.enable: a loop the vectorizer cannot handle (a NaN-aware max) then
+  // stays scalar without a "transformation not performed" warning
+  if (w == 1) hint("llvm.loop.vectorize.width", 1);
+  else if (unit) hint("llvm.loop.vectorize.width", w);
+  if (p_.unroll > 1) hint("llvm.loop.interleave.count", p_.unroll);
+  if (ops.size() == 1) return nullptr;
+  llvm::MDNode* md = llvm::MDNode::getDistinct(ctx_, ops);
+  md->replaceOperandWith(0, md);
+  return md;
+}
+
+Value* Emitter::element_index(const View& v) {
+  Value* at = i64(v.offset);
+  for (int d = 0; d < v.ndim(); ++d) {
+    if (v.strides[d] == 0) continue;
+    if (!idx_[d]) throw std::logic_error("LLVM backend: axis " + std::to_string(d) + " used outside its loop");
+    at = b_.CreateAdd(at, b_.CreateMul(idx_[d], i64(v.strides[d]), "", false, true), "", false, true);
+  }
+  return at;
+}
+
+void Emitter::set_scopes(llvm::Instruction* access, int object) {
+  if (object >= static_cast<int>(scope_.size()) || !scope_[object]) return;
+  access->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(ctx_, {scope_[object]}));
+  if (noalias_[object]) access->setMetadata(llvm::LLVMContext::MD_noalias, noalias_[object]);
+}
+
+Value* Emitter::load(const View& v) {
+  const DType t = g_.dtype_of(v);
+  if (p_.registers.count(v.storage)) {
+    if (!reg_[v.storage]) refuse("it reads register %s" + std::to_string(v.storage) + " before the stage computes it");
+    return reg_[v.storage];
+  }
+  llvm::Type* ty = mem_type(t);
+  Value* ptr = b_.CreateInBoundsGEP(ty, base_[v.storage], element_index(v));
+  llvm::LoadInst* x = b_.CreateAlignedLoad(ty, ptr, llvm::Align(itemsize(t)));
+  set_scopes(x, v.storage);
+  return t == DType::Bool ? b_.CreateICmpNE(x, b_.getInt8(0)) : x;
+}
+
+void Emitter::store(const View& v, Value* x) {
+  const DType t = g_.dtype_of(v);
+  if (p_.registers.count(v.storage)) {
+    reg_[v.storage] = x;
+    return;
+  }
+  if (t == DType::Bool) x = b_.CreateZExt(x, b_.getInt8Ty());
+  Value* ptr = b_.CreateInBoundsGEP(mem_type(t), base_[v.storage], element_index(v));
+  set_scopes(b_.CreateAlignedStore(x, ptr, llvm::Align(itemsize(t))), v.storage);
+}
+
+namespace {
+
+// Storages the stage reads or writes in memory, and those holding run-time extents.
+std::vector<bool> used_storages(const Graph& g, const StagePlan& p) {
+  std::vector<bool> used(g.storages.size(), false);
+  for (const Op& op : p.ops) {
+    for (const View& v : op.inputs)
+      if (!p.registers.count(v.storage)) used[v.storage] = true;
+    if (!p.registers.count(op.output.storage)) used[op.output.storage] = true;
+  }
+  for (int e : p.extent)
+    if (e >= 0) used[e] = true;
+  return used;
+}
+
+// A small constant becomes module data, so LLVM sees its values (a scalar operand folds).
+constexpr size_t kEmbedBytes = 256;
+
+}  // namespace
+
+void Emitter::emit(const std::string& name) {
+  const int n = static_cast<int>(g_.storages.size());
+  const int rank = p_.rank();
+  llvm::Type* ptr = b_.getPtrTy();
+  llvm::Type* i32 = b_.getInt32Ty();
+  llvm::Type* i64t = b_.getInt64Ty();
+  auto* body_ty = llvm::FunctionType::get(i32, {ptr, i64t, i64t}, false);
+  // internal: inlined into the entry unless the thread pool calls it
+  llvm::Function* body = llvm::Function::Create(body_ty, llvm::Function::InternalLinkage, name + "_body", m_);
+  body->addFnAttr(llvm::Attribute::NoUnwind);
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", body));
+  Value* args = body->getArg(0);
+  begin_ = body->getArg(1);
+  end_ = body->getArg(2);
+  err_ = b_.CreateAlloca(i32);
+  b_.CreateStore(b_.getInt32(0), err_);
+  Value* bases = b_.CreateLoad(ptr, args, "bases");
+  scratch_ = b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, args, 1), "scratch");
+
+  // one alias scope per storage and per scratch array
+  const std::vector<bool> used = used_storages(g_, p_);
+  const int objects = n + scratch_arrays();
+  llvm::MDBuilder mdb(ctx_);
+  llvm::MDNode* domain = mdb.createAnonymousAliasScopeDomain("stage");
+  scope_.assign(objects, nullptr);
+  noalias_.assign(objects, nullptr);
+  for (int o = 0; o < objects; ++o)
+    if (o >= n || used[o]) scope_[o] = mdb.createAnonymousAliasScope(domain);
+  for (int o = 0; o < objects; ++o) {
+    if (!scope_[o]) continue;
+    llvm::SmallVector<llvm::Metadata*, 8> others;
+    for (int q = 0; q < objects; ++q)
+      if (q != o && scope_[q]) others.push_back(scope_[q]);
+    if (!others.empty()) noalias_[o] = llvm::MDNode::get(ctx_, others);
+  }
+
+  base_.assign(n, nullptr);
+  reg_.assign(n, nullptr);
+  for (int s = 0; s < n; ++s) {
+    if (!used[s]) continue;
+    const Storage& st = g_.storages[s];
+    if (st.kind == StorageKind::Const && !st.data.empty() && st.data.size() <= kEmbedBytes) {
+      auto* data = llvm::ConstantDataArray::getRaw(
+          llvm::StringRef(reinterpret_cast<const char*>(st.data.data()), st.data.size()), st.size, mem_type(st.dtype));
+      auto* gv = new llvm::GlobalVariable(m_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data,
+                                          "const" + std::to_string(s));
+      gv->setAlignment(llvm::Align(8));
+      base_[s] = gv;
+    } else {
+      auto* slot = b_.CreateConstInBoundsGEP1_64(ptr, bases, s);
+      base_[s] = b_.CreateLoad(ptr, slot, "s" + std::to_string(s));
+    }
+  }
+  // run-time extents are clamped to the static bound, as the reference does
+  auto extent_of = [&](int a) -> Value* {
+    if (p_.extent[a] < 0) return i64(p_.domain[a]);
+    Value* v = b_.CreateAlignedLoad(i64t, base_[p_.extent[a]], llvm::Align(8));
+    v = b_.CreateSelect(b_.CreateICmpSLT(v, i64(0)), i64(0), v);
+    return b_.CreateSelect(b_.CreateICmpSGT(v, i64(p_.domain[a])), i64(p_.domain[a]), v);
+  };
+  bound_.assign(rank, nullptr);
+  idx_.assign(rank, nullptr);
+  for (int a = 0; a < rank; ++a) bound_[a] = extent_of(a);
+
+  if (p_.reduction) {
+    emit_reduction();
+  } else {
+    std::vector<int> axes(rank);
+    for (int a = 0; a < rank; ++a) axes[a] = a;
+    nest(axes, [&] {
+      for (size_t k = 0; k < p_.ops.size(); ++k) {
+        cur_op_ = static_cast<int>(k);
+        emit_op(p_.ops[k]);
+      }
+      std::fill(reg_.begin(), reg_.end(), nullptr);
+    }, rank > 0 ? loop_hints(rank - 1, true) : nullptr);
+  }
+  b_.CreateRet(b_.CreateLoad(i32, err_));
+
+  // the entry: all of axis 0 at once, or in chunks on the thread pool
+  auto* entry_ty = llvm::FunctionType::get(i32, {ptr}, false);
+  llvm::Function* entry = llvm::Function::Create(entry_ty, llvm::Function::ExternalLinkage, name, m_);
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry));
+  args = entry->getArg(0);
+  Value* n0 = i64(1);
+  if (p_.splits()) {
+    n0 = i64(p_.domain[0]);
+    if (p_.extent[0] >= 0) {
+      bases = b_.CreateLoad(ptr, args);
+      Value* at = b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, bases, p_.extent[0]));
+      Value* v = b_.CreateAlignedLoad(i64t, at, llvm::Align(8));
+      v = b_.CreateSelect(b_.CreateICmpSLT(v, i64(0)), i64(0), v);
+      n0 = b_.CreateSelect(b_.CreateICmpSGT(v, i64(p_.domain[0])), i64(p_.domain[0]), v);
+    }
+  }
+  if (p_.parallel) {
+    llvm::FunctionCallee pf = m_.getOrInsertFunction("strider_parallel_for", llvm::FunctionType::get(i32, {i64t, ptr, ptr}, false));
+    b_.CreateRet(b_.CreateCall(pf, {n0, body, args}));
+  } else {
+    b_.CreateRet(b_.CreateCall(body, {args, i64(0), n0}));
+  }
+}
+
+}  // namespace strider::detail

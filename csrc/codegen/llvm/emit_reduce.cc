@@ -1,0 +1,243 @@
+// The stage's final reduction. Two loop shapes:
+// - the reduced axes are the innermost ones: each output element's accumulator lives in registers
+//   (loop-carried values) across the reduced loops, and the innermost of them vectorizes as an
+//   LLVM reduction (sum, prod, any, all);
+// - otherwise (a column sum, say): accumulators live in scratch memory, one per output element,
+//   initialized, updated at every point of the full nest (whose innermost loop runs over output
+//   elements and vectorizes), then converted into the output.
+// The order in which each output element sees its inputs is the reference's in both, so only the
+// vectorizer's reassociation of float sums and products can change a result.
+
+#include "codegen/llvm/emitter.h"
+
+namespace strider::detail {
+
+using llvm::Value;
+
+namespace {
+
+bool is_arg(OpCode c) { return c == OpCode::argmax || c == OpCode::argmin; }
+bool is_max(OpCode c) { return c == OpCode::max || c == OpCode::argmax; }
+
+bool innermost_reduction(const StagePlan& p) {
+  bool seen = false;
+  for (bool r : p.reduced) {
+    if (r) seen = true;
+    else if (seen) return false;
+  }
+  return true;
+}
+
+// One reduction's accumulator: its values, start, step and result (fold() in the executor).
+struct Fold {
+  Emitter& e;
+  OpCode code;
+  DType in, out;
+
+  llvm::IRBuilder<>& b() { return e.b_; }
+
+  llvm::Type* value_type() {
+    if (code == OpCode::any || code == OpCode::all) return b().getInt1Ty();
+    if ((code == OpCode::sum || code == OpCode::prod) && is_float(in)) return b().getDoubleTy();  // as the reference
+    return e.reg_type(in);
+  }
+
+  std::vector<llvm::Type*> types() {
+    if (is_arg(code)) return {value_type(), b().getInt64Ty()};
+    return {value_type()};
+  }
+
+  Emitter::Values init() {
+    llvm::Type* t = value_type();
+    switch (code) {
+      case OpCode::sum: return {llvm::Constant::getNullValue(t)};
+      case OpCode::prod: return {t->isDoubleTy() ? llvm::ConstantFP::get(t, 1.0) : llvm::ConstantInt::get(t, 1)};
+      case OpCode::any: return {b().getFalse()};
+      case OpCode::all: return {b().getTrue()};
+      default: break;
+    }
+    // the extremes start below (above) every value at index 0: the first element then replaces
+    // them unless it equals them, and the result is the reference's either way
+    const bool up = is_max(code);
+    Value* start;
+    if (is_float(in)) start = llvm::ConstantFP::getInfinity(t, up);
+    else if (in == DType::Bool) start = up ? b().getFalse() : b().getTrue();
+    else start = up ? llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()))
+                    : llvm::ConstantInt::get(t, llvm::APInt::getSignedMaxValue(t->getIntegerBitWidth()));
+    if (is_arg(code)) return {start, e.i64(0)};
+    return {start};
+  }
+
+  Emitter::Values update(const Emitter::Values& s, Value* x, Value* flat) {
+    switch (code) {
+      case OpCode::sum:
+      case OpCode::prod: {
+        const bool sum = code == OpCode::sum;
+        if (is_float(in)) {
+          // float sums and products may be reassociated (and so vectorized); nothing else may
+          llvm::IRBuilderBase::FastMathFlagGuard guard(b());
+          llvm::FastMathFlags fmf;
+          fmf.setAllowReassoc();
+          b().setFastMathFlags(fmf);
+          Value* wide = b().CreateFPExt(x, b().getDoubleTy());
+          return {sum ? b().CreateFAdd(s[0], wide) : b().CreateFMul(s[0], wide)};
+        }
+        if (in == DType::Bool) return {sum ? b().CreateOr(s[0], x) : b().CreateAnd(s[0], x)};
+        return {sum ? b().CreateAdd(s[0], x) : b().CreateMul(s[0], x)};
+      }
+      case OpCode::any: return {b().CreateOr(s[0], e.convert(x, in, DType::Bool))};
+      case OpCode::all: return {b().CreateAnd(s[0], e.convert(x, in, DType::Bool))};
+      default: break;
+    }
+    // NaN wins, then strictly better values: the first occurrence is kept
+    const bool up = is_max(code);
+    Value* best = s[0];
+    Value* take;
+    if (is_float(in)) {
+      Value* better = up ? b().CreateFCmpOGT(x, best) : b().CreateFCmpOLT(x, best);
+      take = b().CreateAnd(b().CreateFCmpORD(best, best), b().CreateOr(b().CreateFCmpUNO(x, x), better));
+    } else if (in == DType::Bool) {
+      take = up ? b().CreateICmpUGT(x, best) : b().CreateICmpULT(x, best);
+    } else {
+      take = up ? b().CreateICmpSGT(x, best) : b().CreateICmpSLT(x, best);
+    }
+    Emitter::Values next{b().CreateSelect(take, x, best)};
+    if (is_arg(code)) next.push_back(b().CreateSelect(take, flat, s[1]));
+    return next;
+  }
+
+  Value* finish(const Emitter::Values& s) {
+    switch (code) {
+      case OpCode::sum:
+      case OpCode::prod:
+        if (in == DType::Float32) return e.convert(b().CreateFPTrunc(s[0], b().getFloatTy()), in, out);
+        return e.convert(s[0], in, out);
+      case OpCode::any:
+      case OpCode::all: return e.convert(s[0], DType::Bool, out);
+      case OpCode::argmax:
+      case OpCode::argmin: return e.convert(s[1], DType::Int64, out);
+      default: return e.convert(s[0], in, out);
+    }
+  }
+};
+
+}  // namespace
+
+int Emitter::scratch_arrays() const {
+  if (!p_.reduction || innermost_reduction(p_)) return 0;
+  return is_arg(p_.ops.back().code) ? 2 : 1;
+}
+
+void Emitter::emit_reduction() {
+  const int last = static_cast<int>(p_.ops.size()) - 1;
+  const Op& r = p_.ops[last];
+  cur_op_ = last;
+  Fold fold{*this, r.code, g_.dtype_of(r.inputs[0]), g_.dtype_of(r.output)};
+  std::vector<int> kept, folded;
+  for (int a = 0; a < p_.rank(); ++a) (p_.reduced[a] ? folded : kept).push_back(a);
+
+  // the elementwise ops before the reduction, then its input, at the current point
+  auto point = [&]() -> Value* {
+    for (int k = 0; k < last; ++k) {
+      cur_op_ = k;
+      emit_op(p_.ops[k]);
+    }
+    cur_op_ = last;
+    Value* x = load(r.inputs[0]);
+    std::fill(reg_.begin(), reg_.end(), nullptr);
+    return x;
+  };
+  // C-order index over the reduced axes (argmax's answer)
+  auto flat = [&]() -> Value* {
+    if (!is_arg(r.code)) return nullptr;
+    Value* f = i64(0);
+    for (int a : folded) f = b_.CreateAdd(b_.CreateMul(f, bound_[a], "", false, true), idx_[a], "", false, true);
+    return f;
+  };
+
+  if (scratch_arrays() == 0) {
+    std::function<Values(size_t, const Values&)> fold_loops = [&](size_t k, const Values& state) -> Values {
+      if (k == folded.size()) {
+        Value* x = point();
+        return fold.update(state, x, flat());
+      }
+      const int a = folded[k];
+      Values out = loop(i64(0), bound_[a], state,
+                        [&](Value* i, const Values& carried) {
+                          idx_[a] = i;
+                          return fold_loops(k + 1, carried);
+                        },
+                        k + 1 == folded.size() ? loop_hints(a, true) : nullptr);
+      idx_[a] = nullptr;
+      return out;
+    };
+    nest(kept, [&] { store(r.output, fold.finish(fold_loops(0, fold.init()))); },
+         folded.empty() && !kept.empty() ? loop_hints(kept.back(), true) : nullptr);
+    return;
+  }
+
+  // accumulators in scratch: array c holds component c for every output element, C order
+  const int n = static_cast<int>(g_.storages.size());
+  std::vector<llvm::Type*> types = fold.types();
+  std::vector<Value*> arrays;
+  std::vector<llvm::Type*> mem;
+  int64_t count = 1;
+  for (int a : kept) count *= p_.domain[a];
+  for (llvm::Type* t : types) {
+    mem.push_back(t->isIntegerTy(1) ? b_.getInt8Ty() : t);
+    scratch_bytes_ = (scratch_bytes_ + 7) / 8 * 8;
+    arrays.push_back(b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), scratch_, scratch_bytes_));
+    scratch_bytes_ += count * m_.getDataLayout().getTypeAllocSize(mem.back());
+  }
+  std::vector<int64_t> stride(p_.rank(), 0);
+  for (int64_t s = 1, k = static_cast<int>(kept.size()) - 1; k >= 0; --k) {
+    stride[kept[k]] = s;
+    s *= p_.domain[kept[k]];
+  }
+  auto slot = [&](Value* at, size_t c) { return b_.CreateInBoundsGEP(mem[c], arrays[c], at); };
+  auto load_state = [&](Value* at) {
+    Values s;
+    for (size_t c = 0; c < types.size(); ++c) {
+      llvm::LoadInst* v = b_.CreateLoad(mem[c], slot(at, c));
+      set_scopes(v, n + static_cast<int>(c));
+      s.push_back(mem[c] == types[c] ? static_cast<Value*>(v) : b_.CreateTrunc(v, types[c]));
+    }
+    return s;
+  };
+  auto store_state = [&](Value* at, const Values& s) {
+    for (size_t c = 0; c < types.size(); ++c)
+      set_scopes(b_.CreateStore(b_.CreateZExtOrBitCast(s[c], mem[c]), slot(at, c)), n + static_cast<int>(c));
+  };
+  auto element = [&]() {
+    Value* at = i64(0);
+    for (int a : kept) at = b_.CreateAdd(at, b_.CreateMul(idx_[a], i64(stride[a]), "", false, true), "", false, true);
+    return at;
+  };
+
+  // this call's output elements: a block of rows when axis 0 is split, else all of them
+  Value* lo = i64(0);
+  Value* hi = i64(count);
+  if (p_.splits()) {
+    int64_t row = 1;
+    for (int a : kept)
+      if (a != 0) row *= p_.domain[a];
+    lo = b_.CreateMul(begin_, i64(row));
+    hi = b_.CreateMul(end_, i64(row));
+  }
+  loop(lo, hi, {},
+       [&](Value* i, const Values&) {
+         store_state(i, fold.init());
+         return Values{};
+       },
+       nullptr);
+  std::vector<int> all(p_.rank());
+  for (int a = 0; a < p_.rank(); ++a) all[a] = a;
+  nest(all, [&] {
+    Value* x = point();
+    Value* at = element();
+    store_state(at, fold.update(load_state(at), x, flat()));
+  }, loop_hints(p_.rank() - 1, true));
+  nest(kept, [&] { store(r.output, fold.finish(load_state(element()))); }, nullptr);
+}
+
+}  // namespace strider::detail

@@ -1,0 +1,119 @@
+#pragma once
+
+// Internal to the LLVM backend: a stage normalized for code generation, and the state of emitting
+// it. The member functions are split by concern: emit_loops.cc (functions, loops, addressing),
+// emit_elementwise.cc (scalar semantics), vector_math.cc (libm and libmvec), emit_reduce.cc.
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "ir/graph.h"
+#include "schedule/loop_nest.h"
+
+namespace strider::detail {
+
+/// Codegen's copy of a stage. Every view has the domain's rank (0-d inputs and the reduction's
+/// output carry stride 0 on the axes they lack), axes of extent 1 are dropped and neighbouring
+/// axes every view walks as one are merged, which keeps the iteration order.
+struct StagePlan {
+  Shape domain;
+  std::vector<int> extent;    // per axis: the storage holding its run-time extent, or -1
+  std::vector<bool> reduced;  // per axis: folded by the final reduction
+  std::vector<Op> ops;
+  std::vector<int> op_ids;    // graph op indices, for messages
+  std::set<int> registers;
+  bool reduction = false;     // the last op is a reduction
+  int vector_width = 1;       // a power of two
+  int unroll = 1;
+  bool parallel = false;      // split axis 0 across the thread pool
+
+  int rank() const { return static_cast<int>(domain.size()); }
+  /// Axis 0 is split by the (begin, end) arguments of the body: it exists and is not reduced.
+  bool splits() const { return rank() > 0 && !reduced[0]; }
+};
+
+/// Normalizes and checks a stage; throws std::invalid_argument naming the op on anything the
+/// backend refuses (stage_plan.cc).
+StagePlan make_plan(const Graph& g, const Stage& s);
+
+/// Removes what only the vectorizer needed (libmvec declarations and wrappers left unused).
+void drop_unused_vector_math(llvm::Module& m);
+
+class Emitter {
+ public:
+  Emitter(const Graph& g, const StagePlan& p, llvm::Module& m, bool vector_math);
+  /// Defines `name`(ptr args) -> i32, which runs the stage (args[0]: the bases, args[1]: scratch),
+  /// and the internal `name`_body(args, begin, end) -> i32 over part of axis 0 (what the thread
+  /// pool calls). Nonzero results are errors.
+  void emit(const std::string& name);
+  /// Bytes of scratch memory the entry expects in args[1] (reduction accumulators).
+  size_t scratch_bytes() const { return scratch_bytes_; }
+
+  using Values = std::vector<llvm::Value*>;
+  using LoopBody = std::function<Values(llvm::Value* i, const Values& carried)>;
+
+  // --- emit_loops.cc
+  llvm::Type* mem_type(DType t);  // bool is i8 in memory
+  llvm::Type* reg_type(DType t);  // and i1 in registers
+  llvm::Value* i64(int64_t v) { return b_.getInt64(v); }
+  /// for (i = lo; i < hi; ++i) with loop-carried values; returns their values after the loop.
+  Values loop(llvm::Value* lo, llvm::Value* hi, const Values& init, const LoopBody& body, llvm::MDNode* md);
+  /// Nested loops over `axes` (outermost first; axis 0 over [begin, end) when the plan splits it),
+  /// calling at_point innermost; md goes on the innermost loop.
+  void nest(const std::vector<int>& axes, const std::function<void()>& at_point, llvm::MDNode* md);
+  /// The innermost loop's hints: the schedule's width when every access along `axis` is unit
+  /// stride (or broadcast), the unroll factor as interleave count.
+  llvm::MDNode* loop_hints(int axis, bool scratch_unit_stride);
+  llvm::Value* element_index(const View& v);
+  llvm::Value* load(const View& v);
+  void store(const View& v, llvm::Value* x);
+  /// Memory accesses to different storages (and scratch arrays) never alias: one scope each.
+  void set_scopes(llvm::Instruction* access, int object);
+
+  // --- emit_elementwise.cc
+  /// Runs one non-reduction op at the current point.
+  void emit_op(const Op& op);
+  /// elementwise.h's convert<U>(T).
+  llvm::Value* convert(llvm::Value* x, DType from, DType to);
+  llvm::Value* unary(OpCode code, DType t, llvm::Value* x);
+  llvm::Value* predicate(OpCode code, DType t, llvm::Value* x);
+  llvm::Value* compare(OpCode code, DType t, llvm::Value* a, llvm::Value* b);
+  llvm::Value* binary(OpCode code, DType t, llvm::Value* a, llvm::Value* b);
+  llvm::Value* int_power(llvm::Value* base, llvm::Value* exp);
+  [[noreturn]] void refuse(const std::string& why) const;
+
+  // --- vector_math.cc
+  /// A call of libm's `name` (the double spelling; f32 appends 'f') that the loop vectorizer may
+  /// widen to libmvec.
+  llvm::Value* call_math(const std::string& name, DType t, const Values& args);
+
+  // --- emit_reduce.cc
+  void emit_reduction();
+  /// Accumulator arrays in scratch memory (0 unless the reduced axes are not the innermost ones).
+  int scratch_arrays() const;
+
+  const Graph& g_;
+  const StagePlan& p_;
+  llvm::Module& m_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  bool vector_math_;
+  int cur_op_ = -1;                  // index into p_.ops, for messages
+  llvm::Value* begin_ = nullptr;     // the body's range of axis 0
+  llvm::Value* end_ = nullptr;
+  llvm::Value* scratch_ = nullptr;
+  llvm::Value* err_ = nullptr;       // i32 slot, nonzero after a run-time error
+  std::vector<llvm::Value*> base_;   // per storage
+  std::vector<llvm::Value*> idx_;    // per axis: the loop index in scope
+  std::vector<llvm::Value*> bound_;  // per axis: its extent
+  std::vector<llvm::Value*> reg_;    // per storage: the register value at this point
+  std::vector<llvm::MDNode*> scope_, noalias_;  // per object: storages, then scratch arrays
+  size_t scratch_bytes_ = 0;
+};
+
+}  // namespace strider::detail

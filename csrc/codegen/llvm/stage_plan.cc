@@ -1,0 +1,221 @@
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "analysis/overlap.h"
+#include "codegen/llvm/emitter.h"
+
+namespace strider::detail {
+
+namespace {
+
+std::string op_label(const StagePlan& p, size_t k) {
+  std::string id = k < p.op_ids.size() && p.op_ids[k] >= 0 ? "op" + std::to_string(p.op_ids[k]) : "stage op " + std::to_string(k);
+  return id + " (" + op_name(p.ops[k].code) + ")";
+}
+
+[[noreturn]] void refuse(const StagePlan& p, size_t k, const std::string& why) {
+  throw std::invalid_argument("LLVM backend cannot compile " + op_label(p, k) + ": " + why);
+}
+
+// Gives v the domain's rank: 0-d inputs broadcast, a reduction's output gets stride 0 (and no
+// extent) on the folded axes.
+void fit_view(const StagePlan& p, size_t k, View& v, bool reduce_output) {
+  const int rank = p.rank();
+  if (reduce_output) {
+    View full = v;
+    full.shape = p.domain;
+    full.strides.assign(rank, 0);
+    full.extents.assign(rank, -1);
+    int kept = 0;
+    for (int d = 0; d < rank; ++d) {
+      if (p.reduced[d]) continue;
+      if (kept >= v.ndim() || v.shape[kept] != p.domain[d])
+        refuse(p, k, "its output " + print_view(v) + " is not the domain without the reduced axes");
+      full.strides[d] = v.strides[kept];
+      full.extents[d] = v.extent_of(kept);
+      ++kept;
+    }
+    if (kept != v.ndim()) refuse(p, k, "its output " + print_view(v) + " is not the domain without the reduced axes");
+    if (!v.is_dynamic()) full.extents.clear();
+    v = full;
+    return;
+  }
+  if (v.ndim() == 0 && rank > 0) {
+    v.shape = p.domain;
+    v.strides.assign(rank, 0);
+    return;
+  }
+  if (v.shape != p.domain) refuse(p, k, "view " + print_view(v) + " does not have the stage's domain shape");
+}
+
+// Every op of the stage iterates the same run-time extents (the loop bounds are per stage).
+void collect_extents(StagePlan& p) {
+  for (size_t k = 0; k < p.ops.size(); ++k) {
+    const Op& op = p.ops[k];
+    const View& walked = op_kind(op.code) == OpKind::Reduce ? op.inputs[0] : op.output;
+    for (int d = 0; d < p.rank(); ++d) {
+      const int e = walked.extent_of(d);
+      if (k == 0) p.extent[d] = e;
+      else if (p.extent[d] != e) refuse(p, k, "its ops run over different run-time extents");
+    }
+  }
+}
+
+// The stage runs its ops point by point; NumPy runs each op over all points first. They agree
+// unless some point reads or writes an element that an earlier point of a later access (or a later
+// point of an earlier access) writes, which reordered_when_fused decides exactly.
+void check_hazards(const Graph& g, const StagePlan& p) {
+  struct Access {
+    const View* view;
+    bool write;
+    size_t op;
+  };
+  std::vector<Access> list;
+  for (size_t k = 0; k < p.ops.size(); ++k) {
+    const Op& op = p.ops[k];
+    for (const View& v : op.inputs)
+      if (!p.registers.count(v.storage)) list.push_back({&v, false, k});
+    if (!p.registers.count(op.output.storage)) list.push_back({&op.output, true, k});
+  }
+  const size_t last = p.ops.size() - 1;
+  for (size_t i = 0; i < list.size(); ++i)
+    for (size_t j = i + 1; j < list.size(); ++j) {
+      const Access& a = list[i];
+      const Access& b = list[j];
+      if (a.view->storage != b.view->storage || !(a.write || b.write)) continue;
+      if (g.storages[a.view->storage].kind == StorageKind::Const) continue;
+      // the reduction's result is stored after every point: nothing else may touch its storage
+      if (p.reduction && ((a.write && a.op == last) || (b.write && b.op == last)))
+        refuse(p, last, "another op of the stage touches its output storage");
+      if (reordered_when_fused(*a.view, *b.view))
+        refuse(p, b.op, "it and " + op_label(p, a.op) + " access overlapping parts of storage %s" +
+                            std::to_string(a.view->storage) + " in an order one loop nest would change");
+    }
+}
+
+// Chunks of axis 0 run concurrently: no element may be written at one row and touched at
+// another. Proven cheaply (identical views, or footprints that never meet); otherwise serial.
+bool rows_independent(const Graph& g, const StagePlan& p) {
+  std::vector<std::pair<const View*, bool>> list;
+  for (const Op& op : p.ops) {
+    for (const View& v : op.inputs)
+      if (!p.registers.count(v.storage)) list.push_back({&v, false});
+    if (!p.registers.count(op.output.storage)) list.push_back({&op.output, true});
+  }
+  for (size_t i = 0; i < list.size(); ++i)
+    for (size_t j = i + 1; j < list.size(); ++j) {
+      const View& a = *list[i].first;
+      const View& b = *list[j].first;
+      if (a.storage != b.storage || !(list[i].second || list[j].second) || a == b) continue;
+      if (g.storages[a.storage].kind == StorageKind::Const) continue;
+      if (footprints_overlap(a, b).overlap) return false;
+    }
+  return true;
+}
+
+void erase_axis(StagePlan& p, int d) {
+  auto erase = [d](View& v) {
+    v.shape.erase(v.shape.begin() + d);
+    v.strides.erase(v.strides.begin() + d);
+    if (v.is_dynamic()) v.extents.erase(v.extents.begin() + d);
+  };
+  for (Op& op : p.ops) {
+    for (View& v : op.inputs) erase(v);
+    erase(op.output);
+  }
+  p.domain.erase(p.domain.begin() + d);
+  p.extent.erase(p.extent.begin() + d);
+  p.reduced.erase(p.reduced.begin() + d);
+}
+
+// Axes d and d+1 walk every view as one axis: fold d+1 into d (same order of points).
+bool try_merge(StagePlan& p, int d) {
+  if (p.extent[d] >= 0 || p.extent[d + 1] >= 0 || p.reduced[d] != p.reduced[d + 1]) return false;
+  auto fits = [&](const View& v) { return v.strides[d] == v.strides[d + 1] * p.domain[d + 1]; };
+  for (const Op& op : p.ops) {
+    for (const View& v : op.inputs)
+      if (!fits(v)) return false;
+    if (!fits(op.output)) return false;
+  }
+  const int64_t inner = p.domain[d + 1];
+  auto merge = [&](View& v) {
+    v.shape[d] *= inner;
+    v.strides[d] = v.strides[d + 1];
+  };
+  for (Op& op : p.ops) {
+    for (View& v : op.inputs) merge(v);
+    merge(op.output);
+  }
+  p.domain[d] *= inner;
+  erase_axis(p, d + 1);
+  return true;
+}
+
+}  // namespace
+
+StagePlan make_plan(const Graph& g, const Stage& s) {
+  StagePlan p;
+  p.domain = s.domain;
+  p.ops = s.ops;
+  p.op_ids = s.op_ids;
+  p.registers.insert(s.registers.begin(), s.registers.end());
+  const int rank = p.rank();
+  p.reduced.assign(rank, false);
+  p.extent.assign(rank, -1);
+  if (p.ops.empty()) throw std::invalid_argument("LLVM backend cannot compile an empty stage");
+  for (size_t k = 0; k < p.ops.size(); ++k) {
+    const Op& op = p.ops[k];
+    if (static_cast<int>(op.inputs.size()) != op_arity(op.code)) refuse(p, k, "wrong number of inputs");
+    for (const View& v : op.inputs)
+      if (v.storage < 0 || v.storage >= static_cast<int>(g.storages.size())) refuse(p, k, "unknown storage");
+    if (op.output.storage < 0 || op.output.storage >= static_cast<int>(g.storages.size())) refuse(p, k, "unknown storage");
+    if (op_kind(op.code) == OpKind::Reduce) {
+      if (k + 1 != p.ops.size()) refuse(p, k, "a reduction must be the last op of its stage");
+      if (p.registers.count(op.output.storage)) refuse(p, k, "a reduction's result cannot be a register");
+      p.reduction = true;
+      for (size_t a = 0; a < op.axes.size(); ++a)
+        if (op.axes[a] < 0 || op.axes[a] >= rank || (a > 0 && op.axes[a] <= op.axes[a - 1]))
+          refuse(p, k, "reduction axes must be ascending domain axes");
+      for (int a : op.axes) p.reduced[a] = true;
+    }
+  }
+  for (size_t k = 0; k < p.ops.size(); ++k) {
+    Op& op = p.ops[k];
+    for (View& v : op.inputs) fit_view(p, k, v, false);
+    fit_view(p, k, op.output, op_kind(op.code) == OpKind::Reduce);
+  }
+  collect_extents(p);
+  check_hazards(g, p);
+
+  if (p.reduction) {
+    const OpCode code = p.ops.back().code;
+    const bool no_identity = code == OpCode::max || code == OpCode::min || code == OpCode::argmax || code == OpCode::argmin;
+    bool kept_empty = false, folded_empty = false, folded_dynamic = false;
+    for (int d = 0; d < rank; ++d) {
+      if (!p.reduced[d]) kept_empty = kept_empty || (p.domain[d] == 0 && p.extent[d] < 0);
+      else if (p.extent[d] >= 0) folded_dynamic = true;
+      else folded_empty = folded_empty || p.domain[d] == 0;
+    }
+    if (no_identity && !kept_empty && folded_empty)
+      refuse(p, p.ops.size() - 1, "zero-size array to reduction operation which has no identity");
+    if (no_identity && !kept_empty && folded_dynamic)
+      refuse(p, p.ops.size() - 1, "its reduced axes have run-time extents that may be zero (no identity)");
+  }
+  for (size_t k = 0; k < p.ops.size(); ++k)
+    if (p.ops[k].code == OpCode::arange && rank > 1 && std::count(p.domain.begin(), p.domain.end(), 1) < rank - 1)
+      refuse(p, k, "arange runs over a 1-d domain");
+
+  for (int d = p.rank() - 1; d >= 0; --d)
+    if (p.domain[d] == 1 && p.extent[d] < 0) erase_axis(p, d);
+  for (int d = p.rank() - 2; d >= 0; --d) try_merge(p, d);
+
+  int width = 1;
+  while (width * 2 <= std::min(s.schedule.vector_width, 64)) width *= 2;
+  p.vector_width = width;
+  p.unroll = std::clamp(s.schedule.unroll, 1, 16);
+  p.parallel = s.schedule.parallel && p.splits() && rows_independent(g, p);
+  return p;
+}
+
+}  // namespace strider::detail

@@ -1,0 +1,142 @@
+// libm calls the loop vectorizer can widen. Each call names its vector variants in the
+// "vector-function-abi-variant" attribute (what InjectTLIMappings writes for TargetLibraryInfo's
+// own, shorter list): glibc's libmvec where the lane count matches an entry point ('b': SSE4.1
+// with 4 floats or 2 doubles, 'd': AVX2 with 8 or 4), and a small wrapper that splits or pads to
+// one otherwise. The 512-bit 'e' entry points are left out: an AVX-512 host that prefers 256-bit
+// vectors would pass their arguments in two ymm registers instead of one zmm. Scalar code
+// (remainders, loops that do not vectorize) calls libm itself, bit-identical to the reference.
+
+#include <llvm/Analysis/VectorUtils.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
+
+#include "codegen/llvm/emitter.h"
+#include "codegen/llvm/jit.h"
+
+namespace strider::detail {
+
+using llvm::Value;
+
+namespace {
+
+constexpr const char* kWrapperPrefix = "strider_vm_";
+
+llvm::Function* declare(llvm::Module& m, const std::string& name, llvm::FunctionType* ty) {
+  llvm::Function* f = llvm::cast<llvm::Function>(m.getOrInsertFunction(name, ty).getCallee());
+  f->setDoesNotAccessMemory();  // no errno: what clang's -fno-math-errno assumes
+  f->setDoesNotThrow();
+  f->setWillReturn();
+  return f;
+}
+
+// libmvec's entry point for `lanes` lanes of `scalar` (e.g. _ZGVdN8v_expf), or "" for none.
+std::string libmvec_name(const std::string& scalar, bool single, int lanes, size_t nargs) {
+  const int b = single ? 4 : 2;
+  const int d = single ? 8 : 4;
+  if (lanes != b && lanes != d) return "";
+  return std::string("_ZGV") + (lanes == d ? "d" : "b") + "N" + std::to_string(lanes) + std::string(nargs, 'v') + "_" + scalar;
+}
+
+// A vector function of `lanes` lanes built from libmvec calls of `native` lanes each: the
+// arguments are cut into pieces (or padded with 0.5, a value no function here finds special).
+llvm::Function* define_wrapper(llvm::Module& m, const std::string& scalar, llvm::Type* elem, int lanes, int native, size_t nargs) {
+  const std::string name = kWrapperPrefix + scalar + "_" + std::to_string(lanes);
+  if (llvm::Function* f = m.getFunction(name)) return f;
+  llvm::LLVMContext& ctx = m.getContext();
+  auto* vty = llvm::FixedVectorType::get(elem, lanes);
+  auto* nty = llvm::FixedVectorType::get(elem, native);
+  auto* f = llvm::Function::Create(llvm::FunctionType::get(vty, std::vector<llvm::Type*>(nargs, vty), false),
+                                   llvm::Function::InternalLinkage, name, m);
+  f->setDoesNotAccessMemory();
+  f->setDoesNotThrow();
+  f->setWillReturn();
+  llvm::Function* callee = declare(m, libmvec_name(scalar, elem->isFloatTy(), native, nargs),
+                                   llvm::FunctionType::get(nty, std::vector<llvm::Type*>(nargs, nty), false));
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", f));
+  std::vector<Value*> pieces;
+  if (lanes < native) {
+    std::vector<int> pad(native, lanes);  // lane `lanes` of the second operand: the splat
+    for (int i = 0; i < lanes; ++i) pad[i] = i;
+    Value* filler = llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(lanes), llvm::ConstantFP::get(elem, 0.5));
+    std::vector<Value*> args;
+    for (size_t a = 0; a < nargs; ++a) args.push_back(b.CreateShuffleVector(f->getArg(a), filler, pad));
+    std::vector<int> keep(lanes);
+    for (int i = 0; i < lanes; ++i) keep[i] = i;
+    b.CreateRet(b.CreateShuffleVector(b.CreateCall(callee, args), keep));
+    return f;
+  }
+  for (int at = 0; at < lanes; at += native) {
+    std::vector<int> cut(native);
+    for (int i = 0; i < native; ++i) cut[i] = at + i;
+    std::vector<Value*> args;
+    for (size_t a = 0; a < nargs; ++a) args.push_back(b.CreateShuffleVector(f->getArg(a), cut));
+    pieces.push_back(b.CreateCall(callee, args));
+  }
+  // concatenate pairwise until one vector remains (the counts are powers of two)
+  while (pieces.size() > 1) {
+    std::vector<Value*> joined;
+    const int width = llvm::cast<llvm::FixedVectorType>(pieces[0]->getType())->getNumElements();
+    std::vector<int> both(2 * width);
+    for (int i = 0; i < 2 * width; ++i) both[i] = i;
+    for (size_t k = 0; k + 1 < pieces.size(); k += 2) joined.push_back(b.CreateShuffleVector(pieces[k], pieces[k + 1], both));
+    pieces = joined;
+  }
+  b.CreateRet(pieces[0]);
+  return f;
+}
+
+}  // namespace
+
+Value* Emitter::call_math(const std::string& name, DType t, const Values& args) {
+  const bool single = t == DType::Float32;
+  const std::string scalar = single ? name + "f" : name;
+  llvm::Type* elem = reg_type(t);
+  llvm::Function* f = declare(m_, scalar, llvm::FunctionType::get(elem, std::vector<llvm::Type*>(args.size(), elem), false));
+  llvm::CallInst* call = b_.CreateCall(f, args);
+  if (!vector_math_) return call;
+  const int native_b = single ? 4 : 2;
+  const int native_d = single ? 8 : 4;
+  Jit* jit = Jit::get();
+  if (!jit->has_symbol(libmvec_name(scalar, single, native_b, args.size())) ||
+      !jit->has_symbol(libmvec_name(scalar, single, native_d, args.size())))
+    return call;  // an older libmvec without this function: scalar calls
+  std::string variants;
+  std::vector<llvm::GlobalValue*> keep;
+  for (int lanes = 2; lanes <= std::max(16, p_.vector_width); lanes *= 2) {
+    llvm::Function* vf;
+    std::string direct = libmvec_name(scalar, single, lanes, args.size());
+    if (!direct.empty()) {
+      auto* vty = llvm::FixedVectorType::get(elem, lanes);
+      vf = declare(m_, direct, llvm::FunctionType::get(vty, std::vector<llvm::Type*>(args.size(), vty), false));
+    } else {
+      vf = define_wrapper(m_, scalar, elem, lanes, lanes < native_b ? native_b : native_d, args.size());
+    }
+    keep.push_back(vf);
+    if (!variants.empty()) variants += ",";
+    variants += llvm::VFABI::mangleTLIVectorName(vf->getName(), scalar, args.size(), llvm::ElementCount::getFixed(lanes));
+  }
+  call->addFnAttr(llvm::Attribute::get(ctx_, llvm::VFABI::MappingsAttrName, variants));
+  // kept alive until the vectorizer has looked (what InjectTLIMappings does too)
+  llvm::appendToCompilerUsed(m_, keep);
+  return call;
+}
+
+void drop_unused_vector_math(llvm::Module& m) {
+  auto ours = [](llvm::Constant* c) {
+    llvm::StringRef name = c->getName();
+    return name.startswith(kWrapperPrefix) || name.startswith("_ZGV");
+  };
+  llvm::removeFromUsedLists(m, ours);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (llvm::Function& f : llvm::make_early_inc_range(m.functions())) {
+      if (!ours(&f)) continue;
+      f.removeDeadConstantUsers();  // the old llvm.compiler.used array
+      if (f.use_empty()) {
+        f.eraseFromParent();
+        changed = true;
+      }
+    }
+  }
+}
+
+}  // namespace strider::detail

@@ -1,0 +1,135 @@
+#include "runtime/thread_pool.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace strider {
+
+namespace {
+
+// Set while a thread runs chunks (a worker, or a caller inside parallel_for): nested calls run inline.
+thread_local bool t_in_parallel = false;
+
+// One parallel_for call: chunks are claimed with an atomic counter by the caller and by workers.
+struct Job {
+  const std::function<void(int64_t, int64_t)>* fn = nullptr;
+  int64_t n = 0;
+  int64_t chunks = 0;
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> done{0};
+  std::mutex m;
+  std::condition_variable finished;
+  std::exception_ptr error;  // guarded by m
+
+  // Claims and runs chunks until none is left. A worker holding a stale job claims nothing and never
+  // touches fn, which may be gone by then.
+  void work() {
+    while (true) {
+      const int64_t c = next.fetch_add(1);
+      if (c >= chunks) return;
+      try {
+        (*fn)(n * c / chunks, n * (c + 1) / chunks);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(m);
+        if (!error) error = std::current_exception();
+      }
+      if (done.fetch_add(1) + 1 == chunks) {
+        std::lock_guard<std::mutex> lock(m);
+        finished.notify_all();
+      }
+    }
+  }
+};
+
+class Pool {
+ public:
+  Pool() : pid_(getpid()) {
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned i = 0; i + 1 < hw; ++i) workers_.emplace_back([this] { loop(); });
+  }
+
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  void run(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+    // a forked child has no workers: its caller would still finish alone, but skip the queue
+    if (n < 2 || workers_.empty() || t_in_parallel || getpid() != pid_) {
+      fn(0, n);
+      return;
+    }
+    auto job = std::make_shared<Job>();
+    job->fn = &fn;
+    job->n = n;
+    job->chunks = std::min<int64_t>(n, 4 * threads());  // a few chunks per thread balance uneven rows
+    const int64_t helpers = std::min<int64_t>(static_cast<int64_t>(workers_.size()), job->chunks - 1);
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      for (int64_t i = 0; i < helpers; ++i) queue_.push_back(job);
+    }
+    if (helpers == 1) wake_.notify_one();
+    else wake_.notify_all();
+    t_in_parallel = true;
+    job->work();
+    t_in_parallel = false;
+    std::unique_lock<std::mutex> lock(job->m);
+    job->finished.wait(lock, [&] { return job->done.load() == job->chunks; });
+    if (job->error) std::rethrow_exception(job->error);
+  }
+
+ private:
+  void loop() {
+    t_in_parallel = true;
+    while (true) {
+      std::shared_ptr<Job> job;
+      {
+        std::unique_lock<std::mutex> lock(m_);
+        wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (stop_) return;
+        job = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      job->work();
+    }
+  }
+
+  const pid_t pid_;
+  std::vector<std::thread> workers_;
+  std::mutex m_;
+  std::condition_variable wake_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  bool stop_ = false;
+};
+
+// Never destroyed: threads still calling parallel_for while the process exits must find it.
+Pool& pool() {
+  static Pool* p = new Pool;
+  return *p;
+}
+
+}  // namespace
+
+void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn) {
+  if (n <= 0) return;
+  pool().run(n, fn);
+}
+
+int parallel_threads() { return pool().threads(); }
+
+}  // namespace strider

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace strider {
+
+/// Runs fn over [0, n) split into contiguous chunks on the process-wide pool (hardware_concurrency
+/// threads in all: the workers plus the caller, which takes chunks too), and returns when every
+/// chunk is done. Runs fn(0, n) inline when n < 2, when the machine has one core, when called
+/// from inside a parallel_for (nested parallelism never oversubscribes), and in a forked child.
+/// Several host threads may call it at once: they share the workers, and each caller finishes its
+/// own chunks when the workers are busy. The first exception thrown by fn is rethrown here once
+/// every chunk has finished.
+void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn);
+
+/// Threads a parallel_for uses at most (workers plus the caller).
+int parallel_threads();
+
+}  // namespace strider

@@ -1,0 +1,953 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "codegen/llvm/codegen.h"
+#include "runtime/elementwise.h"
+#include "runtime/executor.h"
+#include "runtime/thread_pool.h"
+
+// Every compiled stage is checked against the reference executor on the same inputs: bit for bit
+// (NaNs compare equal whatever their payload), within a few ulps for transcendentals and float
+// reductions.
+namespace strider {
+namespace {
+
+#define SKIP_WITHOUT_LLVM() \
+  if (!llvm_backend_available()) GTEST_SKIP() << "built without LLVM"
+
+const DType kDTypes[] = {DType::Bool, DType::Int32, DType::Int64, DType::Float32, DType::Float64};
+
+// Memory for every storage of a graph (consts point at their data).
+struct Memory {
+  std::vector<std::vector<uint64_t>> blocks;
+  std::vector<void*> ptrs;
+
+  explicit Memory(const Graph& g) {
+    for (const Storage& s : g.storages) {
+      blocks.emplace_back((s.size * itemsize(s.dtype) + 7) / 8 + 1, 0);
+      ptrs.push_back(s.kind == StorageKind::Const ? const_cast<uint8_t*>(s.data.data())
+                                                  : static_cast<void*>(blocks.back().data()));
+    }
+  }
+  char* at(int s) { return static_cast<char*>(ptrs[s]); }
+  std::vector<char*> bases() {
+    std::vector<char*> b;
+    for (void* p : ptrs) b.push_back(static_cast<char*>(p));
+    return b;
+  }
+};
+
+// Deterministic inputs with the interesting values first: signed zeros, infinities, NaN,
+// integer extremes, values around rounding boundaries.
+void fill(DType t, char* out, int64_t n, uint32_t seed, bool small_ints = false) {
+  std::mt19937 rng(seed);
+  const double fspecial[] = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.5, 2.5, 3.7, -3.7, 1e-3, 1e10, -1e10,
+                             1e30, INFINITY, -INFINITY, NAN, 0.25, 100.0, 0.9, -0.9, 1.5, 7.0, -7.0, 1e-40};
+  const int64_t ispecial[] = {0, 1, -1, 2, -2, 7, -7, 3, 31, 32, 33, 63, 64, 100, -100,
+                              std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
+                              std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+  for (int64_t i = 0; i < n; ++i) {
+    double f;
+    int64_t k;
+    const int64_t nf = sizeof(fspecial) / sizeof(double), ni = sizeof(ispecial) / sizeof(int64_t);
+    f = i < nf ? fspecial[(i + seed) % nf] : std::uniform_real_distribution<double>(-10, 10)(rng);
+    if (i >= nf && i % 3 == 0) f = std::uniform_real_distribution<double>(0, 1)(rng);
+    k = i < ni ? ispecial[(i + seed) % ni] : std::uniform_int_distribution<int64_t>(-50, 50)(rng);
+    if (small_ints) k = std::uniform_int_distribution<int64_t>(0, 12)(rng);
+    switch (t) {
+      case DType::Bool: out[i] = static_cast<char>((i * 7 + seed) % 3 == 0); break;
+      case DType::Int32: reinterpret_cast<int32_t*>(out)[i] = static_cast<int32_t>(i < ni ? static_cast<int32_t>(k) : k); break;
+      case DType::Int64: reinterpret_cast<int64_t*>(out)[i] = k; break;
+      case DType::Float32: reinterpret_cast<float*>(out)[i] = static_cast<float>(f); break;
+      case DType::Float64: reinterpret_cast<double*>(out)[i] = f; break;
+    }
+  }
+}
+
+// Within `ulps` units of the larger of |a|, |b| and `magnitude` (the size of the terms a sum
+// cancelled, where there was cancellation).
+struct Tolerance {
+  double ulps = 0;
+  double magnitude = 0;
+};
+
+template <typename F>
+bool close(F a, F b, Tolerance tol) {
+  const double ulps = tol.ulps;
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  if (a == b) return true;
+  if (ulps == 0 || std::isinf(a) || std::isinf(b)) return false;
+  const F scale = std::max({std::fabs(a), std::fabs(b), static_cast<F>(tol.magnitude)});
+  const F tiny = std::is_same_v<F, float> ? F(1e-30) : F(1e-300);
+  return std::fabs(a - b) <= ulps * std::numeric_limits<F>::epsilon() * std::max(scale, tiny);
+}
+
+// Compares storage s of two runs element by element; returns the first mismatch as text.
+std::string compare(const Graph& g, int s, const char* a, const char* b, Tolerance tol) {
+  const double ulps = tol.ulps;
+  const Storage& st = g.storages[s];
+  for (int64_t i = 0; i < st.size; ++i) {
+    bool same = true;
+    std::ostringstream why;
+    switch (st.dtype) {
+      case DType::Float32: {
+        float x, y;
+        std::memcpy(&x, a + 4 * i, 4);
+        std::memcpy(&y, b + 4 * i, 4);
+        same = ulps > 0 ? close(x, y, tol) : (std::isnan(x) ? std::isnan(y) : std::memcmp(&x, &y, 4) == 0);
+        why << x << " vs " << y;
+        break;
+      }
+      case DType::Float64: {
+        double x, y;
+        std::memcpy(&x, a + 8 * i, 8);
+        std::memcpy(&y, b + 8 * i, 8);
+        same = ulps > 0 ? close(x, y, tol) : (std::isnan(x) ? std::isnan(y) : std::memcmp(&x, &y, 8) == 0);
+        why << x << " vs " << y;
+        break;
+      }
+      default: {
+        const size_t es = itemsize(st.dtype);
+        int64_t x = 0, y = 0;
+        std::memcpy(&x, a + es * i, es);
+        std::memcpy(&y, b + es * i, es);
+        same = x == y;
+        why << x << " vs " << y;
+      }
+    }
+    if (!same) return "%s" + std::to_string(s) + "[" + std::to_string(i) + "]: reference " + why.str();
+  }
+  return "";
+}
+
+// A stage made of the listed graph ops with their views as they are (they already have the domain's shape).
+Stage stage_of(const Graph& g, Shape domain, std::vector<int> ops, std::vector<int> registers = {}, int width = 8,
+               bool parallel = false, int unroll = 1) {
+  Stage s;
+  s.domain = std::move(domain);
+  for (int i : ops) {
+    s.op_ids.push_back(i);
+    s.ops.push_back(g.ops[i]);
+  }
+  if (op_kind(s.ops.back().code) == OpKind::Reduce) s.reduce_axes = s.ops.back().axes;
+  s.registers = std::move(registers);
+  s.schedule.vector_width = width;
+  s.schedule.parallel = parallel;
+  s.schedule.unroll = unroll;
+  return s;
+}
+
+// The graph text with every "T[" storage typed t.
+Graph typed(std::string text, DType t) {
+  for (size_t at = text.find(" T["); at != std::string::npos; at = text.find(" T[", at))
+    text.replace(at + 1, 1, dtype_name(t));
+  return parse_graph(text);
+}
+
+// The reference: the graph's ops one at a time in the DAG's order (no fusion, no JIT).
+void run_reference(const Graph& g, const std::vector<void*>& buffers) {
+  Program p;
+  p.graph = g;
+  p.table = build_storage_table(g);
+  p.dag = build_dependence_dag(g, p.table);
+  execute(p, buffers);
+}
+
+enum class Outcome { Same, BothThrewDomainError, Refused };
+
+// Runs the stage compiled and the graph on the reference executor from the same inputs (every Arg
+// storage filled by fill(), seed = storage index), and compares every Arg storage.
+Outcome check(const Graph& g, const Stage& s, Tolerance tol = {}, bool small_ints = false,
+              std::string* ir = nullptr) {
+  Memory ref(g), got(g);
+  for (size_t k = 0; k < g.storages.size(); ++k)
+    if (g.storages[k].kind == StorageKind::Arg) {
+      fill(g.storages[k].dtype, ref.at(k), g.storages[k].size, static_cast<uint32_t>(k) * 7 + 1, small_ints && k == 1);
+      std::memcpy(got.at(k), ref.at(k), g.storages[k].size * itemsize(g.storages[k].dtype));
+    }
+  bool ref_domain_error = false, ref_refused = false;
+  try {
+    run_reference(g, ref.ptrs);
+  } catch (const std::domain_error&) {
+    ref_domain_error = true;
+  } catch (const std::logic_error&) {
+    ref_refused = true;  // the reference has no loop for this op and dtype
+  }
+  std::unique_ptr<CompiledStage> c;
+  try {
+    c = compile_stage(g, s);
+  } catch (const std::invalid_argument& e) {
+    // a stage that reads what it overwrites in another order is refused whatever the reference does
+    if (std::string(e.what()).find("in an order one loop nest would change") != std::string::npos) return Outcome::Refused;
+    EXPECT_TRUE(ref_refused) << "refused what the reference runs: " << e.what() << "\n" << print_graph(g);
+    return Outcome::Refused;
+  }
+  EXPECT_FALSE(ref_refused) << "compiled what the reference refuses:\n" << print_graph(g);
+  if (ir) *ir = c->llvm_ir();
+  std::vector<char*> bases = got.bases();
+  for (int r : s.registers) bases[r] = nullptr;
+  if (ref_domain_error) {
+    EXPECT_THROW(c->run(bases.data()), std::domain_error);
+    return Outcome::BothThrewDomainError;
+  }
+  c->run(bases.data());
+  for (size_t k = 0; k < g.storages.size(); ++k)
+    if (g.storages[k].kind == StorageKind::Arg) {
+      std::string diff = compare(g, static_cast<int>(k), ref.at(k), got.at(k), tol);
+      EXPECT_EQ(diff, "") << print_graph(g);
+      if (!diff.empty()) break;
+    }
+  return Outcome::Same;
+}
+
+bool transcendental(OpCode op) {
+  switch (op) {
+    case OpCode::cbrt: case OpCode::exp: case OpCode::exp2: case OpCode::expm1: case OpCode::log:
+    case OpCode::log2: case OpCode::log10: case OpCode::log1p: case OpCode::sin: case OpCode::cos:
+    case OpCode::tan: case OpCode::arcsin: case OpCode::arccos: case OpCode::arctan: case OpCode::sinh:
+    case OpCode::cosh: case OpCode::tanh: case OpCode::arcsinh: case OpCode::arccosh: case OpCode::arctanh:
+    case OpCode::power: case OpCode::arctan2: case OpCode::hypot: case OpCode::logaddexp: return true;
+    default: return false;
+  }
+}
+
+std::vector<OpCode> ops_of_kind(OpKind kind) {
+  std::vector<OpCode> out;
+#define STRIDER_OP(name, k) \
+  if (OpKind::k == kind) out.push_back(OpCode::name);
+#include "ir/ops.def"
+  return out;
+}
+
+std::string unary_graph(OpCode op, DType t, DType u, int64_t n) {
+  std::ostringstream s;
+  s << "graph @t {\n  %s0 = storage " << dtype_name(t) << "[" << n << "] arg 0\n  %s1 = storage " << dtype_name(u)
+    << "[" << n << "] arg 1\n  op0 = " << op_name(op) << "(%s0[" << n << "]{1}+0) -> %s1[" << n << "]{1}+0\n  return\n}";
+  return s.str();
+}
+
+std::string binary_graph(OpCode op, DType t, DType u, int64_t n) {
+  std::ostringstream s;
+  s << "graph @t {\n  %s0 = storage " << dtype_name(t) << "[" << n << "] arg 0\n  %s1 = storage " << dtype_name(t)
+    << "[" << n << "] arg 1\n  %s2 = storage " << dtype_name(u) << "[" << n << "] arg 2\n  op0 = " << op_name(op)
+    << "(%s0[" << n << "]{1}+0, %s1[" << n << "]{1}+0) -> %s2[" << n << "]{1}+0\n  return\n}";
+  return s.str();
+}
+
+TEST(LlvmCodegen, UnaryOpsOnEveryDtype) {
+  SKIP_WITHOUT_LLVM();
+  int compiled = 0, refused = 0;
+  for (OpCode op : ops_of_kind(OpKind::Unary)) {
+    if (op == OpCode::cast) continue;
+    for (DType t : kDTypes) {
+      const DType u = detail::is_predicate(op) ? DType::Bool : t;
+      Graph g = parse_graph(unary_graph(op, t, u, 203));
+      SCOPED_TRACE(std::string(op_name(op)) + " on " + dtype_name(t));
+      Outcome o = check(g, stage_of(g, {203}, {0}), {transcendental(op) ? 4.0 : 0.0});
+      (o == Outcome::Refused ? refused : compiled)++;
+    }
+  }
+  EXPECT_GT(compiled, 150);
+  EXPECT_GT(refused, 0);  // invert on floats, ...
+}
+
+TEST(LlvmCodegen, CastsBetweenEveryPairOfDtypes) {
+  SKIP_WITHOUT_LLVM();
+  for (DType t : kDTypes)
+    for (DType u : kDTypes) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + " -> " + dtype_name(u));
+      Graph g = parse_graph(unary_graph(OpCode::cast, t, u, 203));
+      EXPECT_EQ(check(g, stage_of(g, {203}, {0})), Outcome::Same);
+    }
+}
+
+TEST(LlvmCodegen, CastsOfNaNAndOutOfRangeGiveIntMin) {
+  SKIP_WITHOUT_LLVM();
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f64[6] arg 0
+    %s1 = storage i32[6] arg 1
+    %s2 = storage i64[6] arg 2
+    op0 = cast(%s0[6]{1}+0) -> %s1[6]{1}+0
+    op1 = cast(%s0[6]{1}+0) -> %s2[6]{1}+0
+    return
+  })");
+  auto c = compile_stage(g, stage_of(g, {6}, {0, 1}));
+  double x[6] = {NAN, 1e300, -3e9, 3e9, -2.9, 0x1p63};
+  int32_t a[6];
+  int64_t b[6];
+  char* bases[3] = {reinterpret_cast<char*>(x), reinterpret_cast<char*>(a), reinterpret_cast<char*>(b)};
+  c->run(bases);
+  const int32_t m32 = std::numeric_limits<int32_t>::min();
+  const int64_t m64 = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(std::vector<int32_t>(a, a + 6), (std::vector<int32_t>{m32, m32, m32, m32, -2, m32}));
+  EXPECT_EQ(std::vector<int64_t>(b, b + 6), (std::vector<int64_t>{m64, m64, -3000000000, 3000000000, -2, m64}));
+}
+
+TEST(LlvmCodegen, UnaryOpsChangingDtype) {
+  SKIP_WITHOUT_LLVM();
+  const std::tuple<OpCode, DType, DType> cases[] = {
+      {OpCode::negative, DType::Int32, DType::Float64}, {OpCode::absolute, DType::Float64, DType::Int32},
+      {OpCode::isnan, DType::Float32, DType::Int64},    {OpCode::sqrt, DType::Int64, DType::Float32},
+      {OpCode::floor, DType::Float32, DType::Int64},    {OpCode::logical_not, DType::Int32, DType::Float32}};
+  for (auto [op, t, u] : cases) {
+    Graph g = parse_graph(unary_graph(op, t, u, 67));
+    EXPECT_EQ(check(g, stage_of(g, {67}, {0})), Outcome::Same) << op_name(op);
+  }
+}
+
+TEST(LlvmCodegen, BinaryOpsOnEveryDtype) {
+  SKIP_WITHOUT_LLVM();
+  int compiled = 0, refused = 0;
+  for (OpCode op : ops_of_kind(OpKind::Binary))
+    for (DType t : kDTypes) {
+      const DType u = detail::is_comparison(op) ? DType::Bool : t;
+      Graph g = parse_graph(binary_graph(op, t, u, 731));
+      SCOPED_TRACE(std::string(op_name(op)) + " on " + dtype_name(t));
+      // integer powers take small exponents here (a negative one is tested on its own)
+      const bool small = op == OpCode::power && !is_float(t);
+      // logaddexp composes exp and log1p and cancels: its error grows with the cancellation
+      Outcome o = check(g, stage_of(g, {731}, {0}), {op == OpCode::logaddexp ? 256.0 : transcendental(op) ? 4.0 : 0.0}, small);
+      (o == Outcome::Refused ? refused : compiled)++;
+    }
+  EXPECT_GT(compiled, 100);
+  EXPECT_GT(refused, 0);
+}
+
+TEST(LlvmCodegen, IntegerDivisionEdgeCases) {
+  SKIP_WITHOUT_LLVM();
+  for (DType t : {DType::Int32, DType::Int64}) {
+    Graph g = typed(R"(graph @t {
+      %s0 = storage T[6] arg 0
+      %s1 = storage T[6] arg 1
+      %s2 = storage T[6] arg 2
+      %s3 = storage T[6] arg 3
+      %s4 = storage T[6] arg 4
+      op0 = floor_divide(%s0[6]{1}+0, %s1[6]{1}+0) -> %s2[6]{1}+0
+      op1 = remainder(%s0[6]{1}+0, %s1[6]{1}+0) -> %s3[6]{1}+0
+      op2 = fmod(%s0[6]{1}+0, %s1[6]{1}+0) -> %s4[6]{1}+0
+      return
+    })", t);
+    auto c = compile_stage(g, stage_of(g, {6}, {0, 1, 2}));
+    Memory m(g);
+    const int64_t lo = t == DType::Int32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
+    const int64_t a[6] = {7, -7, 5, lo, lo, -9};
+    const int64_t b[6] = {2, 2, 0, -1, 1, -4};
+    for (int i = 0; i < 6; ++i) {
+      std::memcpy(m.at(0) + i * itemsize(t), &a[i], itemsize(t));
+      std::memcpy(m.at(1) + i * itemsize(t), &b[i], itemsize(t));
+    }
+    std::vector<char*> bases = m.bases();
+    c->run(bases.data());
+    auto get = [&](int s, int i) {
+      return t == DType::Int32 ? int64_t{reinterpret_cast<int32_t*>(m.at(s))[i]} : reinterpret_cast<int64_t*>(m.at(s))[i];
+    };
+    EXPECT_EQ(get(2, 0), 3);
+    EXPECT_EQ(get(2, 1), -4);
+    EXPECT_EQ(get(2, 2), 0);
+    EXPECT_EQ(get(2, 3), lo);  // INT_MIN // -1 wraps
+    EXPECT_EQ(get(2, 5), 2);
+    EXPECT_EQ(get(3, 1), 1);
+    EXPECT_EQ(get(3, 2), 0);
+    EXPECT_EQ(get(3, 3), 0);
+    EXPECT_EQ(get(3, 5), -1);
+    EXPECT_EQ(get(4, 1), -1);
+    EXPECT_EQ(get(4, 3), 0);
+  }
+}
+
+TEST(LlvmCodegen, NegativeIntegerPowerThrowsLikeTheReference) {
+  SKIP_WITHOUT_LLVM();
+  Graph g = parse_graph(binary_graph(OpCode::power, DType::Int64, DType::Int64, 40));
+  EXPECT_EQ(check(g, stage_of(g, {40}, {0})), Outcome::BothThrewDomainError);
+}
+
+TEST(LlvmCodegen, FloatSpecialCases) {
+  SKIP_WITHOUT_LLVM();
+  // npy_divmod's signed zeros and infinities, the 0.5 power, NaN-aware extrema
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f64[8] arg 0
+    %s1 = storage f64[8] arg 1
+    %s2 = storage f64[8] arg 2
+    %s3 = storage f64[8] arg 3
+    %s4 = storage f64[8] arg 4
+    %s5 = storage f64[8] arg 5
+    op0 = floor_divide(%s0[8]{1}+0, %s1[8]{1}+0) -> %s2[8]{1}+0
+    op1 = remainder(%s0[8]{1}+0, %s1[8]{1}+0) -> %s3[8]{1}+0
+    op2 = power(%s0[8]{1}+0, %s1[8]{1}+0) -> %s4[8]{1}+0
+    op3 = minimum(%s0[8]{1}+0, %s1[8]{1}+0) -> %s5[8]{1}+0
+    return
+  })");
+  auto c = compile_stage(g, stage_of(g, {8}, {0, 1, 2, 3}));
+  double a[8] = {-0.0, 5.0, -5.0, 1.0, -INFINITY, NAN, 4.0, -0.0};
+  double b[8] = {3.0, -0.0, 3.0, INFINITY, 0.5, 1.0, 0.5, 0.0};
+  double q[8], r[8], p[8], mn[8];
+  char* bases[6] = {(char*)a, (char*)b, (char*)q, (char*)r, (char*)p, (char*)mn};
+  c->run(bases);
+  EXPECT_TRUE(q[0] == 0 && std::signbit(q[0]));
+  EXPECT_EQ(q[1], -INFINITY);
+  EXPECT_EQ(q[2], -2.0);
+  EXPECT_EQ(r[2], 1.0);
+  EXPECT_TRUE(std::isnan(r[1]));
+  EXPECT_TRUE(std::isnan(p[4]));  // sqrt(-inf), where pow would give +inf
+  EXPECT_EQ(p[6], 2.0);
+  EXPECT_TRUE(std::isnan(mn[5]));
+  EXPECT_TRUE(mn[7] == 0 && std::signbit(mn[7]));  // the first operand wins ties
+}
+
+TEST(LlvmCodegen, WhereOnEveryDtype) {
+  SKIP_WITHOUT_LLVM();
+  for (DType t : kDTypes) {
+    std::string text = R"(graph @t {
+      %s0 = storage bool[300] arg 0
+      %s1 = storage T[300] arg 1
+      %s2 = storage T[20] arg 2
+      %s3 = storage T[300] arg 3
+      op0 = where(%s0[300]{1}+0, %s1[300]{-1}+299, %s2[300]{0}+3) -> %s3[300]{1}+0
+      return
+    })";
+    Graph g = typed(text, t);
+    EXPECT_EQ(check(g, stage_of(g, {300}, {0})), Outcome::Same) << dtype_name(t);
+  }
+}
+
+TEST(LlvmCodegen, ArangeOnEveryDtype) {
+  SKIP_WITHOUT_LLVM();
+  for (DType t : kDTypes) {
+    for (int64_t n : {1, 2, 50}) {
+      std::string text = "graph @t {\n %s0 = storage T[2] arg 0\n %s1 = storage T[" + std::to_string(2 * n) +
+                         "] arg 1\n op0 = arange(%s0[]{}+0, %s0[]{}+1) -> %s1[" + std::to_string(n) +
+                         "]{2}+1\n return\n}";
+      Graph g = typed(text, t);
+      EXPECT_EQ(check(g, stage_of(g, {n}, {0})), Outcome::Same) << dtype_name(t) << " n=" << n;
+    }
+  }
+}
+
+TEST(LlvmCodegen, StridedNegativeAndBroadcastViewsWithRegisters) {
+  SKIP_WITHOUT_LLVM();
+  // t = x[::-1, 1::2] * row (a register); out.T = t + x[:, 0::2]; a 0-d constant scales it
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f32[1200] arg 0
+    %s1 = storage f32[20] arg 1
+    %s2 = storage f32[600] temp
+    %s3 = storage f32[600] arg 2
+    %s4 = storage f32[1] const 0x0000c03f
+    %s5 = storage f32[600] temp
+    op0 = multiply(%s0[30,20]{-40,2}+1161, %s1[30,20]{0,1}+0) -> %s2[30,20]{20,1}+0
+    op1 = add(%s2[30,20]{20,1}+0, %s0[30,20]{40,2}+0) -> %s5[30,20]{20,1}+0
+    op2 = multiply(%s5[30,20]{20,1}+0, %s4[30,20]{0,0}+0) -> %s3[30,20]{1,30}+0
+    return
+  })");
+  for (int w : {1, 4, 8, 16})
+    EXPECT_EQ(check(g, stage_of(g, {30, 20}, {0, 1, 2}, {2, 5}, w)), Outcome::Same) << "width " << w;
+  // the same with the temps in memory
+  EXPECT_EQ(check(g, stage_of(g, {30, 20}, {0, 1, 2}, {}, 8)), Outcome::Same);
+}
+
+TEST(LlvmCodegen, InPlaceWriteThroughAView) {
+  SKIP_WITHOUT_LLVM();
+  // boxes[:, 0::2] = clip(boxes[:, 0::2] * 2, 0, 10): reads and writes one view of one storage
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f32[400] arg 0
+    %s1 = storage f32[2] const 0x0000000000002041
+    %s2 = storage f32[200] temp
+    %s3 = storage f32[200] temp
+    %s4 = storage f32[200] temp
+    op0 = add(%s0[100,2]{4,2}+0, %s0[100,2]{4,2}+0) -> %s2[100,2]{2,1}+0
+    op1 = maximum(%s2[100,2]{2,1}+0, %s1[100,2]{0,0}+0) -> %s3[100,2]{2,1}+0
+    op2 = minimum(%s3[100,2]{2,1}+0, %s1[100,2]{0,0}+1) -> %s4[100,2]{2,1}+0
+    op3 = copy(%s4[100,2]{2,1}+0) -> %s0[100,2]{4,2}+0
+    return
+  })");
+  EXPECT_EQ(check(g, stage_of(g, {100, 2}, {0, 1, 2, 3}, {2, 3, 4})), Outcome::Same);
+}
+
+TEST(LlvmCodegen, RefusesReadsTheLoopWouldReorder) {
+  SKIP_WITHOUT_LLVM();
+  // x[1:] = x[:-1]: NumPy reads everything first, one loop would smear x[0]
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f32[5] arg 0
+    op0 = copy(%s0[4]{1}+0) -> %s0[4]{1}+1
+    return
+  })");
+  EXPECT_THROW(compile_stage(g, stage_of(g, {4}, {0})), std::invalid_argument);
+  // x[:-1] = x[1:] reads ahead of its writes: fine
+  Graph h = parse_graph(R"(graph @t {
+    %s0 = storage f32[500] arg 0
+    op0 = copy(%s0[499]{1}+1) -> %s0[499]{1}+0
+    return
+  })");
+  EXPECT_EQ(check(h, stage_of(h, {499}, {0})), Outcome::Same);
+}
+
+std::string reduce_graph(OpCode op, DType t, DType u, const Shape& shape, const std::vector<int>& axes) {
+  std::ostringstream s;
+  const int64_t n = shape_numel(shape);
+  Shape strides = contiguous_strides(shape), kept;
+  for (int d = 0, k = 0; d < static_cast<int>(shape.size()); ++d) {
+    if (k < static_cast<int>(axes.size()) && axes[k] == d) ++k;
+    else kept.push_back(shape[d]);
+  }
+  Shape kstrides = contiguous_strides(kept);
+  auto dims = [](const Shape& v) {
+    std::ostringstream o;
+    for (size_t i = 0; i < v.size(); ++i) o << (i ? "," : "") << v[i];
+    return o.str();
+  };
+  s << "graph @t {\n  %s0 = storage " << dtype_name(t) << "[" << n << "] arg 0\n  %s1 = storage " << dtype_name(u)
+    << "[" << std::max<int64_t>(1, shape_numel(kept)) << "] arg 1\n  op0 = " << op_name(op) << "(%s0[" << dims(shape)
+    << "]{" << dims(strides) << "}+0) axes=[" << dims(Shape(axes.begin(), axes.end())) << "] -> %s1[" << dims(kept)
+    << "]{" << dims(kstrides) << "}+0\n  return\n}";
+  return s.str();
+}
+
+TEST(LlvmCodegen, ReductionsOnEveryDtypeAndAxes) {
+  SKIP_WITHOUT_LLVM();
+  const std::vector<std::vector<int>> axes_list = {{2}, {1}, {0}, {0, 2}, {1, 2}, {0, 1}, {0, 1, 2}};
+  for (OpCode op : ops_of_kind(OpKind::Reduce))
+    for (DType t : kDTypes)
+      for (const auto& axes : axes_list) {
+        const DType u = op == OpCode::argmax || op == OpCode::argmin ? DType::Int64
+                      : op == OpCode::any || op == OpCode::all       ? DType::Bool
+                                                                     : t;
+        Graph g = parse_graph(reduce_graph(op, t, u, {5, 7, 37}, axes));
+        SCOPED_TRACE(std::string(op_name(op)) + " on " + dtype_name(t) + " axes " + std::to_string(axes.size()) +
+                     " from " + std::to_string(axes[0]));
+        const bool reassociates = is_float(t) && (op == OpCode::sum || op == OpCode::prod);
+        EXPECT_EQ(check(g, stage_of(g, {5, 7, 37}, {0}), reassociates ? Tolerance{64, 1e4} : Tolerance{}), Outcome::Same);
+      }
+}
+
+TEST(LlvmCodegen, ArgmaxKeepsTheFirstIndexAndTheFirstNaN) {
+  SKIP_WITHOUT_LLVM();
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f64[12] arg 0
+    %s1 = storage i64[3] arg 1
+    %s2 = storage f64[3] arg 2
+    %s3 = storage i64[4] arg 3
+    op0 = argmax(%s0[3,4]{4,1}+0) axes=[1] -> %s1[3]{1}+0
+    op1 = max(%s0[3,4]{4,1}+0) axes=[1] -> %s2[3]{1}+0
+    op2 = argmin(%s0[3,4]{4,1}+0) axes=[0] -> %s3[4]{1}+0
+    return
+  })");
+  double x[12] = {1, 5, 5, 2, NAN, 9, NAN, 9, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+  int64_t am[3], ai[4];
+  double mx[3];
+  char* bases[4] = {(char*)x, (char*)am, (char*)mx, (char*)ai};
+  for (int k = 0; k < 3; ++k) compile_stage(g, stage_of(g, {3, 4}, {k}))->run(bases);
+  EXPECT_EQ(std::vector<int64_t>(am, am + 3), (std::vector<int64_t>{1, 0, 0}));
+  EXPECT_EQ(mx[0], 5);
+  EXPECT_TRUE(std::isnan(mx[1]));
+  EXPECT_EQ(mx[2], -INFINITY);
+  EXPECT_EQ(std::vector<int64_t>(ai, ai + 4), (std::vector<int64_t>{1, 2, 1, 2}));
+}
+
+TEST(LlvmCodegen, ReductionWithAnElementwisePrologue) {
+  SKIP_WITHOUT_LLVM();
+  // sum((a - b[None, :]) ** 2, axis=1) and the same over axis 0, the difference in a register
+  for (int axis : {0, 1}) {
+    std::string text = R"(graph @t {
+      %s0 = storage f32[6400] arg 0
+      %s1 = storage f32[64] arg 1
+      %s2 = storage f32[6400] temp
+      %s3 = storage f32[6400] temp
+      %s4 = storage f32[100] arg 2
+      op0 = subtract(%s0[100,64]{64,1}+0, %s1[100,64]{0,1}+0) -> %s2[100,64]{64,1}+0
+      op1 = multiply(%s2[100,64]{64,1}+0, %s2[100,64]{64,1}+0) -> %s3[100,64]{64,1}+0
+      op2 = sum(%s3[100,64]{64,1}+0) axes=[A] -> %s4[N]{1}+0
+      return
+    })";
+    text.replace(text.find("A]"), 1, std::to_string(axis));
+    text.replace(text.find("[N]"), 3, axis == 1 ? "[100]" : "[64]");
+    Graph g = parse_graph(text);
+    EXPECT_EQ(check(g, stage_of(g, {100, 64}, {0, 1, 2}, {2, 3}), {64, 1e4}), Outcome::Same);
+  }
+}
+
+TEST(LlvmCodegen, IntegerSumsWrap) {
+  SKIP_WITHOUT_LLVM();
+  Graph g = parse_graph(reduce_graph(OpCode::sum, DType::Int32, DType::Int32, {1000}, {0}));
+  auto c = compile_stage(g, stage_of(g, {1000}, {0}));
+  std::vector<int32_t> x(1000, std::numeric_limits<int32_t>::max());
+  int32_t out = 0;
+  char* bases[2] = {reinterpret_cast<char*>(x.data()), reinterpret_cast<char*>(&out)};
+  c->run(bases);
+  EXPECT_EQ(out, static_cast<int32_t>(static_cast<uint32_t>(std::numeric_limits<int32_t>::max()) * 1000u));
+}
+
+TEST(LlvmCodegen, ReductionsWithoutIdentityOverEmptyAxesAreRefused) {
+  SKIP_WITHOUT_LLVM();
+  Graph g = parse_graph(reduce_graph(OpCode::argmax, DType::Float32, DType::Int64, {3, 0}, {1}));
+  EXPECT_THROW(compile_stage(g, stage_of(g, {3, 0}, {0})), std::invalid_argument);
+  Graph h = parse_graph(reduce_graph(OpCode::sum, DType::Float32, DType::Float32, {3, 0}, {1}));
+  EXPECT_EQ(check(h, stage_of(h, {3, 0}, {0})), Outcome::Same);
+}
+
+TEST(LlvmCodegen, ParallelStagesMatchTheReference) {
+  SKIP_WITHOUT_LLVM();
+  // 1000 x 150 points: elementwise, a row reduction and a column reduction
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f32[150000] arg 0
+    %s1 = storage f32[150] arg 1
+    %s2 = storage f32[150000] arg 2
+    op0 = add(%s0[1000,150]{150,1}+0, %s1[1000,150]{0,1}+0) -> %s2[1000,150]{150,1}+0
+    return
+  })");
+  EXPECT_EQ(check(g, stage_of(g, {1000, 150}, {0}, {}, 8, true)), Outcome::Same);
+  for (OpCode op : {OpCode::sum, OpCode::argmax, OpCode::max}) {
+    const DType u = op == OpCode::argmax ? DType::Int64 : DType::Float64;
+    Graph r = parse_graph(reduce_graph(op, DType::Float64, u, {400, 30, 20}, {1}));
+    EXPECT_EQ(check(r, stage_of(r, {400, 30, 20}, {0}, {}, 4, true), {64, 1e4}), Outcome::Same) << op_name(op);
+    Graph c = parse_graph(reduce_graph(op, DType::Float64, u, {400, 300}, {1}));
+    EXPECT_EQ(check(c, stage_of(c, {400, 300}, {0}, {}, 4, true), {64, 1e4}), Outcome::Same) << op_name(op);
+  }
+}
+
+TEST(LlvmCodegen, CompiledStagesRunFromManyThreads) {
+  SKIP_WITHOUT_LLVM();
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f64[200000] arg 0
+    %s1 = storage f64[200000] arg 1
+    op0 = sqrt(%s0[200000]{1}+0) -> %s1[200000]{1}+0
+    return
+  })");
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      auto c = compile_stage(g, stage_of(g, {200000}, {0}, {}, 4, true));  // compiles concurrently too
+      std::vector<double> x(200000), y(200000);
+      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i + t);
+      char* bases[2] = {reinterpret_cast<char*>(x.data()), reinterpret_cast<char*>(y.data())};
+      for (int rep = 0; rep < 5; ++rep) c->run(bases);
+      for (size_t i = 0; i < x.size(); ++i)
+        if (y[i] != std::sqrt(x[i])) ++wrong;
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(LlvmCodegen, ContiguousLoopsVectorize) {
+  SKIP_WITHOUT_LLVM();
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f32[1024] arg 0
+    %s1 = storage f32[1024] arg 1
+    %s2 = storage f32[1024] arg 2
+    op0 = add(%s0[1024]{1}+0, %s1[1024]{1}+0) -> %s2[1024]{1}+0
+    return
+  })");
+  const std::string ir = compile_stage(g, stage_of(g, {1024}, {0}, {}, 8))->llvm_ir();
+  EXPECT_NE(ir.find("<8 x float>"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("fma"), std::string::npos);
+  const std::string scalar = compile_stage(g, stage_of(g, {1024}, {0}, {}, 1))->llvm_ir();
+  EXPECT_EQ(scalar.find("x float>"), std::string::npos) << scalar;
+}
+
+TEST(LlvmCodegen, TranscendentalsCallLibmvecInVectorLoops) {
+  SKIP_WITHOUT_LLVM();
+  for (int width : {8, 16}) {
+    Graph g = parse_graph(unary_graph(OpCode::exp, DType::Float32, DType::Float32, 4000));
+    std::string ir;
+    EXPECT_EQ(check(g, stage_of(g, {4000}, {0}, {}, width), {4}, false, &ir), Outcome::Same);
+    if (ir.find("_ZGV") == std::string::npos) GTEST_SKIP() << "no libmvec on this host";
+    EXPECT_NE(ir.find("call <8 x float> @_ZGVdN8v_expf"), std::string::npos) << ir;
+  }
+  Graph g = parse_graph(binary_graph(OpCode::arctan2, DType::Float64, DType::Float64, 4000));
+  std::string ir;
+  EXPECT_EQ(check(g, stage_of(g, {4000}, {0}, {}, 4), {4}, false, &ir), Outcome::Same);
+  EXPECT_NE(ir.find("_ZGVdN4vv_atan2"), std::string::npos) << ir;
+}
+
+TEST(LlvmCodegen, RunTimeExtentsBoundTheLoops) {
+  SKIP_WITHOUT_LLVM();
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f32[16] arg 0
+    %s1 = storage i64[1] arg 1
+    %s2 = storage f32[16] arg 2
+    %s3 = storage f32[2] arg 3
+    op0 = negative(%s0[?%s1<=8,2]{2,1}+0) -> %s2[?%s1<=8,2]{2,1}+0
+    op1 = sum(%s0[?%s1<=8,2]{2,1}+0) axes=[0] -> %s3[2]{1}+0
+    return
+  })");
+  float x[16], y[16], s[2];
+  for (int i = 0; i < 16; ++i) x[i] = static_cast<float>(i + 1), y[i] = 0;
+  int64_t n = 3;
+  char* bases[4] = {(char*)x, (char*)&n, (char*)y, (char*)s};
+  auto neg = compile_stage(g, stage_of(g, {8, 2}, {0}));
+  auto sum = compile_stage(g, stage_of(g, {8, 2}, {1}));
+  neg->run(bases);
+  sum->run(bases);
+  EXPECT_EQ(y[5], -6);
+  EXPECT_EQ(y[6], 0);
+  EXPECT_EQ(s[0], 1 + 3 + 5);
+  n = 100;  // clamped to the static bound
+  neg->run(bases);
+  EXPECT_EQ(y[15], -16);
+  // the entry reads the extent of the axis it splits across the thread pool
+  auto parallel = compile_stage(g, stage_of(g, {8, 2}, {0}, {}, 8, true));
+  for (float& v : y) v = 0;
+  n = 5;
+  parallel->run(bases);
+  EXPECT_EQ(y[9], -10);
+  EXPECT_EQ(y[10], 0);
+  n = -4;  // clamped to 0
+  parallel->run(bases);
+  EXPECT_EQ(y[0], -1);
+}
+
+TEST(LlvmCodegen, StagesFromTheFusionPassMatchTheReference) {
+  SKIP_WITHOUT_LLVM();
+  // a delta2bbox-like chain: strided reads, register temps, in-place writes into the argument
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f32[4000] arg 0
+    %s1 = storage f32[4000] arg 1
+    %s2 = storage f32[2000] temp
+    %s3 = storage f32[2000] temp
+    %s4 = storage f32[1] const 0x0000003f
+    %s5 = storage f32[2000] temp
+    op0 = exp(%s1[1000,2]{4,1}+2) -> %s2[1000,2]{2,1}+0
+    op1 = multiply(%s2[1000,2]{2,1}+0, %s4[1000,2]{0,0}+0) -> %s3[1000,2]{2,1}+0
+    op2 = add(%s3[1000,2]{2,1}+0, %s0[1000,2]{4,1}+0) -> %s5[1000,2]{2,1}+0
+    op3 = copy(%s5[1000,2]{2,1}+0) -> %s0[1000,2]{4,1}+2
+    return
+  })");
+  Memory ref(g), got(g);
+  fill(DType::Float32, ref.at(0), 4000, 1);
+  fill(DType::Float32, ref.at(1), 4000, 2);
+  std::memcpy(got.at(0), ref.at(0), 16000);
+  std::memcpy(got.at(1), ref.at(1), 16000);
+  Program jit = lower(g);
+  run_reference(g, ref.ptrs);
+  execute(jit, got.ptrs);
+  EXPECT_EQ(compare(g, 0, ref.at(0), got.at(0), {4, 10}), "");
+  for (size_t i = 0; i < jit.kernels.size(); ++i) EXPECT_TRUE(jit.kernels[i]) << jit.fallbacks[i];
+}
+
+TEST(LlvmCodegen, ScalarEmptyAndUnrolledStages) {
+  SKIP_WITHOUT_LLVM();
+  Graph scalar = parse_graph(R"(graph @t {
+    %s0 = storage f64[3] arg 0
+    %s1 = storage f64[1] arg 1
+    op0 = hypot(%s0[]{}+0, %s0[]{}+2) -> %s1[]{}+0
+    return
+  })");
+  EXPECT_EQ(check(scalar, stage_of(scalar, {}, {0})), Outcome::Same);
+  Graph empty = parse_graph(R"(graph @t {
+    %s0 = storage f32[10] arg 0
+    %s1 = storage f32[10] arg 1
+    op0 = negative(%s0[0,5]{5,1}+0) -> %s1[0,5]{5,1}+0
+    return
+  })");
+  EXPECT_EQ(check(empty, stage_of(empty, {0, 5}, {0}, {}, 8, true)), Outcome::Same);
+  Graph g = parse_graph(binary_graph(OpCode::multiply, DType::Int32, DType::Int32, 1001));
+  std::string ir;
+  EXPECT_EQ(check(g, stage_of(g, {1001}, {0}, {}, 8, false, 4), {}, false, &ir), Outcome::Same);
+  EXPECT_NE(ir.find("<8 x i32>"), std::string::npos);
+}
+
+TEST(LlvmCodegen, ReductionsConvertToTheirOutputDtype) {
+  SKIP_WITHOUT_LLVM();
+  const std::tuple<OpCode, DType, DType> cases[] = {
+      {OpCode::sum, DType::Float32, DType::Float64}, {OpCode::argmax, DType::Int32, DType::Int32},
+      {OpCode::max, DType::Int32, DType::Float64},   {OpCode::prod, DType::Bool, DType::Int64},
+      {OpCode::any, DType::Float64, DType::Int32},   {OpCode::min, DType::Float64, DType::Int64}};
+  for (auto [op, t, u] : cases)
+    for (const std::vector<int>& axes : {std::vector<int>{1, 2}, std::vector<int>{0}, std::vector<int>{1}}) {
+      // unit axes are dropped, reduced ones too; the flat index stays right
+      Graph g = parse_graph(reduce_graph(op, t, u, {9, 1, 40}, axes));
+      Stage s = stage_of(g, {9, 1, 40}, {0});
+      EXPECT_EQ(check(g, s, {64, 1e4}), Outcome::Same) << op_name(op);
+    }
+}
+
+TEST(LlvmCodegen, ParallelStagesWithRowDependencesRunSerially) {
+  SKIP_WITHOUT_LLVM();
+  // y[i] = a[i] + 2; z[i] = y[i - 1] * 2: legal in order, racy across rows
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f64[1024512] arg 0
+    %s1 = storage f64[1024512] arg 1
+    %s2 = storage f64[1024000] arg 2
+    %s3 = storage f64[1] const 0x0000000000000040
+    op0 = add(%s0[2000,512]{512,1}+512, %s3[2000,512]{0,0}+0) -> %s1[2000,512]{512,1}+512
+    op1 = multiply(%s1[2000,512]{512,1}+0, %s3[2000,512]{0,0}+0) -> %s2[2000,512]{512,1}+0
+    return
+  })");
+  EXPECT_EQ(check(g, stage_of(g, {2000, 512}, {0, 1}, {}, 4, true)), Outcome::Same);
+}
+
+// A random stage: a chain of exact elementwise ops over random views (strided, reversed,
+// transposed, broadcast) of two arguments, the temps in registers or memory, ending in a store
+// through a random view (sometimes into an input, which the backend may refuse) or a reduction.
+std::pair<Graph, Stage> random_stage(std::mt19937& rng) {
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  const int rank = 1 + pick(3);
+  Shape domain(rank);
+  for (int64_t& d : domain) d = 1 + pick(9);
+  if (pick(25) == 0) domain[pick(rank)] = 0;
+  const DType t = kDTypes[1 + pick(4)];
+  auto random_view = [&](int storage, bool write) {
+    View v{storage, domain, Shape(rank, 0), 0};
+    std::vector<int> order(rank);
+    for (int d = 0; d < rank; ++d) order[d] = d;
+    std::shuffle(order.begin(), order.end(), rng);
+    int64_t stride = 1 + pick(2), low = 0;
+    for (int k = rank - 1; k >= 0; --k) {
+      const int d = order[k];
+      if (!write && pick(4) == 0) continue;  // broadcast
+      v.strides[d] = pick(3) == 0 ? -stride : stride;
+      if (v.strides[d] < 0 && domain[d] > 0) low += v.strides[d] * (domain[d] - 1);
+      stride *= std::max<int64_t>(1, domain[d]) * (1 + pick(2));
+    }
+    v.offset = -low + pick(3);
+    return v;
+  };
+  Graph g;
+  g.add_storage({t, 0, StorageKind::Arg, 0, {}});
+  g.add_storage({t, 0, StorageKind::Arg, 1, {}});
+  Stage s;
+  s.domain = domain;
+  auto operand = [&](const std::vector<View>& temps) {
+    if (!temps.empty() && pick(2) == 0) return temps[pick(static_cast<int>(temps.size()))];
+    return random_view(pick(2), false);
+  };
+  std::vector<View> temps;
+  const OpCode exact_float[] = {OpCode::add, OpCode::subtract, OpCode::multiply, OpCode::divide, OpCode::maximum,
+                                OpCode::fmin, OpCode::floor_divide, OpCode::remainder, OpCode::sqrt, OpCode::negative};
+  const OpCode exact_int[] = {OpCode::add, OpCode::subtract, OpCode::multiply, OpCode::minimum, OpCode::floor_divide,
+                              OpCode::remainder, OpCode::bitwise_xor, OpCode::right_shift, OpCode::absolute, OpCode::square};
+  const int n_ops = 1 + pick(4);
+  for (int k = 0; k < n_ops; ++k) {
+    Op op;
+    op.code = is_float(t) ? exact_float[pick(10)] : exact_int[pick(10)];
+    op.inputs.push_back(operand(temps));
+    if (op_kind(op.code) == OpKind::Binary) op.inputs.push_back(operand(temps));
+    const int temp = g.add_storage({t, std::max<int64_t>(1, shape_numel(domain)), StorageKind::Temp, -1, {}});
+    op.output = View{temp, domain, contiguous_strides(domain), 0};
+    if (pick(3) > 0) s.registers.push_back(temp);
+    temps.push_back(op.output);
+    g.ops.push_back(op);
+  }
+  Op last;
+  if (pick(3) == 0) {
+    const OpCode codes[] = {OpCode::max, OpCode::argmin, OpCode::all, OpCode::sum, OpCode::argmax};
+    last.code = codes[pick(is_float(t) ? 3 : 5)];  // float sums are checked with a tolerance elsewhere
+    for (int d = 0; d < rank; ++d)
+      if (pick(2) == 0) last.axes.push_back(d);
+    if (last.axes.empty()) last.axes.push_back(pick(rank));
+    Shape kept;
+    for (int d = 0, k = 0; d < rank; ++d) {
+      if (k < static_cast<int>(last.axes.size()) && last.axes[k] == d) ++k;
+      else kept.push_back(domain[d]);
+    }
+    const DType u = last.code == OpCode::argmin || last.code == OpCode::argmax ? DType::Int64
+                  : last.code == OpCode::all                                   ? DType::Bool
+                                                                               : t;
+    const int out = g.add_storage({u, std::max<int64_t>(1, shape_numel(kept)), StorageKind::Arg, 2, {}});
+    last.inputs.push_back(temps.back());
+    last.output = View{out, kept, contiguous_strides(kept), 0};
+    s.reduce_axes = last.axes;
+  } else {
+    const int out = pick(4) == 0 ? pick(2) : g.add_storage({t, 0, StorageKind::Arg, 2, {}});
+    last.code = OpCode::copy;
+    last.inputs.push_back(temps.back());
+    last.output = random_view(out, true);
+  }
+  g.ops.push_back(last);
+  // storages as large as their views reach
+  for (const Op& op : g.ops)
+    for (const View* v : {&op.inputs[0], &op.inputs.back(), &op.output})
+      if (v->numel() > 0) g.storages[v->storage].size = std::max(g.storages[v->storage].size, v->max_offset() + 1);
+  for (Storage& st : g.storages) st.size = std::max<int64_t>(st.size, 1);
+  for (size_t k = 0; k < g.ops.size(); ++k) {
+    s.op_ids.push_back(static_cast<int>(k));
+    s.ops.push_back(g.ops[k]);
+  }
+  s.schedule.vector_width = 1 << pick(5);
+  s.schedule.parallel = pick(2) == 0;
+  return {g, s};
+}
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoi(v) : fallback;
+}
+
+// STRIDER_TEST_SEED and STRIDER_TEST_TRIALS run more of them.
+TEST(LlvmCodegen, RandomStagesMatchTheReference) {
+  SKIP_WITHOUT_LLVM();
+  std::mt19937 rng(env_int("STRIDER_TEST_SEED", 1234));
+  const int trials = env_int("STRIDER_TEST_TRIALS", 300);
+  int compiled = 0, refused = 0;
+  for (int trial = 0; trial < trials && !::testing::Test::HasFailure(); ++trial) {
+    auto [g, s] = random_stage(rng);
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    (check(g, s) == Outcome::Refused ? refused : compiled)++;
+  }
+  EXPECT_GT(compiled, trials * 2 / 3);
+  EXPECT_GT(refused, 0);
+}
+
+// The same graphs through the whole pipeline (fuse_stages, default schedules, compile_stages).
+TEST(LlvmCodegen, RandomGraphsThroughThePipeline) {
+  SKIP_WITHOUT_LLVM();
+  std::mt19937 rng(env_int("STRIDER_TEST_SEED", 1234) + 1);
+  const int trials = env_int("STRIDER_TEST_TRIALS", 300) / 3;
+  for (int trial = 0; trial < trials && !::testing::Test::HasFailure(); ++trial) {
+    Graph g = random_stage(rng).first;
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    Memory ref(g), got(g);
+    for (int k = 0; k < 2; ++k) {
+      fill(g.storages[k].dtype, ref.at(k), g.storages[k].size, k + 1);
+      std::memcpy(got.at(k), ref.at(k), g.storages[k].size * itemsize(g.storages[k].dtype));
+    }
+    try {
+      run_reference(g, ref.ptrs);
+    } catch (const std::logic_error&) {
+      continue;  // an argmax over nothing
+    }
+    Program p = lower(g);
+    std::vector<void*> buffers;  // the pipeline may renumber storages: match arguments by index
+    for (const Storage& st : p.graph.storages) {
+      buffers.push_back(nullptr);
+      for (size_t k = 0; k < g.storages.size(); ++k)
+        if (st.kind == StorageKind::Arg && g.storages[k].kind == StorageKind::Arg && g.storages[k].arg == st.arg)
+          buffers.back() = got.ptrs[k];
+    }
+    execute(p, buffers);
+    for (size_t k = 0; k < g.storages.size(); ++k)
+      if (g.storages[k].kind == StorageKind::Arg)
+        EXPECT_EQ(compare(g, static_cast<int>(k), ref.at(k), got.at(k), {}), "") << print_graph(g) << print_stages(p.graph, p.stages);
+  }
+}
+
+TEST(LlvmCodegen, HostVectorWidth) {
+  SKIP_WITHOUT_LLVM();
+  EXPECT_GE(host_vector_width(DType::Float32), 4);
+  EXPECT_EQ(host_vector_width(DType::Float32), 2 * host_vector_width(DType::Float64));
+}
+
+TEST(ThreadPool, CoversTheRangeOnceAndNestsInline) {
+  std::vector<std::atomic<int>> hits(10007);
+  parallel_for(10007, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) hits[i]++;
+    parallel_for(3, [&](int64_t, int64_t) {});  // nested: runs inline
+  });
+  for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+  EXPECT_GE(parallel_threads(), 1);
+  EXPECT_THROW(parallel_for(100, [](int64_t b, int64_t) { if (b > 0) throw std::runtime_error("x"); }),
+               std::runtime_error);
+  int calls = 0;
+  parallel_for(1, [&](int64_t b, int64_t e) { calls += static_cast<int>(e - b); });
+  EXPECT_EQ(calls, 1);
+}
+
+}  // namespace
+}  // namespace strider

@@ -14,7 +14,8 @@
 // - transcendentals (exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, arc*, sinh, cosh,
 //   tanh, arc*h, cbrt, power, arctan2, hypot, logaddexp): in vectorized loops they call glibc's
 //   libmvec (_ZGVdN8v_expf, ...; glibc documents at most 4 ulp of error), in scalar loops and
-//   remainders the same libm function as the reference;
+//   remainders the same libm function as the reference (LLVM may fold a call on a constant, or
+//   pow(x, 2) into x * x, within an ulp);
 // - float sum and prod, which the loop vectorizer may reassociate (float32 accumulates in double,
 //   like the reference; float64 in double where the reference uses long double).
 // NaN payloads may differ where the hardware picks one of two NaN operands.

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 
 #include <llvm/IR/MDBuilder.h>
@@ -85,8 +86,8 @@ void Emitter::nest(const std::vector<int>& axes, const std::function<void()>& at
   level(0);
 }
 
-llvm::MDNode* Emitter::loop_hints(int axis, bool scratch_unit_stride) {
-  bool unit = scratch_unit_stride;
+llvm::MDNode* Emitter::loop_hints(int axis) {
+  bool unit = true;
   for (const Op& op : p_.ops) {
     auto check = [&](const View& v) {
       if (!p_.registers.count(v.storage) && std::abs(v.strides[axis]) > 1) unit = false;
@@ -248,7 +249,7 @@ void Emitter::emit(const std::string& name) {
         emit_op(p_.ops[k]);
       }
       std::fill(reg_.begin(), reg_.end(), nullptr);
-    }, rank > 0 ? loop_hints(rank - 1, true) : nullptr);
+    }, rank > 0 ? loop_hints(rank - 1) : nullptr);
   }
   b_.CreateRet(b_.CreateLoad(i32, err_));
 

@@ -167,12 +167,12 @@ void Emitter::emit_reduction() {
                           idx_[a] = i;
                           return fold_loops(k + 1, carried);
                         },
-                        k + 1 == folded.size() ? loop_hints(a, true) : nullptr);
+                        k + 1 == folded.size() ? loop_hints(a) : nullptr);
       idx_[a] = nullptr;
       return out;
     };
     nest(kept, [&] { store(r.output, fold.finish(fold_loops(0, fold.init()))); },
-         folded.empty() && !kept.empty() ? loop_hints(kept.back(), true) : nullptr);
+         folded.empty() && !kept.empty() ? loop_hints(kept.back()) : nullptr);
     return;
   }
 
@@ -236,7 +236,7 @@ void Emitter::emit_reduction() {
     Value* x = point();
     Value* at = element();
     store_state(at, fold.update(load_state(at), x, flat()));
-  }, loop_hints(p_.rank() - 1, true));
+  }, loop_hints(p_.rank() - 1));
   nest(kept, [&] { store(r.output, fold.finish(load_state(element()))); }, nullptr);
 }
 

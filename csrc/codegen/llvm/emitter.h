@@ -67,8 +67,8 @@ class Emitter {
   /// calling at_point innermost; md goes on the innermost loop.
   void nest(const std::vector<int>& axes, const std::function<void()>& at_point, llvm::MDNode* md);
   /// The innermost loop's hints: the schedule's width when every access along `axis` is unit
-  /// stride (or broadcast), the unroll factor as interleave count.
-  llvm::MDNode* loop_hints(int axis, bool scratch_unit_stride);
+  /// stride (or broadcast; scratch accumulators always are), the unroll factor as interleave count.
+  llvm::MDNode* loop_hints(int axis);
   llvm::Value* element_index(const View& v);
   llvm::Value* load(const View& v);
   void store(const View& v, llvm::Value* x);

@@ -187,6 +187,16 @@ StagePlan make_plan(const Graph& g, const Stage& s) {
   }
   collect_extents(p);
   check_hazards(g, p);
+  // a register holds one value per point: every access must be the producer's own view
+  for (size_t k = 0; k < p.ops.size(); ++k) {
+    const View& out = p.ops[k].output;
+    if (!p.registers.count(out.storage)) continue;
+    for (size_t j = 0; j < p.ops.size(); ++j) {
+      for (const View& v : p.ops[j].inputs)
+        if (v.storage == out.storage && v != out) refuse(p, j, "it reads register %s" + std::to_string(v.storage) + " through another view");
+      if (j != k && p.ops[j].output.storage == out.storage) refuse(p, j, "it writes register %s" + std::to_string(out.storage) + " again");
+    }
+  }
 
   if (p.reduction) {
     const OpCode code = p.ops.back().code;

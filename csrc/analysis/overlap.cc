@@ -55,39 +55,52 @@ OverlapResult footprints_overlap(const View& a, const View& b) {
   return {empty == isl_bool_false, OverlapMethod::Exact};
 }
 
+namespace {
+// Whether { i, j in the domain : a(i) = b(j) and <relation> } has a point; relation is isl text
+// over i0.., j0...
+bool exists_pair(const View& a, const View& b, const std::string& relation) {
+  std::ostringstream vars, bounds, ea, eb;
+  const int n = a.ndim();
+  for (int d = 0; d < n; ++d) {
+    vars << (d ? "," : "") << "i" << d;
+    bounds << " and 0 <= i" << d << " <= " << a.shape[d] - 1 << " and 0 <= j" << d << " <= " << b.shape[d] - 1;
+  }
+  for (int d = 0; d < n; ++d) vars << ",j" << d;
+  ea << a.offset;
+  eb << b.offset;
+  for (int d = 0; d < n; ++d) {
+    ea << " + " << a.strides[d] << "*i" << d;
+    eb << " + " << b.strides[d] << "*j" << d;
+  }
+  std::ostringstream text;
+  text << "{ [" << vars.str() << "] : " << ea.str() << " = " << eb.str() << bounds.str() << " and (" << relation << ") }";
+  isl_set* set = isl_set_read_from_str(thread_ctx(), text.str().c_str());
+  if (!set) throw std::runtime_error("isl could not read " + text.str());
+  isl_bool empty = isl_set_is_empty(set);
+  isl_set_free(set);
+  if (empty == isl_bool_error) throw std::runtime_error("isl failed on " + text.str());
+  return empty == isl_bool_false;
+}
+}  // namespace
+
+bool shared_across_outer(const View& a, const View& b) {
+  if (a.ndim() == 0 || !footprints_overlap(a, b).overlap) return false;
+  return exists_pair(a, b, "i0 < j0 or i0 > j0");
+}
+
 bool reordered_when_fused(const View& earlier, const View& later) {
   if (!footprints_overlap(earlier, later).overlap) return false;
   // the same dense view touches each element at exactly one point: never reordered
   if (earlier == later && earlier.is_c_contiguous()) return false;
-  std::ostringstream vars, bounds, ea, eb, lex;
   const int n = earlier.ndim();
-  for (int d = 0; d < n; ++d) {
-    vars << (d ? "," : "") << "i" << d;
-    bounds << " and 0 <= i" << d << " <= " << earlier.shape[d] - 1 << " and 0 <= j" << d << " <= " << later.shape[d] - 1;
-  }
-  for (int d = 0; d < n; ++d) vars << ",j" << d;
-  ea << earlier.offset;
-  eb << later.offset;
-  for (int d = 0; d < n; ++d) {
-    ea << " + " << earlier.strides[d] << "*i" << d;
-    eb << " + " << later.strides[d] << "*j" << d;
-  }
-  // i > j lexicographically
+  if (n == 0) return false;  // a single point: one iteration runs the ops in program order
+  std::ostringstream lex;  // i > j lexicographically
   for (int d = 0; d < n; ++d) {
     lex << (d ? " or (" : "(");
     for (int e = 0; e < d; ++e) lex << "i" << e << " = j" << e << " and ";
     lex << "i" << d << " > j" << d << ")";
   }
-  if (n == 0) return false;  // a single point: one iteration runs the ops in program order
-  std::ostringstream text;
-  text << "{ [" << vars.str() << "] : " << ea.str() << " = " << eb.str() << bounds.str() << " and (" << lex.str()
-       << ") }";
-  isl_set* set = isl_set_read_from_str(thread_ctx(), text.str().c_str());
-  if (!set) throw std::runtime_error("isl could not read the fusion set " + text.str());
-  isl_bool empty = isl_set_is_empty(set);
-  isl_set_free(set);
-  if (empty == isl_bool_error) throw std::runtime_error("isl failed on the fusion set " + text.str());
-  return empty == isl_bool_false;
+  return exists_pair(earlier, later, lex.str());
 }
 
 }  // namespace strider

@@ -23,4 +23,8 @@ OverlapResult footprints_overlap(const View& a, const View& b);
 /// earlier(i) == later(j). Exact (isl) after cheap tests.
 bool reordered_when_fused(const View& earlier, const View& later);
 
+/// For two accesses over one loop domain: whether points with different outermost indices
+/// touch a common element (so the outer loop's iterations are not independent).
+bool shared_across_outer(const View& a, const View& b);
+
 }  // namespace strider

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "schedule/legality.h"
 #include "transforms/passes.h"
 
 namespace strider {
@@ -37,7 +38,7 @@ std::vector<Primitive> default_schedule(const Graph& g, const Stage& s) {
   if (unit_inner && s.domain[inner] >= lanes) sch.push_back({"vectorize", {s.loops[inner]}, {lanes}});
   // threads pay off past this many points (measured by the benchmarks; see README)
   const bool outer_reduced = std::find(s.reduce_axes.begin(), s.reduce_axes.end(), 0) != s.reduce_axes.end();
-  if (!outer_reduced && s.domain[0] > 1 && shape_numel(s.domain) >= kParallelMinPoints)
+  if (!outer_reduced && s.domain[0] > 1 && shape_numel(s.domain) >= kParallelMinPoints && outer_loop_conflict(s).empty())
     sch.push_back({"parallel", {s.loops[0]}, {}});
   return sch;
 }

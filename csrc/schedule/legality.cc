@@ -53,4 +53,23 @@ std::string stage_order_conflict(const Stage& s) {
   return "";
 }
 
+std::string outer_loop_conflict(const Stage& s) {
+  std::vector<std::pair<View, bool>> all;
+  for (size_t k = 0; k < s.ops.size(); ++k) {
+    const bool last_reduce = k + 1 == s.ops.size() && op_kind(s.ops[k].code) == OpKind::Reduce;
+    for (auto& a : stage_accesses(s.ops[k], s.domain, last_reduce ? s.reduce_axes : std::vector<int>{}))
+      all.push_back(std::move(a));
+  }
+  for (size_t i = 0; i < all.size(); ++i)
+    for (size_t j = i; j < all.size(); ++j) {
+      const auto& [a, a_writes] = all[i];
+      const auto& [b, b_writes] = all[j];
+      if ((!a_writes && !b_writes) || a.storage != b.storage) continue;
+      if (shared_across_outer(a, b))
+        return "two iterations of " + (s.loops.empty() ? std::string("the outer loop") : s.loops[0]) +
+               " touch one element of %s" + std::to_string(a.storage) + " that one of them writes";
+    }
+  return "";
+}
+
 }  // namespace strider

@@ -21,4 +21,8 @@ std::string order_conflict(const std::vector<AccessList>& earlier, const AccessL
 /// order_conflict over a whole stage, op by op.
 std::string stage_order_conflict(const Stage& s);
 
+/// Empty when the iterations of the stage's outermost loop are independent (no element that one
+/// of them writes is touched by another), so they may run in parallel; else the reason.
+std::string outer_loop_conflict(const Stage& s);
+
 }  // namespace strider

@@ -1,3 +1,4 @@
+#include "schedule/legality.h"
 #include "schedule/primitives.h"
 
 namespace strider::detail {
@@ -10,6 +11,8 @@ void parallel(Stage& s, const Primitive& p) {
   const int d = loop_index(s, p, p.names[0]);
   if (d != 0) refuse(p, "only the outermost loop (" + s.loops.front() + ") runs in parallel");
   if (is_reduced(s, d)) refuse(p, p.names[0] + " is reduced");
+  std::string why = outer_loop_conflict(s);
+  if (!why.empty()) refuse(p, why);
   s.schedule.parallel = true;
 }
 

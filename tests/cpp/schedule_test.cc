@@ -144,5 +144,29 @@ TEST(Schedule, ReductionLoopsSplitAndStayInOrder) {
   EXPECT_THROW(apply_schedule(g, t, sched("parallel(i0) reorder(i1, i0)")), ScheduleError);
 }
 
+TEST(Schedule, ParallelNeedsIndependentOuterIterations) {
+  // x[:4] = -x[1:]: row r reads row r + 1, which iteration r + 1 stores; legal in order (one
+  // stage), but not in parallel
+  const char* shifted = R"(graph @f {
+    %s0 = storage f32[20] arg 0
+    %s1 = storage f32[16] temp
+    op0 = negative(%s0[4,4]{4,1}+4) -> %s1[4,4]{4,1}+0
+    op1 = copy(%s1[4,4]{4,1}+0) -> %s0[4,4]{4,1}+0
+    return
+  })";
+  Graph g = parse_graph(shifted);
+  Stage s = stage_of(shifted);
+  try {
+    apply_schedule(g, s, sched("parallel(i0)"));
+    ADD_FAILURE() << "parallel accepted";
+  } catch (const ScheduleError& e) {
+    EXPECT_NE(std::string(e.what()).find("two iterations of i0 touch one element of %s0"), std::string::npos) << e.what();
+  }
+  Graph g2 = parse_graph(kAdd);
+  Stage t = stage_of(kAdd);
+  apply_schedule(g2, t, sched("parallel(i0)"));
+  EXPECT_TRUE(t.schedule.parallel);
+}
+
 }  // namespace
 }  // namespace strider

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/executor.h"
+
 namespace py = pybind11;
 
 namespace strider::python {
@@ -142,6 +144,143 @@ bool layout_of(const py::tuple& leaves, CallLayout& out) {
   return true;
 }
 
+// How one traced signature maps a call onto its program and back (planned once, in _api.py).
+class Runner {
+ public:
+  struct Temp {
+    int storage;
+    std::vector<npy_intp> shape;   // as allocated (dense, C order)
+    int transform;                 // 0: the buffer is the result; 1: transpose by axes; 2: a view
+    std::vector<npy_intp> axes;
+  };
+  struct Output {
+    char kind;                     // 'a' argument leaf, 'p' Python object, 'v' view of a storage
+    int index = 0;                 // leaf ('a') or graph output ('v')
+    py::object value;              // 'p'
+    bool scalar = false, writeable = true;
+    py::object weak;               // Python type for weak scalars, or None
+  };
+
+  Runner(py::object program, std::vector<std::pair<int, int>> groups, std::vector<std::pair<int, int>> scalars,
+         std::vector<Temp> temps, std::vector<Output> outputs)
+      : program_obj_(std::move(program)), groups_(std::move(groups)), scalars_(std::move(scalars)),
+        temps_(std::move(temps)), outputs_(std::move(outputs)) {
+    program_ = program_obj_.cast<const Program*>();
+  }
+
+  py::list run(const py::tuple& leaves, const CallLayout& layout, bool latest_first) const {
+    const Graph& g = program_->graph;
+    std::vector<void*> buffers(g.storages.size(), nullptr);
+    for (const auto& [sid, group] : groups_) buffers[sid] = reinterpret_cast<void*>(layout.bases[group]);
+    std::vector<int64_t> slots(scalars_.size());  // 8 bytes hold any scalar dtype
+    for (size_t k = 0; k < scalars_.size(); ++k) {
+      const auto& [sid, leaf] = scalars_[k];
+      store_scalar(leaves[leaf].ptr(), g.storages[sid].dtype, &slots[k]);
+      buffers[sid] = &slots[k];
+    }
+    std::vector<py::object> temps;
+    for (const Temp& t : temps_) {
+      PyObject* arr = PyArray_SimpleNew(static_cast<int>(t.shape.size()), const_cast<npy_intp*>(t.shape.data()),
+                                        typenum(g.storages[t.storage].dtype));
+      if (!arr) throw py::error_already_set();
+      temps.push_back(py::reinterpret_steal<py::object>(arr));
+      buffers[t.storage] = PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr));
+    }
+    {
+      py::gil_scoped_release release;
+      execute(*program_, buffers, latest_first);
+    }
+    py::list results;
+    for (const Output& o : outputs_) {
+      if (o.kind == 'a') {
+        results.append(leaves[o.index]);
+      } else if (o.kind == 'p') {
+        results.append(o.value);
+      } else {
+        results.append(view_result(o, leaves, layout, temps));
+      }
+    }
+    return results;
+  }
+
+ private:
+  static int typenum(DType t) {
+    switch (t) {
+      case DType::Bool: return NPY_BOOL;
+      case DType::Int32: return NPY_INT32;
+      case DType::Int64: return NPY_INT64;
+      case DType::Float32: return NPY_FLOAT32;
+      case DType::Float64: break;
+    }
+    return NPY_FLOAT64;
+  }
+
+  // A runtime scalar argument in its storage's dtype (the same dtype as a NumPy scalar leaf;
+  // Python's bool, int and float for weak ones).
+  static void store_scalar(PyObject* o, DType t, int64_t* slot) {
+    if (PyArray_IsScalar(o, Generic)) {
+      PyArray_ScalarAsCtype(o, slot);
+      return;
+    }
+    switch (t) {
+      case DType::Bool: *reinterpret_cast<bool*>(slot) = PyObject_IsTrue(o); break;
+      case DType::Float64: *reinterpret_cast<double*>(slot) = PyFloat_AsDouble(o); break;
+      default: *slot = PyLong_AsLongLong(o); break;
+    }
+    if (PyErr_Occurred()) throw py::error_already_set();
+  }
+
+  py::object view_result(const Output& o, const py::tuple& leaves, const CallLayout& layout,
+                         const std::vector<py::object>& temps) const {
+    const View& v = program_->graph.outputs[o.index];
+    py::object arr;
+    char* base = nullptr;
+    py::object owner;
+    for (size_t k = 0; k < temps_.size() && !arr; ++k) {
+      if (temps_[k].storage != v.storage) continue;
+      if (temps_[k].transform == 0) arr = temps[k];
+      else if (temps_[k].transform == 1) {
+        std::vector<npy_intp> axes = temps_[k].axes;  // PyArray_Dims takes a mutable pointer
+        PyArray_Dims perm{axes.data(), static_cast<int>(axes.size())};
+        arr = py::reinterpret_steal<py::object>(PyArray_Transpose(reinterpret_cast<PyArrayObject*>(temps[k].ptr()), &perm));
+        if (!arr) throw py::error_already_set();
+      } else {
+        base = static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(temps[k].ptr())));
+        owner = temps[k];
+      }
+    }
+    if (!arr) {
+      if (!owner) {
+        auto it = std::find_if(groups_.begin(), groups_.end(), [&](const auto& gs) { return gs.first == v.storage; });
+        base = reinterpret_cast<char*>(layout.bases[it->second]);
+        owner = leaves[layout.group_owner[it->second]];
+      }
+      const DType dtype = program_->graph.storages[v.storage].dtype;
+      const int type = typenum(dtype);
+      const npy_intp item = static_cast<npy_intp>(itemsize(dtype));
+      std::vector<npy_intp> dims(v.shape.begin(), v.shape.end()), strides;
+      for (int64_t st : v.strides) strides.push_back(st * item);
+      PyObject* a = PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(type), v.ndim(), dims.data(),
+                                         strides.data(), base + v.offset * item,
+                                         o.writeable ? NPY_ARRAY_WRITEABLE : 0, nullptr);
+      if (!a) throw py::error_already_set();
+      arr = py::reinterpret_steal<py::object>(a);
+      if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(a), owner.inc_ref().ptr()) < 0)
+        throw py::error_already_set();
+    }
+    if (!o.weak.is_none()) return o.weak(arr.attr("item")());
+    if (o.scalar) return py::reinterpret_steal<py::object>(PyArray_Return(reinterpret_cast<PyArrayObject*>(arr.inc_ref().ptr())));
+    return arr;
+  }
+
+  py::object program_obj_;
+  const Program* program_ = nullptr;
+  std::vector<std::pair<int, int>> groups_;   // (storage, aliasing group)
+  std::vector<std::pair<int, int>> scalars_;  // (storage, leaf)
+  std::vector<Temp> temps_;
+  std::vector<Output> outputs_;
+};
+
 }  // namespace
 
 void bind_dispatch(py::module_& m) {
@@ -159,6 +298,38 @@ void bind_dispatch(py::module_& m) {
                              })
       .def_readonly("leaf_group", &CallLayout::leaf_group)
       .def_readonly("leaf_offset", &CallLayout::leaf_offset);
+  py::class_<Runner>(m, "Runner")
+      .def(py::init([](py::object program, std::vector<std::pair<int, int>> groups,
+                       std::vector<std::pair<int, int>> scalars, const py::list& temps, const py::list& outputs) {
+             std::vector<Runner::Temp> ts;
+             for (const py::handle& t : temps) {
+               auto [sid, shape, transform] = t.cast<std::tuple<int, std::vector<npy_intp>, py::object>>();
+               Runner::Temp temp{sid, std::move(shape), 2, {}};
+               if (!transform.is_none()) {
+                 temp.axes = transform.cast<std::vector<npy_intp>>();
+                 temp.transform = temp.axes.empty() ? 0 : 1;
+               }
+               ts.push_back(std::move(temp));
+             }
+             std::vector<Runner::Output> os;
+             for (const py::handle& h : outputs) {
+               py::tuple t = h.cast<py::tuple>();
+               Runner::Output o;
+               o.kind = t[0].cast<std::string>()[0];
+               if (o.kind == 'p') o.value = t[1];
+               else o.index = t[1].cast<int>();
+               if (o.kind == 'v') {
+                 o.scalar = t[2].cast<bool>();
+                 o.weak = t[3];
+                 o.writeable = t[4].cast<bool>();
+               }
+               os.push_back(std::move(o));
+             }
+             return Runner(std::move(program), std::move(groups), std::move(scalars), std::move(ts), std::move(os));
+           }),
+           "program, [(storage, group)], [(storage, leaf)], [(storage, shape, None | axes)], outputs: "
+           "('a', leaf) | ('p', object) | ('v', output index, scalar, weak type or None, writeable)")
+      .def("run", &Runner::run, py::arg("leaves"), py::arg("layout"), py::arg("latest_first") = false);
   m.def(
       "call_layout",
       [](const py::tuple& leaves) -> py::object {

@@ -11,7 +11,7 @@ namespace py = pybind11;
 namespace strider::python {
 
 void bind_runtime(py::module_& m) {
-  py::class_<Program>(m, "Program")
+  py::class_<Program, std::shared_ptr<Program>>(m, "Program")
       .def_readonly("graph", &Program::graph)
       .def_property_readonly("edges",
                              [](const Program& p) {

@@ -78,24 +78,6 @@ def _refuse_leaves(leaves):
 
 # -- results --
 
-class _Memory:
-    """Hands memory to NumPy (np.asarray reads __array_interface__) and keeps its owner alive."""
-
-    __slots__ = ("__array_interface__", "owner")
-
-    def __init__(self, iface, owner):
-        self.__array_interface__ = iface
-        self.owner = owner
-
-
-def _make_array(base, owner, view, dtype, writeable):
-    item = dtype.itemsize
-    iface = {"version": 3, "shape": tuple(view.shape), "typestr": dtype.str,
-             "data": (base + view.offset * item, not writeable),
-             "strides": tuple(s * item for s in view.strides)}
-    return np.asarray(_Memory(iface, owner))
-
-
 def _dense_order(view, size):
     """The axes of `view`, outermost first, when it covers all `size` elements of its storage
     densely in some axis order; None otherwise."""
@@ -111,75 +93,49 @@ def _dense_order(view, size):
 
 
 class _Entry:
-    """One traced signature: the lowered program and how to map a call onto it."""
+    """One traced signature: the lowered program and how a call maps onto it (planned here once,
+    run by _C.Runner on every call)."""
 
     def __init__(self, program, arg_storages, result_spec, outputs):
         self.program = program
         self.result_spec = result_spec
-        self.outputs = outputs  # per result leaf: ("arg", i) | ("py", value) | ("view", k, ...)
         graph = program.graph
-        self.buffers = [None] * graph.num_storages
-        self.output_views = list(graph.outputs)
-        self.groups = [(sid, g) for sid, (kind, g) in arg_storages.items() if kind == "group"]
-        self.scalars = [(sid, i, _NP_NAMES[graph.storage_dtype(sid)])
-                        for sid, (kind, i) in arg_storages.items() if kind == "scalar"]
-        self.group_of_storage = dict(self.groups)
-        # returned temporaries: allocated by NumPy; in their final shape when one dense view
+        views = list(graph.outputs)
+        groups = [(sid, g) for sid, (kind, g) in arg_storages.items() if kind == "group"]
+        scalars = [(sid, i) for sid, (kind, i) in arg_storages.items() if kind == "scalar"]
+        # returned temporaries are allocated by NumPy: in their final shape when one dense view
         # returns them (the result is then the buffer itself, or a transpose of it)
         returned = {}
-        for v in self.output_views:
+        for v in views:
             if graph.storage_kind(v.storage) == "temp":
                 returned.setdefault(v.storage, []).append(v)
-        self.temp_alloc = []  # (storage, dtype, shape to allocate)
-        self.temp_result = {}  # storage -> () the buffer is the result | axes to transpose | None
-        for sid, views in sorted(returned.items()):
-            dtype, size = np.dtype(_NP_NAMES[graph.storage_dtype(sid)]), graph.storage_size(sid)
-            order = _dense_order(views[0], size) if len(views) == 1 else None
+        temps = []  # (storage, shape to allocate, () | axes to transpose | None: a view of it)
+        for sid, vs in sorted(returned.items()):
+            size = graph.storage_size(sid)
+            order = _dense_order(vs[0], size) if len(vs) == 1 else None
             if order is None:
-                self.temp_alloc.append((sid, dtype, (max(size, 1),)))
-                self.temp_result[sid] = None
+                temps.append((sid, [max(size, 1)], None))
             else:
-                self.temp_alloc.append((sid, dtype, tuple(views[0].shape[d] for d in order)))
-                inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
-                self.temp_result[sid] = () if inverse == tuple(range(len(order))) else inverse
+                inverse = sorted(range(len(order)), key=order.__getitem__)
+                temps.append((sid, [vs[0].shape[d] for d in order],
+                              [] if inverse == list(range(len(order))) else inverse))
+        plan = []
+        for spec in outputs:
+            if spec[0] == "arg":
+                plan.append(("a", spec[1]))
+            elif spec[0] == "py":
+                plan.append(("p", spec[1]))
+            else:
+                _, k, _, scalar, weak, writeable = spec
+                plan.append(("v", k, bool(scalar), weak, bool(writeable)))
+        self.runner = _C.Runner(program, groups, scalars, temps, plan)
+        self.single = result_spec == ("leaf",)
 
     def run(self, leaves, layout, latest_first=False):
-        buffers = list(self.buffers)
-        for sid, g in self.groups:
-            buffers[sid] = layout.bases[g]
-        for sid, i, dtype in self.scalars:
-            buffers[sid] = np.array(leaves[i], dtype=dtype)
-        temps = {}
-        for sid, dtype, shape in self.temp_alloc:
-            buffers[sid] = temps[sid] = np.empty(shape, dtype)
-        self.program.execute(buffers, latest_first)
-        results = []
-        for spec in self.outputs:
-            kind = spec[0]
-            if kind == "arg":
-                results.append(leaves[spec[1]])
-            elif kind == "py":
-                results.append(spec[1])
-            else:
-                _, k, dtype, scalar, weak, writeable = spec
-                view = self.output_views[k]
-                if view.storage in temps:
-                    buf, axes = temps[view.storage], self.temp_result[view.storage]
-                    if axes is None:
-                        arr = _make_array(buf.__array_interface__["data"][0], buf, view, dtype, True)
-                    else:
-                        arr = buf.transpose(axes) if axes else buf
-                else:
-                    g = self.group_of_storage[view.storage]
-                    arr = _make_array(layout.bases[g], leaves[layout.group_owner[g]], view, dtype, writeable)
-                if weak is not None:
-                    arr = weak(arr[()])
-                elif scalar:
-                    arr = arr[()]
-                results.append(arr)
-        return _unflatten(self.result_spec, iter(results))
+        results = self.runner.run(tuple(leaves), layout, latest_first)
+        return results[0] if self.single else _unflatten(self.result_spec, iter(results))
 
-_NP_NAMES = {"bool": np.bool_, "i32": np.int32, "i64": np.int64, "f32": np.float32, "f64": np.float64}
+
 
 
 class Explanation:

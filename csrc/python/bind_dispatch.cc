@@ -68,7 +68,8 @@ bool layout_of(const py::tuple& leaves, CallLayout& out) {
         if (st < 0) lo += st * (ext - 1);
         else hi += st * (ext - 1);
       }
-      (empty ? empties : spans).push_back({lo, hi + item, i});
+      if (empty) empties.push_back({lo, lo, i});  // touches nothing: extent 0
+      else spans.push_back({lo, hi + item, i});
       tags[i] = 'A';
     } else if (PyArray_IsScalar(o, Generic)) {  // before float: np.float64 subclasses it
       if (!supported_type(PyArray_DescrFromScalar(o)->type_num)) return false;

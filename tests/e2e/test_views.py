@@ -983,3 +983,9 @@ def test_same_array_twice_with_an_empty_view_between():
 
     base = ar((3, 3), np.int32)
     check(f, base, base[..., 0, :0], base)
+
+
+def test_empty_argument_sliced_to_zero_in_a_middle_dimension():
+    # found by hypothesis: a zero-length dimension must give an empty storage, not a negative one
+    base = np.arange(27.0).reshape(3, 3, 3)
+    check(lambda a: (a.T, a[None, ..., 0, 0], a), base[..., :0, :, :1])

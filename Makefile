@@ -3,15 +3,18 @@
 PY ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo)
 APT_PACKAGES := cmake g++ ninja-build libisl-dev libgtest-dev llvm-16-dev
-PIP_PACKAGES := "numpy>=2.0" "pybind11>=2.12" "scikit-build-core>=0.8" "pytest>=7" "hypothesis>=6"
+PIP_PACKAGES := "numpy>=2.0" "pybind11>=2.12" "scikit-build-core>=0.8" "pytest>=7" "hypothesis>=6" \
+	nbclient nbformat ipykernel matplotlib
 BUILD_DIR := build/dev
 STAMPS := .stamps
 SOURCES := $(shell find csrc -type f) CMakeLists.txt pyproject.toml $(wildcard tests/cpp/*.cc)
 
 .PHONY: demo test deps build
 
+# the detection-head benchmark: every head checked against NumPy, then timed against NumPy and
+# whichever peers are installed (pip install ".[bench]" adds Numba, JAX and torch)
 demo: build
-	$(PY) benchmarks/demo.py
+	$(PY) benchmarks/run.py --budget 0.3
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure

@@ -1,0 +1,323 @@
+"""The systems run.py puts side by side: NumPy (the reference), strider, Numba, JAX, torch.compile.
+
+Each system is an adapter with the same small interface:
+
+* ``load()`` imports the system lazily and returns its version string, or raises
+  :class:`Skip` (not installed, not importable) -- run.py then skips it with that note;
+* ``prepare(head, dtype)`` returns a fresh callable for one case, taking the head's
+  ``(*args, **kwargs)``; a fresh one per case so that its first call pays trace + compile.  It
+  may raise :class:`Unsupported` (no port of this head) or any error (recorded as a FAIL with
+  its class); errors of a lazy compiler surface at the first call and are recorded the same way;
+* ``sync(out)`` waits for asynchronous results (JAX) and is part of the timed call;
+* ``expected(head, result, args, kwargs)`` picks from NumPy's call what the system returns
+  (JAX ports return the updated argument of heads that return None);
+* ``checks_arguments``: the system runs the NumPy source on the caller's arrays, so writes into
+  the arguments are compared too; ``strict_dtypes``: result dtypes must be NumPy's;
+* ``note(fn, args, kwargs)`` says something about the instance ``fn`` after its first call on
+  those inputs (torch's graph breaks, strider's stages left to its reference executor), or None;
+* ``info()`` the settings that matter for reading its numbers (threads, caches).
+
+``load()`` also warms the system up on a trivial function (``warmup_s``, ``warmup_error``), so the
+one-time start-up of a compiler (LLVM, XLA, Inductor) is not charged to the first head's
+first call.
+"""
+import importlib
+import os
+import time
+import types
+
+import numpy as np
+
+
+class Skip(Exception):
+    """The system is not available here (not installed or not importable)."""
+
+
+class Unsupported(Exception):
+    """The system has nothing to run for this head (no port)."""
+
+
+def _version(module_name):
+    try:
+        return importlib.import_module(module_name).__version__
+    except Exception:  # noqa: BLE001 - a version is informative only
+        return None
+
+
+def _trivial(a):
+    return a * 2 + 1
+
+
+class System:
+    name = ""
+    checks_arguments = True
+    strict_dtypes = True
+    is_reference = False
+    warmup_s = None
+
+    warmup_error = None
+
+    def _warm_up(self, make):
+        """Compiles and runs a trivial function once; records how long that took (or the error:
+        the cases then record their own failures)."""
+        t0 = time.perf_counter()
+        try:
+            self.sync(make(_trivial)(np.ones(4, np.float32)))
+        except Exception as exc:  # noqa: BLE001
+            lines = str(exc).strip().splitlines()
+            self.warmup_error = f"{type(exc).__name__}: {lines[0] if lines else ''}"
+        self.warmup_s = time.perf_counter() - t0
+
+    def load(self):
+        raise NotImplementedError
+
+    def prepare(self, head, dtype):
+        raise NotImplementedError
+
+    def sync(self, out):
+        return out
+
+    def expected(self, head, result, args, kwargs):
+        return result
+
+    def note(self, fn, args, kwargs):
+        return None
+
+    def info(self):
+        return {}
+
+
+class NumPySystem(System):
+    name = "numpy"
+    is_reference = True
+
+    def load(self):
+        return np.__version__
+
+    def prepare(self, head, dtype):
+        return head.fn
+
+
+class StriderSystem(System):
+    name = "strider"
+
+    def load(self):
+        try:
+            import strider
+        except Exception as exc:  # noqa: BLE001
+            raise Skip(f"strider does not import: {type(exc).__name__}: {exc}") from exc
+        self._strider = strider
+        self._warm_up(strider.compile)
+        return strider.__version__
+
+    def prepare(self, head, dtype):
+        return self._strider.compile(head.fn, static_argnames=head.static_argnames)
+
+    def note(self, fn, args, kwargs):
+        return _stages_note(fn.explain(*args, **kwargs))
+
+    def info(self):
+        return strider_info()
+
+
+def _stages_note(explanation):
+    """How many of a program's stages run compiled code, and why the first other one does not."""
+    code = getattr(explanation, "code", None)
+    stages = getattr(explanation, "stages", None)
+    if not code or not stages:
+        return None  # a strider without compiled stages: nothing to say
+    compiled = sum(1 for c in code if c)
+    why = next((w for w in getattr(explanation, "fallbacks", ()) if w), "")
+    return f"{compiled}/{len(stages)} stages compiled" + (f"; reference: {why}" if why else "")
+
+
+def strider_info():
+    """strider's version and what its native module says about backends (names only; the LLVM
+    backend is being added, so whatever ``strider._C`` exposes is recorded as is)."""
+    try:
+        import strider
+    except Exception as exc:  # noqa: BLE001
+        return {"importable": False, "error": f"{type(exc).__name__}: {exc}"}
+    out = {"version": strider.__version__, "module": os.path.dirname(strider.__file__)}
+    try:
+        from strider import _C
+    except Exception as exc:  # noqa: BLE001
+        out["native"] = f"{type(exc).__name__}: {exc}"
+        return out
+    names = sorted(n for n in dir(_C) if not n.startswith("__"))
+    out["native_names"] = names
+    hints = [n for n in names if any(k in n.lower() for k in ("llvm", "jit", "backend", "target"))]
+    out["backend_names"] = hints
+    for n in hints:  # plain flags and zero-argument queries such as llvm_backend_available()
+        v = getattr(_C, n)
+        try:
+            v = v() if callable(v) and not isinstance(v, type) else v
+        except Exception as exc:  # noqa: BLE001 - not a zero-argument query
+            v = f"{type(exc).__name__}"
+        if isinstance(v, (bool, int, float, str, tuple, list)):
+            out[f"_C.{n}"] = v
+    try:
+        from strider import _api
+        out["targets"] = list(getattr(_api, "_TARGETS", ()))
+    except Exception:  # noqa: BLE001
+        pass
+    out["STRIDER_JIT"] = os.environ.get("STRIDER_JIT")
+    # The probe: does a trivial function get compiled code for its stage?  (None: this strider
+    # has no notion of compiled stages, or the probe failed.)
+    out["llvm_backend"] = None
+    try:
+        f = strider.compile(_trivial)
+        a = np.ones(4, np.float32)
+        f(a)
+        code = getattr(f.explain(a), "code", None)
+        if code is not None:
+            out["llvm_backend"] = any(bool(c) for c in code)
+    except Exception as exc:  # noqa: BLE001
+        out["probe_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+    return out
+
+
+class NumbaSystem(System):
+    """``numba.njit`` on the head's own source.  Module-level helpers the head calls
+    (``sigmoid``, ``_whctrs``, ...) are jitted the same way, since nopython code cannot call
+    Python functions; everything else is numba's own NumPy support."""
+    name = "numba"
+
+    def load(self):
+        try:
+            import numba
+        except Exception as exc:  # noqa: BLE001
+            raise Skip(f"numba not installed ({type(exc).__name__}: {exc})") from exc
+        self._numba = numba
+        self._warm_up(numba.njit)
+        return numba.__version__
+
+    def prepare(self, head, dtype):
+        return _njit_with_helpers(head.fn, self._numba.njit, {})
+
+    def info(self):
+        return {"llvmlite": _version("llvmlite"), "parallel": False, "cache": False,
+                "helpers": "module-level Python functions called by a head are njit-ed too"}
+
+
+def _names(code):
+    names = set(code.co_names)
+    for c in code.co_consts:  # generator expressions, comprehensions, nested functions
+        if isinstance(c, types.CodeType):
+            names |= _names(c)
+    return names
+
+
+def _njit_with_helpers(fn, njit, memo):
+    if fn in memo:
+        return memo[fn]
+    env = dict(fn.__globals__)
+    for name in _names(fn.__code__):
+        obj = env.get(name)
+        if isinstance(obj, types.FunctionType) and obj.__module__ == fn.__module__ and obj is not fn:
+            env[name] = _njit_with_helpers(obj, njit, memo)
+    clone = types.FunctionType(fn.__code__, env, fn.__name__, fn.__defaults__, fn.__closure__)
+    clone.__kwdefaults__ = fn.__kwdefaults__
+    clone.__module__ = fn.__module__
+    memo[fn] = jitted = njit(clone)
+    return jitted
+
+
+class JaxSystem(System):
+    """``jax.jit`` on the functional jax.numpy port in jax_heads.py.  float32 by default; x64 is
+    switched on only while float64 cases run.  A call includes moving the NumPy inputs in (a
+    copy on CPU) and ``block_until_ready`` on the results."""
+    name = "jax"
+    checks_arguments = False
+    strict_dtypes = False  # without x64, integer results are int32 where NumPy gives int64
+
+    def load(self):
+        try:
+            import jax
+            import jax_heads
+        except Exception as exc:  # noqa: BLE001
+            raise Skip(f"jax not installed ({type(exc).__name__}: {exc})") from exc
+        self._jax = jax
+        self._ports = jax_heads.ports()
+        self._expected_of = jax_heads.expected_of
+        self._warm_up(jax.jit)
+        return jax.__version__
+
+    def prepare(self, head, dtype):
+        port = self._ports.get(head.name)
+        if port is None:
+            raise Unsupported(f"no jax.numpy port of {head.name} in jax_heads.py")
+        self._jax.config.update("jax_enable_x64", np.dtype(dtype) == np.float64)
+        self._jax.clear_caches()  # the first call of this case traces and compiles anew
+        return self._jax.jit(port.fn, static_argnames=port.static_argnames)
+
+    def sync(self, out):
+        return self._jax.block_until_ready(out)
+
+    def expected(self, head, result, args, kwargs):
+        port = self._ports.get(head.name)
+        return self._expected_of(port, result, args, kwargs) if port else result
+
+    def info(self):
+        return {"jaxlib": _version("jaxlib"), "devices": [str(d) for d in self._jax.devices()],
+                "x64": "only for float64 cases", "includes": "NumPy -> device copy, block_until_ready"}
+
+
+class TorchSystem(System):
+    """``torch.compile(fn, dynamic=False)`` on the NumPy source: TorchDynamo's NumPy front end
+    traces the np.* calls into torch ops and Inductor compiles them (C++/OpenMP on CPU).  Graph
+    breaks do not fail: that code runs eagerly, and the count is recorded as a note.  Inductor's
+    on-disk FX graph cache is off so that the first call of a case pays a real compile."""
+    name = "torch"
+
+    def load(self):
+        try:
+            import torch
+            import torch._dynamo
+            import torch._inductor.config
+        except Exception as exc:  # noqa: BLE001
+            raise Skip(f"torch not installed or not importable ({type(exc).__name__}: {exc})") from exc
+        self._torch = torch
+        torch._inductor.config.fx_graph_cache = False
+        try:
+            torch._functorch.config.enable_autograd_cache = False
+        except Exception:  # noqa: BLE001 - older torch
+            pass
+        self._warm_up(lambda fn: torch.compile(fn, dynamic=False))
+        torch._dynamo.reset()
+        return torch.__version__
+
+    def prepare(self, head, dtype):
+        self._torch._dynamo.reset()  # a fresh cache: the first call traces and compiles
+        from torch._dynamo.utils import counters
+        self._counters = counters
+        self._before = (dict(counters["graph_break"]), counters["stats"].get("unique_graphs", 0))
+        return self._torch.compile(head.fn, dynamic=False)
+
+    def note(self, fn, args, kwargs):
+        breaks, graphs0 = self._before
+        new = {k: v - breaks.get(k, 0) for k, v in self._counters["graph_break"].items()
+               if v > breaks.get(k, 0)}
+        graphs = self._counters["stats"].get("unique_graphs", 0) - graphs0
+        if not new and graphs:
+            return None
+        reasons = "; ".join(" ".join(str(k).split())[:80] for k in list(new)[:2])
+        return f"{sum(new.values())} graph break(s), {graphs} graph(s) compiled" + (f": {reasons}" if reasons else "")
+
+    def info(self):
+        t = self._torch
+        return {"threads": t.get_num_threads(), "dynamic": False, "fx_graph_cache": False,
+                "cuda_available": t.cuda.is_available()}
+
+
+SYSTEMS = {s.name: s for s in (NumPySystem, StriderSystem, NumbaSystem, JaxSystem, TorchSystem)}
+JITS = ("strider", "numba", "jax", "torch")
+
+
+def make_systems(names):
+    """Instantiates the named systems (NumPy always first, it is the reference)."""
+    names = ["numpy"] + [n for n in names if n != "numpy"]
+    unknown = [n for n in names if n not in SYSTEMS]
+    if unknown:
+        raise ValueError(f"unknown systems {unknown}; known: {', '.join(SYSTEMS)}")
+    return [SYSTEMS[n]() for n in names]

@@ -35,6 +35,8 @@ void bind_runtime(py::module_& m) {
                              })
       .def_property_readonly("rejections", [](const Program& p) { return p.stages.rejections; })
       .def_property_readonly("fallbacks", [](const Program& p) { return p.fallbacks; })
+      .def_readonly("compiled", &Program::compiled, "stages LLVM compiled for this program")
+      .def_readonly("disk_hits", &Program::disk_hits, "stages loaded from the disk cache instead")
       .def_property_readonly("code",
                              [](const Program& p) {
                                std::vector<std::string> out;

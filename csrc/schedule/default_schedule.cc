@@ -28,7 +28,8 @@ std::vector<Primitive> default_schedule(const Graph& g, const Stage& s) {
   const int inner = static_cast<int>(s.domain.size()) - 1;
   for (const Op& op : s.ops) {
     std::vector<View> views = op.inputs;
-    views.push_back(op.output);
+    // a reduction's output is written once per outer point, outside the vector loop
+    if (op_kind(op.code) != OpKind::Reduce) views.push_back(op.output);
     for (const View& v : views) {
       widest = std::max(widest, itemsize(g.dtype_of(v)));
       if (v.ndim() == inner + 1 && v.strides[inner] != 0 && v.strides[inner] != 1) unit_inner = false;

@@ -28,7 +28,9 @@ void compile_stages(Program& p) {
   if (!llvm_backend_available()) return;
   for (size_t i = 0; i < n; ++i) {
     try {
-      p.kernels[i] = compile_stage(p.graph, p.stages.stages[i]);
+      auto kernel = compile_stage(p.graph, p.stages.stages[i]);
+      ++(kernel->from_disk() ? p.disk_hits : p.compiled);
+      p.kernels[i] = std::move(kernel);
     } catch (const std::invalid_argument& e) {
       p.fallbacks[i] = e.what();
       log_line("codegen", "stage " + std::to_string(i) + " runs on the reference executor: " + e.what());

@@ -22,6 +22,8 @@ struct Program {
   StageGraph stages;
   std::vector<std::shared_ptr<const CompiledStage>> kernels;  // per stage; null: the reference executor runs it
   std::vector<std::string> fallbacks;  // per stage: why it has no kernel (empty when it has one)
+  int compiled = 0;   // kernels LLVM compiled for this program
+  int disk_hits = 0;  // kernels loaded from the disk cache instead
 };
 
 /// Drops ops whose results nobody observes (not returned, not in caller-visible storage, not
@@ -44,7 +46,8 @@ constexpr int64_t kParallelMinPoints = int64_t{1} << 18;
 /// every access walks it contiguously, outer loop parallel when the stage is large.
 std::vector<Primitive> default_schedule(const Graph& g, const Stage& s);
 
-/// Compiles every stage to native code where the backend can (LLVM); records why not elsewhere.
+/// Compiles every stage to native code where the backend can (LLVM), or loads it from the disk
+/// cache (runtime/kernel_cache.h); records why not elsewhere, and counts compiles and disk hits.
 void compile_stages(Program& p);
 
 /// THE pipeline (lower.cc): verify, analyse, simplify, analyse again, fuse, schedule (the

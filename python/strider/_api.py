@@ -289,7 +289,7 @@ class CompiledFunction:
         plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
         self._positional = len(params) if plain and cache and not self._static else -1
         self._lock = threading.Lock()
-        self._stats = {"traces": 0, "cache_hits": 0, "compiles": 0}
+        self._stats = {"traces": 0, "cache_hits": 0, "lowered": 0, "compiles": 0, "disk_hits": 0}
         self.target = target
         functools.update_wrapper(self, fn)
 
@@ -311,7 +311,9 @@ class CompiledFunction:
         return Explanation(entry.program)
 
     def stats(self):
-        """Counters: traces, cache_hits, compiles."""
+        """Counters: traces (signatures traced), cache_hits (calls served from the memory cache),
+        lowered (programs built), compiles (stages LLVM compiled), disk_hits (stages loaded from
+        the disk cache instead of compiled)."""
         return dict(self._stats)
 
     def __get__(self, obj, objtype=None):
@@ -409,7 +411,9 @@ class CompiledFunction:
             program = _C.lower(graph, self._schedule, JIT)
         except _C.ScheduleError as e:
             raise ScheduleError(f"{self._fn.__name__}: {e}") from None
-        self._stats["compiles"] += 1
+        self._stats["lowered"] += 1
+        self._stats["compiles"] += program.compiled
+        self._stats["disk_hits"] += program.disk_hits
         return _Entry(program, arg_storages, result_spec, outputs)
 
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "runtime/kernel_cache.h"
 #include "schedule/loop_nest.h"
 
 // The CPU backend: a Stage becomes one LLVM module (IRBuilder), optimized at O3 for the host CPU
@@ -13,12 +14,15 @@
 // Results are bit-identical to the reference executor (runtime/elementwise.h) for every op except:
 // - transcendentals (exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, arc*, sinh, cosh,
 //   tanh, arc*h, cbrt, power, arctan2, hypot, logaddexp): in vectorized loops they call glibc's
-//   libmvec (_ZGVdN8v_expf, ...; glibc documents at most 4 ulp of error), in scalar loops and
-//   remainders the same libm function as the reference (LLVM may fold a call on a constant, or
-//   pow(x, 2) into x * x, within an ulp);
+//   libmvec (_ZGVdN8v_expf, on AVX-512 hosts _ZGVeN16v_expf, ...; glibc documents at most 4 ulp
+//   of error for each), in scalar loops and remainders the same libm function as the reference
+//   (LLVM may fold a call on a constant, or pow(x, 2) into x * x, within an ulp);
 // - float sum and prod, which the loop vectorizer may reassociate (float32 accumulates in double,
 //   like the reference; float64 in double where the reference uses long double).
 // NaN payloads may differ where the hardware picks one of two NaN operands.
+//
+// A compiled stage is an object file; with a disk cache it is stored under the stage's key
+// (stage_cache_key) and a later process links the stored object instead of compiling.
 namespace strider {
 
 /// A stage compiled to native code.
@@ -32,6 +36,8 @@ class CompiledStage {
   virtual void run(char* const* bases) const = 0;
   /// The optimized module as .ll text (dumps, tests).
   virtual const std::string& llvm_ir() const = 0;
+  /// True when the machine code was loaded from the disk cache, false when LLVM compiled it.
+  virtual bool from_disk() const = 0;
 };
 
 /// False when built without LLVM (a stub is compiled then) or when the JIT cannot start.
@@ -44,7 +50,17 @@ bool llvm_backend_available();
 /// order the loop nest would change, a reduction without identity over an empty or run-time-sized
 /// axis; also when LLVM itself fails (the message says so). Thread-safe. A parallel schedule runs
 /// serially unless no element written at one row of axis 0 is touched at another.
-std::unique_ptr<CompiledStage> compile_stage(const Graph& g, const Stage& s);
+///
+/// With a cache, an intact entry for the stage's key is linked instead (no IR, no optimization,
+/// no codegen), and a compiled stage is stored; a missing or damaged entry is compiled and
+/// written over.
+std::unique_ptr<CompiledStage> compile_stage(const Graph& g, const Stage& s, DiskCache* cache = DiskCache::process());
+
+/// The stage's disk-cache key, from named parts: strider (the package version), llvm (its
+/// version), codegen (the entry format and a hash of the backend's sources), target (triple, CPU,
+/// features, libmvec), stage (its full text: domain, ops and views, registers, schedule, and the
+/// dtype and kind of every storage it touches, with the bytes of constants the code embeds).
+CacheKey stage_cache_key(const Graph& g, const Stage& s);
 
 /// Lanes of `t` in one vector register of the width LLVM prefers on this host (a default for
 /// Schedule::vector_width); 1 without LLVM.

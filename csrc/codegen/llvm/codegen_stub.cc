@@ -8,9 +8,11 @@ namespace strider {
 
 bool llvm_backend_available() { return false; }
 
-std::unique_ptr<CompiledStage> compile_stage(const Graph&, const Stage&) {
+std::unique_ptr<CompiledStage> compile_stage(const Graph&, const Stage&, DiskCache*) {
   throw std::invalid_argument("strider was built without LLVM: every stage runs on the reference executor");
 }
+
+CacheKey stage_cache_key(const Graph&, const Stage&) { return CacheKey(); }
 
 int host_vector_width(DType) { return 1; }
 

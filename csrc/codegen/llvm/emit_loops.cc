@@ -169,9 +169,6 @@ std::vector<bool> used_storages(const Graph& g, const StagePlan& p) {
   return used;
 }
 
-// A small constant becomes module data, so LLVM sees its values (a scalar operand folds).
-constexpr size_t kEmbedBytes = 256;
-
 }  // namespace
 
 void Emitter::emit(const std::string& name) {

@@ -7,6 +7,12 @@
 //   elements and vectorizes), then converted into the output.
 // The order in which each output element sees its inputs is the reference's in both, so only the
 // vectorizer's reassociation of float sums and products can change a result.
+//
+// max, min, argmax and argmin over one innermost axis (a row) take a third shape, because their
+// fold (NaN wins, then strictly better values, the first occurrence kept) does not vectorize:
+// a pass computing the row's extreme with a NaN flag (which does), then a scan for the element
+// the fold would have kept: the first NaN, else the first element equal to the extreme. The
+// scan reads the input again, or a row buffer on the stack where the input lives in registers.
 
 #include "codegen/llvm/emitter.h"
 
@@ -121,7 +127,166 @@ struct Fold {
   }
 };
 
+// Rows whose input lives in registers are buffered on the stack up to this size.
+constexpr int64_t kRowBufferBytes = 16384;
+
+bool is_extreme(OpCode c) { return c == OpCode::max || c == OpCode::min || is_arg(c); }
+
+bool row_extreme_applies(const Graph& g, const StagePlan& p, const std::vector<int>& folded) {
+  const Op& r = p.ops.back();
+  if (!is_extreme(r.code) || folded.size() != 1) return false;
+  const int a = folded[0];
+  if (p.extent[a] >= 0 || p.domain[a] < 1) return false;
+  const bool in_registers = p.registers.count(r.inputs[0].storage) > 0;
+  return !in_registers || p.domain[a] * static_cast<int64_t>(itemsize(g.dtype_of(r.inputs[0]))) <= kRowBufferBytes;
+}
+
 }  // namespace
+
+Value* Emitter::find_first(Value* enabled, int64_t n, llvm::Type* elem, bool contiguous, int lanes,
+                           const std::function<Value*(Value*)>& at, const std::function<Value*(Value*)>& pred) {
+  llvm::Function* f = b_.GetInsertBlock()->getParent();
+  auto block = [&](const char* name) { return llvm::BasicBlock::Create(ctx_, name, f); };
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "scan.done");
+  std::vector<std::pair<Value*, llvm::BasicBlock*>> results;
+  const llvm::Align align(m_.getDataLayout().getTypeAllocSize(elem).getFixedValue());
+  const bool vector = contiguous && lanes >= 2 && lanes <= 64 && n >= lanes;
+  const int64_t tail_start = vector ? n / lanes * lanes : 0;
+  llvm::BasicBlock* tail = block("scan.tail");
+  llvm::BasicBlock* first = vector ? block("scan.vector") : tail;
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  results.push_back({i64(0), pre});
+  b_.CreateCondBr(enabled, first, done);
+  if (vector) {
+    // whole vectors: the lanes' matches as bits, the first set one is the answer
+    b_.SetInsertPoint(first);
+    llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
+    i->addIncoming(i64(0), pre);
+    auto* vty = llvm::FixedVectorType::get(elem, lanes);
+    llvm::LoadInst* v = b_.CreateAlignedLoad(vty, at(i), align);
+    Value* bits = b_.CreateBitCast(pred(v), b_.getIntNTy(lanes));
+    llvm::BasicBlock* found = block("scan.found");
+    llvm::BasicBlock* next = block("scan.next");
+    b_.CreateCondBr(b_.CreateICmpNE(bits, llvm::ConstantInt::get(bits->getType(), 0)), found, next);
+    b_.SetInsertPoint(found);
+    Value* lane = b_.CreateZExtOrTrunc(b_.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, bits, b_.getTrue()), b_.getInt64Ty());
+    results.push_back({b_.CreateAdd(i, lane), found});
+    b_.CreateBr(done);
+    b_.SetInsertPoint(next);
+    Value* inext = b_.CreateAdd(i, i64(lanes), "", true, true);
+    i->addIncoming(inext, next);
+    b_.CreateCondBr(b_.CreateICmpSLE(inext, i64(n - lanes)), first, tail);
+  }
+  b_.SetInsertPoint(tail);
+  if (tail_start >= n) {
+    results.push_back({i64(0), tail});
+    b_.CreateBr(done);
+  } else {
+    // one element at a time (the remainder, or all of a strided row)
+    llvm::BasicBlock* body = block("scan.one");
+    b_.CreateBr(body);
+    b_.SetInsertPoint(body);
+    llvm::PHINode* j = b_.CreatePHI(b_.getInt64Ty(), 2, "j");
+    j->addIncoming(i64(tail_start), tail);
+    llvm::LoadInst* x = b_.CreateAlignedLoad(elem, at(j), align);
+    llvm::BasicBlock* found = block("scan.found");
+    llvm::BasicBlock* next = block("scan.next");
+    b_.CreateCondBr(pred(x), found, next);
+    b_.SetInsertPoint(found);
+    results.push_back({j, found});
+    b_.CreateBr(done);
+    b_.SetInsertPoint(next);
+    Value* jnext = b_.CreateAdd(j, i64(1), "", true, true);
+    j->addIncoming(jnext, next);
+    results.push_back({i64(0), next});  // not found: cannot happen, the row holds its extreme
+    b_.CreateCondBr(b_.CreateICmpSLT(jnext, i64(n)), body, done);
+  }
+  done->insertInto(f);
+  b_.SetInsertPoint(done);
+  llvm::PHINode* k = b_.CreatePHI(b_.getInt64Ty(), static_cast<unsigned>(results.size()), "first");
+  for (const auto& [v, from] : results) k->addIncoming(v, from);
+  return k;
+}
+
+Value* Emitter::row_extreme(int a, const std::function<Value*()>& point) {
+  const Op& r = p_.ops.back();
+  const DType t = g_.dtype_of(r.inputs[0]);
+  const int64_t n = p_.domain[a];
+  const bool fp = is_float(t);
+  const bool up = is_max(r.code);
+  const View& in = r.inputs[0];
+  Fold fold{*this, r.code, t, g_.dtype_of(r.output)};
+  llvm::Type* elem = mem_type(t);
+
+  // a register input is kept in a row buffer for the scan, allocated once per call
+  Value* buffer = nullptr;
+  if (p_.registers.count(in.storage)) {
+    llvm::Function* f = b_.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&f->getEntryBlock(), f->getEntryBlock().begin());
+    llvm::AllocaInst* alloca = entry.CreateAlloca(llvm::ArrayType::get(elem, n), nullptr, "row");
+    alloca->setAlignment(llvm::Align(64));
+    buffer = alloca;
+  }
+  auto at = [&](Value* i) -> Value* {
+    if (buffer) return b_.CreateInBoundsGEP(elem, buffer, i);
+    idx_[a] = i;
+    Value* ptr = b_.CreateInBoundsGEP(elem, base_[in.storage], element_index(in));
+    idx_[a] = nullptr;
+    return ptr;
+  };
+
+  // pass 1: the extreme and whether the row holds a NaN. Floats compare as integers (the sign
+  // bit kept, the other bits flipped for negatives: the IEEE order, -0 below +0, NaNs at the
+  // ends), which the loop vectorizer reduces where it cannot reduce a NaN-aware float compare.
+  const unsigned bits = fp ? static_cast<unsigned>(8 * itemsize(t)) : 0;
+  auto order_key = [&](Value* x) -> Value* {  // its own inverse
+    Value* xi = b_.CreateBitCast(x, b_.getIntNTy(bits));
+    return b_.CreateXor(xi, b_.CreateLShr(b_.CreateAShr(xi, bits - 1), 1));
+  };
+  Values init = fold.init();
+  init.resize(1);
+  if (fp) init = {order_key(init[0]), b_.getFalse()};
+  Values out = loop(i64(0), i64(n), init,
+                    [&](Value* i, const Values& c) -> Values {
+                      idx_[a] = i;
+                      Value* x = point();
+                      if (buffer) b_.CreateStore(t == DType::Bool ? b_.CreateZExt(x, elem) : x, at(i));
+                      if (t == DType::Bool) return {up ? b_.CreateOr(c[0], x) : b_.CreateAnd(c[0], x)};
+                      Value* key = fp ? order_key(x) : x;
+                      Value* better = up ? b_.CreateICmpSGT(key, c[0]) : b_.CreateICmpSLT(key, c[0]);
+                      Values next{b_.CreateSelect(better, key, c[0])};
+                      if (fp) next.push_back(b_.CreateOr(c[1], b_.CreateFCmpUNO(x, x)));
+                      return next;
+                    },
+                    loop_hints(a));
+  idx_[a] = nullptr;
+  Value* m = fp ? b_.CreateBitCast(order_key(out[0]), reg_type(t)) : out[0];
+  Value* any_nan = fp ? out[1] : b_.getFalse();
+  if (!is_arg(r.code) && !fp) return fold.finish({m, i64(0)});  // integers: the extreme is the element
+
+  // pass 2: the first NaN, else the first element equal to the extreme (== ignores the sign of
+  // zero, as the fold's strict compares do)
+  auto pred = [&](Value* x) -> Value* {
+    auto splat = [&](Value* s) -> Value* {
+      auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
+      return vt ? b_.CreateVectorSplat(vt->getNumElements(), s) : s;
+    };
+    if (t == DType::Bool) {
+      Value* truth = b_.CreateICmpNE(x, llvm::Constant::getNullValue(x->getType()));
+      return b_.CreateICmpEQ(truth, splat(m));
+    }
+    if (!fp) return b_.CreateICmpEQ(x, splat(m));
+    return b_.CreateSelect(any_nan, b_.CreateFCmpUNO(x, x), b_.CreateFCmpOEQ(x, splat(m)));
+  };
+  const bool contiguous = buffer || in.strides[a] == 1;
+  // max and min need the element itself only for a NaN's payload or a zero's sign
+  Value* enabled = is_arg(r.code) ? b_.getTrue()
+                                  : b_.CreateOr(any_nan, b_.CreateFCmpOEQ(m, llvm::ConstantFP::get(m->getType(), 0.0)));
+  Value* k = find_first(enabled, n, elem, contiguous, p_.vector_width, at, pred);
+  if (is_arg(r.code)) return fold.finish({m, k});
+  Value* x = b_.CreateAlignedLoad(elem, at(k), llvm::Align(itemsize(t)));
+  return fold.finish({b_.CreateSelect(enabled, x, m), k});
+}
 
 int Emitter::scratch_arrays() const {
   if (!p_.reduction || innermost_reduction(p_)) return 0;
@@ -155,6 +320,10 @@ void Emitter::emit_reduction() {
     return f;
   };
 
+  if (scratch_arrays() == 0 && row_extreme_applies(g_, p_, folded)) {
+    nest(kept, [&] { store(r.output, row_extreme(folded[0], point)); }, nullptr);
+    return;
+  }
   if (scratch_arrays() == 0) {
     std::function<Values(size_t, const Values&)> fold_loops = [&](size_t k, const Values& state) -> Values {
       if (k == folded.size()) {

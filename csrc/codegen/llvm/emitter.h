@@ -41,6 +41,10 @@ struct StagePlan {
 /// backend refuses (stage_plan.cc).
 StagePlan make_plan(const Graph& g, const Stage& s);
 
+/// A constant of at most this many bytes becomes module data, so LLVM sees its values (a scalar
+/// operand folds); its bytes are then part of the stage's cache key.
+constexpr size_t kEmbedBytes = 256;
+
 /// Removes what only the vectorizer needed (libmvec declarations and wrappers left unused).
 void drop_unused_vector_math(llvm::Module& m);
 
@@ -94,6 +98,18 @@ class Emitter {
 
   // --- emit_reduce.cc
   void emit_reduction();
+  /// max/min/argmax/argmin over the one reduced axis `a` (innermost, static extent) at the
+  /// current row, in two passes: the extreme (floats ordered as integers, NaN aside), vectorized,
+  /// with a NaN flag; then a find-first scan of the row (vector compares) for the reference's element,
+  /// the first NaN or else the first equal to the extreme. Returns the output value. Only where
+  /// row_extreme_applies (emit_reduce.cc).
+  llvm::Value* row_extreme(int a, const std::function<llvm::Value*()>& point);
+  /// The first i in [0, n) where pred(element i) holds, or 0: vector compares of `lanes`
+  /// elements while whole vectors remain (when `contiguous`), then one at a time. Runs only when
+  /// `enabled` (else 0). at(i) is the address of element i, of memory type `elem`.
+  llvm::Value* find_first(llvm::Value* enabled, int64_t n, llvm::Type* elem, bool contiguous, int lanes,
+                          const std::function<llvm::Value*(llvm::Value*)>& at,
+                          const std::function<llvm::Value*(llvm::Value*)>& pred);
   /// Accumulator arrays in scratch memory (0 unless the reduced axes are not the innermost ones).
   int scratch_arrays() const;
 

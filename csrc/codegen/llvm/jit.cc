@@ -1,15 +1,17 @@
 #include "codegen/llvm/jit.h"
 
+#include <gnu/libc-version.h>
+
 #include <atomic>
 #include <mutex>
 #include <stdexcept>
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/Analysis/TargetTransformInfo.h>
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/TargetSelect.h>
@@ -39,19 +41,19 @@ int32_t parallel_trampoline(int64_t n, int32_t (*body)(void*, int64_t, int64_t),
 
 class Code final : public JitCode {
  public:
-  Code(llvm::orc::LLJIT& jit, llvm::orc::ResourceTrackerSP rt) : jit_(jit), rt_(std::move(rt)) {}
+  Code(llvm::orc::LLJIT& jit, llvm::orc::JITDylib& dylib) : jit_(jit), dylib_(dylib) {}
   ~Code() override {
-    if (llvm::Error e = rt_->remove()) llvm::consumeError(std::move(e));
+    if (llvm::Error e = jit_.getExecutionSession().removeJITDylib(dylib_)) llvm::consumeError(std::move(e));
   }
   void* lookup(const std::string& name) override {
-    auto addr = jit_.lookup(rt_->getJITDylib(), name);
-    if (!addr) throw std::runtime_error("LLVM JIT could not compile " + name + ": " + message(addr.takeError()));
+    auto addr = jit_.lookup(dylib_, name);
+    if (!addr) throw std::runtime_error("LLVM JIT could not link " + name + ": " + message(addr.takeError()));
     return addr->toPtr<void*>();
   }
 
  private:
   llvm::orc::LLJIT& jit_;
-  llvm::orc::ResourceTrackerSP rt_;
+  llvm::orc::JITDylib& dylib_;
 };
 
 }  // namespace
@@ -77,14 +79,8 @@ Jit* Jit::get() {
       auto* j = new Jit();
       j->state_ = std::make_unique<State>(State{jtmb, nullptr, jtmb.getTargetTriple().str(), llvm::DataLayout("")});
       j->state_->jit = take(
-          llvm::orc::LLJITBuilder()
-              .setJITTargetMachineBuilder(jtmb)
-              // a target machine per compile: modules may be compiled on several threads at once
-              .setCompileFunctionCreator([](llvm::orc::JITTargetMachineBuilder b)
-                                             -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-                return std::make_unique<llvm::orc::ConcurrentIRCompiler>(std::move(b));
-              })
-              .create(),
+          // stages arrive as object files (emit_object, or the disk cache): the JIT only links
+          llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create(),
           "creating the LLVM JIT");
       llvm::orc::LLJIT& jit = *j->state_->jit;
       j->state_->layout = jit.getDataLayout();
@@ -99,6 +95,20 @@ Jit* Jit::get() {
       } else {
         llvm::consumeError(mvec.takeError());
       }
+      {
+        llvm::LLVMContext ctx;
+        llvm::Module probe("probe", ctx);
+        j->prepare(probe);
+        auto* f = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), false),
+                                         llvm::Function::ExternalLinkage, "probe", probe);
+        llvm::TargetTransformInfo tti = j->target_machine().getTargetTransformInfo(*f);
+        j->vector_bits_ = static_cast<int>(
+            tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector).getFixedValue());
+      }
+      j->vector_math_512_ = j->vector_math_ && features.lookup("avx512f") && j->vector_bits_ >= 512;
+      j->target_ = jtmb.getTargetTriple().str() + " cpu=" + jtmb.getCPU() + " features=" + jtmb.getFeatures().getString() +
+                   " libmvec=" + (j->vector_math_512_ ? "avx512" : j->vector_math_ ? "avx2" : "off") + " glibc=" +
+                   gnu_get_libc_version();
       llvm::orc::SymbolMap symbols;
       symbols[jit.mangleAndIntern("strider_parallel_for")] =
           llvm::JITEvaluatedSymbol::fromPointer(&parallel_trampoline, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
@@ -153,12 +163,21 @@ void Jit::optimize(llvm::Module& m) {
   mpm.run(m, mam);
 }
 
-std::unique_ptr<JitCode> Jit::add(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx) {
+std::string Jit::emit_object(llvm::Module& m) {
+  // what LLJIT's own IR layer runs, on this thread's target machine
+  std::unique_ptr<llvm::MemoryBuffer> object = take(llvm::orc::SimpleCompiler(target_machine())(m), "LLVM codegen");
+  return object->getBuffer().str();
+}
+
+std::unique_ptr<JitCode> Jit::add_object(const std::string& object) {
+  static std::atomic<uint64_t> counter{0};
   llvm::orc::LLJIT& jit = *state_->jit;
-  llvm::orc::ResourceTrackerSP rt = jit.getMainJITDylib().createResourceTracker();
-  if (llvm::Error e = jit.addIRModule(rt, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
-    throw std::runtime_error("LLVM JIT rejected a module: " + message(std::move(e)));
-  return std::make_unique<Code>(jit, std::move(rt));
+  llvm::orc::JITDylib& dylib = jit.getExecutionSession().createBareJITDylib("strider." + std::to_string(counter++));
+  dylib.addToLinkOrder(jit.getMainJITDylib());
+  auto code = std::make_unique<Code>(jit, dylib);  // removes the dylib on every path out
+  if (llvm::Error e = jit.addObjectFile(dylib, llvm::MemoryBuffer::getMemBufferCopy(object, "strider-stage")))
+    throw std::runtime_error("LLVM JIT rejected an object file: " + message(std::move(e)));
+  return code;
 }
 
 }  // namespace strider::detail

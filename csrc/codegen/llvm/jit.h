@@ -11,7 +11,8 @@
 
 namespace strider::detail {
 
-/// The machine code of one module; freed from the JIT with this handle.
+/// The machine code of one object file, linked in a JITDylib of its own (so that one object may
+/// be loaded twice); freed from the JIT with this handle.
 class JitCode {
  public:
   virtual ~JitCode() = default;
@@ -32,14 +33,25 @@ class Jit {
   /// Whether loops may call libmvec's SSE4 ('b') and AVX2 ('d') variants: libmvec.so.1 is loaded
   /// and the CPU has AVX2.
   bool vector_math() const { return vector_math_; }
+  /// Whether they may call its AVX-512 ('e') variants too: the CPU has AVX512F and LLVM keeps
+  /// 512-bit vectors whole (vector_bits() is 512), so a <16 x float> argument is one zmm register
+  /// as the variants expect.
+  bool vector_math_512() const { return vector_math_512_; }
+  /// Bits in the widest vector register LLVM's cost model uses on this host.
+  int vector_bits() const { return vector_bits_; }
   /// Whether a loaded library defines the symbol (a libmvec older than the function list).
   bool has_symbol(const std::string& name) const;
   /// Sets the module's triple and data layout for the host.
   void prepare(llvm::Module& m);
   /// The O3 pipeline with the target's cost model and libmvec as TargetLibraryInfo's vector library.
   void optimize(llvm::Module& m);
-  /// Hands the module to the JIT; it is compiled on the first lookup.
-  std::unique_ptr<JitCode> add(std::unique_ptr<llvm::Module> m, std::unique_ptr<llvm::LLVMContext> ctx);
+  /// Compiles the module to a relocatable object file (the bytes the disk cache stores).
+  std::string emit_object(llvm::Module& m);
+  /// Links an object file into the JIT; its symbols resolve against the process, libmvec and
+  /// strider_parallel_for. Throws std::runtime_error when LLVM rejects it.
+  std::unique_ptr<JitCode> add_object(const std::string& object);
+  /// Everything about the host the machine code depends on: triple, CPU, features, libmvec.
+  const std::string& target_description() const { return target_; }
 
   ~Jit();
 
@@ -48,6 +60,9 @@ class Jit {
   struct State;
   std::unique_ptr<State> state_;
   bool vector_math_ = false;
+  bool vector_math_512_ = false;
+  int vector_bits_ = 0;
+  std::string target_;
 };
 
 }  // namespace strider::detail

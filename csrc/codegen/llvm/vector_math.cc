@@ -1,8 +1,9 @@
 // libm calls the loop vectorizer can widen. Each call names its vector variants in the
 // "vector-function-abi-variant" attribute (what InjectTLIMappings writes for TargetLibraryInfo's
 // own, shorter list): glibc's libmvec where the lane count matches an entry point ('b': SSE4.1
-// with 4 floats or 2 doubles, 'd': AVX2 with 8 or 4), and a small wrapper that splits or pads to
-// one otherwise. The 512-bit 'e' entry points are left out: an AVX-512 host that prefers 256-bit
+// with 4 floats or 2 doubles, 'd': AVX2 with 8 or 4, 'e': AVX-512 with 16 or 8), and a small
+// wrapper that splits or pads to one otherwise. The 'e' entry points are used only where LLVM
+// keeps 512-bit vectors whole (Jit::vector_math_512): an AVX-512 host that prefers 256-bit
 // vectors would pass their arguments in two ymm registers instead of one zmm. Scalar code
 // (remainders, loops that do not vectorize) calls libm itself, bit-identical to the reference.
 
@@ -28,17 +29,22 @@ llvm::Function* declare(llvm::Module& m, const std::string& name, llvm::Function
   return f;
 }
 
-// libmvec's entry point for `lanes` lanes of `scalar` (e.g. _ZGVdN8v_expf), or "" for none.
-std::string libmvec_name(const std::string& scalar, bool single, int lanes, size_t nargs) {
+// libmvec's entry point for `lanes` lanes of `scalar` (e.g. _ZGVdN8v_expf), or "" for none;
+// the 512-bit ones only when `wide`.
+std::string libmvec_name(const std::string& scalar, bool single, int lanes, size_t nargs, bool wide) {
   const int b = single ? 4 : 2;
-  const int d = single ? 8 : 4;
-  if (lanes != b && lanes != d) return "";
-  return std::string("_ZGV") + (lanes == d ? "d" : "b") + "N" + std::to_string(lanes) + std::string(nargs, 'v') + "_" + scalar;
+  char isa;
+  if (lanes == b) isa = 'b';
+  else if (lanes == 2 * b) isa = 'd';
+  else if (lanes == 4 * b && wide) isa = 'e';
+  else return "";
+  return std::string("_ZGV") + isa + "N" + std::to_string(lanes) + std::string(nargs, 'v') + "_" + scalar;
 }
 
 // A vector function of `lanes` lanes built from libmvec calls of `native` lanes each: the
 // arguments are cut into pieces (or padded with 0.5, a value no function here finds special).
-llvm::Function* define_wrapper(llvm::Module& m, const std::string& scalar, llvm::Type* elem, int lanes, int native, size_t nargs) {
+llvm::Function* define_wrapper(llvm::Module& m, const std::string& scalar, llvm::Type* elem, int lanes, int native,
+                               size_t nargs, bool wide) {
   const std::string name = kWrapperPrefix + scalar + "_" + std::to_string(lanes);
   if (llvm::Function* f = m.getFunction(name)) return f;
   llvm::LLVMContext& ctx = m.getContext();
@@ -49,7 +55,7 @@ llvm::Function* define_wrapper(llvm::Module& m, const std::string& scalar, llvm:
   f->setDoesNotAccessMemory();
   f->setDoesNotThrow();
   f->setWillReturn();
-  llvm::Function* callee = declare(m, libmvec_name(scalar, elem->isFloatTy(), native, nargs),
+  llvm::Function* callee = declare(m, libmvec_name(scalar, elem->isFloatTy(), native, nargs, wide),
                                    llvm::FunctionType::get(nty, std::vector<llvm::Type*>(nargs, nty), false));
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", f));
   std::vector<Value*> pieces;
@@ -94,25 +100,27 @@ Value* Emitter::call_math(const std::string& name, DType t, const Values& args) 
   llvm::CallInst* call = b_.CreateCall(f, args);
   if (!vector_math_) return call;
   const int native_b = single ? 4 : 2;
-  const int native_d = single ? 8 : 4;
   Jit* jit = Jit::get();
-  if (!jit->has_symbol(libmvec_name(scalar, single, native_b, args.size())) ||
-      !jit->has_symbol(libmvec_name(scalar, single, native_d, args.size())))
+  const size_t n = args.size();
+  if (!jit->has_symbol(libmvec_name(scalar, single, native_b, n, false)) ||
+      !jit->has_symbol(libmvec_name(scalar, single, 2 * native_b, n, false)))
     return call;  // an older libmvec without this function: scalar calls
+  const bool wide = jit->vector_math_512() && jit->has_symbol(libmvec_name(scalar, single, 4 * native_b, n, true));
+  const int widest = (wide ? 4 : 2) * native_b;
   std::string variants;
   std::vector<llvm::GlobalValue*> keep;
   for (int lanes = 2; lanes <= std::max(16, p_.vector_width); lanes *= 2) {
     llvm::Function* vf;
-    std::string direct = libmvec_name(scalar, single, lanes, args.size());
+    std::string direct = libmvec_name(scalar, single, lanes, n, wide);
     if (!direct.empty()) {
       auto* vty = llvm::FixedVectorType::get(elem, lanes);
-      vf = declare(m_, direct, llvm::FunctionType::get(vty, std::vector<llvm::Type*>(args.size(), vty), false));
+      vf = declare(m_, direct, llvm::FunctionType::get(vty, std::vector<llvm::Type*>(n, vty), false));
     } else {
-      vf = define_wrapper(m_, scalar, elem, lanes, lanes < native_b ? native_b : native_d, args.size());
+      vf = define_wrapper(m_, scalar, elem, lanes, lanes < native_b ? native_b : widest, n, wide);
     }
     keep.push_back(vf);
     if (!variants.empty()) variants += ",";
-    variants += llvm::VFABI::mangleTLIVectorName(vf->getName(), scalar, args.size(), llvm::ElementCount::getFixed(lanes));
+    variants += llvm::VFABI::mangleTLIVectorName(vf->getName(), scalar, n, llvm::ElementCount::getFixed(lanes));
   }
   call->addFnAttr(llvm::Attribute::get(ctx_, llvm::VFABI::MappingsAttrName, variants));
   // kept alive until the vectorizer has looked (what InjectTLIMappings does too)

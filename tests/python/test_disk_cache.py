@@ -1,0 +1,123 @@
+"""The disk cache of compiled stages, across processes: a fresh process with the same function and
+signature loads the machine code instead of compiling it, a damaged entry is compiled again (and
+replaced), and processes filling an empty cache at once all succeed. Each test runs fresh Python
+processes on a temporary STRIDER_CACHE_DIR."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import strider
+
+pytestmark = pytest.mark.skipif(not strider._C.llvm_backend_available(), reason="built without LLVM")
+
+# A child process: compiles a two-stage function (a fused elementwise stage, an argmax), calls it
+# once, prints its stats and a digest of the results.
+_CHILD = r"""
+import hashlib, json
+import numpy as np
+import strider
+
+def head(x, w):
+    y = np.exp(x * w) - 1.0
+    return y, np.argmax(y, axis=1)
+
+f = strider.compile(head)
+x = np.linspace(-2.0, 2.0, 64 * 33, dtype=np.float32).reshape(64, 33)
+w = np.float32(0.75)
+y, idx = f(x, w)
+digest = hashlib.sha256(y.tobytes() + idx.tobytes()).hexdigest()
+print(json.dumps(dict(f.stats(), digest=digest)))
+"""
+
+
+def _run(cache_dir, extra_env=None):
+    env = dict(os.environ, STRIDER_CACHE_DIR=str(cache_dir))
+    env.pop("STRIDER_CACHE", None)
+    env.update(extra_env or {})
+    return subprocess.Popen([sys.executable, "-c", _CHILD], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _result(proc):
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1]), err
+
+
+def _entries(cache_dir):
+    return sorted(p for p in os.listdir(cache_dir) if p.endswith(".kernel"))
+
+
+def test_a_new_process_loads_instead_of_compiling(tmp_path):
+    cache = tmp_path / "new" / "cache"
+    first, _ = _result(_run(cache))
+    assert first["disk_hits"] == 0 and first["compiles"] > 0, first
+    assert oct(cache.stat().st_mode & 0o777) == oct(0o700)  # created private to the user
+    entries = _entries(cache)
+    assert len(entries) == first["compiles"]
+    second, _ = _result(_run(cache))
+    assert second["compiles"] == 0 and second["disk_hits"] == first["compiles"], second
+    assert second["digest"] == first["digest"]
+    assert _entries(cache) == entries
+
+
+def test_a_damaged_entry_is_compiled_again_and_replaced(tmp_path):
+    first, _ = _result(_run(tmp_path))
+    entries = _entries(tmp_path)
+    victim = tmp_path / entries[0]
+    good = victim.read_bytes()
+    damaged = bytearray(good)
+    damaged[len(damaged) // 2] ^= 0x01
+    victim.write_bytes(bytes(damaged))
+    second, err = _result(_run(tmp_path, {"STRIDER_LOG": "cache"}))
+    assert second["compiles"] == 1 and second["disk_hits"] == first["compiles"] - 1, second
+    assert "damaged entry" in err and "checksum mismatch" in err, err
+    assert second["digest"] == first["digest"]
+    assert victim.read_bytes() == good  # replaced by a fresh, identical compile
+    third, _ = _result(_run(tmp_path))
+    assert third["compiles"] == 0, third
+
+
+def test_processes_filling_an_empty_cache_at_once_all_succeed(tmp_path):
+    procs = [_run(tmp_path) for _ in range(3)]
+    results = [_result(p)[0] for p in procs]
+    assert len({r["digest"] for r in results}) == 1
+    assert all(r["compiles"] + r["disk_hits"] == results[0]["compiles"] + results[0]["disk_hits"] for r in results)
+    assert [p for p in os.listdir(tmp_path) if not p.endswith(".kernel")] == []  # no temporary file left
+    after, _ = _result(_run(tmp_path))
+    assert after["compiles"] == 0 and after["digest"] == results[0]["digest"], after
+
+
+def test_strider_cache_0_turns_the_disk_cache_off(tmp_path):
+    off, _ = _result(_run(tmp_path, {"STRIDER_CACHE": "0"}))
+    assert off["compiles"] > 0 and off["disk_hits"] == 0
+    assert _entries(tmp_path) == []
+
+
+def test_an_unusable_directory_warns_once_and_still_runs(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    result, err = _result(_run(blocker / "cache"))
+    assert result["compiles"] > 0 and result["disk_hits"] == 0
+    assert err.count("warning: kernel cache directory") == 1, err
+
+
+def test_stats_count_compiles_and_disk_hits_per_stage():
+    @strider.compile
+    def f(x):
+        return np.sqrt(x) + 1.0, np.max(x[:, ::-1], axis=0), np.sum(x) * 2.0  # several stages
+
+    x = np.arange(12.0).reshape(3, 4)
+    f(x)
+    s = f.stats()
+    assert {"traces", "cache_hits", "lowered", "compiles", "disk_hits"} <= set(s)
+    assert (s["traces"], s["lowered"]) == (1, 1)
+    kernels = [why == "" for why in f.explain(x).fallbacks]
+    assert len(kernels) >= 2
+    assert s["compiles"] + s["disk_hits"] == sum(kernels)  # each stage compiled or loaded
+    f(x)
+    assert f.stats()["cache_hits"] == 2 and f.stats()["compiles"] == s["compiles"]  # explain() hit too

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "transforms/passes.h"
+#include "view_oracle.h"
 
 namespace strider {
 namespace {
@@ -13,19 +14,8 @@ Stage stage_of(const std::string& text) {
   return sg.stages[0];
 }
 
-// The oracle: the storage offsets a view visits over a domain, in the loops' order.
-std::vector<int64_t> visit(const View& v) {
-  std::vector<int64_t> out, idx(v.ndim(), 0);
-  if (v.numel() == 0) return out;
-  while (true) {
-    int64_t off = v.offset;
-    for (int d = 0; d < v.ndim(); ++d) off += idx[d] * v.strides[d];
-    out.push_back(off);
-    int d = v.ndim() - 1;
-    for (; d >= 0 && ++idx[d] == v.shape[d]; --d) idx[d] = 0;
-    if (d < 0) return out;
-  }
-}
+// The order a stage visits a view's elements.
+const auto visit = oracle::offsets;
 
 const char* kAdd = R"(graph @f {
   %s0 = storage f32[48] arg 0

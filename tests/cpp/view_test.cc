@@ -1,29 +1,14 @@
 #include <gtest/gtest.h>
 
 #include "ir/view.h"
+#include "view_oracle.h"
 
 namespace strider {
 namespace {
 
 View dense(Shape shape) { return View{0, shape, contiguous_strides(shape), 0}; }
 
-// The oracle: flat storage offsets of every element in C order.
-std::vector<int64_t> offsets(const View& v) {
-  std::vector<int64_t> out;
-  std::vector<int64_t> idx(v.ndim(), 0);
-  if (v.numel() == 0) return out;
-  while (true) {
-    int64_t off = v.offset;
-    for (int d = 0; d < v.ndim(); ++d) off += idx[d] * v.strides[d];
-    out.push_back(off);
-    int d = v.ndim() - 1;
-    for (; d >= 0; --d) {
-      if (++idx[d] < v.shape[d]) break;
-      idx[d] = 0;
-    }
-    if (d < 0) return out;
-  }
-}
+using oracle::offsets;
 
 TEST(View, SliceWithStepAndNegativeStep) {
   View x = dense({4, 6});

@@ -37,6 +37,17 @@ class Unsupported(Exception):
     """The system has nothing to run for this head (no port)."""
 
 
+def _require(*module_names):
+    """The modules, imported; Skip naming the first that does not import."""
+    modules = []
+    for name in module_names:
+        try:
+            modules.append(importlib.import_module(name))
+        except Exception as exc:  # noqa: BLE001 - any import failure means the system is absent
+            raise Skip(f"{name} does not import ({type(exc).__name__}: {exc})") from exc
+    return modules
+
+
 def _version(module_name):
     try:
         return importlib.import_module(module_name).__version__
@@ -102,10 +113,7 @@ class StriderSystem(System):
     name = "strider"
 
     def load(self):
-        try:
-            import strider
-        except Exception as exc:  # noqa: BLE001
-            raise Skip(f"strider does not import: {type(exc).__name__}: {exc}") from exc
+        (strider,) = _require("strider")
         self._strider = strider
         self._warm_up(strider.compile)
         return strider.__version__
@@ -184,10 +192,7 @@ class NumbaSystem(System):
     name = "numba"
 
     def load(self):
-        try:
-            import numba
-        except Exception as exc:  # noqa: BLE001
-            raise Skip(f"numba not installed ({type(exc).__name__}: {exc})") from exc
+        (numba,) = _require("numba")
         self._numba = numba
         self._warm_up(numba.njit)
         return numba.__version__
@@ -232,11 +237,7 @@ class JaxSystem(System):
     strict_dtypes = False  # without x64, integer results are int32 where NumPy gives int64
 
     def load(self):
-        try:
-            import jax
-            import jax_heads
-        except Exception as exc:  # noqa: BLE001
-            raise Skip(f"jax not installed ({type(exc).__name__}: {exc})") from exc
+        jax, jax_heads = _require("jax", "jax_heads")
         self._jax = jax
         self._ports = jax_heads.ports()
         self._expected_of = jax_heads.expected_of
@@ -271,12 +272,7 @@ class TorchSystem(System):
     name = "torch"
 
     def load(self):
-        try:
-            import torch
-            import torch._dynamo
-            import torch._inductor.config
-        except Exception as exc:  # noqa: BLE001
-            raise Skip(f"torch not installed or not importable ({type(exc).__name__}: {exc})") from exc
+        torch, _, _ = _require("torch", "torch._dynamo", "torch._inductor.config")
         self._torch = torch
         torch._inductor.config.fx_graph_cache = False
         try:

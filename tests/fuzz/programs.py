@@ -1,0 +1,380 @@
+"""Random NumPy programs as data: the program model the fuzzer and the property tests share.
+
+A program is a list of steps over an environment that starts with the arguments and grows by one
+entry for each step that yields a value. `run_step` runs one step; the function handed to
+`strider.compile` is a closure over the step list, so the tracer sees ordinary NumPy calls. A Case
+renders as the Python it runs and round-trips through JSON (how the fuzzer saves a mismatch as a
+regression, tests/fuzz/regressions/*.json). The strategies that draw programs are in generator.py.
+"""
+import hashlib
+import json
+import operator
+import os
+
+import numpy as np
+
+from differential import check
+
+DTYPES = ["int32", "int64", "float32", "float64", "bool"]
+TOLERANCE = dict(rtol=1e-3, atol=1e-2)  # for programs with tainted (inexact) values
+
+BINOPS = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "&": operator.and_, "|": operator.or_, "^": operator.xor,
+    "<": operator.lt, "==": operator.eq, ">=": operator.ge,
+    "maximum": np.maximum, "minimum": np.minimum,
+}
+INPLACE = {
+    "+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv,
+    "&": operator.iand, "|": operator.ior, "^": operator.ixor,
+}
+UFUNCS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
+          "maximum": np.maximum, "minimum": np.minimum}
+UNARY = {
+    "neg": operator.neg, "invert": operator.invert, "abs": np.abs, "logical_not": np.logical_not,
+    "sqrt_abs": lambda x: np.sqrt(np.abs(x)), "exp": np.exp,
+}
+
+VIEWS = {
+    "index": lambda x, key: x[key],
+    "T": lambda x, _: x.T,
+    "transpose": lambda x, perm: x.transpose(perm),
+    "swapaxes": lambda x, ab: np.swapaxes(x, *ab),
+    "flip": lambda x, axis: np.flip(x, axis),
+    "reshape": lambda x, shape: x.reshape(shape),
+    "ravel": lambda x, _: x.ravel(),
+    "broadcast_to": lambda x, shape: np.broadcast_to(x, shape),
+    "expand_dims": lambda x, axis: np.expand_dims(x, axis),
+    "squeeze": lambda x, axis: np.squeeze(x, axis),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The interpreter. Value expressions: ("env", i) | ("const", c) | ("sub", i, key) | ("T", i) |
+# ("bin", op, value, value).
+
+
+def _value(v, env):
+    kind = v[0]
+    if kind == "env":
+        return env[v[1]]
+    if kind == "const":
+        return v[1]
+    if kind == "sub":
+        return env[v[1]][v[2]]
+    if kind == "T":
+        return env[v[1]].T
+    if kind == "bin":
+        return BINOPS[v[1]](_value(v[2], env), _value(v[3], env))
+    raise AssertionError(v)
+
+
+def run_step(s, env):
+    kind = s[0]
+    if kind == "view":
+        _, view, src, param = s
+        env.append(VIEWS[view](env[src], param))
+    elif kind == "expr":
+        env.append(_value(s[1], env))
+    elif kind == "unary":
+        env.append(UNARY[s[1]](env[s[2]]))
+    elif kind == "astype":
+        env.append(env[s[1]].astype(s[2]))
+    elif kind == "where":
+        env.append(np.where(_value(s[1], env), _value(s[2], env), _value(s[3], env)))
+    elif kind == "clip":
+        env.append(np.clip(env[s[1]], s[2], s[3]))
+    elif kind == "reduce":
+        _, op, src, axis, keepdims = s
+        env.append(getattr(env[src], op)(axis=axis, keepdims=keepdims))
+    elif kind == "setitem":
+        _, dst, key, val = s
+        env[dst][key] = _value(val, env)
+    elif kind == "aug":
+        _, dst, key, op, val = s
+        if key is None:  # v op= val
+            env[dst] = INPLACE[op](env[dst], _value(val, env))
+        else:  # v[key] op= val, spelled out the way Python runs it
+            base = env[dst]
+            item = INPLACE[op](base[key], _value(val, env))
+            base[key] = item
+    elif kind == "fill":
+        env[s[1]].fill(s[2])
+    elif kind == "copyto":
+        np.copyto(env[s[1]], _value(s[2], env))
+    elif kind == "clip_out":
+        np.clip(env[s[1]], s[2], s[3], out=env[s[1]])
+    elif kind == "ufunc_out":
+        _, op, a, b, dst = s
+        UFUNCS[op](_value(a, env), _value(b, env), out=env[dst])
+    else:
+        raise AssertionError(s)
+
+
+def _interpret(steps, ret, args, hook=None):
+    env = list(args)
+    for s in steps:
+        run_step(s, env)
+        if hook is not None:
+            hook(env)
+    if ret is None:
+        return None
+    if isinstance(ret, int):
+        return env[ret]
+    return tuple(env[i] for i in ret)
+
+
+def _make_fn(nargs, steps, ret):
+    # Fixed arity, so strider sees an ordinary signature.
+    if nargs == 1:
+        def program(a0):
+            return _interpret(steps, ret, (a0,))
+    elif nargs == 2:
+        def program(a0, a1):
+            return _interpret(steps, ret, (a0, a1))
+    else:
+        def program(a0, a1, a2):
+            return _interpret(steps, ret, (a0, a1, a2))
+    return program
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Arguments: fresh C-contiguous roots, optionally seen through a strided view, or views of (or the
+# very object of) an earlier argument.
+
+
+def make_args(specs):
+    args = []
+    for spec in specs:
+        if spec[0] == "root":
+            _, shape, dtype, seed, key = spec
+            rng = np.random.default_rng(seed)
+            if dtype == "bool":
+                root = rng.integers(0, 2, size=shape).astype(bool)
+            else:
+                root = rng.integers(-3, 4, size=shape).astype(dtype)
+            args.append(root if key is None else root[key])
+        else:
+            _, j, key = spec
+            args.append(args[j] if key is None else args[j][key])
+    return args
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering, so a failing example reads as the Python it runs.
+
+
+def _fmt_index(k):
+    if k is None:
+        return "None"
+    if k is Ellipsis:
+        return "..."
+    if isinstance(k, slice):
+        parts = ["" if p is None else str(p) for p in (k.start, k.stop, k.step)]
+        return ":".join(parts if k.step is not None else parts[:2])
+    return str(k)
+
+
+def _fmt_key(key):
+    if key == ():
+        return "()"
+    return ", ".join(_fmt_index(k) for k in key)
+
+
+def _name(i, nargs):
+    return f"a{i}" if i < nargs else f"v{i}"
+
+
+def _fmt_value(v, n):
+    kind = v[0]
+    if kind == "env":
+        return _name(v[1], n)
+    if kind == "const":
+        return repr(v[1])
+    if kind == "sub":
+        return f"{_name(v[1], n)}[{_fmt_key(v[2])}]"
+    if kind == "T":
+        return f"{_name(v[1], n)}.T"
+    a, b = _fmt_value(v[2], n), _fmt_value(v[3], n)
+    if v[1] in ("maximum", "minimum"):
+        return f"np.{v[1]}({a}, {b})"
+    return f"({a} {v[1]} {b})"
+
+
+def _fmt_step(s, out, n):
+    kind = s[0]
+    lhs = f"{_name(out, n)} = "
+    if kind == "view":
+        _, view, src, p = s
+        x = _name(src, n)
+        return lhs + {
+            "index": lambda: f"{x}[{_fmt_key(p)}]",
+            "T": lambda: f"{x}.T",
+            "transpose": lambda: f"{x}.transpose({p})",
+            "swapaxes": lambda: f"np.swapaxes({x}, {p[0]}, {p[1]})",
+            "flip": lambda: f"np.flip({x}, {p})",
+            "reshape": lambda: f"{x}.reshape({p})",
+            "ravel": lambda: f"{x}.ravel()",
+            "broadcast_to": lambda: f"np.broadcast_to({x}, {p})",
+            "expand_dims": lambda: f"np.expand_dims({x}, {p})",
+            "squeeze": lambda: f"np.squeeze({x}, {p})",
+        }[view]()
+    if kind == "expr":
+        return lhs + _fmt_value(s[1], n)
+    if kind == "unary":
+        x = _name(s[2], n)
+        return lhs + {"neg": f"-{x}", "invert": f"~{x}", "abs": f"np.abs({x})",
+                      "logical_not": f"np.logical_not({x})", "sqrt_abs": f"np.sqrt(np.abs({x}))",
+                      "exp": f"np.exp({x})"}[s[1]]
+    if kind == "astype":
+        return lhs + f"{_name(s[1], n)}.astype({s[2]!r})"
+    if kind == "where":
+        return lhs + "np.where({}, {}, {})".format(*(_fmt_value(v, n) for v in s[1:]))
+    if kind == "clip":
+        return lhs + f"np.clip({_name(s[1], n)}, {s[2]}, {s[3]})"
+    if kind == "reduce":
+        _, op, src, axis, keepdims = s
+        return lhs + f"{_name(src, n)}.{op}(axis={axis}, keepdims={keepdims})"
+    if kind == "setitem":
+        return f"{_name(s[1], n)}[{_fmt_key(s[2])}] = {_fmt_value(s[3], n)}"
+    if kind == "aug":
+        _, dst, key, op, val = s
+        target = _name(dst, n) + ("" if key is None else f"[{_fmt_key(key)}]")
+        return f"{target} {op}= {_fmt_value(val, n)}"
+    if kind == "fill":
+        return f"{_name(s[1], n)}.fill({s[2]!r})"
+    if kind == "copyto":
+        return f"np.copyto({_name(s[1], n)}, {_fmt_value(s[2], n)})"
+    if kind == "clip_out":
+        x = _name(s[1], n)
+        return f"np.clip({x}, {s[2]}, {s[3]}, out={x})"
+    if kind == "ufunc_out":
+        _, op, a, b, dst = s
+        return f"np.{op}({_fmt_value(a, n)}, {_fmt_value(b, n)}, out={_name(dst, n)})"
+    raise AssertionError(s)
+
+
+class Case:
+    """A program and its arguments: `fn(*args())` runs it, repr is its Python source."""
+
+    def __init__(self, specs, steps, ret, tainted, calls):
+        self.specs, self.steps, self.ret, self.tainted, self.calls = specs, steps, ret, tainted, calls
+        self.nargs = len(specs)
+        self.fn = _make_fn(self.nargs, steps, ret)
+
+    def to_json(self):
+        return {"specs": _encode(self.specs), "steps": _encode(self.steps), "ret": _encode(self.ret),
+                "tainted": self.tainted, "calls": self.calls}
+
+    @staticmethod
+    def from_json(d):
+        return Case(list(_decode(d["specs"])), list(_decode(d["steps"])), _decode(d["ret"]),
+                    d["tainted"], d["calls"])
+
+    def digest(self):
+        """A short name for the program, the same in every process."""
+        text = json.dumps(self.to_json(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def args(self):
+        return make_args(self.specs)
+
+    def tolerance(self):
+        return TOLERANCE if self.tainted else {}
+
+    def __repr__(self):
+        n = self.nargs
+        lines = []
+        for i, spec in enumerate(self.specs):
+            if spec[0] == "root":
+                _, shape, dtype, seed, key = spec
+                src = f"rng({seed}).integers(-3, 4, {shape}).astype({dtype!r})"
+                lines.append(f"a{i} = {src}" + ("" if key is None else f"[{_fmt_key(key)}]"))
+            else:
+                _, j, key = spec
+                lines.append(f"a{i} = a{j}" + ("" if key is None else f"[{_fmt_key(key)}]"))
+        params = ", ".join(f"a{i}" for i in range(n))
+        lines.append(f"def program({params}):")
+        out = n
+        for s in self.steps:
+            lines.append("    " + _fmt_step(s, out, n))
+            if s[0] in ("view", "expr", "unary", "astype", "where", "clip", "reduce"):
+                out += 1
+        if self.ret is None:
+            lines.append("    return None")
+        elif isinstance(self.ret, int):
+            lines.append(f"    return {_name(self.ret, n)}")
+        else:
+            lines.append("    return (" + "".join(_name(i, n) + ", " for i in self.ret) + ")")
+        lines.append(f"# calls={self.calls} tolerance={self.tolerance()}")
+        return "\n" + "\n".join(lines) + "\n"
+
+
+def runs_in_numpy(case):
+    """Whether the whole program runs in NumPy (it was built step by step, each step alone)."""
+    try:
+        with np.errstate(all="ignore"):
+            case.fn(*case.args())
+    except Exception:
+        return False
+    return True
+
+
+def check_case(case):
+    """Run the case in NumPy and through strider (JIT and reference executor); raise on a mismatch."""
+    check(case.fn, *case.args(), calls=case.calls, **case.tolerance())
+
+
+def save_regression(case, directory, name=None, **notes):
+    """Write the case as <directory>/<name or digest>.json, after `notes` (the error, or why the
+    case matters) and its source, for the reader."""
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, (name or case.digest()) + ".json")
+    record = dict(notes, source=repr(case).strip("\n").split("\n"), case=case.to_json())
+    with open(path, "w") as f:
+        f.write(_dumps(record))
+    return path
+
+
+def _dumps(record):
+    """JSON with one line per note, source line, argument and step."""
+    def rows(xs, indent):
+        return "[\n" + ",\n".join(indent + json.dumps(x) for x in xs) + "\n" + indent[:-1] + "]"
+
+    case = record["case"]
+    fields = [f'  "specs": {rows(case["specs"], "   ")}', f'  "steps": {rows(case["steps"], "   ")}']
+    fields += [f'  "{k}": {json.dumps(case[k])}' for k in ("ret", "tainted", "calls")]
+    lines = [f' "{k}": {json.dumps(v)}' for k, v in record.items() if k not in ("source", "case")]
+    lines.append(f' "source": {rows(record["source"], "  ")}')
+    lines.append(' "case": {\n' + ",\n".join(fields) + "\n }")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def load_regression(path):
+    with open(path) as f:
+        return Case.from_json(json.load(f)["case"])
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON: tuples become lists (every list of a case is a tuple but the step and spec lists, since a
+# list in an indexing key would mean fancy indexing), slices and Ellipsis become objects.
+
+
+def _encode(x):
+    if isinstance(x, (tuple, list)):
+        return [_encode(v) for v in x]
+    if isinstance(x, slice):
+        return {"slice": [x.start, x.stop, x.step]}
+    if x is Ellipsis:
+        return {"ellipsis": True}
+    return x
+
+
+def _decode(x):
+    if isinstance(x, list):
+        return tuple(_decode(v) for v in x)
+    if isinstance(x, dict):
+        return slice(*x["slice"]) if "slice" in x else Ellipsis
+    return x

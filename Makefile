@@ -9,7 +9,7 @@ BUILD_DIR := build/dev
 STAMPS := .stamps
 SOURCES := $(shell find csrc -type f) CMakeLists.txt pyproject.toml $(wildcard tests/cpp/*.cc)
 
-.PHONY: demo test deps build
+.PHONY: demo test deps build sanitize
 
 # the detection-head benchmark: every head checked against NumPy, then timed against NumPy and
 # whichever peers are installed (pip install ".[bench]" adds Numba, JAX and torch)
@@ -19,6 +19,16 @@ demo: build
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure
 	$(PY) -m pytest
+
+# the C++ core's tests under AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer, in a
+# build of their own; any report fails the run
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+sanitize: deps
+	cmake -S . -B build/sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRIDER_BUILD_TESTS=ON \
+		-DCMAKE_CXX_FLAGS="$(SAN_FLAGS)" -DCMAKE_EXE_LINKER_FLAGS="$(SAN_FLAGS)"
+	cmake --build build/sanitize
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		ctest --test-dir build/sanitize --output-on-failure
 
 deps: $(STAMPS)/deps
 $(STAMPS)/deps: Makefile

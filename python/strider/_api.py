@@ -130,6 +130,7 @@ class _Entry:
                 plan.append(("v", k, bool(scalar), weak, bool(writeable)))
         self.runner = _C.Runner(program, groups, scalars, temps, plan)
         self.single = result_spec == ("leaf",)
+        self.used = 0  # the function's cache_hits count at its latest call: recency for eviction
 
     def run(self, leaves, layout, latest_first=False):
         results = self.runner.run(tuple(leaves), layout, latest_first)
@@ -268,7 +269,8 @@ class _Fixed:
 class CompiledFunction:
     """A function compiled by strider.compile; call it like the original."""
 
-    def __init__(self, fn, target="cpu", static_argnames=(), cache=True, schedule=None):
+    def __init__(self, fn, target="cpu", static_argnames=(), cache=True, schedule=None,
+                 max_signatures=64):
         if target not in _TARGETS:
             raise ValueError(f"strider.compile: target {target!r} is not available; available: {_TARGETS}")
         if isinstance(static_argnames, str):
@@ -281,7 +283,10 @@ class CompiledFunction:
                              f"{fn.__name__}")
         self._static = frozenset(static_argnames)
         self._schedule = {int(k): str(v) for k, v in (schedule or {}).items()}
+        if not (isinstance(max_signatures, int) and max_signatures >= 1):
+            raise ValueError(f"strider.compile: max_signatures must be a positive int, not {max_signatures!r}")
         self._use_cache = cache
+        self._max_signatures = max_signatures
         self._cache = {}
         # calls that pass every parameter positionally as a leaf are keyed by their layout alone
         self._fast = {}
@@ -300,7 +305,9 @@ class CompiledFunction:
             if layout is not None:
                 entry = self._fast.get(layout.key)
                 if entry is not None:
-                    self._stats["cache_hits"] += 1
+                    stats = self._stats
+                    stats["cache_hits"] += 1
+                    entry.used = stats["cache_hits"]
                     return entry.run(args, layout, LATEST_FIRST)
         entry, leaves, layout = self._lookup(args, kwargs)
         return entry.run(leaves, layout, LATEST_FIRST)
@@ -338,21 +345,33 @@ class CompiledFunction:
                 structure.append((name, _flatten(value, leaves)))
         layout = _layout(leaves)
         key = (tuple(structure), layout.key)
+        fast = len(args) == self._positional and not kwargs and all(spec == ("leaf",) for _, spec in structure)
         entry = self._cache.get(key) if self._use_cache else None
-        if entry is not None:
+        if entry is not None and (not fast or self._fast.get(layout.key) is entry):
             self._stats["cache_hits"] += 1
-        else:
-            with self._lock:
-                entry = self._cache.get(key) if self._use_cache else None
-                if entry is None:
-                    entry = self._trace(bound, structure, leaves, layout)
-                    if self._use_cache:
-                        self._cache[key] = entry
-                else:
-                    self._stats["cache_hits"] += 1
-        if len(args) == self._positional and not kwargs and all(spec == ("leaf",) for _, spec in structure):
-            self._fast[layout.key] = entry
+            entry.used = self._stats["cache_hits"]
+            return entry, leaves, layout
+        with self._lock:
+            entry = self._cache.get(key) if self._use_cache else None
+            if entry is None:
+                entry = self._trace(bound, structure, leaves, layout)
+                if self._use_cache:
+                    self._insert(key, entry)
+            else:
+                self._stats["cache_hits"] += 1
+            entry.used = self._stats["cache_hits"]
+            if fast:  # (implies the cache is on)
+                self._fast[layout.key] = entry
         return entry, leaves, layout
+
+    def _insert(self, key, entry):
+        """Keeps at most max_signatures entries: the least recently called one makes room (its
+        compiled code is freed with it once no running call holds it)."""
+        if len(self._cache) >= self._max_signatures:
+            victim = min(self._cache, key=lambda k: self._cache[k].used)
+            gone = self._cache.pop(victim)
+            self._fast = {k: e for k, e in self._fast.items() if e is not gone}
+        self._cache[key] = entry
 
     def _trace(self, bound, structure, leaves, layout):
         self._stats["traces"] += 1
@@ -446,13 +465,16 @@ LATEST_FIRST = os.environ.get("STRIDER_EXEC_ORDER") == "latest"
 JIT = os.environ.get("STRIDER_JIT", "1") != "0"
 
 
-def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None):
+def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64):
     """Compiles a NumPy function; use as @strider.compile or @strider.compile(...).
 
     schedule: {stage index: primitives} replacing the default schedule of those stages;
     f.explain(*args).schedules shows the defaults as text to start from.
+    max_signatures: how many call signatures (traced and compiled programs) the function keeps in
+    memory; a new one past it evicts the least recently called.
     """
-    options = dict(target=target, static_argnames=static_argnames, cache=cache, schedule=schedule)
+    options = dict(target=target, static_argnames=static_argnames, cache=cache, schedule=schedule,
+                   max_signatures=max_signatures)
     if fn is None:
         return lambda f: CompiledFunction(f, **options)
     return CompiledFunction(fn, **options)

@@ -1,11 +1,15 @@
 """The disk cache of compiled stages, across processes: a fresh process with the same function and
-signature loads the machine code instead of compiling it, a damaged entry is compiled again (and
-replaced), and processes filling an empty cache at once all succeed. Each test runs fresh Python
-processes on a temporary STRIDER_CACHE_DIR."""
+signature loads the machine code instead of compiling it, a damaged entry (flipped bit, truncated,
+another key's entry, another format or strider version) is compiled again and replaced, never
+run, processes filling an empty cache at once all succeed, and an unusable directory falls back
+to memory with one warning. Each test runs fresh Python processes on a temporary STRIDER_CACHE_DIR."""
+import hashlib
 import json
 import os
+import struct
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -18,15 +22,23 @@ pytestmark = pytest.mark.skipif(not strider._C.llvm_backend_available(), reason=
 # once, prints its stats and a digest of the results.
 _CHILD = r"""
 import hashlib, json
+import os
 import numpy as np
 import strider
+
+if os.environ.get("STRIDER_TEST_AS_NOBODY") and os.getuid() == 0:
+    # root writes anywhere: a read-only directory needs another user (after the imports, which
+    # read files only root may)
+    os.setgid(65534)
+    os.setuid(65534)
 
 def head(x, w):
     y = np.exp(x * w) - 1.0
     return y, np.argmax(y, axis=1)
 
 f = strider.compile(head)
-x = np.linspace(-2.0, 2.0, 64 * 33, dtype=np.float32).reshape(64, 33)
+rows = int(os.environ.get("STRIDER_TEST_ROWS", "64"))
+x = np.linspace(-2.0, 2.0, rows * 33, dtype=np.float32).reshape(rows, 33)
 w = np.float32(0.75)
 y, idx = f(x, w)
 digest = hashlib.sha256(y.tobytes() + idx.tobytes()).hexdigest()
@@ -80,6 +92,69 @@ def test_a_damaged_entry_is_compiled_again_and_replaced(tmp_path):
     assert victim.read_bytes() == good  # replaced by a fresh, identical compile
     third, _ = _result(_run(tmp_path))
     assert third["compiles"] == 0, third
+
+
+def _damage(entry, how, other):
+    """The bytes of a cache entry damaged in one of the ways a disk or a user damages files."""
+    if how == "truncated":
+        return entry[: len(entry) // 2]
+    if how == "emptied":
+        return b""
+    if how == "another key's entry":
+        return other
+    # a well-formed entry (valid checksum) that this build must still refuse
+    body = bytearray(entry[:-32])
+    if how == "another format":
+        body[8:12] = struct.pack("<I", 99)
+    else:  # written by another strider version: the key text inside differs from this build's
+        key_len = struct.unpack_from("<Q", body, 12)[0]
+        key = bytes(body[20:20 + key_len])
+        ours = f"strider {len(strider.__version__)}\n{strider.__version__}\n".encode()
+        theirs = ours.replace(b"\n0", b"\n9", 1)  # same length, another version
+        assert key.startswith(ours) and theirs != ours, key[:100]
+        body[20:20 + key_len] = theirs + key[len(ours):]
+    return bytes(body) + hashlib.sha256(bytes(body)).digest()
+
+
+@pytest.mark.parametrize("how, why", [
+    ("truncated", "checksum mismatch"),
+    ("emptied", "truncated"),
+    ("another key's entry", "written for another key"),
+    ("another format", "written by another entry format"),
+    ("another strider version", "written for another key"),
+])
+def test_an_entry_damaged_or_foreign_is_compiled_again(tmp_path, how, why):
+    first, _ = _result(_run(tmp_path / "cache"))
+    victim = tmp_path / "cache" / _entries(tmp_path / "cache")[0]
+    _result(_run(tmp_path / "other", {"STRIDER_TEST_ROWS": "32"}))  # the same stage at another shape
+    other = tmp_path / "other" / _entries(tmp_path / "other")[0]
+    good = victim.read_bytes()
+    victim.write_bytes(_damage(good, how, other.read_bytes()))
+    second, err = _result(_run(tmp_path / "cache", {"STRIDER_LOG": "cache"}))
+    assert second["compiles"] == 1 and second["disk_hits"] == first["compiles"] - 1, second
+    assert f"damaged entry {victim} ({why})" in err, err
+    assert second["digest"] == first["digest"]
+    assert victim.read_bytes() == good
+
+
+def test_a_read_only_directory_warns_once_and_keeps_kernels_in_memory():
+    cache = tempfile.mkdtemp(prefix="strider-ro-cache-")
+    try:
+        first, _ = _result(_run(cache))
+        entries = _entries(cache)
+        if os.getuid() == 0:  # the child drops to nobody, for whom the directory is read-only
+            os.chmod(cache, 0o755)
+            extra = {"STRIDER_TEST_AS_NOBODY": "1"}
+        else:
+            os.chmod(cache, 0o555)
+            extra = {}
+        result, err = _result(_run(cache, extra))
+        assert err.count("warning: kernel cache directory") == 1 and "not writable" in err, err
+        assert result["compiles"] == first["compiles"] and result["digest"] == first["digest"], result
+        assert _entries(cache) == entries
+    finally:
+        os.chmod(cache, 0o755)
+        subprocess.run(["rm", "-rf", cache], check=True)
 
 
 def test_processes_filling_an_empty_cache_at_once_all_succeed(tmp_path):

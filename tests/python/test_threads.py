@@ -1,8 +1,9 @@
 """Compiled functions called from many threads at once: tracing, compiling (the JIT) and running
-(the thread pool) give the same results as one thread."""
+(the thread pool) give the same results as one thread, also while signatures are evicted."""
 import threading
 
 import numpy as np
+import pytest
 
 import strider
 
@@ -36,9 +37,11 @@ def _inputs(i):
     }
 
 
-def test_many_threads_many_functions_many_signatures():
+# one signature kept: every thread's call evicts what another is about to run
+@pytest.mark.parametrize("max_signatures", [64, 1])
+def test_many_threads_many_functions_many_signatures(max_signatures):
     fns = {"decode": _decode, "softmax": _softmax, "iou": _iou}
-    compiled = {k: strider.compile(f) for k, f in fns.items()}
+    compiled = {k: strider.compile(f, max_signatures=max_signatures) for k, f in fns.items()}
     expected = {}
     for i in range(6):
         for k, args in _inputs(i).items():
@@ -65,5 +68,7 @@ def test_many_threads_many_functions_many_signatures():
     for th in threads:
         th.join()
     assert not errors, errors
-    # one trace per signature, however many threads raced: three sizes; iou's views alias or not
-    assert {k: c.stats()["traces"] for k, c in compiled.items()} == {"decode": 3, "softmax": 3, "iou": 2}
+    if max_signatures == 1:
+        assert all(len(c._cache) == 1 for c in compiled.values())
+    else:  # one trace per signature, however many threads raced: three sizes; iou's views alias or not
+        assert {k: c.stats()["traces"] for k, c in compiled.items()} == {"decode": 3, "softmax": 3, "iou": 2}

@@ -55,7 +55,9 @@ bool layout_of(const py::tuple& leaves, CallLayout& out) {
   std::vector<char> tags(n);
   for (int i = 0; i < n; ++i) {
     PyObject* o = leaves[i].ptr();
-    if (PyArray_Check(o)) {
+    // exact ndarrays only: a subclass (np.matrix, masked arrays) has its own semantics for the same
+    // operators, so it takes the general path, which refuses it
+    if (PyArray_CheckExact(o)) {
       auto* a = reinterpret_cast<PyArrayObject*>(o);
       if (!supported_type(PyArray_TYPE(a)) || !PyArray_ISNBO(PyArray_DESCR(a)->byteorder)) return false;
       const int item = static_cast<int>(PyArray_ITEMSIZE(a));
@@ -77,6 +79,10 @@ bool layout_of(const py::tuple& leaves, CallLayout& out) {
     } else if (PyBool_Check(o)) {
       tags[i] = 'b';
     } else if (PyLong_Check(o)) {
+      // an int past int64 takes the general path, which makes it a static value
+      int overflow = 0;
+      PyLong_AsLongLongAndOverflow(o, &overflow);
+      if (overflow) return false;
       tags[i] = 'i';
     } else if (PyFloat_Check(o)) {
       tags[i] = 'f';

@@ -9,7 +9,7 @@ import types
 import numpy as np
 
 from . import _C
-from ._errors import ScheduleError, _internal, unsupported
+from ._errors import ScheduleError, UnsupportedError, _internal, unsupported
 from ._ops import CREATION
 from ._tracer import IR_DTYPES, Trace, Tracer, as_tracer, check_dtype, current_trace
 
@@ -24,9 +24,20 @@ def _flatten(value, leaves):
         return (type(value).__name__, tuple(_flatten(v, leaves) for v in value))
     if isinstance(value, dict):
         return ("dict", tuple((k, _flatten(value[k], leaves)) for k in sorted(value)))
+    if isinstance(value, np.ndarray) and type(value) is not np.ndarray:
+        # np.matrix, masked arrays: the same operators mean other things (matrix `*`, masks)
+        raise unsupported(f"an argument of type {type(value).__name__} (a subclass of ndarray)",
+                          "pass np.asarray(x), or the data and mask as arrays")
+    if type(value) is int and not -2**63 <= value < 2**63:
+        # no int64 holds it: a static value, which NumPy's weak promotion then places (a float
+        # in float arithmetic, OverflowError against int64), as it does outside a trace
+        return ("static", "int", value)
     if isinstance(value, (np.ndarray, np.generic, bool, int, float)):
         leaves.append(value)
         return ("leaf",)
+    if isinstance(value, Tracer):
+        raise unsupported("calling a compiled function on traced values (from inside a compiled function)",
+                          "call the undecorated function (f.__wrapped__) there")
     try:
         hash(value)
     except TypeError:
@@ -242,8 +253,8 @@ class _TracedNumpy:
 def _with_traced_numpy(fn):
     """fn, with names it imported straight from numpy (`from numpy import zeros`) rebound to the
     wrappers; fn itself when it has none."""
-    g = fn.__globals__
-    if not any(id(v) in _BY_REAL_ID for v in g.values()):
+    g = getattr(fn, "__globals__", None)  # None for builtins (np.max), partials, callable objects
+    if g is None or not any(id(v) in _BY_REAL_ID for v in g.values()):
         return fn
     swapped = {k: _BY_REAL_ID.get(id(v), v) for k, v in g.items()}
     clone = types.FunctionType(fn.__code__, swapped, fn.__name__, fn.__defaults__, fn.__closure__)
@@ -400,13 +411,20 @@ class CompiledFunction:
             it = iter(tracers)
             call_args = {name: _unflatten(spec, it) for name, spec in structure}
             posargs, kwargs = [], {}
+            # a parameter the caller left out stays out: fn applies its own default, as in the
+            # caller's call (NumPy's functions refuse some of their defaults passed explicitly:
+            # np.sign(x, dtype=None, signature=None)); the ones after it then go by keyword
+            defaulted = {name for name, spec in structure if spec[:2] == ("static", "default")}
+            by_keyword = False
             for name, param in self._signature.parameters.items():
                 value = call_args[name]
-                if param.kind == param.VAR_POSITIONAL:
+                if name in defaulted:
+                    by_keyword = True
+                elif param.kind == param.VAR_POSITIONAL:
                     posargs.extend(value)
                 elif param.kind == param.VAR_KEYWORD:
                     kwargs.update(value)
-                elif param.kind == param.KEYWORD_ONLY:
+                elif param.kind == param.KEYWORD_ONLY or by_keyword:
                     kwargs[name] = value
                 else:
                     posargs.append(value)
@@ -441,8 +459,25 @@ def _flatten_result(value, leaves):
         return (type(value).__name__, tuple(_flatten_result(v, leaves) for v in value))
     if isinstance(value, dict):
         return ("dict", tuple((k, _flatten_result(value[k], leaves)) for k in value))
+    _check_result(value)
     leaves.append(value)
     return ("leaf",)
+
+
+def _check_result(value):
+    """Refuses results that would carry this trace's Tracers out unseen, to be returned again on
+    every call: generators (a generator function's body has not even run) and functions. The
+    message names the line that made them (the function has returned: no frame has it)."""
+    code = getattr(value, "gi_code", None) or getattr(value, "cr_code", None) or getattr(value, "ag_code", None)
+    if code is not None:
+        what = f"a generator or coroutine ({code.co_name})"
+    elif isinstance(value, types.FunctionType):
+        code = value.__code__
+        what = f"returning a function ({code.co_name})"
+    else:
+        return
+    raise UnsupportedError(f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}: {what} is not "
+                           "supported by strider.compile; return the arrays (a tuple or list of them)")
 
 
 def _caller_owned(trace, value, arg_storages):

@@ -9,7 +9,7 @@ from . import _C
 from ._errors import unsupported
 from ._indexing import assign
 from ._shapes import _shape_arg, moveaxis, stack
-from ._tracer import Tracer, as_tracer, check_dtype, current_trace, emit, fresh
+from ._tracer import Tracer, as_tracer, check_dtype, current_trace, emit, fresh, untraced
 from ._ufuncs import astype, copy_, promo_arg, where
 
 
@@ -163,7 +163,9 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **k
                 *[x.dtype if isinstance(x, Tracer) else np.asarray(x).dtype for x in leaves])
             t = _nested_stack(object, check_dtype(dt, "np.array"))
     else:
-        t = copy_(current_trace().const(np.array(object, dtype=dtype)))
+        with untraced():  # the object's __array__ is user code; it must make a real array
+            concrete = np.array(object, dtype=dtype)
+        t = copy_(current_trace().const(concrete))
     if t.ndim < ndmin:
         t = t.reshape((1,) * (ndmin - t.ndim) + t.shape)
     return t

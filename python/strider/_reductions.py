@@ -22,7 +22,8 @@ def _reduce(name, a, axis, keepdims, out, acc_dtype=None, result_dtype=None, ini
         t = t.astype(acc_dtype)
     out_shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
     count = int(np.prod([t.shape[i] for i in axes], dtype=np.int64))
-    if count == 0 and name in ("max", "min", "argmax", "argmin") and int(np.prod(out_shape, dtype=np.int64)):
+    # NumPy refuses whenever a reduced axis is empty, even when the result is empty too ((0, 0) on axis 0)
+    if count == 0 and name in ("max", "min", "argmax", "argmin"):
         if name.startswith("arg"):
             raise ValueError(f"attempt to get {name} of an empty sequence")
         raise ValueError(f"zero-size array to reduction operation {'maximum' if name == 'max' else 'minimum'} "

@@ -17,11 +17,25 @@ IR_DTYPES = {
 _WEAK_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
 
 _local = threading.local()
+# ndarray attributes that expose memory a traced array does not have yet
+_MEMORY_ATTRS = frozenset({"data", "ctypes", "tobytes", "tofile", "dump", "dumps"})
 
 
 def current_trace():
     """The trace being recorded on this thread, or None."""
     return getattr(_local, "trace", None)
+
+
+class untraced:
+    """Turns the trace off while strider makes a concrete NumPy array from a user's object: its
+    `__array__` (user code) then gets NumPy's own np.arange & co., not the recording stand-ins
+    that would hand it Tracers."""
+
+    def __enter__(self):
+        self._saved, _local.trace = current_trace(), None
+
+    def __exit__(self, *exc):
+        _local.trace = self._saved
 
 
 def check_dtype(dtype, what):
@@ -65,7 +79,8 @@ class Trace:
 
     def const(self, value, dtype=None):
         """A Tracer over a constant (data copied into the graph)."""
-        arr = np.asarray(value, dtype=dtype)
+        with untraced():
+            arr = np.asarray(value, dtype=dtype)
         check_dtype(arr.dtype, "a constant")
         arr = np.array(arr, order="C")
         sid = self.graph.add_const(IR_DTYPES[arr.dtype], arr.tobytes())
@@ -129,7 +144,7 @@ def as_tracer(x, dtype=None):
         from ._ops import array
 
         return array(x, dtype=dtype)
-    if not isinstance(x, (bool, int, float, np.generic, np.ndarray)):
+    if not isinstance(x, (bool, int, float, np.generic, np.ndarray)) and not hasattr(type(x), "__array__"):
         raise unsupported(f"a value of type {type(x).__name__} in an array operation",
                           "use arrays, Python numbers or NumPy scalars")
     t = trace.const(x, dtype)
@@ -182,6 +197,10 @@ class Tracer:
     @property
     def shape(self):
         return tuple(self._view.shape)
+
+    @shape.setter
+    def shape(self, value):
+        raise unsupported("setting x.shape", "use x = x.reshape(shape)")
 
     @property
     def ndim(self):
@@ -257,6 +276,22 @@ class Tracer:
 
     def __hash__(self):
         raise TypeError("unhashable type: 'Tracer'")
+
+    def __format__(self, spec):
+        if spec:  # f"{x:.2f}" needs the value; f"{x}" is str(x), as for any object
+            raise trace_error(f"formatting a traced array with {spec!r}", "return the value and format it "
+                              "outside the compiled function")
+        return str(self)
+
+    def __getattr__(self, name):
+        # only names normal lookup missed: the parts of ndarray's API strider does not trace are
+        # named with the user's line instead of an AttributeError about a class users never wrote
+        if name in _MEMORY_ATTRS:
+            raise trace_error(f"x.{name} of a traced array (it has no memory while tracing)",
+                              "return the array and use it outside the compiled function")
+        if not name.startswith("_") and hasattr(np.ndarray, name):
+            raise unsupported(f"ndarray.{name}", "see the README for the supported NumPy functions")
+        raise AttributeError(f"'Tracer' object has no attribute {name!r}")
 
     # -- NumPy's dispatch protocols --
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

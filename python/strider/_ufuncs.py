@@ -103,6 +103,9 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
         if len(out) != 1:
             raise ValueError("The 'out' tuple must have exactly one entry per ufunc output")
         out = out[0]
+    # objects with __array__ become constants first (their conversion is user code: one place)
+    inputs = tuple(as_tracer(x) if not isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float))
+                   and hasattr(type(x), "__array__") else x for x in inputs)
     types = tuple(weak_type(x) for x in inputs)
     if name in _COMPARISONS:
         types = _widen_for_python_ints(inputs, types)

@@ -31,7 +31,8 @@ def _root(a):
 
 
 def clone_args(tree, _roots=None):
-    """Deep copy of arguments that keeps their aliasing: views of one array stay views of one copy."""
+    """Deep copy of arguments that keeps their aliasing (views of one array stay views of one copy),
+    their read-only flags and their misalignment."""
     roots = {} if _roots is None else _roots
     if isinstance(tree, (tuple, list)):
         return type(tree)(clone_args(t, roots) for t in tree)
@@ -41,16 +42,29 @@ def clone_args(tree, _roots=None):
         return copy.deepcopy(tree)
     root = _root(tree)
     if not root.flags.c_contiguous:
-        return tree.copy(order="K")
+        return _same_flags(tree.copy(order="K"), tree)
     if id(root) not in roots:
-        roots[id(root)] = (root, root.copy())
+        roots[id(root)] = (root, root.copy() if root.flags.aligned else _misaligned_copy(root))
     new_root = roots[id(root)][1]
     if tree is root:
-        return new_root
+        # a copy of its own: the root's copy stays writeable for the views cloned from it
+        return _same_flags(new_root.view(), tree) if not tree.flags.writeable else new_root
     offset = tree.__array_interface__["data"][0] - root.__array_interface__["data"][0]
     view = np.ndarray(tree.shape, tree.dtype, buffer=new_root, offset=offset, strides=tree.strides)
-    view.flags.writeable = tree.flags.writeable
-    return view
+    return _same_flags(view, tree)
+
+
+def _misaligned_copy(a):
+    """A copy of an unaligned (C-contiguous) array that is unaligned too: one byte into a buffer."""
+    clone = np.frombuffer(bytearray(a.nbytes + 1), a.dtype, count=a.size, offset=1).reshape(a.shape)
+    clone[...] = a
+    return clone
+
+
+def _same_flags(clone, tree):
+    """A read-only argument stays read-only in its clone (writing into it must fail there too)."""
+    clone.flags.writeable = tree.flags.writeable
+    return clone
 
 
 def _kind(x):

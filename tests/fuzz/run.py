@@ -9,9 +9,11 @@ as <save-dir>/<digest>.json (default tests/fuzz/regressions, replayed by test_re
 Exits 1 when any mismatch was found.
 """
 import argparse
+import json
 import multiprocessing
 import os
 import queue
+import re
 import shutil
 import sys
 import tempfile
@@ -20,20 +22,22 @@ import time
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(_HERE)]  # tests/, for the harness and the fuzz package
 
-BATCH = 500  # programs per hypothesis run (some seconds): a worker looks at the clock between runs
+from hypothesis import HealthCheck, Verbosity, assume, given, settings  # noqa: E402
+from hypothesis import seed as with_seed  # noqa: E402
+from hypothesis.control import current_build_context  # noqa: E402
+
+from fuzz.generator import programs  # noqa: E402
+from fuzz.programs import Case, check_case, runs_in_numpy, save_regression  # noqa: E402
+
+BATCH = 300  # programs per hypothesis run (~10 s): a worker looks at the clock between runs
 PROGRESS_S = 60  # seconds between progress lines
 WORKER_MINUTES = 10  # a worker is replaced after this long, so no leak grows for the whole run
+HANG_S = 600  # a worker silent for this long is stuck in a program: it is killed and the program saved
 
 
-def _batch(seed, save_dir):
-    """One hypothesis run; returns (programs checked, [(saved path, error)])."""
-    from hypothesis import HealthCheck, Verbosity, assume, given, settings
-    from hypothesis import seed as with_seed
-    from hypothesis.control import current_build_context
-
-    from fuzz.generator import programs
-    from fuzz.programs import check_case, runs_in_numpy, save_regression
-
+def _batch(seed, inflight):
+    """One hypothesis run; returns (programs checked, [(case as JSON, error)]). Each program is
+    written to `inflight` before it runs, so a crash or a hang does not lose it."""
     count, final = [0], []
 
     @settings(max_examples=BATCH, database=None, derandomize=False, deadline=None,
@@ -43,26 +47,28 @@ def _batch(seed, save_dir):
     def fuzz(case):
         assume(runs_in_numpy(case))
         count[0] += 1
+        with open(inflight, "w") as f:
+            json.dump(case.to_json(), f)
         try:
             check_case(case)
         except Exception as e:
             # after shrinking, hypothesis replays each distinct failure once, marked final
             if current_build_context().is_final:
-                final.append((case, f"{type(e).__name__}: {e}"))
+                final.append((case.to_json(), f"{type(e).__name__}: {e}"))
             raise
 
     try:
         fuzz()
     except Exception:
         pass
-    return count[0], [(save_regression(case, save_dir, error=error), error) for case, error in final]
+    return count[0], final
 
 
-def _worker(index, seed, stop_at, save_dir, reports):
+def _worker(index, seed, stop_at, inflight, reports):
     batch, until = 0, min(stop_at, time.time() + 60 * WORKER_MINUTES)
     while time.time() < until:
-        n, saved = _batch(seed * 1_000_003 + batch, save_dir)
-        reports.put((index, n, saved))
+        n, failures = _batch(seed * 1_000_003 + batch, inflight)
+        reports.put((index, n, failures))
         batch += 1
     reports.put((index, None, []))
 
@@ -84,32 +90,62 @@ def main():
 
     ctx = multiprocessing.get_context("spawn")
     reports = ctx.Queue()
-    workers, generation = {}, 0
-    total, found, crashes, last_progress = 0, [], 0, 0.0
+    workers, heard, generation = {}, {}, 0
+    total, mismatches, last_progress = 0, 0, 0.0
+    saved = {}  # kind of error -> path of the shortest program saved for it
+
+    def save(case, error):
+        """Save the case unless this run saved a program as short for the same kind of error
+        (the message without its numbers): one bug found by many seeds is saved once."""
+        nonlocal mismatches
+        mismatches += 1
+        kind = re.sub(r"-?\d[\d.e+-]*", "#", error.splitlines()[0])
+        path = saved.get(kind)
+        if path is not None:
+            with open(path) as f:
+                if len(json.load(f)["case"]["steps"]) <= len(case.steps):
+                    name = os.path.basename(path)
+                    print(f"MISMATCH (one more of {name}): {error.splitlines()[0]}", flush=True)
+                    return
+            os.remove(path)
+        saved[kind] = save_regression(case, opts.save_dir, error=error)
+        print(f"MISMATCH saved to {saved[kind]}\n  {error}", flush=True)
+
+    def inflight(index):
+        return os.path.join(cache, f"inflight-{index}.json")
 
     def spawn(index):
         nonlocal generation
         generation += 1  # a replacement worker draws other seeds than the one it replaces
-        p = ctx.Process(target=_worker, args=(index, seed + 7919 * generation, stop_at,
-                                              opts.save_dir, reports), daemon=True)
+        p = ctx.Process(target=_worker, args=(index, seed + 7919 * generation, stop_at, inflight(index),
+                                              reports), daemon=True)
         p.start()
-        workers[index] = p
+        workers[index], heard[index] = p, time.time()
+
+    def lost(index, why):
+        """A worker crashed or hung: save the program it was running (unshrunk), start another."""
+        p = workers.pop(index)
+        p.kill()
+        p.join()
+        with open(inflight(index)) as f:
+            save(Case.from_json(json.load(f)), why)
+        if time.time() < stop_at:
+            spawn(index)
 
     try:
         for i in range(opts.jobs):
             spawn(i)
         while workers:
+            for i, p in list(workers.items()):
+                if not p.is_alive():
+                    lost(i, f"the process died with exit code {p.exitcode}")
+                elif time.time() - heard[i] > HANG_S:
+                    lost(i, f"no answer for {HANG_S} s")
             try:
-                index, n, saved = reports.get(timeout=5)
+                index, n, failures = reports.get(timeout=5)
             except queue.Empty:
-                for i, p in list(workers.items()):
-                    if not p.is_alive():  # died without saying goodbye: a crash in strider
-                        crashes += 1
-                        print(f"worker {i} died (exit code {p.exitcode}); its program is lost", flush=True)
-                        del workers[i]
-                        if time.time() < stop_at:
-                            spawn(i)
                 continue
+            heard[index] = time.time()
             if n is None:
                 workers.pop(index).join()
                 if time.time() < stop_at:
@@ -117,13 +153,12 @@ def main():
                 continue
             total += n
             elapsed = time.time() - start
-            for path, error in saved:
-                found.append(path)
-                print(f"MISMATCH saved to {path}\n  {error.splitlines()[0]}", flush=True)
-            if saved or elapsed - last_progress >= PROGRESS_S:
+            for case, error in failures:
+                save(Case.from_json(case), error)
+            if failures or elapsed - last_progress >= PROGRESS_S:
                 last_progress = elapsed
                 print(f"[{elapsed / 60:5.1f} min] {total} programs ({total / elapsed:.1f}/s), "
-                      f"{len(found)} mismatches", flush=True)
+                      f"{mismatches} mismatches", flush=True)
     except KeyboardInterrupt:
         print("interrupted", flush=True)
     finally:
@@ -133,10 +168,10 @@ def main():
 
     elapsed = time.time() - start
     print(f"\n{total} programs in {elapsed / 60:.1f} min ({total / max(elapsed, 1e-9):.1f}/s), "
-          f"{len(found)} mismatches, {crashes} worker crashes; files saved:", flush=True)
-    for path in found:
+          f"{mismatches} mismatches; files saved:", flush=True)
+    for path in saved.values():
         print("  " + path)
-    return 1 if found or crashes else 0
+    return 1 if mismatches else 0
 
 
 if __name__ == "__main__":

@@ -37,7 +37,9 @@ Emitter::Values Emitter::loop(Value* lo, Value* hi, const Values& init, const Lo
   llvm::Function* f = b_.GetInsertBlock()->getParent();
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, "loop", f);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "loop.exit");
+  // in the function from the start (a body that refuses its op throws, and the module must still
+  // own and free the block); moved after the body's blocks below
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "loop.exit", f);
   // rotated form (guard, then do-while): what the loop passes expect
   b_.CreateCondBr(b_.CreateICmpSLT(lo, hi), header, exit);
   b_.SetInsertPoint(header);
@@ -57,7 +59,7 @@ Emitter::Values Emitter::loop(Value* lo, Value* hi, const Values& init, const Lo
   for (size_t k = 0; k < phis.size(); ++k) phis[k]->addIncoming(next[k], latch);
   llvm::BranchInst* br = b_.CreateCondBr(b_.CreateICmpSLT(inext, hi), header, exit);
   if (md) br->setMetadata(llvm::LLVMContext::MD_loop, md);
-  exit->insertInto(f);
+  if (exit != &f->back()) exit->moveAfter(&f->back());
   b_.SetInsertPoint(exit);
   Values out;
   for (size_t k = 0; k < init.size(); ++k) {

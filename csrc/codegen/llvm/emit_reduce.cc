@@ -147,7 +147,7 @@ Value* Emitter::find_first(Value* enabled, int64_t n, llvm::Type* elem, bool con
                            const std::function<Value*(Value*)>& at, const std::function<Value*(Value*)>& pred) {
   llvm::Function* f = b_.GetInsertBlock()->getParent();
   auto block = [&](const char* name) { return llvm::BasicBlock::Create(ctx_, name, f); };
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "scan.done");
+  llvm::BasicBlock* done = block("scan.done");  // owned by f at once, as in loop(); moved last below
   std::vector<std::pair<Value*, llvm::BasicBlock*>> results;
   const llvm::Align align(m_.getDataLayout().getTypeAllocSize(elem).getFixedValue());
   const bool vector = contiguous && lanes >= 2 && lanes <= 64 && n >= lanes;
@@ -201,7 +201,7 @@ Value* Emitter::find_first(Value* enabled, int64_t n, llvm::Type* elem, bool con
     results.push_back({i64(0), next});  // not found: cannot happen, the row holds its extreme
     b_.CreateCondBr(b_.CreateICmpSLT(jnext, i64(n)), body, done);
   }
-  done->insertInto(f);
+  if (done != &f->back()) done->moveAfter(&f->back());
   b_.SetInsertPoint(done);
   llvm::PHINode* k = b_.CreatePHI(b_.getInt64Ty(), static_cast<unsigned>(results.size()), "first");
   for (const auto& [v, from] : results) k->addIncoming(v, from);

@@ -38,7 +38,7 @@ def _hook(env):
                 raise _Reject("too large")
 
 
-def _simulate(specs, steps):
+def simulate(specs, steps):
     """Run the steps in NumPy on fresh arguments; raise if NumPy (or our bounds) reject them."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -347,7 +347,7 @@ def _step_taint(s, taint):
 def programs(draw):
     specs = draw(_arg_specs())
     steps = []
-    env = _simulate(specs, steps)
+    env = simulate(specs, steps)
     taint = [False] * len(env)
     for _ in range(draw(st.integers(2, 10))):
         step, dst = _draw_step(draw, env)
@@ -357,7 +357,7 @@ def programs(draw):
         if tainted_in and discontinuous:
             continue
         try:
-            new_env = _simulate(specs, steps + [step])
+            new_env = simulate(specs, steps + [step])
         except Exception:
             continue
         if dst is not None:

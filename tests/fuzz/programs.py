@@ -17,6 +17,7 @@ from differential import check
 
 DTYPES = ["int32", "int64", "float32", "float64", "bool"]
 TOLERANCE = dict(rtol=1e-3, atol=1e-2)  # for programs with tainted (inexact) values
+YIELDS = {"view", "expr", "unary", "astype", "where", "clip", "reduce"}  # steps that add an entry
 
 BINOPS = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
@@ -273,6 +274,53 @@ class Case:
         return Case(list(_decode(d["specs"])), list(_decode(d["steps"])), _decode(d["ret"]),
                     d["tainted"], d["calls"])
 
+    def smaller(self):
+        """Cases one step simpler: without an argument or a step (that nothing else refers to),
+        returning less, calling once, an argument unstrided. The candidates of a shrinking pass."""
+        n, ret = self.nargs, self.ret
+        rets = [None] if isinstance(ret, int) else []
+        if isinstance(ret, tuple):
+            rets = list(dict.fromkeys([ret[:k] + ret[k + 1:] for k in range(len(ret))] + list(ret)))
+        out = [self._with(ret=r) for r in rets]
+        out += [self._with(calls=1)] if self.calls > 1 else []
+        out += [self._without(j, None) for j in range(n)] if n > 1 else []
+        entry = n
+        for i, s in enumerate(self.steps):
+            if s[0] in YIELDS:
+                out.append(self._without(entry, i))
+                entry += 1
+            else:
+                out.append(self._with(steps=self.steps[:i] + self.steps[i + 1:]))
+        for j, spec in enumerate(self.specs):
+            if spec[0] == "root" and spec[-1] is not None:
+                out.append(self._with(specs=self.specs[:j] + [spec[:-1] + (None,)] + self.specs[j + 1:]))
+        return [c for c in out if c is not None]
+
+    def _with(self, **fields):
+        d = dict(specs=self.specs, steps=self.steps, ret=self.ret, tainted=self.tainted,
+                 calls=self.calls)
+        d.update(fields)
+        return Case(**d)
+
+    def _without(self, entry, step):
+        """The case without environment entry `entry` (argument, or what step `step` yields),
+        later entries renumbered; None when something refers to it."""
+        def f(i):
+            if i == entry:
+                raise _Referenced
+            return i - (i > entry)
+
+        try:
+            specs = [x if x[0] == "root" else ("alias", f(x[1]), x[2]) for x in self.specs]
+            steps = [_map_step(s, f) for i, s in enumerate(self.steps) if i != step]
+            ret = self.ret if self.ret is None else f(self.ret) if isinstance(self.ret, int) \
+                else tuple(map(f, self.ret))
+        except _Referenced:
+            return None
+        if step is None:
+            del specs[entry]
+        return self._with(specs=specs, steps=steps, ret=ret)
+
     def digest(self):
         """A short name for the program, the same in every process."""
         text = json.dumps(self.to_json(), sort_keys=True)
@@ -300,7 +348,7 @@ class Case:
         out = n
         for s in self.steps:
             lines.append("    " + _fmt_step(s, out, n))
-            if s[0] in ("view", "expr", "unary", "astype", "where", "clip", "reduce"):
+            if s[0] in YIELDS:
                 out += 1
         if self.ret is None:
             lines.append("    return None")
@@ -310,6 +358,36 @@ class Case:
             lines.append("    return (" + "".join(_name(i, n) + ", " for i in self.ret) + ")")
         lines.append(f"# calls={self.calls} tolerance={self.tolerance()}")
         return "\n" + "\n".join(lines) + "\n"
+
+
+class _Referenced(Exception):
+    pass
+
+
+# where the steps of each kind refer to environment entries: directly, or in a value expression
+_ENTRY_AT = {"view": (2,), "unary": (2,), "astype": (1,), "clip": (1,), "reduce": (2,),
+             "setitem": (1,), "aug": (1,), "fill": (1,), "copyto": (1,), "clip_out": (1,),
+             "ufunc_out": (4,)}
+_VALUE_AT = {"expr": (1,), "where": (1, 2, 3), "setitem": (3,), "aug": (4,), "copyto": (2,),
+             "ufunc_out": (2, 3)}
+
+
+def _map_value(v, f):
+    if v[0] in ("env", "sub", "T"):
+        return (v[0], f(v[1])) + v[2:]
+    if v[0] == "bin":
+        return ("bin", v[1], _map_value(v[2], f), _map_value(v[3], f))
+    return v
+
+
+def _map_step(s, f):
+    """The step with every environment index i it refers to replaced by f(i)."""
+    s = list(s)
+    for i in _ENTRY_AT.get(s[0], ()):
+        s[i] = f(s[i])
+    for i in _VALUE_AT.get(s[0], ()):
+        s[i] = _map_value(s[i], f)
+    return tuple(s)
 
 
 def runs_in_numpy(case):

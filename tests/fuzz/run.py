@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, Verbosity, assume, given, settings  # noqa: 
 from hypothesis import seed as with_seed  # noqa: E402
 from hypothesis.control import current_build_context  # noqa: E402
 
-from fuzz.generator import programs  # noqa: E402
+from fuzz.generator import programs, simulate  # noqa: E402
 from fuzz.programs import Case, check_case, runs_in_numpy, save_regression  # noqa: E402
 
 BATCH = 300  # programs per hypothesis run (~10 s): a worker looks at the clock between runs
@@ -54,14 +54,50 @@ def _batch(seed, inflight):
         except Exception as e:
             # after shrinking, hypothesis replays each distinct failure once, marked final
             if current_build_context().is_final:
-                final.append((case.to_json(), f"{type(e).__name__}: {e}"))
+                final.append((case, f"{type(e).__name__}: {e}"))
             raise
 
     try:
         fuzz()
     except Exception:
         pass
-    return count[0], final
+    return count[0], [(case.to_json(), error) for case, error in map(_minimize, final)]
+
+
+def _minimize(failure):
+    """Shrink further than hypothesis can (it cannot drop a step whose draws later steps depend
+    on): take any simpler case that fails with the same kind of error, until none does."""
+    case, error = failure
+    kind = _error_kind(error)
+    smaller = True
+    while smaller:
+        smaller = False
+        for candidate in case.smaller():
+            e = _failure(candidate)
+            if e is not None and _error_kind(e) == kind:
+                case, error, smaller = candidate, e, True
+                break
+    return case, error
+
+
+def _failure(case):
+    """The error strider makes on a valid case (as the generator would accept it), else None."""
+    try:
+        simulate(case.specs, case.steps)
+    except Exception:
+        return None
+    if not runs_in_numpy(case):
+        return None
+    try:
+        check_case(case)
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def _error_kind(error):
+    """The first line of the message without its numbers: one bug found twice reads the same."""
+    return re.sub(r"-?\d[\d.e+-]*", "#", error.splitlines()[0])
 
 
 def _worker(index, seed, stop_at, inflight, reports):
@@ -95,11 +131,11 @@ def main():
     saved = {}  # kind of error -> path of the shortest program saved for it
 
     def save(case, error):
-        """Save the case unless this run saved a program as short for the same kind of error
-        (the message without its numbers): one bug found by many seeds is saved once."""
+        """Save the case unless this run saved a program as short for the same kind of error:
+        one bug found by many seeds is saved once."""
         nonlocal mismatches
         mismatches += 1
-        kind = re.sub(r"-?\d[\d.e+-]*", "#", error.splitlines()[0])
+        kind = _error_kind(error)
         path = saved.get(kind)
         if path is not None:
             with open(path) as f:

@@ -1,0 +1,42 @@
+"""The program model's own machinery: JSON round trips and the shrinking candidates."""
+import json
+
+from hypothesis import given, settings
+
+from fuzz.generator import programs
+from fuzz.programs import Case
+
+
+@settings(max_examples=50, derandomize=True, database=None, deadline=None)
+@given(programs())
+def test_json_round_trip(case):
+    again = Case.from_json(json.loads(json.dumps(case.to_json())))
+    assert again.to_json() == case.to_json()
+    assert repr(again) == repr(case)
+
+
+def test_smaller_renumbers_what_follows():
+    specs = [("root", (4,), "int64", 0, (slice(None, None, -1),)), ("root", (4,), "int64", 1, None)]
+    steps = [
+        ("view", "index", 1, (slice(1, None),)),  # v2, read by nothing
+        ("expr", ("bin", "+", ("env", 0), ("const", 1))),  # v3
+        ("setitem", 3, (0,), ("const", 5)),
+        ("reduce", "sum", 3, None, False),  # v4
+    ]
+    case = Case(specs, steps, (4, 3), False, 2)  # a1 is read by v2: it cannot go before v2 does
+    got = {repr(c) for c in case.smaller()}
+    expected = [Case(specs, steps, r, False, 2) for r in [(3,), (4,), 4, 3]] + [
+        Case(specs, steps, (4, 3), False, 1),
+        Case(specs, [steps[1], ("setitem", 2, (0,), ("const", 5)), ("reduce", "sum", 2, None, False)],
+             (3, 2), False, 2),
+        Case(specs, steps[:2] + steps[3:], (4, 3), False, 2),
+        Case([specs[0][:-1] + (None,), specs[1]], steps, (4, 3), False, 2),
+    ]
+    assert got == {repr(c) for c in expected}
+
+
+def test_smaller_drops_an_unused_argument():
+    specs = [("root", (3,), "int32", 0, None), ("root", (3,), "int32", 1, None), ("alias", 1, None)]
+    case = Case(specs, [("aug", 2, None, "+", ("env", 1))], None, False, 1)
+    dropped = Case(specs[1:2] + [("alias", 0, None)], [("aug", 1, None, "+", ("env", 0))], None, False, 1)
+    assert repr(dropped) in {repr(c) for c in case.smaller()}

@@ -36,8 +36,8 @@ def _flatten(value, leaves):
         leaves.append(value)
         return ("leaf",)
     if isinstance(value, Tracer):
-        raise unsupported("calling a compiled function on traced values (from inside a compiled function)",
-                          "call the undecorated function (f.__wrapped__) there")
+        raise unsupported("a traced value kept from an earlier trace as an argument",
+                          "pass arrays, and return what the compiled function computes")
     try:
         hash(value)
     except TypeError:
@@ -320,6 +320,10 @@ class CompiledFunction:
                     stats["cache_hits"] += 1
                     entry.used = stats["cache_hits"]
                     return entry.run(args, layout, LATEST_FIRST)
+        if current_trace() is not None:
+            # called by code being traced (another compiled function, or this one recursively):
+            # inlined, so the outer trace records these ops too and may fuse across the call
+            return _with_traced_numpy(self._fn)(*args, **kwargs)
         entry, leaves, layout = self._lookup(args, kwargs)
         return entry.run(leaves, layout, LATEST_FIRST)
 

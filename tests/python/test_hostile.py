@@ -463,24 +463,33 @@ def test_unbounded_recursion_is_a_recursion_error_and_leaves_strider_usable():
     check(lambda x: np.zeros(5) + x, x5())
 
 
-def test_compiled_function_called_inside_a_compiled_function():
+def test_compiled_function_called_inside_a_compiled_function_is_inlined():
     inner = strider.compile(lambda y: y * 2)
 
     def outer(x):
-        return inner(x) + 1  # <- error
+        x[1:] = inner(x[:-1]) + 1  # an overlapping write across the call
+        return inner(x)
 
-    raises_at(outer, (x5(),), r"compiled function on traced values")
-    # the advice in the message works
-    check(lambda x: inner.__wrapped__(x) + 1, x5())
+    compiled = check(outer, x5())  # (NumPy's run of outer calls the compiled inner: traces it)
+    traced = inner.stats()["traces"]
+    compiled(x5().astype(np.float32))  # a new signature of outer: inner is inlined, not traced
+    assert inner.stats()["traces"] == traced and compiled.stats()["traces"] == 2
 
 
 def test_compiled_function_calling_itself():
-    @strider.compile
+    @strider.compile(static_argnames=("n",))
     def f(x, n):
-        return x if n == 0 else f(x + 1, n - 1)  # <- error
+        return x if n == 0 else f(x + 1, n - 1)
 
-    with pytest.raises(strider.UnsupportedError, match=re.escape(location(f.__wrapped__))):
-        f(x5(), 2)
+    check(f.__wrapped__, x5(), 3, static_argnames=("n",))
+    np.testing.assert_array_equal(f(x5(), 3), x5() + 3)
+
+    @strider.compile
+    def g(x, n):  # n is a runtime value: the recursion cannot end at trace time
+        return x if n == 0 else g(x + 1, n - 1)  # <- error
+
+    with pytest.raises(strider.TraceError, match=re.escape(location(g.__wrapped__))):
+        g(x5(), 2)
 
 
 def test_tracer_escaping_through_a_closure():

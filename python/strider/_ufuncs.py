@@ -107,7 +107,13 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
     inputs = tuple(as_tracer(x) if not isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float))
                    and hasattr(type(x), "__array__") else x for x in inputs)
     types = tuple(weak_type(x) for x in inputs)
-    if name in _COMPARISONS:
+    all_weak = all(type(x) in (bool, int, float) or (isinstance(x, Tracer) and x._weak) for x in inputs)
+    if all_weak:
+        # Python scalars only (runtime Python arguments among them): NumPy converts each to its
+        # default dtype, where resolve_dtypes would pick the object loop for a comparison; the
+        # result is a Python scalar
+        types = tuple(np.dtype(t) if isinstance(t, type) else t for t in types)
+    elif name in _COMPARISONS:
         types = _widen_for_python_ints(inputs, types)
     extra = {} if dtype is None else {"signature": (None,) * uf.nin + (np.dtype(dtype),)}
     loop = uf.resolve_dtypes(types + (None,), casting=casting, **extra)
@@ -117,7 +123,7 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
     shape = broadcast_shape(*(shape_of(x) for x in inputs))
     ins = [as_tracer(x, dt).broadcast_to(shape) for x, dt in zip(inputs, in_dts)]
     weak = None
-    if out is None and all(isinstance(w, type) or (isinstance(x, Tracer) and x._weak) for x, w in zip(inputs, types)):
+    if out is None and all_weak:
         weak = _WEAK_OF_KIND.get(out_dt.kind)
     result = emit(name, ins, shape, out_dt, order=keep_order(ins, len(shape)), weak=weak, scalar=len(shape) == 0)
     if out is None:

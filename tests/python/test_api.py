@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import strider
+from differential import check
 
 
 def arr(shape=(6,), dtype=np.int64, seed=0):
@@ -198,6 +199,23 @@ def test_runtime_scalar_type_change_is_still_correct():
     same(f(x, 2), x * 2)
     same(f(x, 2.5), x * 2.5)  # float64 result now: whatever the cache does, the value is NumPy's
     same(f(x, True), x * True)
+
+
+def _scalar_ops(x, n, m):
+    return ((n < 3) & True, True & (n < 3), (n < 3) & np.True_, n == m, n / m, n // m, n % m, n ** 2,
+            n + 0.5, n * True, -n, abs(n), x + (n == 0))
+
+
+def _int_ops(x, n, m):
+    return n & 1, n | m, n ^ True, (n == m) & (m > 0)
+
+
+@pytest.mark.parametrize("fn, n, m", [(_scalar_ops, 2, 3), (_scalar_ops, 2.5, 3), (_scalar_ops, 7, 2.0),
+                                      (_int_ops, 2, 3), (_int_ops, 7, -2)])
+def test_runtime_python_scalars_among_themselves_compute_as_python(fn, n, m):
+    # only Python scalars in an operation: NumPy converts each to its default dtype (a comparison
+    # once resolved to the object loop) and Python gets a Python scalar back
+    check(fn, arr(), n, m)
 
 
 # --- stats(): what enters the cache key ------------------------------------------------------------

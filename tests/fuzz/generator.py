@@ -12,7 +12,8 @@ import warnings
 import numpy as np
 from hypothesis import strategies as st
 
-from fuzz.programs import BINOPS, DTYPES, INPLACE, UFUNCS, UNARY, Case, make_args, run_step
+from fuzz.programs import (BINOPS, DTYPES, INPLACE, UFUNCS, UNARY, UNARY_UFUNCS, YIELDS, Case, make_args,
+                           run_step)
 
 BOUND = 1024  # largest magnitude a value may reach: products stay exact in int32 and float32
 REDUCTIONS = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "any", "all"]
@@ -226,7 +227,7 @@ def _overlap_write(draw, env, dst):
     rev = _axis_key(a, slice(None, None, -1))
     op = draw(st.sampled_from(["+", "-", "*", "maximum"]))
     pattern = draw(st.sampled_from(["shift_add", "shift_copy", "shift_aug", "rev_aug", "aug_rev",
-                                    "rev_set", "ufunc_out_rev", "transpose_aug"]))
+                                    "rev_set", "ufunc_out_rev", "out_rev", "out_shift", "transpose_aug"]))
     if pattern == "shift_add":  # v[k:] = v[:-k] op 1
         src = ("sub", dst, _axis_key(a, slice(None, -k)))
         return ("setitem", dst, _axis_key(a, slice(k, None)), ("bin", op, src, ("const", 1)))
@@ -249,6 +250,12 @@ def _overlap_write(draw, env, dst):
     if pattern == "ufunc_out_rev":  # np.add(v[::-1], v, out=v)
         ufunc = draw(st.sampled_from(sorted(UFUNCS)))
         return ("ufunc_out", ufunc, ("sub", dst, rev), ("env", dst), dst)
+    if pattern == "out_rev":  # np.negative(v, out=v[::-1])
+        return ("unary_out", draw(st.sampled_from(sorted(UNARY_UFUNCS))), ("env", dst), dst, rev)
+    if pattern == "out_shift":  # np.negative(v[:-k], out=v[k:])
+        src = ("sub", dst, _axis_key(a, slice(None, -k)))
+        ufunc = draw(st.sampled_from(sorted(UNARY_UFUNCS)))
+        return ("unary_out", ufunc, src, dst, _axis_key(a, slice(k, None)))
     # v += v.T (square, or anything that broadcasts)
     return ("aug", dst, None, "+", ("T", dst))
 
@@ -292,7 +299,7 @@ def _draw_step(draw, env):
         return None, None
     dst = _pick(draw, writable)
     form = draw(st.sampled_from(["overlap"] * 3 + ["setitem"] * 3 + ["aug"] * 3 +
-                                ["fill", "copyto", "clip_out", "ufunc_out"]))
+                                ["fill", "copyto", "clip_out", "ufunc_out", "unary_out"]))
     if form == "overlap":
         return _overlap_write(draw, env, dst), dst
     if form == "fill":
@@ -311,6 +318,8 @@ def _draw_step(draw, env):
         return None, None
     if form == "setitem":
         return ("setitem", dst, key if key is not None else (Ellipsis,), val), dst
+    if form == "unary_out":
+        return ("unary_out", draw(st.sampled_from(sorted(UNARY_UFUNCS))), val, dst, key), dst
     if form == "copyto":
         return ("copyto", dst, _write_value(draw, env, dst, None)), dst
     return ("aug", dst, key, draw(st.sampled_from(sorted(INPLACE))), val), dst
@@ -339,6 +348,8 @@ def _step_taint(s, taint):
         refs, ops = _refs(s[4]) | {s[1]}, _ops_of(s[4]) | {s[3]}
     elif kind == "ufunc_out":
         refs, ops = _refs(s[2]) | _refs(s[3]), _ops_of(s[2]) | _ops_of(s[3])
+    elif kind == "unary_out":
+        refs, ops = _refs(s[2]), _ops_of(s[2])
     tainted_in = any(taint[i] for i in refs)
     return tainted_in, bool(ops & INEXACT), bool(ops & DISCONTINUOUS)
 
@@ -376,7 +387,7 @@ def programs(draw):
         steps.append(step)
         env = new_env
     n = len(env)
-    wrote = any(s[0] in ("setitem", "aug", "fill", "copyto", "clip_out", "ufunc_out") for s in steps)
+    wrote = any(s[0] not in YIELDS for s in steps)
     form = draw(st.integers(0, 6))
     if form == 0 and wrote:  # only the writes into the arguments are seen
         ret = None

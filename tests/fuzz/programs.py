@@ -29,6 +29,7 @@ INPLACE = {
     "+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv,
     "&": operator.iand, "|": operator.ior, "^": operator.ixor,
 }
+UNARY_UFUNCS = {"negative": np.negative, "absolute": np.absolute}  # the ones written with out=
 UFUNCS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
           "maximum": np.maximum, "minimum": np.minimum}
 UNARY = {
@@ -108,6 +109,9 @@ def run_step(s, env):
     elif kind == "ufunc_out":
         _, op, a, b, dst = s
         UFUNCS[op](_value(a, env), _value(b, env), out=env[dst])
+    elif kind == "unary_out":
+        _, op, a, dst, key = s
+        UNARY_UFUNCS[op](_value(a, env), out=env[dst] if key is None else env[dst][key])
     else:
         raise AssertionError(s)
 
@@ -254,6 +258,10 @@ def _fmt_step(s, out, n):
     if kind == "ufunc_out":
         _, op, a, b, dst = s
         return f"np.{op}({_fmt_value(a, n)}, {_fmt_value(b, n)}, out={_name(dst, n)})"
+    if kind == "unary_out":
+        _, op, a, dst, key = s
+        target = _name(dst, n) + ("" if key is None else f"[{_fmt_key(key)}]")
+        return f"np.{op}({_fmt_value(a, n)}, out={target})"
     raise AssertionError(s)
 
 
@@ -367,9 +375,9 @@ class _Referenced(Exception):
 # where the steps of each kind refer to environment entries: directly, or in a value expression
 _ENTRY_AT = {"view": (2,), "unary": (2,), "astype": (1,), "clip": (1,), "reduce": (2,),
              "setitem": (1,), "aug": (1,), "fill": (1,), "copyto": (1,), "clip_out": (1,),
-             "ufunc_out": (4,)}
+             "ufunc_out": (4,), "unary_out": (3,)}
 _VALUE_AT = {"expr": (1,), "where": (1, 2, 3), "setitem": (3,), "aug": (4,), "copyto": (2,),
-             "ufunc_out": (2, 3)}
+             "ufunc_out": (2, 3), "unary_out": (2,)}
 
 
 def _map_value(v, f):

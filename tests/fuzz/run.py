@@ -38,7 +38,7 @@ HANG_S = 600  # a worker silent for this long is stuck in a program: it is kille
 def _batch(seed, inflight):
     """One hypothesis run; returns (programs checked, [(case as JSON, error)]). Each program is
     written to `inflight` before it runs, so a crash or a hang does not lose it."""
-    count, final = [0], []
+    count, final, last = [0], [], []
 
     @settings(max_examples=BATCH, database=None, derandomize=False, deadline=None,
               suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
@@ -52,15 +52,18 @@ def _batch(seed, inflight):
         try:
             check_case(case)
         except Exception as e:
+            last[:] = [(case, f"{type(e).__name__}: {e}")]
             # after shrinking, hypothesis replays each distinct failure once, marked final
             if current_build_context().is_final:
-                final.append((case, f"{type(e).__name__}: {e}"))
+                final.append(last[0])
             raise
 
     try:
         fuzz()
-    except Exception:
-        pass
+    except Exception as e:
+        if not final and last:  # the failure did not happen again: keep the last program it hit
+            case, error = last[0]
+            final.append((case, f"not reproducible ({type(e).__name__}); it was {error}"))
     return count[0], [(case.to_json(), error) for case, error in map(_minimize, final)]
 
 

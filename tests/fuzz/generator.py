@@ -26,7 +26,8 @@ class _Reject(Exception):
     pass
 
 
-def _hook(env):
+def _check_env(env):
+    """Reject what strider does not carry or what would make values inexact."""
     for v in env:
         if np.ndim(v) > 5:
             raise _Reject("rank")
@@ -47,7 +48,7 @@ def simulate(specs, steps):
         env = list(args)
         for s in steps:
             run_step(s, env)
-            _hook(env)
+            _check_env(env)
     return env
 
 

@@ -116,12 +116,10 @@ def run_step(s, env):
         raise AssertionError(s)
 
 
-def _interpret(steps, ret, args, hook=None):
+def _interpret(steps, ret, args):
     env = list(args)
     for s in steps:
         run_step(s, env)
-        if hook is not None:
-            hook(env)
     if ret is None:
         return None
     if isinstance(ret, int):

@@ -4,9 +4,10 @@
 
 Each worker process runs hypothesis over the program generator (generator.py) in batches, each
 batch with a seed of its own; every program runs in NumPy and through strider (JIT and reference
-executor, differential.check). Hypothesis shrinks a mismatch to a minimal program, which is saved
-as <save-dir>/<digest>.json (default tests/fuzz/regressions, replayed by test_regressions.py).
-Exits 1 when any mismatch was found.
+executor, differential.check). Hypothesis shrinks a mismatch, a greedy pass drops what steps and
+arguments it can, and the program is saved as <save-dir>/<digest>.json (default
+tests/fuzz/regressions, replayed by test_regressions.py), one per kind of error. A program that
+crashes or hangs its worker is saved as it was. Exits 1 when any mismatch was found.
 """
 import argparse
 import json

@@ -177,7 +177,7 @@ def main():
             spawn(i)
         while workers:
             for i, p in list(workers.items()):
-                if not p.is_alive():
+                if not p.is_alive() and p.exitcode != 0:  # (0: done; its last report is still queued)
                     lost(i, f"the process died with exit code {p.exitcode}")
                 elif time.time() - heard[i] > HANG_S:
                     lost(i, f"no answer for {HANG_S} s")

@@ -195,5 +195,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
     if np.ndim(fill_value) != 0:
         raise unsupported("np.pad with per-axis constant_values", "pass one scalar constant_values")
     result = full(tuple(int(d + lo + hi) for d, (lo, hi) in zip(t.shape, widths)), fill_value, t.dtype)
-    assign(result[tuple(slice(int(lo), int(lo) + d) for d, (lo, _) in zip(t.shape, widths))], t)
+    # the trailing ... keeps a 0-d result's key a view (result[()] would be a scalar)
+    assign(result[tuple(slice(int(lo), int(lo) + d) for d, (lo, _) in zip(t.shape, widths)) + (...,)], t)
     return result

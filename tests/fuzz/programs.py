@@ -17,7 +17,9 @@ from differential import check
 
 DTYPES = ["int32", "int64", "float32", "float64", "bool"]
 TOLERANCE = dict(rtol=1e-3, atol=1e-2)  # for programs with tainted (inexact) values
-YIELDS = {"view", "expr", "unary", "astype", "where", "clip", "reduce"}  # steps that add an entry
+YIELDS = {"view", "expr", "unary", "astype", "where", "clip", "reduce",  # steps that add an entry
+          "join", "split", "count_nonzero", "ufunc_reduce", "create", "like", "clip_arr", "matmul",
+          "isclose", "diff", "tile", "repeat", "copy", "pad"}
 
 BINOPS = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
@@ -36,6 +38,11 @@ UNARY = {
     "neg": operator.neg, "invert": operator.invert, "abs": np.abs, "logical_not": np.logical_not,
     "sqrt_abs": lambda x: np.sqrt(np.abs(x)), "exp": np.exp,
 }
+
+JOINS = {"concatenate": np.concatenate, "stack": np.stack, "hstack": np.hstack, "vstack": np.vstack}
+SPLITS = {"split": np.split, "array_split": np.array_split}
+REDUCE_UFUNCS = {"add": np.add, "maximum": np.maximum}
+PRODUCTS = {"matmul": np.matmul, "dot": np.dot}
 
 VIEWS = {
     "index": lambda x, key: x[key],
@@ -89,6 +96,51 @@ def run_step(s, env):
     elif kind == "reduce":
         _, op, src, axis, keepdims = s
         env.append(getattr(env[src], op)(axis=axis, keepdims=keepdims))
+    elif kind == "join":  # ("join", fn, (entries), axis or None for h/vstack)
+        _, fn, srcs, axis = s
+        xs = [env[i] for i in srcs]
+        env.append(JOINS[fn](xs) if axis is None else JOINS[fn](xs, axis=axis))
+    elif kind == "split":  # one piece of np.split(x, sections, axis)
+        _, fn, src, sections, axis, piece = s
+        env.append(SPLITS[fn](env[src], sections, axis=axis)[piece])
+    elif kind == "count_nonzero":
+        _, src, axis, keepdims = s
+        env.append(np.count_nonzero(env[src], axis=axis, keepdims=keepdims))
+    elif kind == "ufunc_reduce":
+        _, op, src, axis, keepdims = s
+        env.append(REDUCE_UFUNCS[op].reduce(env[src], axis=axis, keepdims=keepdims))
+    elif kind == "create":  # ("create", fn, shape, dtype, param)
+        env.append(_create(*s[1:]))
+    elif kind == "like":  # ("like", fn, src, dtype or None, fill value)
+        _, fn, src, dtype, c = s
+        x = env[src]
+        if fn == "full_like":
+            env.append(np.full_like(x, c, dtype=dtype))
+        elif fn == "empty_like":
+            y = np.empty_like(x, dtype=dtype)
+            y[...] = c
+            env.append(y)
+        else:
+            env.append(getattr(np, fn)(x, dtype=dtype))
+    elif kind == "clip_arr":
+        env.append(np.clip(env[s[1]], _value(s[2], env), _value(s[3], env)))
+    elif kind == "matmul":
+        env.append(PRODUCTS[s[1]](_value(s[2], env), _value(s[3], env)))
+    elif kind == "isclose":
+        env.append(np.isclose(_value(s[1], env), _value(s[2], env)))
+    elif kind == "diff":
+        _, src, n, axis = s
+        env.append(np.diff(env[src], n=n, axis=axis))
+    elif kind == "tile":
+        env.append(np.tile(env[s[1]], s[2]))
+    elif kind == "repeat":
+        _, src, repeats, axis = s
+        env.append(np.repeat(env[src], repeats, axis=axis))
+    elif kind == "copy":
+        env.append(np.copy(env[s[1]]) if s[2] == "np" else env[s[1]].copy())
+    elif kind == "pad":
+        _, src, width, c = s
+        env.append(np.pad(env[src], width, constant_values=c))
     elif kind == "setitem":
         _, dst, key, val = s
         env[dst][key] = _value(val, env)
@@ -114,6 +166,23 @@ def run_step(s, env):
         UNARY_UFUNCS[op](_value(a, env), out=env[dst] if key is None else env[dst][key])
     else:
         raise AssertionError(s)
+
+
+def _create(fn, shape, dtype, c):
+    """np.zeros/ones/full/empty (then filled with c) of `shape`; arange and linspace of its size,
+    from c in unit steps (exact), reshaped to it."""
+    if fn in ("zeros", "ones"):
+        return getattr(np, fn)(shape, dtype)
+    if fn == "full":
+        return np.full(shape, c, dtype)
+    if fn == "empty":
+        x = np.empty(shape, dtype)
+        x[...] = c
+        return x
+    size = int(np.prod(shape))
+    if fn == "arange":
+        return np.arange(c, c + size, dtype=dtype).reshape(shape)
+    return np.linspace(c, c + size - 1, size, dtype=dtype).reshape(shape)
 
 
 def _interpret(steps, ret, args):
@@ -240,6 +309,47 @@ def _fmt_step(s, out, n):
     if kind == "reduce":
         _, op, src, axis, keepdims = s
         return lhs + f"{_name(src, n)}.{op}(axis={axis}, keepdims={keepdims})"
+    if kind == "join":
+        _, fn, srcs, axis = s
+        xs = "(" + "".join(_name(i, n) + ", " for i in srcs) + ")"
+        return lhs + f"np.{fn}({xs}" + ("" if axis is None else f", axis={axis}") + ")"
+    if kind == "split":
+        _, fn, src, sections, axis, piece = s
+        return lhs + f"np.{fn}({_name(src, n)}, {sections}, axis={axis})[{piece}]"
+    if kind == "count_nonzero":
+        _, src, axis, keepdims = s
+        return lhs + f"np.count_nonzero({_name(src, n)}, axis={axis}, keepdims={keepdims})"
+    if kind == "ufunc_reduce":
+        _, op, src, axis, keepdims = s
+        return lhs + f"np.{op}.reduce({_name(src, n)}, axis={axis}, keepdims={keepdims})"
+    if kind == "create":
+        _, fn, shape, dtype, c = s
+        x = _name(out, n)
+        size = int(np.prod(shape))
+        return lhs + {
+            "zeros": f"np.zeros({shape}, {dtype!r})", "ones": f"np.ones({shape}, {dtype!r})",
+            "full": f"np.full({shape}, {c!r}, {dtype!r})",
+            "empty": f"np.empty({shape}, {dtype!r}); {x}[...] = {c!r}",
+            "arange": f"np.arange({c!r}, {c + size!r}, dtype={dtype!r}).reshape({shape})",
+            "linspace": f"np.linspace({c!r}, {c + size - 1!r}, {size}, dtype={dtype!r}).reshape({shape})",
+        }[fn]
+    if kind == "like":
+        _, fn, src, dtype, c = s
+        x, d = _name(src, n), "" if dtype is None else f", dtype={dtype!r}"
+        if fn == "full_like":
+            return lhs + f"np.full_like({x}, {c!r}{d})"
+        if fn == "empty_like":
+            return lhs + f"np.empty_like({x}{d}); {_name(out, n)}[...] = {c!r}"
+        return lhs + f"np.{fn}({x}{d})"
+    if kind in _CALLS:  # the step's fields after its kind fill the template; entries first
+        fields = list(s[1:])
+        for i in _ENTRY_AT.get(kind, ()):
+            fields[i - 1] = _name(s[i], n)
+        for i in _VALUE_AT.get(kind, ()):
+            fields[i - 1] = _fmt_value(s[i], n)
+        return lhs + _CALLS[kind].format(*fields)
+    if kind == "copy":
+        return lhs + (f"np.copy({_name(s[1], n)})" if s[2] == "np" else f"{_name(s[1], n)}.copy()")
     if kind == "setitem":
         return f"{_name(s[1], n)}[{_fmt_key(s[2])}] = {_fmt_value(s[3], n)}"
     if kind == "aug":
@@ -261,6 +371,13 @@ def _fmt_step(s, out, n):
         target = _name(dst, n) + ("" if key is None else f"[{_fmt_key(key)}]")
         return f"np.{op}({_fmt_value(a, n)}, out={target})"
     raise AssertionError(s)
+
+
+_CALLS = {
+    "clip_arr": "np.clip({0}, {1}, {2})", "matmul": "np.{0}({1}, {2})", "isclose": "np.isclose({0}, {1})",
+    "diff": "np.diff({0}, n={1}, axis={2})", "tile": "np.tile({0}, {1})",
+    "repeat": "np.repeat({0}, {1}, axis={2})", "pad": "np.pad({0}, {1}, constant_values={2})",
+}
 
 
 class Case:
@@ -344,7 +461,8 @@ class Case:
         for i, spec in enumerate(self.specs):
             if spec[0] == "root":
                 _, shape, dtype, seed, key = spec
-                src = f"rng({seed}).integers(-3, 4, {shape}).astype({dtype!r})"
+                lo, hi = (0, 2) if dtype == "bool" else (-3, 4)  # as make_args draws them
+                src = f"rng({seed}).integers({lo}, {hi}, {shape}).astype({dtype!r})"
                 lines.append(f"a{i} = {src}" + ("" if key is None else f"[{_fmt_key(key)}]"))
             else:
                 _, j, key = spec
@@ -373,9 +491,12 @@ class _Referenced(Exception):
 # where the steps of each kind refer to environment entries: directly, or in a value expression
 _ENTRY_AT = {"view": (2,), "unary": (2,), "astype": (1,), "clip": (1,), "reduce": (2,),
              "setitem": (1,), "aug": (1,), "fill": (1,), "copyto": (1,), "clip_out": (1,),
-             "ufunc_out": (4,), "unary_out": (3,)}
+             "ufunc_out": (4,), "unary_out": (3,), "join": (2,), "split": (2,), "count_nonzero": (1,),
+             "ufunc_reduce": (2,), "like": (2,), "clip_arr": (1,), "diff": (1,), "tile": (1,),
+             "repeat": (1,), "copy": (1,), "pad": (1,)}  # a tuple there is a tuple of entries
 _VALUE_AT = {"expr": (1,), "where": (1, 2, 3), "setitem": (3,), "aug": (4,), "copyto": (2,),
-             "ufunc_out": (2, 3), "unary_out": (2,)}
+             "ufunc_out": (2, 3), "unary_out": (2,), "clip_arr": (2, 3), "matmul": (2, 3),
+             "isclose": (1, 2)}
 
 
 def _map_value(v, f):
@@ -390,7 +511,7 @@ def _map_step(s, f):
     """The step with every environment index i it refers to replaced by f(i)."""
     s = list(s)
     for i in _ENTRY_AT.get(s[0], ()):
-        s[i] = f(s[i])
+        s[i] = tuple(map(f, s[i])) if isinstance(s[i], tuple) else f(s[i])
     for i in _VALUE_AT.get(s[0], ()):
         s[i] = _map_value(s[i], f)
     return tuple(s)

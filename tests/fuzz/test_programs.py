@@ -1,10 +1,11 @@
 """The program model's own machinery: JSON round trips and the shrinking candidates."""
 import json
 
-from hypothesis import given, settings
+import numpy as np
+from hypothesis import HealthCheck, assume, given, settings
 
 from fuzz.generator import programs
-from fuzz.programs import Case
+from fuzz.programs import Case, runs_in_numpy
 
 
 @settings(max_examples=50, derandomize=True, database=None, deadline=None)
@@ -40,3 +41,20 @@ def test_smaller_drops_an_unused_argument():
     case = Case(specs, [("aug", 2, None, "+", ("env", 1))], None, False, 1)
     dropped = Case(specs[1:2] + [("alias", 0, None)], [("aug", 1, None, "+", ("env", 0))], None, False, 1)
     assert repr(dropped) in {repr(c) for c in case.smaller()}
+
+
+@settings(max_examples=100, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+def test_rendering_runs_as_interpreted(case):
+    """The Python a case renders as computes what the interpreter does (every step kind's form)."""
+    assume(runs_in_numpy(case))
+    ns = {"np": np, "rng": np.random.default_rng}
+    with np.errstate(all="ignore"):
+        exec(repr(case), ns)
+        expected = ns["program"](*(ns[f"a{i}"] for i in range(case.nargs)))
+        got = case.fn(*case.args())
+    for e, g in zip(expected if isinstance(case.ret, tuple) else [expected],
+                    got if isinstance(case.ret, tuple) else [got]):
+        np.testing.assert_array_equal(e, g)
+        assert np.asarray(e).dtype == np.asarray(g).dtype

@@ -190,6 +190,11 @@ def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoVa
     lo = None if lo is _NoValue else lo
     hi = None if hi is _NoValue else hi
     r = as_tracer(a)
+    types = [promo_arg(x) for x in (a, lo, hi) if x is not None]
+    if lo is not None and hi is not None and "dtype" not in kwargs and any(isinstance(t, np.dtype) for t in types):
+        # NumPy's clip is one ufunc of three inputs, promoted together: (bool, 0, int32) is int32,
+        # where maximum then minimum would make it int64
+        kwargs = dict(kwargs, dtype=np.result_type(*types))
     if lo is not None:
         r = np.maximum(r, lo, **kwargs)
     if hi is not None:

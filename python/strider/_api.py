@@ -94,7 +94,9 @@ def _dense_order(view, size):
     densely in some axis order; None otherwise."""
     if view.offset != 0 or view.numel != size or size == 0:
         return None
-    order = sorted(range(len(view.shape)), key=lambda d: -abs(view.strides[d]))
+    # a size-1 axis sharing its stride with a longer one is the inner of the two (so it gets
+    # the stride NumPy gives it: C order (2, 1, 4) is (4, 4, 1), F order (1, 2, 2))
+    order = sorted(range(len(view.shape)), key=lambda d: (-abs(view.strides[d]), view.shape[d] == 1))
     expect = 1
     for d in reversed(order):
         if view.shape[d] != 1 and view.strides[d] != expect:

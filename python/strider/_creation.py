@@ -9,54 +9,67 @@ from . import _C
 from ._errors import unsupported
 from ._indexing import assign
 from ._shapes import _shape_arg, moveaxis, stack
-from ._tracer import Tracer, as_tracer, check_dtype, current_trace, emit, fresh, untraced
+from ._tracer import Tracer, as_tracer, check_dtype, current_trace, emit, fresh, like_order, untraced
 from ._ufuncs import astype, copy_, promo_arg, where
 
 
-def full(shape, fill_value, dtype=None, order="C", what="np.full", **kwargs):
+def _filled(shape, fill_value, dtype, layout, what):
+    """A new array of `shape` (axes in memory outermost first as `layout`; None: C order) holding
+    `fill_value` (None: uninitialized)."""
     if dtype is None:
         dtype = fill_value.dtype if isinstance(fill_value, Tracer) else np.asarray(fill_value).dtype
-    shape = _shape_arg(shape, what)
     if any(d < 0 for d in shape):
         raise ValueError("negative dimensions are not allowed")
-    t = fresh(shape, check_dtype(dtype, "an array"))
+    t = fresh(shape, check_dtype(dtype, "an array"), layout)
     if fill_value is not None:
         assign(t, fill_value)
     return t
 
 
+def _c_or_f(order, ndim):
+    return list(range(ndim - 1, -1, -1)) if order == "F" else None
+
+
+def full(shape, fill_value, dtype=None, order="C", what="np.full", **kwargs):
+    shape = _shape_arg(shape, what)
+    return _filled(shape, fill_value, dtype, _c_or_f(order, len(shape)), what)
+
+
 def zeros(shape, dtype=float, order="C", **kwargs):
-    return full(shape, 0, dtype if dtype is not None else float, what="np.zeros")
+    return full(shape, 0, dtype if dtype is not None else float, order, what="np.zeros")
 
 
 def ones(shape, dtype=None, order="C", **kwargs):
-    return full(shape, 1, dtype if dtype is not None else float, what="np.ones")
+    return full(shape, 1, dtype if dtype is not None else float, order, what="np.ones")
 
 
 def empty(shape, dtype=float, order="C", **kwargs):
-    return full(shape, None, dtype if dtype is not None else float, what="np.empty")
+    return full(shape, None, dtype if dtype is not None else float, order, what="np.empty")
 
 
-def _like(a, dtype, shape):
+def _like(a, fill_value, dtype, order, shape, what):
+    """A new array like `a`, laid out in memory as NumPy lays it out (the prototype's order,
+    unless `shape` changes the number of dimensions)."""
     t = as_tracer(a)
-    return (t.shape if shape is None else shape), (t.dtype if dtype is None else dtype)
+    shape = t.shape if shape is None else _shape_arg(shape, what)
+    layout = like_order(t, order) if len(shape) == t.ndim else _c_or_f(order, len(shape))
+    return _filled(shape, fill_value, t.dtype if dtype is None else dtype, layout, what)
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
-    return full(*_like(a, dtype, shape)[:1], 0, _like(a, dtype, shape)[1])
+    return _like(a, 0, dtype, order, shape, "np.zeros_like")
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
-    return full(*_like(a, dtype, shape)[:1], 1, _like(a, dtype, shape)[1])
+    return _like(a, 1, dtype, order, shape, "np.ones_like")
 
 
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, **kwargs):
-    return full(*_like(prototype, dtype, shape)[:1], None, _like(prototype, dtype, shape)[1])
+    return _like(prototype, None, dtype, order, shape, "np.empty_like")
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
-    s, d = _like(a, dtype, shape)
-    return full(s, fill_value, d)
+    return _like(a, fill_value, dtype, order, shape, "np.full_like")
 
 
 def arange(start, stop=None, step=None, dtype=None, **kwargs):

@@ -80,8 +80,8 @@ def _install_methods():
                      "repeat": repeat, "astype": astype, "fill": fill, "ravel": ravel,
                      "broadcast_to": broadcast_to, "dot": dot}.items():
         setattr(Tracer, name, method(fn))
-    Tracer.copy = lambda self, order="C": copy_(self)
-    Tracer.flatten = lambda self, order="C": copy_(self).reshape(-1)
+    Tracer.copy = lambda self, order="C": copy_(self, order)
+    Tracer.flatten = lambda self, order="C": copy_(self.ravel(order))
     Tracer.reshape = lambda self, *shape, order="C", copy=None: reshape(
         self, shape[0] if len(shape) == 1 else shape, order, copy=copy)
     Tracer.transpose = lambda self, *axes: transpose(

@@ -9,7 +9,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from . import _C, _ufuncs
 from ._errors import unsupported
 from ._indexing import assign
-from ._tracer import Tracer, as_tracer, check_dtype, check_writeable, fresh, shape_of
+from ._tracer import Tracer, as_tracer, check_dtype, check_writeable, contiguous, fresh, keep_order, shape_of
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
 
 
@@ -94,7 +94,14 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 def ravel(a, order="C"):
     # NumPy's ravel is a view only of a C-contiguous array (F-contiguous for order F); else a copy
     t = as_tracer(a)
-    if order in ("A", "K"):
+    if order == "K":
+        # memory order: a view when the array is dense in some axis order with positive strides,
+        # else a copy in the order NumPy's iterator walks it
+        perm = sorted(range(t.ndim), key=lambda d: -abs(t._view.strides[d]))
+        if not contiguous(t.shape, t._view.strides, perm):
+            perm = keep_order([t], t.ndim)
+        return ravel(transpose(t, perm), "C")
+    if order == "A":
         order = "F" if t.ndim > 1 and transpose(t)._view.is_c_contiguous and not t._view.is_c_contiguous else "C"
     if order == "F":
         return ravel(transpose(t), "C")

@@ -89,9 +89,9 @@ class Trace:
         return Tracer(self, view, arr.dtype, readonly="const")
 
 
-def fresh(shape, dtype):
+def fresh(shape, dtype, order=None):
     trace = current_trace()
-    return Tracer(trace, trace.temp(shape, dtype), dtype)
+    return Tracer(trace, trace.temp(shape, dtype, order), dtype)
 
 
 def keep_order(inputs, ndim):
@@ -121,6 +121,40 @@ def keep_order(inputs, ndim):
             perm[pos + 1:i0 + 1] = perm[pos:i0]
             perm[pos] = a0
     return perm[::-1]
+
+
+def contiguous(shape, strides, axes):
+    """Whether a view is dense with `axes` (outermost first) as its memory order; size-1 axes
+    are ignored and empty views are dense, as in NumPy's contiguity flags."""
+    if 0 in shape:
+        return True
+    expect = 1
+    for a in reversed(axes):
+        if shape[a] != 1:
+            if strides[a] != expect:
+                return False
+            expect *= shape[a]
+    return True
+
+
+def like_order(t, order="K"):
+    """The axes, outermost first (None: C order), of a new array made like `t` in `order`, laid
+    out as NumPy's PyArray_NewLikeArray does (astype, copy, *_like, array): K keeps C or F order
+    where `t` is so contiguous, else sorts the axes by decreasing |stride|, ties in axis order, so
+    a broadcast (stride-0) axis goes innermost; A is F only for an F- and not C-contiguous `t`."""
+    n, shape, strides = t.ndim, t.shape, t._view.strides
+    c_axes, f_axes = list(range(n)), list(range(n - 1, -1, -1))
+    if n <= 1 or order == "C":
+        return None
+    if order == "F":
+        return f_axes
+    if contiguous(shape, strides, c_axes):
+        return None
+    if contiguous(shape, strides, f_axes):
+        return f_axes
+    if order == "A":
+        return None
+    return sorted(c_axes, key=lambda a: -abs(strides[a]))
 
 
 def emit(name, inputs, shape, dtype, axes=(), order=None, **flags):

@@ -8,7 +8,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from ._errors import unsupported
 from ._indexing import assign
-from ._tracer import IR_DTYPES, Tracer, as_tracer, check_dtype, emit, keep_order, shape_of, weak_type
+from ._tracer import IR_DTYPES, Tracer, as_tracer, check_dtype, emit, keep_order, like_order, shape_of, weak_type
 
 _NoValue = np._NoValue
 
@@ -159,7 +159,7 @@ def ufunc_method(uf, method, inputs, kwargs):
 
 def copy_(a, order="K", subok=False):
     t = as_tracer(a)
-    return emit("copy", [t], t.shape, t.dtype, order=keep_order([t], t.ndim) if order == "K" else None)
+    return emit("copy", [t], t.shape, t.dtype, order=like_order(t, order))
 
 
 def astype(t, dtype, order="K", casting="unsafe", subok=True, copy=True):
@@ -168,7 +168,7 @@ def astype(t, dtype, order="K", casting="unsafe", subok=True, copy=True):
         return copy_(t) if copy else t
     if not np.can_cast(t.dtype, dtype, casting):
         raise TypeError(f"Cannot cast array data from {t.dtype!r} to {dtype!r} according to the rule {casting!r}")
-    return emit("cast", [t], t.shape, dtype, order=keep_order([t], t.ndim) if order == "K" else None)
+    return emit("cast", [t], t.shape, dtype, order=like_order(t, order))
 
 
 def where(condition, x=_NoValue, y=_NoValue):

@@ -11,7 +11,7 @@ import numpy as np
 from . import _C
 from ._errors import ScheduleError, UnsupportedError, _internal, unsupported
 from ._ops import CREATION
-from ._tracer import IR_DTYPES, Trace, Tracer, as_tracer, check_dtype, current_trace
+from ._tracer import IR_DTYPES, Trace, Tracer, as_tracer, check_dtype, contiguous, current_trace
 
 _TARGETS = ("cpu",)
 
@@ -97,12 +97,7 @@ def _dense_order(view, size):
     # a size-1 axis sharing its stride with a longer one is the inner of the two (so it gets
     # the stride NumPy gives it: C order (2, 1, 4) is (4, 4, 1), F order (1, 2, 2))
     order = sorted(range(len(view.shape)), key=lambda d: (-abs(view.strides[d]), view.shape[d] == 1))
-    expect = 1
-    for d in reversed(order):
-        if view.shape[d] != 1 and view.strides[d] != expect:
-            return None
-        expect *= view.shape[d]
-    return order
+    return order if contiguous(view.shape, view.strides, order) else None
 
 
 class _Entry:

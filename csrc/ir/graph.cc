@@ -1,5 +1,6 @@
 #include "ir/graph.h"
 
+#include <sstream>
 #include <stdexcept>
 
 namespace strider {
@@ -25,6 +26,17 @@ int op_arity(OpCode op) {
     case OpKind::Ternary: return 3;
     default: return 1;
   }
+}
+
+std::string describe_op(const Graph& g, int op) {
+  std::ostringstream os;
+  os << "op" << op << " (" << op_name(g.ops[op].code);
+  if (g.ops[op].line > 0) {
+    const std::string& f = g.ops[op].file;
+    os << " @ " << f.substr(f.find_last_of('/') + 1) << ":" << g.ops[op].line;
+  }
+  os << ")";
+  return os.str();
 }
 
 OpCode parse_op(const std::string& name) {

@@ -76,6 +76,9 @@ struct Graph {
   }
 };
 
+/// "op7 (multiply @ heads.py:12)": an op as messages name it.
+std::string describe_op(const Graph& g, int op);
+
 /// The text form; parse_graph(print_graph(g)) == g.
 std::string print_graph(const Graph& g);
 std::string print_view(const View& v);

@@ -28,6 +28,8 @@ struct CallLayout {
   std::vector<int64_t> group_extent;  // per group: elements from the base to the end of the last leaf
   std::vector<int> leaf_group;     // per leaf: its group, -1 for scalars
   std::vector<int64_t> leaf_offset;  // per leaf: elements from its group's base to its first element
+  py::tuple leaves;                // call_signature: the call's leaves, in _api._flatten's order
+  py::tuple statics;               // call_signature: (type, value) of each static value
 };
 
 bool supported_type(int t) {
@@ -148,6 +150,43 @@ bool layout_of(const py::tuple& leaves, CallLayout& out) {
       put(out.key, static_cast<int32_t>(PyArray_DescrFromScalar(o)->type_num));
     }
   }
+  return true;
+}
+
+// _api._flatten's walk of one argument: tuples and lists (exact types) recorded in `structure`
+// and walked, arrays and numbers appended to `leaves`, other hashable values to `statics` as
+// (type, value). False when the value needs the general path (a dict, a subclass of tuple, list
+// or ndarray, an int past int64, an unhashable value), which flattens it or raises.
+bool flatten_value(PyObject* o, std::string& structure, py::list& leaves, py::list& statics, int depth) {
+  if (depth > 8) return false;
+  const bool tuple = PyTuple_CheckExact(o);
+  if (tuple || PyList_CheckExact(o)) {
+    const Py_ssize_t n = tuple ? PyTuple_GET_SIZE(o) : PyList_GET_SIZE(o);
+    structure += tuple ? 'T' : 'L';
+    put(structure, static_cast<int64_t>(n));
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (!flatten_value(tuple ? PyTuple_GET_ITEM(o, i) : PyList_GET_ITEM(o, i), structure, leaves, statics, depth + 1))
+        return false;
+    return true;
+  }
+  if (PyArray_CheckExact(o) || PyArray_IsScalar(o, Generic) || PyFloat_Check(o) || PyLong_Check(o)) {
+    if (PyLong_CheckExact(o)) {
+      int overflow = 0;
+      PyLong_AsLongLongAndOverflow(o, &overflow);
+      if (overflow) return false;
+    }
+    structure += 'X';
+    leaves.append(py::reinterpret_borrow<py::object>(o));
+    return true;
+  }
+  if (PyArray_Check(o) || PyTuple_Check(o) || PyList_Check(o) || PyDict_Check(o)) return false;
+  if (PyObject_Hash(o) == -1) {
+    PyErr_Clear();
+    return false;
+  }
+  structure += 'O';
+  statics.append(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(o))));
+  statics.append(py::reinterpret_borrow<py::object>(o));
   return true;
 }
 
@@ -304,7 +343,9 @@ void bind_dispatch(py::module_& m) {
                                return out;
                              })
       .def_readonly("leaf_group", &CallLayout::leaf_group)
-      .def_readonly("leaf_offset", &CallLayout::leaf_offset);
+      .def_readonly("leaf_offset", &CallLayout::leaf_offset)
+      .def_readonly("leaves", &CallLayout::leaves)
+      .def_readonly("statics", &CallLayout::statics);
   py::class_<Runner>(m, "Runner")
       .def(py::init([](py::object program, std::vector<std::pair<int, int>> groups,
                        std::vector<std::pair<int, int>> scalars, const py::list& temps, const py::list& outputs) {
@@ -345,6 +386,38 @@ void bind_dispatch(py::module_& m) {
         return py::cast(std::move(l));
       },
       "The cache key and aliasing layout of a call's leaves, or None when one needs the general path.");
+  m.def(
+      "call_signature",
+      [](const py::tuple& values, const std::string& static_mask) -> py::object {
+        if (PyArray_API == nullptr && _import_array() < 0) throw py::error_already_set();
+        std::string structure;
+        py::list leaves, statics;
+        for (size_t i = 0; i < values.size(); ++i) {
+          PyObject* o = values[i].ptr();
+          if (i < static_mask.size() && static_mask[i] == 's') {
+            if (PyObject_Hash(o) == -1) {
+              PyErr_Clear();
+              return py::none();
+            }
+            structure += 'O';
+            statics.append(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(o))));
+            statics.append(values[i]);
+          } else if (!flatten_value(o, structure, leaves, statics, 0)) {
+            return py::none();
+          }
+        }
+        CallLayout l;
+        l.leaves = py::tuple(leaves);
+        if (!layout_of(l.leaves, l)) return py::none();
+        l.key = structure + '|' + l.key;
+        l.statics = py::tuple(statics);
+        return py::cast(std::move(l));
+      },
+      py::arg("values"), py::arg("static_mask"),
+      "call_layout of the leaves of a call's argument values (flattened as _api._flatten does; "
+      "static_mask[i] == 's' makes value i static), its key prefixed by the values' structure, "
+      "with the leaves and the statics as (type, value) pairs; None when a value needs the "
+      "general path.");
 }
 
 }  // namespace strider::python

@@ -22,18 +22,20 @@ std::vector<Primitive> default_schedule(const Graph& g, const Stage& s) {
   std::vector<Primitive> sch;
   if (s.domain.empty()) return sch;
   // lanes of the widest element type that fit one register, when the innermost loop is long
-  // enough and every access walks it contiguously (stride 1) or not at all (stride 0)
+  // enough, every store walks it contiguously and every load walks it with a small stride
   size_t widest = 1;
   bool unit_inner = true;
   const int inner = static_cast<int>(s.domain.size()) - 1;
   for (const Op& op : s.ops) {
-    std::vector<View> views = op.inputs;
-    // a reduction's output is written once per outer point, outside the vector loop
-    if (op_kind(op.code) != OpKind::Reduce) views.push_back(op.output);
-    for (const View& v : views) {
+    for (const View& v : op.inputs) {
       widest = std::max(widest, itemsize(g.dtype_of(v)));
-      if (v.ndim() == inner + 1 && v.strides[inner] != 0 && v.strides[inner] != 1) unit_inner = false;
+      if (v.ndim() == inner + 1 && !vector_load_stride(v.strides[inner])) unit_inner = false;
     }
+    // a reduction's output is written once per outer point, outside the vector loop
+    if (op_kind(op.code) == OpKind::Reduce) continue;
+    const View& w = op.output;
+    widest = std::max(widest, itemsize(g.dtype_of(w)));
+    if (w.ndim() == inner + 1 && !vector_store_stride(w.strides[inner])) unit_inner = false;
   }
   const int lanes = host_vector_bytes() / static_cast<int>(widest);
   if (unit_inner && s.domain[inner] >= lanes) sch.push_back({"vectorize", {s.loops[inner]}, {lanes}});

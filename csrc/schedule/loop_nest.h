@@ -40,6 +40,12 @@ struct Schedule {
   }
 };
 
+/// Strides (in elements) along the innermost loop that its vectorization takes: loads walk it
+/// forwards or backwards with a small stride (the fields of a box: LLVM loads whole vectors and
+/// shuffles them apart) or broadcast; stores walk it contiguously.
+inline bool vector_load_stride(int64_t stride) { return stride >= -4 && stride <= 4; }
+inline bool vector_store_stride(int64_t stride) { return stride == 1 || stride == -1; }
+
 /// One stage: a loop nest over `domain` that runs `ops` (graph op indices, program order) once
 /// per point, in order. Every view an op touches has the domain's shape (unit dimensions of the
 /// graph's views are dropped by fuse_stages, which rewrites the stage's own copy of the ops), so
@@ -66,6 +72,7 @@ struct Stage {
 struct StageGraph {
   std::vector<Stage> stages;
   std::vector<std::string> rejections;  // one line per rejected fusion (the explain output)
+  std::vector<std::string> recomputed;  // one line per producer inline_producers copied
 };
 
 std::string print_primitive(const Primitive& p);

@@ -68,17 +68,6 @@ Placed place(const Op& op) {
   }
 }
 
-std::string describe(const Graph& g, int op) {
-  std::ostringstream os;
-  os << "op" << op << " (" << op_name(g.ops[op].code);
-  if (g.ops[op].line > 0) {
-    const std::string& f = g.ops[op].file;
-    os << " @ " << f.substr(f.find_last_of('/') + 1) << ":" << g.ops[op].line;
-  }
-  os << ")";
-  return os.str();
-}
-
 std::string shape_text(const Shape& s) {
   std::ostringstream os;
   os << "[";
@@ -106,8 +95,8 @@ class Fuser {
         join(id, std::move(p));
         return;
       }
-      sg_.rejections.push_back(describe(g_, id) + " not fused into stage " + std::to_string(sg_.stages.size()) +
-                               " after " + describe(g_, cur_.op_ids.back()) + ": " + why);
+      sg_.rejections.push_back(describe_op(g_, id) + " not fused into stage " + std::to_string(sg_.stages.size()) +
+                               " after " + describe_op(g_, cur_.op_ids.back()) + ": " + why);
       log_line("fusion", sg_.rejections.back());
       close();
     }

@@ -52,9 +52,21 @@ Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit) {
     p.dag = build_dependence_dag(live, p.table);
   }
   debug_dump("eliminate_dead_ops", live);
+  std::vector<std::string> recomputed;
+  Graph inlined = inline_producers(live, p.table, &recomputed);
+  if (!recomputed.empty()) {
+    for (const std::string& r : recomputed) log_line("inline", r);
+    p.table = build_storage_table(inlined);
+    p.dag = build_dependence_dag(inlined, p.table);
+    live = eliminate_dead_ops(inlined, p.table, p.dag);
+    p.table = build_storage_table(live);
+    p.dag = build_dependence_dag(live, p.table);
+    debug_dump("inline_producers", live);
+  }
   log_line("passes", "build_dependence_dag: " + std::to_string(p.dag.edges.size()) + " edges");
   verify_graph(live);
   p.stages = fuse_stages(live, p.table);
+  p.stages.recomputed = std::move(recomputed);
   log_line("passes", "fuse_stages: " + std::to_string(live.ops.size()) + " ops in " +
                          std::to_string(p.stages.stages.size()) + " stages");
   schedule_stages(live, p.stages, schedules);
@@ -78,6 +90,11 @@ std::string run_passes(const std::string& ir_text, const std::vector<std::string
     } else if (name == "eliminate_dead_ops") {
       StorageTable t = build_storage_table(g);
       g = eliminate_dead_ops(g, t, build_dependence_dag(g, t));
+    } else if (name == "inline_producers") {
+      std::vector<std::string> log;
+      g = inline_producers(g, build_storage_table(g), &log);
+      extra << "// recomputed\n";
+      for (const std::string& r : log) extra << r << "\n";
     } else if (name == "fuse_stages") {
       StageGraph sg = fuse_stages(g, build_storage_table(g));
       schedule_stages(g, sg, schedules);

@@ -30,6 +30,16 @@ struct Program {
 /// read by a live op) and the temporaries only they used. Returns its input when nothing is dead.
 Graph eliminate_dead_ops(const Graph& g, const StorageTable& t, const Dag& d);
 
+/// Recomputes cheap elementwise producers where they are read, so that a consumer over another
+/// loop domain (a slice, a transpose, a flip or an inner broadcast of the temporary) fuses with
+/// them instead of reading a stored temporary: a read of a temporary written once, densely, by
+/// an elementwise op or copy gets a copy of that op inserted just before the reader, its inputs
+/// composed with the read's view (recursively, at most 48 ops per read). Not done when the read
+/// broadcasts along an axis outside the axes it walks (the work would repeat), when an op of
+/// the exp/log/power family would run twice, or when an input of the producer is written between
+/// it and the reader. The producer is left for eliminate_dead_ops. `log` gets one line per copy.
+Graph inline_producers(const Graph& g, const StorageTable& t, std::vector<std::string>* log = nullptr);
+
 /// Groups ops, in program order, into stages (one loop nest each): neighbours with the same loop
 /// domain (unit dimensions dropped) join while the exact dependence test says running them point
 /// by point keeps every conflicting pair of accesses in order; a reduction ends its stage. Every
@@ -57,7 +67,7 @@ Program lower(Graph g, const std::map<int, std::string>& schedules = {}, bool ji
 
 /// Runs the named passes in order on IR text and prints the result (the text tests and the
 /// strider-opt tool use this). Names: verify_graph, build_storage_table, build_dependence_dag,
-/// eliminate_dead_ops, fuse_stages (fused and scheduled by default), lower.
+/// eliminate_dead_ops, inline_producers, fuse_stages (fused and scheduled by default), lower.
 std::string run_passes(const std::string& ir_text, const std::vector<std::string>& passes,
                        const std::map<int, std::string>& schedules = {});
 

@@ -298,26 +298,32 @@ class CompiledFunction:
         self._use_cache = cache
         self._max_signatures = max_signatures
         self._cache = {}
-        # calls that pass every parameter positionally as a leaf are keyed by their layout alone
+        # the fast path: a call's shape (how many values are positional, which keywords follow, in
+        # the signature's order) -> the mask of its static values for _C.call_signature; and
+        # (shape, signature key, statics) -> entry
+        self._masks = {}
         self._fast = {}
-        params = self._signature.parameters.values()
-        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
-        self._positional = len(params) if plain and cache and not self._static else -1
+        params = list(self._signature.parameters.values())
+        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
+        self._params = params if plain and cache else None
         self._lock = threading.Lock()
         self._stats = {"traces": 0, "cache_hits": 0, "lowered": 0, "compiles": 0, "disk_hits": 0}
         self.target = target
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):
-        # fast path: every parameter given positionally as an array or a number
-        if not kwargs and len(args) == self._positional:
-            layout = _C.call_layout(args)
-            if layout is not None:
-                entry = self._fast.get(layout.key)
+        # fast path: a call shaped like one seen before, its structure, static values and
+        # leaves' layout (computed in C++) naming the entry
+        shape = (len(args), tuple(kwargs)) if kwargs else len(args)
+        mask = self._masks.get(shape)
+        if mask is not None:
+            sig = _C.call_signature(args + tuple(kwargs.values()) if kwargs else args, mask)
+            if sig is not None:
+                entry = self._fast.get((shape, sig.key, sig.statics))
                 if entry is not None:
                     stats = self._stats
                     stats["cache_hits"] = entry.used = stats["cache_hits"] + 1
-                    return entry.run(args, layout, LATEST_FIRST)
+                    return entry.run(sig.leaves, sig, LATEST_FIRST)
         if current_trace() is not None:
             # called by code being traced (another compiled function, or this one recursively):
             # inlined, so the outer trace records these ops too and may fuse across the call
@@ -358,9 +364,9 @@ class CompiledFunction:
                 structure.append((name, _flatten(value, leaves)))
         layout = _layout(leaves)
         key = (tuple(structure), layout.key)
-        fast = len(args) == self._positional and not kwargs and all(spec == ("leaf",) for _, spec in structure)
+        fast = self._fast_key(args, kwargs)
         entry = self._cache.get(key) if self._use_cache else None
-        if entry is not None and (not fast or self._fast.get(layout.key) is entry):
+        if entry is not None and (fast is None or self._fast.get(fast) is entry):
             self._stats["cache_hits"] += 1
             entry.used = self._stats["cache_hits"]
             return entry, leaves, layout
@@ -373,9 +379,28 @@ class CompiledFunction:
             else:
                 self._stats["cache_hits"] += 1
             entry.used = self._stats["cache_hits"]
-            if fast:  # (implies the cache is on)
-                self._fast[layout.key] = entry
+            if fast is not None:  # (implies the cache is on)
+                self._fast[fast] = entry
         return entry, leaves, layout
+
+    def _fast_key(self, args, kwargs):
+        """The fast path's key for a call that bound (registering its shape's static mask), or
+        None when the call's shape does not take the fast path: keywords out of the signature's
+        order (the leaves would come in another order), a signature with *args or **kwargs."""
+        if self._params is None or len(args) > len(self._params):
+            return None
+        names = [p.name for p in self._params]
+        if kwargs:
+            at = [names.index(k) for k in kwargs]
+            if at[0] < len(args) or at != sorted(at):
+                return None
+        shape = (len(args), tuple(kwargs)) if kwargs else len(args)
+        mask = "".join("s" if name in self._static else "." for name in names[:len(args)] + list(kwargs))
+        sig = _C.call_signature(args + tuple(kwargs.values()) if kwargs else args, mask)
+        if sig is None:
+            return None
+        self._masks[shape] = mask
+        return (shape, sig.key, sig.statics)
 
     def _insert(self, key, entry):
         """Keeps at most max_signatures entries: the least recently called one makes room (its

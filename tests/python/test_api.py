@@ -417,8 +417,10 @@ def test_explain_read_of_odd_columns_then_write_of_even_columns():
 
 
 def test_explain_two_reads_of_one_producer_get_rar():
+    # an exp is stored for its two readers (a cheap producer would be recomputed in each, and
+    # the explained program would have no shared producer left)
     def f(x):
-        t = x + 1  # mark: producer
+        t = np.exp(x)  # mark: producer
         a = t * 2  # mark: reader a
         b = t - 3  # mark: reader b
         return a, b

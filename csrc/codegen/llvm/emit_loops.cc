@@ -91,11 +91,10 @@ void Emitter::nest(const std::vector<int>& axes, const std::function<void()>& at
 llvm::MDNode* Emitter::loop_hints(int axis) {
   bool unit = true;
   for (const Op& op : p_.ops) {
-    auto check = [&](const View& v) {
-      if (!p_.registers.count(v.storage) && std::abs(v.strides[axis]) > 1) unit = false;
-    };
-    for (const View& v : op.inputs) check(v);
-    check(op.output);
+    for (const View& v : op.inputs)
+      if (!p_.registers.count(v.storage) && !vector_load_stride(v.strides[axis])) unit = false;
+    const View& w = op.output;
+    if (!p_.registers.count(w.storage) && w.strides[axis] != 0 && !vector_store_stride(w.strides[axis])) unit = false;
   }
   const int w = p_.vector_width;
   // a forced width on a short constant trip count would only leave a scalar remainder

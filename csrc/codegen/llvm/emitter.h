@@ -70,8 +70,9 @@ class Emitter {
   /// Nested loops over `axes` (outermost first; axis 0 over [begin, end) when the plan splits it),
   /// calling at_point innermost; md goes on the innermost loop.
   void nest(const std::vector<int>& axes, const std::function<void()>& at_point, llvm::MDNode* md);
-  /// The innermost loop's hints: the schedule's width when every access along `axis` is unit
-  /// stride (or broadcast; scratch accumulators always are), the unroll factor as interleave count.
+  /// The innermost loop's hints: the schedule's width when every access along `axis` takes it
+  /// (vector_load_stride, vector_store_stride; registers and scratch accumulators always do),
+  /// the unroll factor as interleave count.
   llvm::MDNode* loop_hints(int axis);
   llvm::Value* element_index(const View& v);
   llvm::Value* load(const View& v);

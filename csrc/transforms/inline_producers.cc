@@ -1,0 +1,219 @@
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "transforms/passes.h"
+
+namespace strider {
+
+namespace {
+
+// Where a read view meets the points of the op that wrote it: point i of the read touches the
+// element the writer produced at j_d = start[d] + sum over read axes k with dim[k] == d of
+// sign[k] * i_k (dim[k] == -1: the read broadcasts along k, or k has extent 1).
+struct PointMap {
+  std::vector<int64_t> start;  // per writer dim
+  std::vector<int> dim;        // per read axis
+  std::vector<int> sign;       // per read axis: +1 or -1
+};
+
+// The writer's view must be dense (one element per point, in some axis order) for the element
+// a read touches to name one point of the writer.
+bool is_dense(const View& w) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, extent) of non-unit dims
+  for (int d = 0; d < w.ndim(); ++d)
+    if (w.shape[d] != 1) dims.emplace_back(w.strides[d], w.shape[d]);
+  std::sort(dims.begin(), dims.end());
+  int64_t expect = 1;
+  for (const auto& [stride, extent] : dims) {
+    if (stride != expect) return false;
+    expect *= extent;
+  }
+  return true;
+}
+
+std::optional<PointMap> map_read(const View& w, const View& r) {
+  if (w.is_dynamic() || r.is_dynamic() || w.numel() == 0 || r.numel() == 0 || !is_dense(w)) return std::nullopt;
+  PointMap m;
+  m.start.assign(w.ndim(), 0);
+  m.dim.assign(r.ndim(), -1);
+  m.sign.assign(r.ndim(), 1);
+  for (int k = 0; k < r.ndim(); ++k) {
+    if (r.shape[k] == 1 || r.strides[k] == 0) continue;
+    for (int d = 0; d < w.ndim(); ++d)
+      if (w.shape[d] != 1 && (w.strides[d] == r.strides[k] || w.strides[d] == -r.strides[k])) {
+        m.dim[k] = d;
+        m.sign[k] = w.strides[d] == r.strides[k] ? 1 : -1;
+      }
+    if (m.dim[k] < 0) return std::nullopt;
+  }
+  // The first element read, as a point of the writer: dense strides decompose it greedily.
+  std::vector<int> order;
+  for (int d = 0; d < w.ndim(); ++d)
+    if (w.shape[d] != 1) order.push_back(d);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return w.strides[a] > w.strides[b]; });
+  int64_t rest = r.offset - w.offset;
+  for (int d : order) {
+    if (rest < 0) return std::nullopt;
+    m.start[d] = rest / w.strides[d];
+    rest %= w.strides[d];
+  }
+  if (rest != 0) return std::nullopt;
+  for (int d = 0; d < w.ndim(); ++d) {
+    int64_t lo = m.start[d], hi = m.start[d];
+    for (int k = 0; k < r.ndim(); ++k)
+      if (m.dim[k] == d) (m.sign[k] > 0 ? hi : lo) += m.sign[k] * (r.shape[k] - 1);
+    if (lo < 0 || hi >= w.shape[d]) return std::nullopt;
+  }
+  return m;
+}
+
+// `v`, a view over the writer's points, over the read's points instead.
+View compose(const View& v, const View& r, const PointMap& m) {
+  View out;
+  out.storage = v.storage;
+  out.shape = r.shape;
+  out.offset = v.offset;
+  for (size_t d = 0; d < m.start.size(); ++d) out.offset += v.strides[d] * m.start[d];
+  for (int k = 0; k < r.ndim(); ++k) out.strides.push_back(m.dim[k] < 0 ? 0 : m.sign[k] * v.strides[m.dim[k]]);
+  return out;
+}
+
+// Ops worth computing once and storing when more than one read wants them.
+bool expensive(OpCode c) {
+  switch (c) {
+    case OpCode::exp: case OpCode::exp2: case OpCode::expm1: case OpCode::log: case OpCode::log2:
+    case OpCode::log10: case OpCode::log1p: case OpCode::sin: case OpCode::cos: case OpCode::tan:
+    case OpCode::arcsin: case OpCode::arccos: case OpCode::arctan: case OpCode::sinh: case OpCode::cosh:
+    case OpCode::tanh: case OpCode::arcsinh: case OpCode::arccosh: case OpCode::arctanh: case OpCode::cbrt:
+    case OpCode::power: case OpCode::arctan2: case OpCode::hypot: case OpCode::logaddexp:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A read broadcast along an axis outside the axes it walks would recompute the producer at every
+// step of that axis; broadcast axes inside the walked ones only repeat loop-invariant work,
+// which stays hoisted out of the inner loops.
+bool broadcast_inside(const View& r, const PointMap& m) {
+  bool walked_inner = false;
+  for (int k = r.ndim() - 1; k >= 0; --k) {
+    if (r.shape[k] == 1) continue;
+    if (m.dim[k] >= 0) walked_inner = true;
+    else if (walked_inner) return false;
+  }
+  return true;
+}
+
+constexpr int kMaxOpsPerRead = 48;  // bounds the code one consumer may pull in
+
+class Inliner {
+ public:
+  Inliner(const Graph& g, const StorageTable& t) : g_(g), t_(t) {
+    writer_.assign(g.storages.size(), -1);
+    reads_.assign(g.storages.size(), 0);
+    for (size_t s = 0; s < g.storages.size(); ++s) {
+      int writes = 0;
+      for (const Access& a : t.accesses[s]) {
+        writes += a.write;
+        reads_[s] += !a.write;
+        if (a.write) writer_[s] = a.op;
+      }
+      if (writes != 1 || g.storages[s].kind != StorageKind::Temp) writer_[s] = -1;
+    }
+    for (const View& v : g.outputs) reads_[v.storage] += 2;  // returned: it stays stored
+    // An op whose every reader will recompute it dies: copies for its own reads would be waste.
+    dies_.assign(g.ops.size(), false);
+    for (size_t s = 0; s < g.storages.size(); ++s) {
+      if (writer_[s] < 0 || reads_[s] == 0) continue;
+      bool all = true;
+      for (const Access& a : t.accesses[s])
+        if (!a.write && (a.op >= static_cast<int>(g.ops.size()) || !recomputable(a.view, a.op, false))) all = false;
+      dies_[writer_[s]] = all;
+    }
+  }
+
+  Graph run(std::vector<std::string>* log) {
+    out_.name = g_.name;
+    out_.storages = g_.storages;
+    out_.outputs = g_.outputs;
+    for (size_t b = 0; b < g_.ops.size(); ++b) {
+      Op op = g_.ops[b];
+      memo_.clear();
+      budget_ = kMaxOpsPerRead;
+      if (op_kind(op.code) != OpKind::Arange && !dies_[b])
+        for (View& v : op.inputs) v = read(v, static_cast<int>(b), false, log);
+      out_.ops.push_back(std::move(op));
+    }
+    return std::move(out_);
+  }
+
+ private:
+  // Where op `at` reads `r`, the point map under which a copy of r's writer may be inserted just
+  // before `at`. `repeated`: the reader is itself a copy that other reads repeat.
+  std::optional<PointMap> recomputable(const View& r, int at, bool repeated) const {
+    const int a = writer_[r.storage];
+    if (a < 0 || a >= at) return std::nullopt;
+    const Op& src = g_.ops[a];
+    const OpKind kind = op_kind(src.code);
+    if (kind == OpKind::Reduce || kind == OpKind::Arange) return std::nullopt;
+    if (expensive(src.code) && (repeated || reads_[r.storage] > 1)) return std::nullopt;
+    std::optional<PointMap> m = map_read(src.output, r);
+    if (!m || !broadcast_inside(r, *m)) return std::nullopt;
+    for (const View& v : src.inputs)
+      if (v.is_dynamic() || written_between(v.storage, a, at)) return std::nullopt;
+    return m;
+  }
+
+  // The view op `at` should read instead of `r`: a fresh temporary that a copy of r's writer,
+  // inserted just before `at`, fills point for point with the consumer; or `r` itself.
+  View read(const View& r, int at, bool repeated, std::vector<std::string>* log) {
+    if (budget_ <= 0) return r;
+    std::optional<PointMap> m = recomputable(r, at, repeated);
+    if (!m) return r;
+    const int a = writer_[r.storage];
+    const Op& src = g_.ops[a];
+    repeated = repeated || reads_[r.storage] > 1;
+    auto key = std::make_tuple(a, r.shape, r.strides, r.offset);
+    if (auto hit = memo_.find(key); hit != memo_.end()) return hit->second;
+    --budget_;
+    Op copy = src;
+    for (View& v : copy.inputs) v = read(compose(v, r, *m), at, repeated, log);
+    Storage t;
+    t.dtype = g_.storages[r.storage].dtype;
+    t.size = r.numel();
+    t.kind = StorageKind::Temp;
+    copy.output = View{out_.add_storage(std::move(t)), r.shape, contiguous_strides(r.shape), 0, {}};
+    if (log) log->push_back(describe_op(g_, a) + " recomputed for " + describe_op(g_, at));
+    memo_.emplace(key, copy.output);
+    out_.ops.push_back(std::move(copy));
+    return out_.ops.back().output;
+  }
+
+  // A write to `storage` by an op after `from` and before `to`: a copy placed at `to` would read
+  // newer elements than the original did.
+  bool written_between(int storage, int from, int to) const {
+    for (const Access& a : t_.accesses[storage])
+      if (a.write && a.op > from && a.op < to) return true;
+    return false;
+  }
+
+  const Graph& g_;
+  const StorageTable& t_;
+  std::vector<int> writer_;  // per storage: its one writer, when a temporary written once
+  std::vector<int> reads_;
+  std::vector<bool> dies_;  // per op
+  Graph out_;
+  std::map<std::tuple<int, Shape, Shape, int64_t>, View> memo_;
+  int budget_ = 0;
+};
+
+}  // namespace
+
+Graph inline_producers(const Graph& g, const StorageTable& t, std::vector<std::string>* log) {
+  return Inliner(g, t).run(log);
+}
+
+}  // namespace strider

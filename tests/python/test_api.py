@@ -509,6 +509,53 @@ def test_fast_dispatch_counts_hits_and_keeps_aliasing_apart():
     assert stats["traces"] == 2 and stats["cache_hits"] == 2
 
 
+def _no_general_path(compiled):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the call took the general path")
+    compiled._lookup = refuse
+
+
+def test_fast_dispatch_takes_tuples_keywords_and_statics():
+    def flip(boxes, img_shape, direction="horizontal", scale=1.0):
+        h, w = img_shape
+        out = boxes.copy()
+        if direction == "horizontal":
+            out[:, 0] = w - boxes[:, 2]
+        else:
+            out[:, 1] = h - boxes[:, 3]
+        return out * scale
+
+    compiled = strider.compile(flip, static_argnames=("direction",))
+    boxes = np.arange(12.0).reshape(3, 4)
+    calls = [((boxes, (800, 1333)), {}), ((boxes, (800, 1333), "vertical"), {}),
+             ((boxes, (800, 1333)), {"direction": "vertical", "scale": 2.0}),
+             ((boxes, (800, 1333)), {"scale": 3.0})]
+    for args, kwargs in calls:
+        compiled(*args, **kwargs)
+    traces = compiled.stats()["traces"]
+    _no_general_path(compiled)
+    for args, kwargs in calls:  # new runtime values in the tuple and the keyword: no retrace
+        args = (args[0], (600, 1000)) + args[2:]
+        kwargs = {k: (v * 2 if k == "scale" else v) for k, v in kwargs.items()}
+        np.testing.assert_array_equal(compiled(*args, **kwargs), flip(*args, **kwargs))
+    assert compiled.stats()["traces"] == traces
+
+
+def test_fast_dispatch_keys_statics_by_type_and_keywords_by_name():
+    def f(x, k, a=1, b=2):
+        return x // k + a * 10 + b * 100
+
+    compiled = strider.compile(f, static_argnames=("k",))
+    x = np.arange(6)
+    for k in (2, 2.0, True, 2, 2.0):
+        got, want = compiled(x, k), f(x, k)
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype
+    assert compiled.stats()["traces"] == 3
+    for kwargs in ({"a": 5}, {"b": 5}, {"a": 5}, {"b": 5, "a": 7}, {"a": 7, "b": 5}):
+        np.testing.assert_array_equal(compiled(x, 3, **kwargs), f(x, 3, **kwargs))
+
+
 def test_schedules_are_text_users_can_edit():
     def f(x):
         return np.exp(x) * 2.0

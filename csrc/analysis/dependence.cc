@@ -21,7 +21,7 @@ const char* dep_name(DepKind k) {
   return "RAR";
 }
 
-Dag build_dependence_dag(const Graph& g, const StorageTable& t) {
+Dag build_dependence_dag(const Graph& g, const StorageTable& t, bool hints) {
   Dag d;
   d.num_ops = static_cast<int>(g.ops.size());
   std::set<std::tuple<int, int, int>> seen;  // (src, dst, kind): one edge per kind and pair
@@ -32,7 +32,7 @@ Dag build_dependence_dag(const Graph& g, const StorageTable& t) {
       if (later.op >= d.num_ops) continue;  // the return orders nothing
       for (size_t i = 0; i < j; ++i) {
         const Access& earlier = acc[i];
-        if (earlier.op == later.op) continue;
+        if (earlier.op == later.op || (!hints && !earlier.write && !later.write)) continue;
         DepKind kind = earlier.write ? (later.write ? DepKind::WAW : DepKind::RAW)
                                      : (later.write ? DepKind::WAR : DepKind::RAR);
         if (!seen.insert({earlier.op, later.op, static_cast<int>(kind)}).second) continue;

@@ -33,7 +33,9 @@ struct Dag {
   std::vector<int> topological_order(bool latest_first = false) const;
 };
 
-Dag build_dependence_dag(const Graph& g, const StorageTable& t);
+/// Every edge decided on exact footprints; `hints` false leaves out the RAR edges (nothing orders
+/// on them, and an argument read by many ops has many pairs of readers to decide).
+Dag build_dependence_dag(const Graph& g, const StorageTable& t, bool hints = true);
 std::string print_dag(const Dag& d);
 
 }  // namespace strider

@@ -3,9 +3,14 @@
 #include <isl/ctx.h>
 #include <isl/set.h>
 
+#include <algorithm>
 #include <memory>
+#include <numeric>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 namespace strider {
 
@@ -19,6 +24,21 @@ isl_ctx* thread_ctx() {
   };
   thread_local Ctx c;
   return c.ctx;
+}
+
+// Whether the isl set written `text` has a point. The same questions come back (each pass
+// asks again, and so do the stages of other functions with the same shapes): answers are kept
+// per thread, a bounded number of them.
+bool has_point(const std::string& text) {
+  thread_local std::unordered_map<std::string, bool> answers;
+  if (auto it = answers.find(text); it != answers.end()) return it->second;
+  isl_set* set = isl_set_read_from_str(thread_ctx(), text.c_str());
+  if (!set) throw std::runtime_error("isl could not read " + text);
+  isl_bool empty = isl_set_is_empty(set);
+  isl_set_free(set);
+  if (empty == isl_bool_error) throw std::runtime_error("isl failed on " + text);
+  if (answers.size() >= 4096) answers.clear();
+  return answers[text] = empty == isl_bool_false;
 }
 
 // Appends the affine offset expression of `v` over fresh variables named `prefix`k and their
@@ -35,24 +55,47 @@ void affine(const View& v, const char* prefix, std::ostringstream& vars, std::os
   }
 }
 
+// False when no element is touched by both views because every element a view touches is its
+// offset plus a multiple of the gcd of both views' strides, and the offsets differ by a
+// non-multiple (the columns of a box array: stride 4, offsets 0 and 2).
+bool may_meet(const View& a, const View& b) {
+  int64_t g = 0;
+  for (const View* v : {&a, &b})
+    for (int k = 0; k < v->ndim(); ++k)
+      if (v->shape[k] != 1) g = std::gcd(g, v->strides[k] < 0 ? -v->strides[k] : v->strides[k]);
+  const int64_t delta = a.offset - b.offset;
+  return g == 0 ? delta == 0 : delta % g == 0;
+}
+
+// True when no two points of `v` touch one element: sorted by stride, each non-unit dim steps
+// past everything the smaller ones span.
+bool injective(const View& v) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (|stride|, extent)
+  for (int k = 0; k < v.ndim(); ++k)
+    if (v.shape[k] != 1) dims.emplace_back(v.strides[k] < 0 ? -v.strides[k] : v.strides[k], v.shape[k]);
+  std::sort(dims.begin(), dims.end());
+  int64_t span = 0;
+  for (const auto& [stride, extent] : dims) {
+    if (stride <= span) return false;
+    span += stride * (extent - 1);
+  }
+  return true;
+}
+
 }  // namespace
 
 OverlapResult footprints_overlap(const View& a, const View& b) {
   if (a.storage != b.storage || a.numel() == 0 || b.numel() == 0) return {false, OverlapMethod::Disjoint};
   if (a.max_offset() < b.min_offset() || b.max_offset() < a.min_offset()) return {false, OverlapMethod::Bounds};
   if (a == b || (a.is_c_contiguous() && b.is_c_contiguous())) return {true, OverlapMethod::Bounds};
+  if (!may_meet(a, b)) return {false, OverlapMethod::Exact};
   std::ostringstream vars, bounds, ea, eb;
   bool first = true;
   affine(a, "i", vars, bounds, ea, first);
   affine(b, "j", vars, bounds, eb, first);
   std::ostringstream text;
   text << "{ [" << vars.str() << "] : " << ea.str() << " = " << eb.str() << bounds.str() << " }";
-  isl_set* set = isl_set_read_from_str(thread_ctx(), text.str().c_str());
-  if (!set) throw std::runtime_error("isl could not read the overlap set " + text.str());
-  isl_bool empty = isl_set_is_empty(set);
-  isl_set_free(set);
-  if (empty == isl_bool_error) throw std::runtime_error("isl failed on the overlap set " + text.str());
-  return {empty == isl_bool_false, OverlapMethod::Exact};
+  return {has_point(text.str()), OverlapMethod::Exact};
 }
 
 namespace {
@@ -74,24 +117,19 @@ bool exists_pair(const View& a, const View& b, const std::string& relation) {
   }
   std::ostringstream text;
   text << "{ [" << vars.str() << "] : " << ea.str() << " = " << eb.str() << bounds.str() << " and (" << relation << ") }";
-  isl_set* set = isl_set_read_from_str(thread_ctx(), text.str().c_str());
-  if (!set) throw std::runtime_error("isl could not read " + text.str());
-  isl_bool empty = isl_set_is_empty(set);
-  isl_set_free(set);
-  if (empty == isl_bool_error) throw std::runtime_error("isl failed on " + text.str());
-  return empty == isl_bool_false;
+  return has_point(text.str());
 }
 }  // namespace
 
 bool shared_across_outer(const View& a, const View& b) {
-  if (a.ndim() == 0 || !footprints_overlap(a, b).overlap) return false;
+  if (a.ndim() == 0 || (a == b && injective(a)) || !footprints_overlap(a, b).overlap) return false;
   return exists_pair(a, b, "i0 < j0 or i0 > j0");
 }
 
 bool reordered_when_fused(const View& earlier, const View& later) {
   if (!footprints_overlap(earlier, later).overlap) return false;
   // the same dense view touches each element at exactly one point: never reordered
-  if (earlier == later && earlier.is_c_contiguous()) return false;
+  if (earlier == later && injective(earlier)) return false;
   const int n = earlier.ndim();
   if (n == 0) return false;  // a single point: one iteration runs the ops in program order
   std::ostringstream lex;  // i > j lexicographically

@@ -16,11 +16,12 @@ void bind_runtime(py::module_& m) {
       .def_property_readonly("edges",
                              [](const Program& p) {
                                std::vector<std::tuple<int, int, std::string>> out;
-                               for (const DepEdge& e : p.dag.edges) out.emplace_back(e.src, e.dst, dep_name(e.kind));
+                               for (const DepEdge& e : build_dependence_dag(p.graph, p.table).edges)
+                                 out.emplace_back(e.src, e.dst, dep_name(e.kind));
                                return out;
                              })
       .def_property_readonly("table_text", [](const Program& p) { return print_storage_table(p.graph, p.table); })
-      .def_property_readonly("dag_text", [](const Program& p) { return print_dag(p.dag); })
+      .def_property_readonly("dag_text", [](const Program& p) { return print_dag(build_dependence_dag(p.graph, p.table)); })
       .def_property_readonly("stages_text", [](const Program& p) { return print_stages(p.graph, p.stages); })
       .def_property_readonly("stages",
                              [](const Program& p) {

@@ -58,7 +58,9 @@ std::string outer_loop_conflict(const Stage& s) {
   for (size_t k = 0; k < s.ops.size(); ++k) {
     const bool last_reduce = k + 1 == s.ops.size() && op_kind(s.ops[k].code) == OpKind::Reduce;
     for (auto& a : stage_accesses(s.ops[k], s.domain, last_reduce ? s.reduce_axes : std::vector<int>{}))
-      all.push_back(std::move(a));
+      // a register is written and read at one point only: never shared between iterations
+      if (std::find(s.registers.begin(), s.registers.end(), a.first.storage) == s.registers.end())
+        all.push_back(std::move(a));
   }
   for (size_t i = 0; i < all.size(); ++i)
     for (size_t j = i; j < all.size(); ++j) {

@@ -11,11 +11,11 @@ namespace {
 
 // Where a read view meets the points of the op that wrote it: point i of the read touches the
 // element the writer produced at j_d = start[d] + sum over read axes k with dim[k] == d of
-// sign[k] * i_k (dim[k] == -1: the read broadcasts along k, or k has extent 1).
+// step[k] * i_k (dim[k] == -1: the read broadcasts along k, or k has extent 1).
 struct PointMap {
   std::vector<int64_t> start;  // per writer dim
   std::vector<int> dim;        // per read axis
-  std::vector<int> sign;       // per read axis: +1 or -1
+  std::vector<int64_t> step;   // per read axis: a nonzero multiple (dx = t[:, 0::4]: 4)
 };
 
 // The writer's view must be dense (one element per point, in some axis order) for the element
@@ -38,15 +38,15 @@ std::optional<PointMap> map_read(const View& w, const View& r) {
   PointMap m;
   m.start.assign(w.ndim(), 0);
   m.dim.assign(r.ndim(), -1);
-  m.sign.assign(r.ndim(), 1);
+  m.step.assign(r.ndim(), 0);
   for (int k = 0; k < r.ndim(); ++k) {
     if (r.shape[k] == 1 || r.strides[k] == 0) continue;
+    // the writer dim with the largest stride dividing the read's: the read steps it by a multiple
     for (int d = 0; d < w.ndim(); ++d)
-      if (w.shape[d] != 1 && (w.strides[d] == r.strides[k] || w.strides[d] == -r.strides[k])) {
+      if (w.shape[d] != 1 && r.strides[k] % w.strides[d] == 0 && (m.dim[k] < 0 || w.strides[d] > w.strides[m.dim[k]]))
         m.dim[k] = d;
-        m.sign[k] = w.strides[d] == r.strides[k] ? 1 : -1;
-      }
     if (m.dim[k] < 0) return std::nullopt;
+    m.step[k] = r.strides[k] / w.strides[m.dim[k]];
   }
   // The first element read, as a point of the writer: dense strides decompose it greedily.
   std::vector<int> order;
@@ -63,7 +63,7 @@ std::optional<PointMap> map_read(const View& w, const View& r) {
   for (int d = 0; d < w.ndim(); ++d) {
     int64_t lo = m.start[d], hi = m.start[d];
     for (int k = 0; k < r.ndim(); ++k)
-      if (m.dim[k] == d) (m.sign[k] > 0 ? hi : lo) += m.sign[k] * (r.shape[k] - 1);
+      if (m.dim[k] == d) (m.step[k] > 0 ? hi : lo) += m.step[k] * (r.shape[k] - 1);
     if (lo < 0 || hi >= w.shape[d]) return std::nullopt;
   }
   return m;
@@ -76,7 +76,7 @@ View compose(const View& v, const View& r, const PointMap& m) {
   out.shape = r.shape;
   out.offset = v.offset;
   for (size_t d = 0; d < m.start.size(); ++d) out.offset += v.strides[d] * m.start[d];
-  for (int k = 0; k < r.ndim(); ++k) out.strides.push_back(m.dim[k] < 0 ? 0 : m.sign[k] * v.strides[m.dim[k]]);
+  for (int k = 0; k < r.ndim(); ++k) out.strides.push_back(m.dim[k] < 0 ? 0 : m.step[k] * v.strides[m.dim[k]]);
   return out;
 }
 

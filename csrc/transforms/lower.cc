@@ -44,12 +44,12 @@ Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit) {
   debug_dump("trace_to_graph", g);
   Program p;
   p.table = build_storage_table(g);
-  p.dag = build_dependence_dag(g, p.table);
+  p.dag = build_dependence_dag(g, p.table, false);
   Graph live = eliminate_dead_ops(g, p.table, p.dag);
   if (!(live == g)) {
     log_line("passes", "eliminate_dead_ops removed " + std::to_string(g.ops.size() - live.ops.size()) + " ops");
     p.table = build_storage_table(live);
-    p.dag = build_dependence_dag(live, p.table);
+    p.dag = build_dependence_dag(live, p.table, false);
   }
   debug_dump("eliminate_dead_ops", live);
   std::vector<std::string> recomputed;
@@ -57,10 +57,10 @@ Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit) {
   if (!recomputed.empty()) {
     for (const std::string& r : recomputed) log_line("inline", r);
     p.table = build_storage_table(inlined);
-    p.dag = build_dependence_dag(inlined, p.table);
+    p.dag = build_dependence_dag(inlined, p.table, false);
     live = eliminate_dead_ops(inlined, p.table, p.dag);
     p.table = build_storage_table(live);
-    p.dag = build_dependence_dag(live, p.table);
+    p.dag = build_dependence_dag(live, p.table, false);
     debug_dump("inline_producers", live);
   }
   log_line("passes", "build_dependence_dag: " + std::to_string(p.dag.edges.size()) + " edges");

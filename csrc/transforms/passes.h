@@ -18,7 +18,7 @@ class CompiledStage;
 struct Program {
   Graph graph;
   StorageTable table;
-  Dag dag;
+  Dag dag;  // its ordering edges (RAW, WAR, WAW); build_dependence_dag adds the RAR hints on demand
   StageGraph stages;
   std::vector<std::shared_ptr<const CompiledStage>> kernels;  // per stage; null: the reference executor runs it
   std::vector<std::string> fallbacks;  // per stage: why it has no kernel (empty when it has one)

@@ -82,17 +82,29 @@ void Emitter::nest(const std::vector<int>& axes, const std::function<void()>& at
            level(k + 1);
            return Values{};
          },
-         k + 1 == axes.size() ? md : nullptr);
+         k + 1 == axes.size() ? md : outer_hints());
     idx_[a] = nullptr;
   };
   level(0);
 }
 
+llvm::MDNode* Emitter::outer_hints() {
+  // an outer loop's body is a whole inner loop: unrolling it multiplies compile time (a softmax
+  // divide stage: 88 vector divides instead of 11) for no measurable speed
+  llvm::MDNode* md = llvm::MDNode::getDistinct(
+      ctx_, {nullptr, llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")})});
+  md->replaceOperandWith(0, md);
+  return md;
+}
+
 llvm::MDNode* Emitter::loop_hints(int axis) {
-  bool unit = true;
+  bool unit = true, strided = false;
   for (const Op& op : p_.ops) {
-    for (const View& v : op.inputs)
-      if (!p_.registers.count(v.storage) && !vector_load_stride(v.strides[axis])) unit = false;
+    for (const View& v : op.inputs) {
+      if (p_.registers.count(v.storage)) continue;
+      if (!vector_load_stride(v.strides[axis])) unit = false;
+      strided = strided || std::abs(v.strides[axis]) > 1;
+    }
     const View& w = op.output;
     if (!p_.registers.count(w.storage) && w.strides[axis] != 0 && !vector_store_stride(w.strides[axis])) unit = false;
   }
@@ -109,6 +121,9 @@ llvm::MDNode* Emitter::loop_hints(int axis) {
   if (w == 1) hint("llvm.loop.vectorize.width", 1);
   else if (unit) hint("llvm.loop.vectorize.width", w);
   if (p_.unroll > 1) hint("llvm.loop.interleave.count", p_.unroll);
+  // strided loads vectorize as wide loads and deinterleaving shuffles, which the x86 backend is
+  // slow to lower: unrolled 8 times more after vectorization they cost 100+ ms of compile time
+  if (strided && unit && w > 1) ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
   if (ops.size() == 1) return nullptr;
   llvm::MDNode* md = llvm::MDNode::getDistinct(ctx_, ops);
   md->replaceOperandWith(0, md);

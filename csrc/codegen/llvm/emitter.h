@@ -74,6 +74,8 @@ class Emitter {
   /// (vector_load_stride, vector_store_stride; registers and scratch accumulators always do),
   /// the unroll factor as interleave count.
   llvm::MDNode* loop_hints(int axis);
+  /// Every loop outside the innermost one: not unrolled.
+  llvm::MDNode* outer_hints();
   llvm::Value* element_index(const View& v);
   llvm::Value* load(const View& v);
   void store(const View& v, llvm::Value* x);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/executor.h"
@@ -28,8 +29,8 @@ struct CallLayout {
   std::vector<int64_t> group_extent;  // per group: elements from the base to the end of the last leaf
   std::vector<int> leaf_group;     // per leaf: its group, -1 for scalars
   std::vector<int64_t> leaf_offset;  // per leaf: elements from its group's base to its first element
-  py::tuple leaves;                // call_signature: the call's leaves, in _api._flatten's order
-  py::tuple statics;               // call_signature: (type, value) of each static value
+  py::tuple leaves;                // signature(): the call's leaves, in _api._flatten's order
+  py::tuple statics;               // signature(): (type, value) of each static value
 };
 
 bool supported_type(int t) {
@@ -190,6 +191,38 @@ bool flatten_value(PyObject* o, std::string& structure, py::list& leaves, py::li
   return true;
 }
 
+// The signature of a call's argument values: `out` gets the layout of their leaves, its key
+// prefixed by their structure, the leaves and the statics. False when a value needs the general
+// path.
+bool signature(const py::tuple& values, const std::string& static_mask, CallLayout& out) {
+  if (PyArray_API == nullptr && _import_array() < 0) throw py::error_already_set();
+  std::string structure;
+  py::list leaves, statics;
+  for (size_t i = 0; i < values.size(); ++i) {
+    PyObject* o = values[i].ptr();
+    if (i < static_mask.size() && static_mask[i] == 's') {
+      if (PyObject_Hash(o) == -1) {
+        PyErr_Clear();
+        return false;
+      }
+      structure += 'O';
+      statics.append(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(o))));
+      statics.append(values[i]);
+    } else if (!flatten_value(o, structure, leaves, statics, 0)) {
+      return false;
+    }
+  }
+  out.leaves = py::tuple(leaves);
+  if (!layout_of(out.leaves, out)) return false;
+  out.key = structure + '|' + out.key;
+  out.statics = py::tuple(statics);
+  return true;
+}
+
+// Programs of fewer points than this run holding the GIL: releasing and taking it back costs
+// more than their kernels, and other threads wait a few microseconds at most.
+constexpr int64_t kKeepGilPoints = 1 << 14;
+
 // How one traced signature maps a call onto its program and back (planned once, in _api.py).
 class Runner {
  public:
@@ -212,6 +245,9 @@ class Runner {
       : program_obj_(std::move(program)), groups_(std::move(groups)), scalars_(std::move(scalars)),
         temps_(std::move(temps)), outputs_(std::move(outputs)) {
     program_ = program_obj_.cast<const Program*>();
+    int64_t points = 0;
+    for (const Stage& st : program_->stages.stages) points += shape_numel(st.domain);
+    release_gil_ = points >= kKeepGilPoints || program_->stages.stages.empty();
   }
 
   py::list run(const py::tuple& leaves, const CallLayout& layout, bool latest_first) const {
@@ -232,8 +268,10 @@ class Runner {
       temps.push_back(py::reinterpret_steal<py::object>(arr));
       buffers[t.storage] = PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr));
     }
-    {
+    if (release_gil_) {
       py::gil_scoped_release release;
+      execute(*program_, buffers, latest_first);
+    } else {
       execute(*program_, buffers, latest_first);
     }
     py::list results;
@@ -321,10 +359,127 @@ class Runner {
 
   py::object program_obj_;
   const Program* program_ = nullptr;
+  bool release_gil_ = true;  // the program is large enough to run with the GIL released
   std::vector<std::pair<int, int>> groups_;   // (storage, aliasing group)
   std::vector<std::pair<int, int>> scalars_;  // (storage, leaf)
   std::vector<Temp> temps_;
   std::vector<Output> outputs_;
+};
+
+// The dispatch fast path of one compiled function: a call shaped like an earlier one (as many
+// positional values, the same keywords in the same order) finds its entry by the signature of
+// its values and runs it, with no Python code between the call and the kernels. _api.py inserts
+// each entry the general path traced or found, and drops the ones it evicts.
+class FastPath {
+ public:
+  FastPath(py::dict stats, py::object miss) : stats_(std::move(stats)), miss_(std::move(miss)) {}
+
+  // The results of the call, or `miss` when it needs the general path.
+  py::object call(const py::tuple& args, const py::dict& kwargs) {
+    const Shape* shape = find_shape(args, kwargs);
+    if (!shape) return miss_;
+    CallLayout l;
+    if (!signature(values(args, kwargs), shape->mask, l)) return miss_;
+    auto it = table_.find(std::to_string(shape - shapes_.data()) + l.key);
+    if (it == table_.end()) return miss_;
+    for (const Item& item : it->second) {
+      const int same = PyObject_RichCompareBool(item.statics.ptr(), l.statics.ptr(), Py_EQ);
+      if (same < 0) throw py::error_already_set();
+      if (!same) continue;
+      py::object hits = py::int_(stats_["cache_hits"].cast<int64_t>() + 1);
+      stats_["cache_hits"] = hits;
+      item.entry.attr("used") = hits;
+      // the run may release the GIL, and another thread insert or drop meanwhile: hold what
+      // this call needs, not the item
+      const py::object keep = item.runner_obj, finish = item.finish;
+      const Runner* runner = item.runner;
+      py::list results = runner->run(l.leaves, l, false);
+      return finish.is_none() ? py::object(results[0]) : finish(results);
+    }
+    return miss_;
+  }
+
+  // Makes calls shaped and valued like this one run `runner`; `finish` turns its results into
+  // the function's result (None: the first result is).
+  void insert(const py::tuple& args, const py::dict& kwargs, const std::string& static_mask, py::object entry,
+              py::object runner, py::object finish) {
+    const Shape* shape = find_shape(args, kwargs);
+    if (!shape) {
+      Shape s{args.size(), {}, static_mask};
+      for (auto kv : kwargs) s.names.push_back(py::reinterpret_borrow<py::object>(kv.first));
+      shapes_.push_back(std::move(s));
+      shape = &shapes_.back();
+    }
+    CallLayout l;
+    if (!signature(values(args, kwargs), shape->mask, l)) return;
+    std::vector<Item>& items = table_[std::to_string(shape - shapes_.data()) + l.key];
+    items.erase(std::remove_if(items.begin(), items.end(),
+                               [&](const Item& item) {
+                                 const int same = PyObject_RichCompareBool(item.statics.ptr(), l.statics.ptr(), Py_EQ);
+                                 if (same < 0) throw py::error_already_set();
+                                 return same == 1;
+                               }),
+                items.end());
+    items.push_back(Item{l.statics, std::move(entry), runner, runner.cast<const Runner*>(), std::move(finish)});
+  }
+
+  void drop(const py::object& entry) {
+    for (auto it = table_.begin(); it != table_.end();) {
+      auto& items = it->second;
+      items.erase(std::remove_if(items.begin(), items.end(), [&](const Item& i) { return i.entry.is(entry); }),
+                  items.end());
+      it = items.empty() ? table_.erase(it) : std::next(it);
+    }
+  }
+
+  size_t size() const {
+    size_t n = 0;
+    for (const auto& kv : table_) n += kv.second.size();
+    return n;
+  }
+
+ private:
+  struct Shape {
+    size_t nargs;
+    std::vector<py::object> names;  // keywords, in the call's order
+    std::string mask;               // 's' for each static value
+  };
+  struct Item {
+    py::tuple statics;
+    py::object entry;         // the _api._Entry (its `used` is the recency for eviction)
+    py::object runner_obj;    // keeps `runner` alive
+    const Runner* runner;
+    py::object finish;
+  };
+
+  const Shape* find_shape(const py::tuple& args, const py::dict& kwargs) const {
+    for (const Shape& s : shapes_) {
+      if (s.nargs != args.size() || s.names.size() != kwargs.size()) continue;
+      size_t k = 0;
+      bool same = true;
+      for (auto kv : kwargs) {
+        const int eq = PyObject_RichCompareBool(kv.first.ptr(), s.names[k++].ptr(), Py_EQ);
+        if (eq < 0) throw py::error_already_set();
+        same = same && eq;
+      }
+      if (same) return &s;
+    }
+    return nullptr;
+  }
+
+  static py::tuple values(const py::tuple& args, const py::dict& kwargs) {
+    if (kwargs.empty()) return args;
+    py::tuple out(args.size() + kwargs.size());
+    size_t k = 0;
+    for (auto a : args) out[k++] = a;
+    for (auto kv : kwargs) out[k++] = kv.second;
+    return out;
+  }
+
+  py::dict stats_;
+  py::object miss_;
+  std::vector<Shape> shapes_;  // their indices prefix the keys, so they are never removed
+  std::unordered_map<std::string, std::vector<Item>> table_;
 };
 
 }  // namespace
@@ -343,9 +498,7 @@ void bind_dispatch(py::module_& m) {
                                return out;
                              })
       .def_readonly("leaf_group", &CallLayout::leaf_group)
-      .def_readonly("leaf_offset", &CallLayout::leaf_offset)
-      .def_readonly("leaves", &CallLayout::leaves)
-      .def_readonly("statics", &CallLayout::statics);
+      .def_readonly("leaf_offset", &CallLayout::leaf_offset);
   py::class_<Runner>(m, "Runner")
       .def(py::init([](py::object program, std::vector<std::pair<int, int>> groups,
                        std::vector<std::pair<int, int>> scalars, const py::list& temps, const py::list& outputs) {
@@ -386,38 +539,13 @@ void bind_dispatch(py::module_& m) {
         return py::cast(std::move(l));
       },
       "The cache key and aliasing layout of a call's leaves, or None when one needs the general path.");
-  m.def(
-      "call_signature",
-      [](const py::tuple& values, const std::string& static_mask) -> py::object {
-        if (PyArray_API == nullptr && _import_array() < 0) throw py::error_already_set();
-        std::string structure;
-        py::list leaves, statics;
-        for (size_t i = 0; i < values.size(); ++i) {
-          PyObject* o = values[i].ptr();
-          if (i < static_mask.size() && static_mask[i] == 's') {
-            if (PyObject_Hash(o) == -1) {
-              PyErr_Clear();
-              return py::none();
-            }
-            structure += 'O';
-            statics.append(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(o))));
-            statics.append(values[i]);
-          } else if (!flatten_value(o, structure, leaves, statics, 0)) {
-            return py::none();
-          }
-        }
-        CallLayout l;
-        l.leaves = py::tuple(leaves);
-        if (!layout_of(l.leaves, l)) return py::none();
-        l.key = structure + '|' + l.key;
-        l.statics = py::tuple(statics);
-        return py::cast(std::move(l));
-      },
-      py::arg("values"), py::arg("static_mask"),
-      "call_layout of the leaves of a call's argument values (flattened as _api._flatten does; "
-      "static_mask[i] == 's' makes value i static), its key prefixed by the values' structure, "
-      "with the leaves and the statics as (type, value) pairs; None when a value needs the "
-      "general path.");
+  py::class_<FastPath>(m, "FastPath")
+      .def(py::init<py::dict, py::object>(), py::arg("stats"), py::arg("miss"))
+      .def("__call__", &FastPath::call, py::arg("args"), py::arg("kwargs"))
+      .def("insert", &FastPath::insert, py::arg("args"), py::arg("kwargs"), py::arg("static_mask"), py::arg("entry"),
+           py::arg("runner"), py::arg("finish"))
+      .def("drop", &FastPath::drop, py::arg("entry"))
+      .def("__len__", &FastPath::size);
 }
 
 }  // namespace strider::python

@@ -104,7 +104,7 @@ class _Entry:
     """One traced signature: the lowered program and how a call maps onto it (planned here once,
     run by _C.Runner on every call)."""
 
-    __slots__ = ("program", "result_spec", "runner", "single", "used")  # (a cheaper `used` store per call)
+    __slots__ = ("program", "result_spec", "runner", "single", "finish", "used")  # (a cheaper `used` store per call)
 
     def __init__(self, program, arg_storages, result_spec, outputs):
         self.program = program
@@ -140,11 +140,17 @@ class _Entry:
                 plan.append(("v", k, bool(scalar), weak, bool(writeable)))
         self.runner = _C.Runner(program, groups, scalars, temps, plan)
         self.single = result_spec == ("leaf",)
+        # the fast path's last step: None when the first result is the function's result
+        self.finish = None if self.single else functools.partial(_finish, result_spec)
         self.used = 0  # the function's cache_hits count at its latest call: recency for eviction
 
     def run(self, leaves, layout, latest_first=False):
         results = self.runner.run(tuple(leaves), layout, latest_first)
         return results[0] if self.single else _unflatten(self.result_spec, iter(results))
+
+
+def _finish(result_spec, results):
+    return _unflatten(result_spec, iter(results))
 
 
 
@@ -298,32 +304,21 @@ class CompiledFunction:
         self._use_cache = cache
         self._max_signatures = max_signatures
         self._cache = {}
-        # the fast path: a call's shape (how many values are positional, which keywords follow, in
-        # the signature's order) -> the mask of its static values for _C.call_signature; and
-        # (shape, signature key, statics) -> entry
-        self._masks = {}
-        self._fast = {}
         params = list(self._signature.parameters.values())
         plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
         self._params = params if plain and cache else None
         self._lock = threading.Lock()
         self._stats = {"traces": 0, "cache_hits": 0, "lowered": 0, "compiles": 0, "disk_hits": 0}
+        # the fast path (C++): calls shaped and valued like an earlier one run their entry directly
+        self._fast = _C.FastPath(self._stats, _MISS)
         self.target = target
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):
-        # fast path: a call shaped like one seen before, its structure, static values and
-        # leaves' layout (computed in C++) naming the entry
-        shape = (len(args), tuple(kwargs)) if kwargs else len(args)
-        mask = self._masks.get(shape)
-        if mask is not None:
-            sig = _C.call_signature(args + tuple(kwargs.values()) if kwargs else args, mask)
-            if sig is not None:
-                entry = self._fast.get((shape, sig.key, sig.statics))
-                if entry is not None:
-                    stats = self._stats
-                    stats["cache_hits"] = entry.used = stats["cache_hits"] + 1
-                    return entry.run(sig.leaves, sig, LATEST_FIRST)
+        if not LATEST_FIRST:
+            result = self._fast(args, kwargs)
+            if result is not _MISS:
+                return result
         if current_trace() is not None:
             # called by code being traced (another compiled function, or this one recursively):
             # inlined, so the outer trace records these ops too and may fuse across the call
@@ -364,11 +359,11 @@ class CompiledFunction:
                 structure.append((name, _flatten(value, leaves)))
         layout = _layout(leaves)
         key = (tuple(structure), layout.key)
-        fast = self._fast_key(args, kwargs)
         entry = self._cache.get(key) if self._use_cache else None
-        if entry is not None and (fast is None or self._fast.get(fast) is entry):
+        if entry is not None:
             self._stats["cache_hits"] += 1
             entry.used = self._stats["cache_hits"]
+            self._fast_insert(args, kwargs, entry)
             return entry, leaves, layout
         with self._lock:
             entry = self._cache.get(key) if self._use_cache else None
@@ -379,36 +374,30 @@ class CompiledFunction:
             else:
                 self._stats["cache_hits"] += 1
             entry.used = self._stats["cache_hits"]
-            if fast is not None:  # (implies the cache is on)
-                self._fast[fast] = entry
+            if self._use_cache:
+                self._fast_insert(args, kwargs, entry)
         return entry, leaves, layout
 
-    def _fast_key(self, args, kwargs):
-        """The fast path's key for a call that bound (registering its shape's static mask), or
-        None when the call's shape does not take the fast path: keywords out of the signature's
-        order (the leaves would come in another order), a signature with *args or **kwargs."""
+    def _fast_insert(self, args, kwargs, entry):
+        """Gives the fast path a call that bound to `entry`, unless its shape does not take the
+        fast path: keywords out of the signature's order (the leaves would come in another
+        order), a signature with *args or **kwargs."""
         if self._params is None or len(args) > len(self._params):
-            return None
+            return
         names = [p.name for p in self._params]
         if kwargs:
             at = [names.index(k) for k in kwargs]
             if at[0] < len(args) or at != sorted(at):
-                return None
-        shape = (len(args), tuple(kwargs)) if kwargs else len(args)
+                return
         mask = "".join("s" if name in self._static else "." for name in names[:len(args)] + list(kwargs))
-        sig = _C.call_signature(args + tuple(kwargs.values()) if kwargs else args, mask)
-        if sig is None:
-            return None
-        self._masks[shape] = mask
-        return (shape, sig.key, sig.statics)
+        self._fast.insert(args, kwargs, mask, entry, entry.runner, entry.finish)
 
     def _insert(self, key, entry):
         """Keeps at most max_signatures entries: the least recently called one makes room (its
         compiled code is freed with it once no running call holds it)."""
         if len(self._cache) >= self._max_signatures:
             victim = min(self._cache, key=lambda k: self._cache[k].used)
-            gone = self._cache.pop(victim)
-            self._fast = {k: e for k, e in self._fast.items() if e is not gone}
+            self._fast.drop(self._cache.pop(victim))
         self._cache[key] = entry
 
     def _trace(self, bound, structure, leaves, layout):
@@ -523,6 +512,7 @@ def _caller_owned(trace, value, arg_storages):
 
 # STRIDER_EXEC_ORDER=latest: run in the other extreme legal order of the DAG (checks its edges)
 LATEST_FIRST = os.environ.get("STRIDER_EXEC_ORDER") == "latest"
+_MISS = object()  # the fast path's answer for a call it does not know
 # STRIDER_JIT=0: every stage on the reference executor
 JIT = os.environ.get("STRIDER_JIT", "1") != "0"
 

@@ -153,8 +153,6 @@ def _finish(result_spec, results):
     return _unflatten(result_spec, iter(results))
 
 
-
-
 class Explanation:
     """What strider made of one call: the IR, the storages' dependency tables, the DAG."""
 
@@ -363,7 +361,8 @@ class CompiledFunction:
         if entry is not None:
             self._stats["cache_hits"] += 1
             entry.used = self._stats["cache_hits"]
-            self._fast_insert(args, kwargs, entry)
+            if self._cache.get(key) is entry:  # not evicted by another thread meanwhile
+                self._fast_insert(args, kwargs, entry)
             return entry, leaves, layout
         with self._lock:
             entry = self._cache.get(key) if self._use_cache else None

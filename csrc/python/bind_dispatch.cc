@@ -95,44 +95,59 @@ bool layout_of(const py::tuple& leaves, CallLayout& out) {
   }
   // sweep the non-empty spans by address; an empty array touches nothing and is its own group
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.lo < b.lo; });
-  std::vector<std::vector<Span>> groups;
+  std::vector<int> group_of(n, -1);  // per leaf, in sweep order first
+  int groups = 0;
   uintptr_t open_hi = 0;
-  for (const Span& s : spans) {
-    if (!groups.empty() && s.lo < open_hi) {
-      groups.back().push_back(s);
-      open_hi = std::max(open_hi, s.hi);
-    } else {
-      groups.push_back({s});
-      open_hi = s.hi;
-    }
+  for (size_t k = 0; k < spans.size(); ++k) {
+    if (k == 0 || spans[k].lo >= open_hi) ++groups;
+    open_hi = k == 0 ? spans[k].hi : std::max(open_hi, spans[k].hi);
+    group_of[spans[k].leaf] = groups - 1;
   }
-  for (const Span& s : empties) groups.push_back({s});
+  for (const Span& s : empties) group_of[s.leaf] = groups++;
   // number groups by their first leaf, so storages follow the arguments' order
-  for (auto& g : groups) std::sort(g.begin(), g.end(), [](const Span& a, const Span& b) { return a.leaf < b.leaf; });
-  std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a[0].leaf < b[0].leaf; });
-  for (size_t gi = 0; gi < groups.size(); ++gi) {
-    uintptr_t base = groups[gi][0].lo, end = groups[gi][0].hi;
-    auto* first = reinterpret_cast<PyArrayObject*>(leaves[groups[gi][0].leaf].ptr());
-    const int type = PyArray_TYPE(first);
-    const npy_intp item = PyArray_ITEMSIZE(first);
-    for (const Span& s : groups[gi]) {
-      base = std::min(base, s.lo);
-      end = std::max(end, s.hi);
-      if (PyArray_TYPE(reinterpret_cast<PyArrayObject*>(leaves[s.leaf].ptr())) != type) return false;
+  std::vector<int> renumber(groups, -1);
+  int next = 0;
+  for (int i = 0; i < n; ++i)
+    if (group_of[i] >= 0 && renumber[group_of[i]] < 0) renumber[group_of[i]] = next++;
+  out.bases.assign(groups, UINTPTR_MAX);
+  out.group_owner.assign(groups, -1);
+  out.group_dtype.assign(groups, -1);
+  std::vector<uintptr_t> ends(groups, 0);
+  std::vector<Span> by_leaf(n, Span{0, 0, -1});
+  for (const Span& s : spans) by_leaf[s.leaf] = s;
+  for (const Span& s : empties) by_leaf[s.leaf] = s;
+  for (int i = 0; i < n; ++i) {
+    if (group_of[i] < 0) continue;
+    const int gi = group_of[i] = renumber[group_of[i]];
+    const int type = PyArray_TYPE(reinterpret_cast<PyArrayObject*>(leaves[i].ptr()));
+    if (out.group_owner[gi] < 0) {
+      out.group_owner[gi] = i;
+      out.group_dtype[gi] = type;
+    } else if (out.group_dtype[gi] != type) {
+      return false;
     }
-    for (const Span& s : groups[gi]) {
-      uintptr_t start = reinterpret_cast<uintptr_t>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(leaves[s.leaf].ptr())));
-      if ((start - base) % item) return false;
-      out.leaf_group[s.leaf] = static_cast<int>(gi);
-      out.leaf_offset[s.leaf] = static_cast<int64_t>((start - base) / item);
-    }
-    out.bases.push_back(base);
-    out.group_owner.push_back(groups[gi][0].leaf);
-    out.group_dtype.push_back(type);
-    out.group_extent.push_back(static_cast<int64_t>((end - base) / item));
+    out.bases[gi] = std::min(out.bases[gi], by_leaf[i].lo);
+    ends[gi] = std::max(ends[gi], by_leaf[i].hi);
+  }
+  out.group_extent.resize(groups);
+  for (int gi = 0; gi < groups; ++gi) {
+    const npy_intp item = PyArray_ITEMSIZE(reinterpret_cast<PyArrayObject*>(leaves[out.group_owner[gi]].ptr()));
+    out.group_extent[gi] = static_cast<int64_t>((ends[gi] - out.bases[gi]) / item);
+  }
+  for (int i = 0; i < n; ++i) {
+    if (group_of[i] < 0) continue;
+    const int gi = group_of[i];
+    const npy_intp item = PyArray_ITEMSIZE(reinterpret_cast<PyArrayObject*>(leaves[i].ptr()));
+    const uintptr_t start = reinterpret_cast<uintptr_t>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(leaves[i].ptr())));
+    if ((start - out.bases[gi]) % item) return false;
+    out.leaf_group[i] = gi;
+    out.leaf_offset[i] = static_cast<int64_t>((start - out.bases[gi]) / item);
+  }
+  out.key.reserve(out.key.size() + 16 * groups + 24 * n + 32);
+  for (int gi = 0; gi < groups; ++gi) {
     put(out.key, 'G');
-    put(out.key, static_cast<int32_t>(type));
-    put(out.key, out.group_extent.back());
+    put(out.key, static_cast<int32_t>(out.group_dtype[gi]));
+    put(out.key, out.group_extent[gi]);
   }
   for (int i = 0; i < n; ++i) {
     PyObject* o = leaves[i].ptr();
@@ -213,8 +228,9 @@ bool signature(const py::tuple& values, const std::string& static_mask, CallLayo
     }
   }
   out.leaves = py::tuple(leaves);
+  out.key += structure;
+  out.key += '|';
   if (!layout_of(out.leaves, out)) return false;
-  out.key = structure + '|' + out.key;
   out.statics = py::tuple(statics);
   return true;
 }
@@ -372,23 +388,29 @@ class Runner {
 // each entry the general path traced or found, and drops the ones it evicts.
 class FastPath {
  public:
-  FastPath(py::dict stats, py::object miss) : stats_(std::move(stats)), miss_(std::move(miss)) {}
+  FastPath(py::dict stats, py::object miss)
+      : stats_(std::move(stats)), miss_(std::move(miss)), hits_name_("cache_hits"), used_name_("used") {}
 
   // The results of the call, or `miss` when it needs the general path.
   py::object call(const py::tuple& args, const py::dict& kwargs) {
     const Shape* shape = find_shape(args, kwargs);
     if (!shape) return miss_;
     CallLayout l;
+    l.key.reserve(256);
+    put(l.key, static_cast<int32_t>(shape - shapes_.data()));
     if (!signature(values(args, kwargs), shape->mask, l)) return miss_;
-    auto it = table_.find(std::to_string(shape - shapes_.data()) + l.key);
+    auto it = table_.find(l.key);
     if (it == table_.end()) return miss_;
     for (const Item& item : it->second) {
       const int same = PyObject_RichCompareBool(item.statics.ptr(), l.statics.ptr(), Py_EQ);
       if (same < 0) throw py::error_already_set();
       if (!same) continue;
-      py::object hits = py::int_(stats_["cache_hits"].cast<int64_t>() + 1);
-      stats_["cache_hits"] = hits;
-      item.entry.attr("used") = hits;
+      PyObject* count = PyDict_GetItemWithError(stats_.ptr(), hits_name_.ptr());
+      if (!count) throw py::error_already_set();
+      py::object hits = py::reinterpret_steal<py::object>(PyNumber_Add(count, one_.ptr()));
+      if (!hits || PyDict_SetItem(stats_.ptr(), hits_name_.ptr(), hits.ptr()) < 0 ||
+          PyObject_SetAttr(item.entry.ptr(), used_name_.ptr(), hits.ptr()) < 0)
+        throw py::error_already_set();
       // the run may release the GIL, and another thread insert or drop meanwhile: hold what
       // this call needs, not the item
       const py::object keep = item.runner_obj, finish = item.finish;
@@ -411,8 +433,9 @@ class FastPath {
       shape = &shapes_.back();
     }
     CallLayout l;
+    put(l.key, static_cast<int32_t>(shape - shapes_.data()));
     if (!signature(values(args, kwargs), shape->mask, l)) return;
-    std::vector<Item>& items = table_[std::to_string(shape - shapes_.data()) + l.key];
+    std::vector<Item>& items = table_[l.key];
     items.erase(std::remove_if(items.begin(), items.end(),
                                [&](const Item& item) {
                                  const int same = PyObject_RichCompareBool(item.statics.ptr(), l.statics.ptr(), Py_EQ);
@@ -478,6 +501,8 @@ class FastPath {
 
   py::dict stats_;
   py::object miss_;
+  py::str hits_name_, used_name_;
+  py::int_ one_{1};
   std::vector<Shape> shapes_;  // their indices prefix the keys, so they are never removed
   std::unordered_map<std::string, std::vector<Item>> table_;
 };

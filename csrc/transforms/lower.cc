@@ -43,26 +43,24 @@ Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit) {
   verify_graph(g);
   debug_dump("trace_to_graph", g);
   Program p;
+  // dead-op elimination needs the ordering edges; the final graph's are built once, at the end
   p.table = build_storage_table(g);
-  p.dag = build_dependence_dag(g, p.table, false);
-  Graph live = eliminate_dead_ops(g, p.table, p.dag);
+  Graph live = eliminate_dead_ops(g, p.table, build_dependence_dag(g, p.table, false));
   if (!(live == g)) {
     log_line("passes", "eliminate_dead_ops removed " + std::to_string(g.ops.size() - live.ops.size()) + " ops");
     p.table = build_storage_table(live);
-    p.dag = build_dependence_dag(live, p.table, false);
   }
   debug_dump("eliminate_dead_ops", live);
   std::vector<std::string> recomputed;
   Graph inlined = inline_producers(live, p.table, &recomputed);
   if (!recomputed.empty()) {
     for (const std::string& r : recomputed) log_line("inline", r);
-    p.table = build_storage_table(inlined);
-    p.dag = build_dependence_dag(inlined, p.table, false);
-    live = eliminate_dead_ops(inlined, p.table, p.dag);
+    const StorageTable t = build_storage_table(inlined);
+    live = eliminate_dead_ops(inlined, t, build_dependence_dag(inlined, t, false));
     p.table = build_storage_table(live);
-    p.dag = build_dependence_dag(live, p.table, false);
     debug_dump("inline_producers", live);
   }
+  p.dag = build_dependence_dag(live, p.table, false);
   log_line("passes", "build_dependence_dag: " + std::to_string(p.dag.edges.size()) + " edges");
   verify_graph(live);
   p.stages = fuse_stages(live, p.table);

@@ -100,14 +100,17 @@ OverlapResult footprints_overlap(const View& a, const View& b) {
 
 namespace {
 // Whether { i, j in the domain : a(i) = b(j) and <relation> } has a point; relation is isl text
-// over i0.., j0...
-bool exists_pair(const View& a, const View& b, const std::string& relation) {
+// over i0.., j0...; both points lie inside the tails.
+bool exists_pair(const View& a, const View& b, const std::string& relation, const std::vector<TailBound>& tails) {
   std::ostringstream vars, bounds, ea, eb;
   const int n = a.ndim();
   for (int d = 0; d < n; ++d) {
     vars << (d ? "," : "") << "i" << d;
     bounds << " and 0 <= i" << d << " <= " << a.shape[d] - 1 << " and 0 <= j" << d << " <= " << b.shape[d] - 1;
   }
+  for (const TailBound& t : tails)
+    for (char p : {'i', 'j'})
+      bounds << " and " << t.factor << "*" << p << t.outer << " + " << p << t.inner << " <= " << t.extent - 1;
   for (int d = 0; d < n; ++d) vars << ",j" << d;
   ea << a.offset;
   eb << b.offset;
@@ -121,15 +124,16 @@ bool exists_pair(const View& a, const View& b, const std::string& relation) {
 }
 }  // namespace
 
-bool shared_across_outer(const View& a, const View& b) {
-  if (a.ndim() == 0 || (a == b && injective(a)) || !footprints_overlap(a, b).overlap) return false;
-  return exists_pair(a, b, "i0 < j0 or i0 > j0");
+// Past a tail a view may wrap onto elements of other points: only the exact test knows.
+bool shared_across_outer(const View& a, const View& b, const std::vector<TailBound>& tails) {
+  if (a.ndim() == 0 || (a == b && tails.empty() && injective(a)) || !footprints_overlap(a, b).overlap) return false;
+  return exists_pair(a, b, "i0 < j0 or i0 > j0", tails);
 }
 
-bool reordered_when_fused(const View& earlier, const View& later) {
+bool reordered_when_fused(const View& earlier, const View& later, const std::vector<TailBound>& tails) {
   if (!footprints_overlap(earlier, later).overlap) return false;
   // the same dense view touches each element at exactly one point: never reordered
-  if (earlier == later && injective(earlier)) return false;
+  if (earlier == later && tails.empty() && injective(earlier)) return false;
   const int n = earlier.ndim();
   if (n == 0) return false;  // a single point: one iteration runs the ops in program order
   std::ostringstream lex;  // i > j lexicographically
@@ -138,7 +142,7 @@ bool reordered_when_fused(const View& earlier, const View& later) {
     for (int e = 0; e < d; ++e) lex << "i" << e << " = j" << e << " and ";
     lex << "i" << d << " > j" << d << ")";
   }
-  return exists_pair(earlier, later, lex.str());
+  return exists_pair(earlier, later, lex.str(), tails);
 }
 
 }  // namespace strider

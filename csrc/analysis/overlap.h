@@ -1,5 +1,7 @@
 #pragma once
 
+#include <vector>
+
 #include "ir/view.h"
 
 namespace strider {
@@ -17,14 +19,21 @@ struct OverlapResult {
 /// boxes when the ranges intersect. Views of different storages never overlap.
 OverlapResult footprints_overlap(const View& a, const View& b);
 
+/// A cut of a loop domain (the tail of a split): the points with
+/// i[outer] * factor + i[inner] >= extent are not in it.
+struct TailBound {
+  int outer = 0, inner = 0;
+  int64_t factor = 1, extent = 0;
+};
+
 /// For two accesses over one loop domain (both views have the domain's shape), where `earlier`
 /// happens before `later` in program order: whether running them fused, point by point in
 /// lexicographic order, could reorder them, i.e. whether some point i > j has
-/// earlier(i) == later(j). Exact (isl) after cheap tests.
-bool reordered_when_fused(const View& earlier, const View& later);
+/// earlier(i) == later(j). Exact (isl) after cheap tests; `tails` cut the domain.
+bool reordered_when_fused(const View& earlier, const View& later, const std::vector<TailBound>& tails = {});
 
 /// For two accesses over one loop domain: whether points with different outermost indices
 /// touch a common element (so the outer loop's iterations are not independent).
-bool shared_across_outer(const View& a, const View& b);
+bool shared_across_outer(const View& a, const View& b, const std::vector<TailBound>& tails = {});
 
 }  // namespace strider

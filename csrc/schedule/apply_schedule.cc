@@ -29,6 +29,13 @@ void require_plain_loops(const Stage& s, const Primitive& p) {
   }
 }
 
+void require_no_tail(const Stage& s, const Primitive& p, const std::string& loop) {
+  for (const Tail& t : s.tails)
+    if (t.outer == loop || t.inner == loop)
+      refuse(p, loop + " has a tail (" + t.outer + " * " + std::to_string(t.factor) + " + " + t.inner + " < " +
+                    std::to_string(t.extent) + "): split or fuse it before the split that made the tail");
+}
+
 void rewrite_views(Stage& s, const std::function<View(const View&)>& domain_view,
                    const std::function<View(const View&, const std::vector<int>& kept)>& kept_view) {
   std::vector<int> kept;

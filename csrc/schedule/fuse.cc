@@ -10,6 +10,8 @@ void fuse(Stage& s, const Primitive& p) {
   if (p.names.size() != 3 || !p.factors.empty()) refuse(p, "takes (outer, inner, fused)");
   require_plain_loops(s, p);
   const int d = loop_index(s, p, p.names[0]);
+  require_no_tail(s, p, p.names[0]);
+  require_no_tail(s, p, p.names[1]);
   if (loop_index(s, p, p.names[1]) != d + 1) refuse(p, p.names[1] + " is not the loop right inside " + p.names[0]);
   if (is_reduced(s, d) != is_reduced(s, d + 1)) refuse(p, "one loop is reduced and the other is not");
   auto merged = [&](const View& v, int k) {

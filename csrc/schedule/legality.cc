@@ -1,6 +1,7 @@
 #include "schedule/legality.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "analysis/overlap.h"
 
@@ -24,29 +25,42 @@ AccessList stage_accesses(const Op& op, const Shape& domain, const std::vector<i
   return out;
 }
 
-std::string order_conflict(const std::vector<AccessList>& earlier, const AccessList& later) {
+std::vector<TailBound> tail_bounds(const Stage& s) {
+  std::vector<TailBound> out;
+  auto axis = [&](const std::string& name) {
+    auto it = std::find(s.loops.begin(), s.loops.end(), name);
+    if (it == s.loops.end()) throw std::logic_error("a tail names no loop " + name);
+    return static_cast<int>(it - s.loops.begin());
+  };
+  for (const Tail& t : s.tails) out.push_back({axis(t.outer), axis(t.inner), t.factor, t.extent});
+  return out;
+}
+
+std::string order_conflict(const std::vector<AccessList>& earlier, const AccessList& later,
+                           const std::vector<TailBound>& tails) {
   for (const auto& [view, writes] : later)
     for (const AccessList& q : earlier)
       for (const auto& [before, before_writes] : q) {
         if ((!before_writes && !writes) || before.storage != view.storage) continue;
-        if (reordered_when_fused(before, view))
+        if (reordered_when_fused(before, view, tails))
           return std::string(before_writes ? "it reads or writes %s" : "it writes %s") + std::to_string(view.storage) +
                  " where an earlier op of the stage " + (before_writes ? "wrote" : "read") +
                  " it, at a later point of the loop";
       }
   const View& w = later.back().first;
   for (size_t k = 0; k + 1 < later.size(); ++k)
-    if (later[k].first.storage == w.storage && reordered_when_fused(later[k].first, w))
+    if (later[k].first.storage == w.storage && reordered_when_fused(later[k].first, w, tails))
       return "it reads elements it overwrites at an earlier point";
   return "";
 }
 
 std::string stage_order_conflict(const Stage& s) {
+  const std::vector<TailBound> tails = tail_bounds(s);
   std::vector<AccessList> done;
   for (size_t k = 0; k < s.ops.size(); ++k) {
     const bool last_reduce = k + 1 == s.ops.size() && op_kind(s.ops[k].code) == OpKind::Reduce;
     AccessList acc = stage_accesses(s.ops[k], s.domain, last_reduce ? s.reduce_axes : std::vector<int>{});
-    std::string why = order_conflict(done, acc);
+    std::string why = order_conflict(done, acc, tails);
     if (!why.empty()) return "op" + std::to_string(s.op_ids[k]) + ": " + why;
     done.push_back(std::move(acc));
   }
@@ -54,6 +68,7 @@ std::string stage_order_conflict(const Stage& s) {
 }
 
 std::string outer_loop_conflict(const Stage& s) {
+  const std::vector<TailBound> tails = tail_bounds(s);
   std::vector<std::pair<View, bool>> all;
   for (size_t k = 0; k < s.ops.size(); ++k) {
     const bool last_reduce = k + 1 == s.ops.size() && op_kind(s.ops[k].code) == OpKind::Reduce;
@@ -67,7 +82,7 @@ std::string outer_loop_conflict(const Stage& s) {
       const auto& [a, a_writes] = all[i];
       const auto& [b, b_writes] = all[j];
       if ((!a_writes && !b_writes) || a.storage != b.storage) continue;
-      if (shared_across_outer(a, b))
+      if (shared_across_outer(a, b, tails))
         return "two iterations of " + (s.loops.empty() ? std::string("the outer loop") : s.loops[0]) +
                " touch one element of %s" + std::to_string(a.storage) + " that one of them writes";
     }

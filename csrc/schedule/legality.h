@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/overlap.h"
 #include "schedule/loop_nest.h"
 
 namespace strider {
@@ -16,7 +17,11 @@ AccessList stage_accesses(const Op& op, const Shape& domain, const std::vector<i
 /// Empty when running `later` after the ops whose accesses are `earlier`, point by point in the
 /// domain's lexicographic order, keeps every conflicting pair of accesses (and the op's own read
 /// before its write) in program order; else the reason it does not.
-std::string order_conflict(const std::vector<AccessList>& earlier, const AccessList& later);
+std::string order_conflict(const std::vector<AccessList>& earlier, const AccessList& later,
+                           const std::vector<TailBound>& tails = {});
+
+/// The stage's tails by loop index.
+std::vector<TailBound> tail_bounds(const Stage& s);
 
 /// order_conflict over a whole stage, op by op.
 std::string stage_order_conflict(const Stage& s);

@@ -27,6 +27,18 @@ std::string print_schedule(const Schedule& s) {
   return s.primitives.empty() ? "(serial)" : os.str();
 }
 
+std::string print_tails(const Stage& s) {
+  if (s.tails.empty()) return "";
+  std::ostringstream os;
+  os << " tails [";
+  for (size_t i = 0; i < s.tails.size(); ++i) {
+    const Tail& t = s.tails[i];
+    os << (i ? ", " : "") << t.outer << "*" << t.factor << "+" << t.inner << "<" << t.extent;
+  }
+  os << "]";
+  return os.str();
+}
+
 std::vector<Primitive> parse_schedule(const std::string& text) {
   std::vector<Primitive> out;
   size_t pos = 0;
@@ -70,7 +82,7 @@ std::string print_stages(const Graph& g, const StageGraph& sg) {
       for (size_t d = 0; d < s.reduce_axes.size(); ++d) os << (d ? "," : "") << s.loops[s.reduce_axes[d]];
       os << "]";
     }
-    os << " ops";
+    os << print_tails(s) << " ops";
     for (int id : s.op_ids) os << " op" << id;
     if (!s.registers.empty()) {
       os << " registers";

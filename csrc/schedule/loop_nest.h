@@ -20,6 +20,18 @@ struct Primitive {
   bool operator==(const Primitive& o) const { return verb == o.verb && names == o.names && factors == o.factors; }
 };
 
+/// A split whose factor does not divide the loop's extent: `outer` runs ceil(extent / factor) times
+/// and the points where outer * factor + inner >= extent are skipped (whichever of the two loops
+/// is inside gets a shorter bound).
+struct Tail {
+  std::string outer, inner;
+  int64_t factor = 1, extent = 0;
+
+  bool operator==(const Tail& o) const {
+    return outer == o.outer && inner == o.inner && factor == o.factor && extent == o.extent;
+  }
+};
+
 /// A primitive that does not apply: names the primitive, the loop and the reason.
 struct ScheduleError : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
@@ -64,6 +76,7 @@ struct Stage {
   std::vector<int> registers;    // those kept in registers, never stored (all, unless the
                                  // schedule says compute_root)
   Schedule schedule;
+  std::vector<Tail> tails;       // splits with a remainder; views span the rounded-up domain
 
   bool is_reduction() const { return !reduce_axes.empty() || (!ops.empty() && op_kind(ops.back().code) == OpKind::Reduce); }
 };
@@ -77,6 +90,8 @@ struct StageGraph {
 
 std::string print_primitive(const Primitive& p);
 std::string print_schedule(const Schedule& s);
+/// " tails [i0o*4+i0i<10]" for a stage with tails, else "".
+std::string print_tails(const Stage& s);
 /// Parses primitives written as print_schedule prints them ("split(i0, i0o, i0i, 8) parallel(i0o)").
 std::vector<Primitive> parse_schedule(const std::string& text);
 /// Applies primitives in order (after resetting the stage's schedule); throws ScheduleError.

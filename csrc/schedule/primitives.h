@@ -15,6 +15,8 @@ bool is_reduced(const Stage& s, int loop);
 /// Refuses loop transformations the stage cannot take (arange needs its flat index; run-time
 /// extents are not split).
 void require_plain_loops(const Stage& s, const Primitive& p);
+/// Refuses a loop that a split with a tail made (its bound depends on another loop).
+void require_no_tail(const Stage& s, const Primitive& p, const std::string& loop);
 /// Rewrites every view of the stage. Views over the domain get `domain_view`; the output of a
 /// final reduction, which spans only the kept (not reduced) loops, gets `kept_view` with the
 /// positions of the kept loops before the change.

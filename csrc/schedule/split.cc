@@ -3,10 +3,11 @@
 namespace strider::detail {
 
 namespace {
-// Dimension k of v as two: (extent / f, f) with strides (stride * f, stride). Same elements.
+// Dimension k of v as two: (ceil(extent / f), f) with strides (stride * f, stride). The same
+// elements, and past the end when f does not divide the extent (those points are never run).
 View split_dim(const View& v, int k, int64_t f) {
   View out = v;
-  out.shape[k] = v.shape[k] / f;
+  out.shape[k] = (v.shape[k] + f - 1) / f;
   out.strides[k] = v.strides[k] * f;
   out.shape.insert(out.shape.begin() + k + 1, f);
   out.strides.insert(out.strides.begin() + k + 1, v.strides[k]);
@@ -15,16 +16,17 @@ View split_dim(const View& v, int k, int64_t f) {
 }  // namespace
 
 // split(loop, outer, inner, factor): loop becomes outer x inner, inner iterating `factor`
-// consecutive points. Never changes the order points run in, so it is always legal.
+// consecutive points, with a tail when factor does not divide the extent. Never changes the
+// order points run in, so it is always legal.
 void split(Stage& s, const Primitive& p) {
   if (p.names.size() != 3 || p.factors.size() != 1) refuse(p, "takes (loop, outer, inner, factor)");
   require_plain_loops(s, p);
   const int d = loop_index(s, p, p.names[0]);
   const int64_t f = p.factors[0];
   if (f < 1) refuse(p, "the factor must be positive");
-  if (s.domain[d] % f)
-    refuse(p, "extent " + std::to_string(s.domain[d]) + " of " + p.names[0] + " is not a multiple of " +
-                  std::to_string(f) + " (tails are not supported yet)");
+  require_no_tail(s, p, p.names[0]);
+  const int64_t n = s.domain[d];
+  if (n % f) s.tails.push_back({p.names[1], p.names[2], f, n});
   const bool reduced = is_reduced(s, d);
   rewrite_views(
       s, [&](const View& v) { return split_dim(v, d, f); },
@@ -35,7 +37,7 @@ void split(Stage& s, const Primitive& p) {
   for (int& a : s.reduce_axes)
     if (a > d) ++a;
   if (reduced) s.reduce_axes.insert(std::find(s.reduce_axes.begin(), s.reduce_axes.end(), d) + 1, d + 1);
-  s.domain[d] /= f;
+  s.domain[d] = (n + f - 1) / f;
   s.domain.insert(s.domain.begin() + d + 1, f);
   s.loops[d] = p.names[1];
   s.loops.insert(s.loops.begin() + d + 1, p.names[2]);

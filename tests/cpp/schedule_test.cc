@@ -42,6 +42,17 @@ TEST(Schedule, SplitAndFuseKeepTheVisitingOrder) {
   EXPECT_EQ(print_schedule(t.schedule), "split(i1, i1o, i1i, 3) fuse(i1o, i1i, f)");
 }
 
+TEST(Schedule, SplitWithATailRoundsTheDomainUpAndRecordsTheTail) {
+  Graph g = parse_graph(kAdd);
+  Stage s = stage_of(kAdd);
+  apply_schedule(g, s, sched("split(i1, a, b, 4) reorder(b, i0, a)"));
+  EXPECT_EQ(s.domain, (Shape{4, 4, 2}));
+  EXPECT_EQ(s.loops, (std::vector<std::string>{"b", "i0", "a"}));
+  ASSERT_EQ(s.tails.size(), 1u);
+  EXPECT_EQ(s.tails[0], (Tail{"a", "b", 4, 6}));
+  EXPECT_EQ(print_tails(s), " tails [a*4+b<6]");
+}
+
 TEST(Schedule, ReorderTransposesEveryViewAndTileComposes) {
   Graph g = parse_graph(kAdd);
   Stage s = stage_of(kAdd);
@@ -67,7 +78,8 @@ TEST(Schedule, IllegalPrimitivesNameTheLoopAndTheReason) {
       EXPECT_NE(std::string(e.what()).find(reason), std::string::npos) << e.what();
     }
   };
-  refused("split(i1, a, b, 4)", "extent 6 of i1 is not a multiple of 4");
+  refused("split(i1, a, b, 4) fuse(a, b, f)", "a has a tail (a * 4 + b < 6): split or fuse it before");
+  refused("split(i1, a, b, 4) split(b, c, d, 2)", "b has a tail");
   refused("vectorize(i0, 8)", "i0 is not the innermost loop (i1 is)");
   refused("parallel(i1)", "only the outermost loop (i0) runs in parallel");
   refused("split(j, a, b, 2)", "no loop named j (the loops are i0, i1)");

@@ -556,6 +556,42 @@ def test_fast_dispatch_keys_statics_by_type_and_keywords_by_name():
         np.testing.assert_array_equal(compiled(x, 3, **kwargs), f(x, 3, **kwargs))
 
 
+@pytest.mark.parametrize("schedule", [
+    "split(i0, a, b, 3)",
+    "split(i1, a, b, 5) vectorize(b, 4)",
+    "split(i0, a, b, 4) reorder(b, a, i1) parallel(b)",
+    "split(i0, a, b, 4) parallel(a)",
+    "tile(i0, i1, a, b, c, d, 3, 4)",
+    "split(i0, a, b, 13)",
+])
+def test_splits_with_a_tail_skip_the_points_past_the_extent(schedule):
+    def f(x, out):
+        out[:, ::-1] = np.sqrt(x) + x[:, :1]
+        return out.T * 2.0
+
+    x = np.linspace(0, 1, 70, dtype=np.float32).reshape(10, 7)
+    compiled = strider.compile(f, schedule={0: schedule})
+    out_got, out_want = np.full((10, 7), -1, np.float32), np.full((10, 7), -1, np.float32)
+    np.testing.assert_array_equal(compiled(x, out_got), f(x, out_want))
+    np.testing.assert_array_equal(out_got, out_want)
+    e = compiled.explain(x, out_got)
+    assert " tails [" in str(e) and e.fallbacks == [""] * len(e.stages)
+
+
+@pytest.mark.parametrize("reduce", [np.sum, np.max, np.argmax, np.argmin])
+@pytest.mark.parametrize("schedule", ["split(i1, a, b, 3)", "split(i0, a, b, 3) split(i1, c, d, 4)"])
+def test_splits_with_a_tail_of_a_reduced_loop(reduce, schedule):
+    def f(x):
+        return reduce(x * 2.0, axis=1)
+
+    x = np.random.default_rng(0).standard_normal((7, 11)).astype(np.float32)
+    x[3, 9] = 9.0  # a maximum in the last, partial block
+    compiled = strider.compile(f, schedule={0: schedule})
+    got, want = compiled(x), f(x)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert got.dtype == want.dtype
+
+
 def test_schedules_are_text_users_can_edit():
     def f(x):
         return np.exp(x) * 2.0
@@ -568,7 +604,7 @@ def test_schedules_are_text_users_can_edit():
     assert e.schedules[0] == "split(i0, i0o, i0i, 2) vectorize(i1, 8) parallel(i0o)"
     assert e.stages[0]["loops"] == ["i0o", "i0i", "i1"]
     np.testing.assert_allclose(scheduled(x), f(x), rtol=1e-6)
-    with pytest.raises(strider.ScheduleError, match=r"split\(i0, a, b, 3\): extent 8 of i0 is not a multiple of 3"):
-        strider.compile(f, schedule={0: "split(i0, a, b, 3)"})(x)
+    with pytest.raises(strider.ScheduleError, match=r"fuse\(a, b, c\): a has a tail \(a \* 3 \+ b < 8\)"):
+        strider.compile(f, schedule={0: "split(i0, a, b, 3) fuse(a, b, c)"})(x)
     with pytest.raises(strider.ScheduleError, match="there are 1 stages"):
         strider.compile(f, schedule={4: "parallel(i0)"})(x)

@@ -76,7 +76,7 @@ void Emitter::nest(const std::vector<int>& axes, const std::function<void()>& at
     if (k == axes.size()) return at_point();
     const int a = axes[k];
     const bool split = a == 0 && p_.splits();
-    loop(split ? begin_ : i64(0), split ? end_ : bound_[a], {},
+    loop(split ? begin_ : i64(0), split ? end_ : upper(a), {},
          [&](Value* i, const Values&) {
            idx_[a] = i;
            level(k + 1);
@@ -86,6 +86,19 @@ void Emitter::nest(const std::vector<int>& axes, const std::function<void()>& at
     idx_[a] = nullptr;
   };
   level(0);
+}
+
+Value* Emitter::upper(int a) {
+  Value* hi = bound_[a];
+  for (const TailBound& t : p_.tails) {
+    Value* left = nullptr;  // points of a left before the extent
+    if (t.inner == a && idx_[t.outer])
+      left = b_.CreateSub(i64(t.extent), b_.CreateMul(idx_[t.outer], i64(t.factor)));
+    else if (t.outer == a && idx_[t.inner])
+      left = b_.CreateSDiv(b_.CreateAdd(b_.CreateSub(i64(t.extent), idx_[t.inner]), i64(t.factor - 1)), i64(t.factor));
+    if (left) hi = b_.CreateSelect(b_.CreateICmpSLT(left, hi), left, hi);
+  }
+  return hi;
 }
 
 llvm::MDNode* Emitter::outer_hints() {

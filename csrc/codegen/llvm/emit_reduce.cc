@@ -331,7 +331,7 @@ void Emitter::emit_reduction() {
         return fold.update(state, x, flat());
       }
       const int a = folded[k];
-      Values out = loop(i64(0), bound_[a], state,
+      Values out = loop(i64(0), upper(a), state,
                         [&](Value* i, const Values& carried) {
                           idx_[a] = i;
                           return fold_loops(k + 1, carried);

@@ -12,6 +12,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include "analysis/overlap.h"
 #include "ir/graph.h"
 #include "schedule/loop_nest.h"
 
@@ -27,6 +28,7 @@ struct StagePlan {
   std::vector<Op> ops;
   std::vector<int> op_ids;    // graph op indices, for messages
   std::set<int> registers;
+  std::vector<TailBound> tails;  // the stage's, by axis
   bool reduction = false;     // the last op is a reduction
   int vector_width = 1;       // a power of two
   int unroll = 1;
@@ -70,6 +72,9 @@ class Emitter {
   /// Nested loops over `axes` (outermost first; axis 0 over [begin, end) when the plan splits it),
   /// calling at_point innermost; md goes on the innermost loop.
   void nest(const std::vector<int>& axes, const std::function<void()>& at_point, llvm::MDNode* md);
+  /// The end of axis a's loop at the current point: its extent, shortened by a tail whose other
+  /// loop is outside it.
+  llvm::Value* upper(int a);
   /// The innermost loop's hints: the schedule's width when every access along `axis` takes it
   /// (vector_load_stride, vector_store_stride; registers and scratch accumulators always do),
   /// the unroll factor as interleave count.

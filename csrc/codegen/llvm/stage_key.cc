@@ -45,7 +45,7 @@ std::string stage_text(const Graph& g, const Stage& s) {
   ints(s.domain);
   os << "\nloops";
   for (const std::string& l : s.loops) os << " " << l;
-  os << "\nreduce_axes ";
+  os << print_tails(s) << "\nreduce_axes ";
   ints(s.reduce_axes);
   os << "\nregisters ";
   ints(s.registers);

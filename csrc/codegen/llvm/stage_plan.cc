@@ -4,6 +4,7 @@
 
 #include "analysis/overlap.h"
 #include "codegen/llvm/emitter.h"
+#include "schedule/legality.h"
 
 namespace strider::detail {
 
@@ -88,7 +89,7 @@ void check_hazards(const Graph& g, const StagePlan& p) {
       // the reduction's result is stored after every point: nothing else may touch its storage
       if (p.reduction && ((a.write && a.op == last) || (b.write && b.op == last)))
         refuse(p, last, "another op of the stage touches its output storage");
-      if (reordered_when_fused(*a.view, *b.view))
+      if (reordered_when_fused(*a.view, *b.view, p.tails))
         refuse(p, b.op, "it and " + op_label(p, a.op) + " access overlapping parts of storage %s" +
                             std::to_string(a.view->storage) + " in an order one loop nest would change");
     }
@@ -114,7 +115,29 @@ bool rows_independent(const Graph& g, const StagePlan& p) {
   return true;
 }
 
+bool has_tail(const StagePlan& p, int d) {
+  for (const TailBound& t : p.tails)
+    if (t.outer == d || t.inner == d) return true;
+  return false;
+}
+
 void erase_axis(StagePlan& p, int d) {
+  // an outer loop of one iteration: its inner loop just ends at the extent
+  for (size_t k = 0; k < p.tails.size(); ++k) {
+    const TailBound t = p.tails[k];
+    if (t.outer != d) continue;
+    auto shorten = [&](View& v) { v.shape[t.inner] = t.extent; };
+    for (Op& op : p.ops) {
+      for (View& v : op.inputs) shorten(v);
+      shorten(op.output);
+    }
+    p.domain[t.inner] = t.extent;
+    p.tails.erase(p.tails.begin() + static_cast<long>(k--));
+  }
+  for (TailBound& t : p.tails) {
+    if (t.outer > d) --t.outer;
+    if (t.inner > d) --t.inner;
+  }
   auto erase = [d](View& v) {
     v.shape.erase(v.shape.begin() + d);
     v.strides.erase(v.strides.begin() + d);
@@ -132,6 +155,7 @@ void erase_axis(StagePlan& p, int d) {
 // Axes d and d+1 walk every view as one axis: fold d+1 into d (same order of points).
 bool try_merge(StagePlan& p, int d) {
   if (p.extent[d] >= 0 || p.extent[d + 1] >= 0 || p.reduced[d] != p.reduced[d + 1]) return false;
+  if (has_tail(p, d) || has_tail(p, d + 1)) return false;
   auto fits = [&](const View& v) { return v.strides[d] == v.strides[d + 1] * p.domain[d + 1]; };
   for (const Op& op : p.ops) {
     for (const View& v : op.inputs)
@@ -161,6 +185,7 @@ StagePlan make_plan(const Graph& g, const Stage& s) {
   p.op_ids = s.op_ids;
   p.registers.insert(s.registers.begin(), s.registers.end());
   const int rank = p.rank();
+  p.tails = tail_bounds(s);
   p.reduced.assign(rank, false);
   p.extent.assign(rank, -1);
   if (p.ops.empty()) throw std::invalid_argument("LLVM backend cannot compile an empty stage");

@@ -103,21 +103,21 @@ namespace {
 // over i0.., j0...; both points lie inside the tails.
 bool exists_pair(const View& a, const View& b, const std::string& relation, const std::vector<TailBound>& tails) {
   std::ostringstream vars, bounds, ea, eb;
-  const int n = a.ndim();
-  for (int d = 0; d < n; ++d) {
+  ea << a.offset;
+  eb << b.offset;
+  for (int d = 0; d < a.ndim(); ++d) {
     vars << (d ? "," : "") << "i" << d;
-    bounds << " and 0 <= i" << d << " <= " << a.shape[d] - 1 << " and 0 <= j" << d << " <= " << b.shape[d] - 1;
+    bounds << " and 0 <= i" << d << " <= " << a.shape[d] - 1;
+    ea << " + " << a.strides[d] << "*i" << d;
+  }
+  for (int d = 0; d < b.ndim(); ++d) {
+    vars << (a.ndim() + d ? "," : "") << "j" << d;
+    bounds << " and 0 <= j" << d << " <= " << b.shape[d] - 1;
+    eb << " + " << b.strides[d] << "*j" << d;
   }
   for (const TailBound& t : tails)
     for (char p : {'i', 'j'})
       bounds << " and " << t.factor << "*" << p << t.outer << " + " << p << t.inner << " <= " << t.extent - 1;
-  for (int d = 0; d < n; ++d) vars << ",j" << d;
-  ea << a.offset;
-  eb << b.offset;
-  for (int d = 0; d < n; ++d) {
-    ea << " + " << a.strides[d] << "*i" << d;
-    eb << " + " << b.strides[d] << "*j" << d;
-  }
   std::ostringstream text;
   text << "{ [" << vars.str() << "] : " << ea.str() << " = " << eb.str() << bounds.str() << " and (" << relation << ") }";
   return has_point(text.str());
@@ -128,6 +128,13 @@ bool exists_pair(const View& a, const View& b, const std::string& relation, cons
 bool shared_across_outer(const View& a, const View& b, const std::vector<TailBound>& tails) {
   if (a.ndim() == 0 || (a == b && tails.empty() && injective(a)) || !footprints_overlap(a, b).overlap) return false;
   return exists_pair(a, b, "i0 < j0 or i0 > j0", tails);
+}
+
+bool shared_across_prefix(const View& a, const View& b, int prefix) {
+  if (prefix == 0 || !footprints_overlap(a, b).overlap) return false;
+  std::ostringstream differ;
+  for (int d = 0; d < prefix; ++d) differ << (d ? " or " : "") << "i" << d << " < j" << d << " or i" << d << " > j" << d;
+  return exists_pair(a, b, differ.str(), {});
 }
 
 bool reordered_when_fused(const View& earlier, const View& later, const std::vector<TailBound>& tails) {

@@ -300,8 +300,11 @@ void execute(const Program& p, const std::vector<void*>& buffers, bool latest_fi
   std::vector<bool> in_registers(p.graph.storages.size(), false);
   if (staged)
     for (size_t i = 0; i < p.kernels.size(); ++i)
-      if (p.kernels[i])
+      if (p.kernels[i]) {
         for (int r : p.stages.stages[i].registers) in_registers[r] = true;
+        for (const Stage& m : p.stages.stages[i].computed_at)
+          for (int r : m.registers) in_registers[r] = true;
+      }
   Executor ex(p, buffers, in_registers);
   if (!staged) {
     std::vector<int> order = p.dag.topological_order(latest_first);
@@ -310,9 +313,15 @@ void execute(const Program& p, const std::vector<void*>& buffers, bool latest_fi
     return;
   }
   for (size_t i = 0; i < p.stages.stages.size(); ++i) {
-    if (i < p.kernels.size() && p.kernels[i]) p.kernels[i]->run(ex.bases());
-    else
-      for (int id : p.stages.stages[i].op_ids) ex.run(p.graph.ops[id]);
+    const Stage& s = p.stages.stages[i];
+    if (s.computed_in >= 0) continue;  // run by the stage that computes it
+    if (i < p.kernels.size() && p.kernels[i]) {
+      p.kernels[i]->run(ex.bases());
+      continue;
+    }
+    for (const Stage& m : s.computed_at)
+      for (int id : m.op_ids) ex.run(p.graph.ops[id]);
+    for (int id : s.op_ids) ex.run(p.graph.ops[id]);
   }
 }
 

@@ -29,6 +29,12 @@ void require_plain_loops(const Stage& s, const Primitive& p) {
   }
 }
 
+int storage_arg(const Primitive& p, const std::string& name) {
+  if (name.size() < 3 || name.rfind("%s", 0) != 0 || name.find_first_not_of("0123456789", 2) != std::string::npos)
+    refuse(p, name + " is not a storage, written %sN");
+  return std::stoi(name.substr(2));
+}
+
 void require_no_tail(const Stage& s, const Primitive& p, const std::string& loop) {
   for (const Tail& t : s.tails)
     if (t.outer == loop || t.inner == loop)
@@ -65,8 +71,9 @@ void apply_schedule(const Graph& g, Stage& s, const std::vector<Primitive>& prim
     else if (p.verb == "parallel") parallel(s, p);
     else if (p.verb == "compute_inline") compute_inline(g, s, p);
     else if (p.verb == "compute_root") compute_root(s, p);
+    else if (p.verb == "compute_at") check_compute_at(s, p);
     else refuse(p, "unknown primitive (split, reorder, fuse, tile, vectorize, unroll, parallel, compute_inline, "
-                   "compute_root)");
+                   "compute_root, compute_at)");
     if (!s.ops.empty() && op_kind(s.ops.back().code) == OpKind::Reduce) s.ops.back().axes = s.reduce_axes;
     s.schedule.primitives.push_back(p);
   }

@@ -6,9 +6,8 @@ namespace strider::detail {
 
 namespace {
 int storage_of(const Primitive& p) {
-  if (p.names.size() != 1 || !p.factors.empty() || p.names[0].rfind("%s", 0) != 0)
-    refuse(p, "takes one storage, written %sN");
-  return std::stoi(p.names[0].substr(2));
+  if (p.names.size() != 1 || !p.factors.empty()) refuse(p, "takes one storage, written %sN");
+  return storage_arg(p, p.names[0]);
 }
 }  // namespace
 

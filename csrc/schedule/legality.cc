@@ -67,16 +67,20 @@ std::string stage_order_conflict(const Stage& s) {
   return "";
 }
 
-std::string outer_loop_conflict(const Stage& s) {
-  const std::vector<TailBound> tails = tail_bounds(s);
-  std::vector<std::pair<View, bool>> all;
+AccessList memory_accesses(const Stage& s) {
+  AccessList out;
   for (size_t k = 0; k < s.ops.size(); ++k) {
     const bool last_reduce = k + 1 == s.ops.size() && op_kind(s.ops[k].code) == OpKind::Reduce;
     for (auto& a : stage_accesses(s.ops[k], s.domain, last_reduce ? s.reduce_axes : std::vector<int>{}))
-      // a register is written and read at one point only: never shared between iterations
       if (std::find(s.registers.begin(), s.registers.end(), a.first.storage) == s.registers.end())
-        all.push_back(std::move(a));
+        out.push_back(std::move(a));
   }
+  return out;
+}
+
+std::string outer_loop_conflict(const Stage& s) {
+  const std::vector<TailBound> tails = tail_bounds(s);
+  const AccessList all = memory_accesses(s);
   for (size_t i = 0; i < all.size(); ++i)
     for (size_t j = i; j < all.size(); ++j) {
       const auto& [a, a_writes] = all[i];

@@ -23,6 +23,10 @@ std::string order_conflict(const std::vector<AccessList>& earlier, const AccessL
 /// The stage's tails by loop index.
 std::vector<TailBound> tail_bounds(const Stage& s);
 
+/// Every access of a stage's ops except to its registers (a register is written and read at
+/// one point only: it never carries a dependence between points).
+AccessList memory_accesses(const Stage& s);
+
 /// order_conflict over a whole stage, op by op.
 std::string stage_order_conflict(const Stage& s);
 

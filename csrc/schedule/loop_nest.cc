@@ -88,7 +88,12 @@ std::string print_stages(const Graph& g, const StageGraph& sg) {
       os << " registers";
       for (int r : s.registers) os << " %s" << r;
     }
-    os << " schedule " << print_schedule(s.schedule) << "\n";
+    os << " schedule " << print_schedule(s.schedule);
+    if (s.computed_in >= 0) {
+      const Stage& c = sg.stages[s.computed_in];
+      os << " (computed at " << c.loops[c.shared_loops - 1] << " of stage " << s.computed_in << ")";
+    }
+    os << "\n";
     for (const Op& op : s.ops) {
       os << "  " << op_name(op.code) << "(";
       for (size_t k = 0; k < op.inputs.size(); ++k) os << (k ? ", " : "") << print_view(op.inputs[k]);

@@ -11,7 +11,7 @@ namespace strider {
 /// One schedule primitive, Halide's verbs and argument order: split(loop, outer, inner, factor),
 /// reorder(loops outermost first), fuse(outer, inner, fused), tile(x, y, xo, yo, xi, yi, fx, fy),
 /// vectorize(loop, width), unroll(loop, factor), parallel(loop), compute_inline(%sN),
-/// compute_root(%sN).
+/// compute_root(%sN), compute_at(%sN, loop).
 struct Primitive {
   std::string verb;
   std::vector<std::string> names;  // loops, or a storage as %sN
@@ -77,6 +77,11 @@ struct Stage {
                                  // schedule says compute_root)
   Schedule schedule;
   std::vector<Tail> tails;       // splits with a remainder; views span the rounded-up domain
+  // compute_at: a stage run inside a later one's loops names it here and is not run on its own;
+  // that later stage holds copies of such stages (in order) and how many outer loops they share
+  int computed_in = -1;
+  std::vector<Stage> computed_at;
+  int shared_loops = 0;
 
   bool is_reduction() const { return !reduce_axes.empty() || (!ops.empty() && op_kind(ops.back().code) == OpKind::Reduce); }
 };
@@ -95,7 +100,12 @@ std::string print_tails(const Stage& s);
 /// Parses primitives written as print_schedule prints them ("split(i0, i0o, i0i, 8) parallel(i0o)").
 std::vector<Primitive> parse_schedule(const std::string& text);
 /// Applies primitives in order (after resetting the stage's schedule); throws ScheduleError.
+/// compute_at is only checked for form here: it takes effect in compute_at_stages.
 void apply_schedule(const Graph& g, Stage& s, const std::vector<Primitive>& primitives);
+/// Carries out the compute_at primitives of scheduled stages (compute_at.cc): each moves the
+/// stages from the writer of %sN up to the consumer into the consumer's loops; throws
+/// ScheduleError naming the primitive and the reason where the result could differ.
+void compute_at_stages(const Graph& g, StageGraph& sg);
 std::string print_stages(const Graph& g, const StageGraph& sg);
 
 }  // namespace strider

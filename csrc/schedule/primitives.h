@@ -15,6 +15,8 @@ bool is_reduced(const Stage& s, int loop);
 /// Refuses loop transformations the stage cannot take (arange needs its flat index; run-time
 /// extents are not split).
 void require_plain_loops(const Stage& s, const Primitive& p);
+/// The storage a %sN argument names.
+int storage_arg(const Primitive& p, const std::string& name);
 /// Refuses a loop that a split with a tail made (its bound depends on another loop).
 void require_no_tail(const Stage& s, const Primitive& p, const std::string& loop);
 /// Rewrites every view of the stage. Views over the domain get `domain_view`; the output of a
@@ -32,5 +34,7 @@ void unroll(Stage& s, const Primitive& p);
 void parallel(Stage& s, const Primitive& p);
 void compute_inline(const Graph& g, Stage& s, const Primitive& p);
 void compute_root(Stage& s, const Primitive& p);
+/// compute_at's form (a storage and a loop of this stage); compute_at_stages does the rest.
+void check_compute_at(const Stage& s, const Primitive& p);
 
 }  // namespace strider::detail

@@ -14,6 +14,7 @@ void schedule_stages(const Graph& g, StageGraph& sg, const std::map<int, std::st
     Stage& s = sg.stages[i];
     apply_schedule(g, s, user != schedules.end() ? parse_schedule(user->second) : default_schedule(g, s));
   }
+  compute_at_stages(g, sg);
   for (const auto& [index, text] : schedules)
     if (index < 0 || index >= static_cast<int>(sg.stages.size()))
       throw ScheduleError("schedule for stage " + std::to_string(index) + ": there are " +
@@ -27,6 +28,7 @@ void compile_stages(Program& p) {
   p.fallbacks.assign(n, llvm_backend_available() ? "" : "built without LLVM");
   if (!llvm_backend_available()) return;
   for (size_t i = 0; i < n; ++i) {
+    if (p.stages.stages[i].computed_in >= 0) continue;  // its code is part of that stage's
     try {
       auto kernel = compile_stage(p.graph, p.stages.stages[i]);
       ++(kernel->from_disk() ? p.disk_hits : p.compiled);

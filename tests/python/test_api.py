@@ -608,3 +608,63 @@ def test_schedules_are_text_users_can_edit():
         strider.compile(f, schedule={0: "split(i0, a, b, 3) fuse(a, b, c)"})(x)
     with pytest.raises(strider.ScheduleError, match="there are 1 stages"):
         strider.compile(f, schedule={4: "parallel(i0)"})(x)
+
+
+def _softmax(x):
+    m = np.max(x, axis=-1, keepdims=True)
+    e = np.exp(x - m)
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("shape, schedule", [
+    ((37, 11), "compute_at(%s2, i0) compute_at(%s3, i0)"),
+    ((37, 11), "parallel(i0) compute_at(%s3, i0) compute_at(%s2, i0)"),
+    ((5, 7, 11), "compute_at(%s2, i1) compute_at(%s3, i1)"),
+    ((5, 7, 11), "parallel(i0) compute_at(%s2, i0) compute_at(%s3, i0)"),
+])
+def test_compute_at_runs_the_producers_inside_the_consumers_loops(shape, schedule):
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    compiled = strider.compile(_softmax, schedule={2: schedule})
+    np.testing.assert_allclose(compiled(x), _softmax(x), rtol=1e-6)
+    e = compiled.explain(x)
+    assert e.fallbacks == ["", "", ""]
+    loop = schedule.split(", ")[-1].rstrip(")")
+    assert f"(computed at {loop} of stage 2)" in str(e)
+    assert e.stages[2]["schedule"] == schedule
+
+
+def test_compute_at_of_a_best_class_and_its_score():
+    def f(logits, thr):
+        scores = 1.0 / (1.0 + np.exp(-logits))
+        best = scores.max(axis=1)
+        labels = scores.argmax(axis=1)
+        keep = best > thr
+        return np.where(keep, best, 0.0), np.where(keep, labels, -1)
+
+    logits = np.random.default_rng(2).standard_normal((300, 17)).astype(np.float32)
+    compiled = strider.compile(f, static_argnames=("thr",))
+    text = str(compiled.explain(logits, 0.6))
+    last = len(compiled.explain(logits, 0.6).stages) - 1
+    reduced = [re.search(rf"  {op}\(.*\) -> (%s\d+)", text).group(1) for op in ("max", "argmax")]
+    schedule = " ".join(f"compute_at({s}, i0)" for s in reduced)
+    compiled = strider.compile(f, static_argnames=("thr",), schedule={last: schedule})
+    for got, want in zip(compiled(logits, 0.6), f(logits, 0.6)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)  # exp within libmvec's 4 ulp
+        assert got.dtype == want.dtype
+    assert "computed at i0 of stage" in str(compiled.explain(logits, 0.6))
+
+
+@pytest.mark.parametrize("fn, schedule, reason", [
+    (lambda x: _softmax(x), {2: "compute_at(%s2, i1)"}, r"stage 1 reduces loop i1, which the stages share"),
+    (lambda x: _softmax(x), {2: "compute_at(%s0, i0)"}, r"%s0 is not a temporary"),
+    (lambda x: _softmax(x), {2: "compute_at(%s2, i0) compute_at(%s3, i1)"}, r"names the same loop \(i0\)"),
+    (lambda x: _softmax(x), {2: "compute_at(%s2)"}, r"takes \(%sN, loop\)"),
+    (lambda x: x - np.max(x, axis=1)[::-1, None], {1: "compute_at(%s1, i0)"},
+     r"stage 1 touches an element of %s1 that stage 0 writes at another iteration"),
+    (lambda x: np.max(x, axis=1)[:3] * 2.0, {1: "compute_at(%s1, i0)"},
+     r"stage 0's loop i0 runs 6 times, i0 3"),
+])
+def test_compute_at_refuses_what_could_change_the_result(fn, schedule, reason):
+    x = np.random.default_rng(3).standard_normal((6, 3)).astype(np.float32)
+    with pytest.raises(strider.ScheduleError, match=reason):
+        strider.compile(fn, schedule=schedule)(x)

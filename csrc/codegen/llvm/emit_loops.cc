@@ -75,6 +75,7 @@ void Emitter::nest(const std::vector<int>& axes, const std::function<void()>& at
   std::function<void(size_t)> level = [&](size_t k) {
     if (k == axes.size()) return at_point();
     const int a = axes[k];
+    if (idx_[a]) return level(k + 1);
     const bool split = a == 0 && p_.splits();
     loop(split ? begin_ : i64(0), split ? end_ : upper(a), {},
          [&](Value* i, const Values&) {
@@ -200,6 +201,41 @@ std::vector<bool> used_storages(const Graph& g, const StagePlan& p) {
 
 }  // namespace
 
+void Emitter::emit_body() {
+  if (p_.reduction) return emit_reduction();
+  const int rank = p_.rank();
+  std::vector<int> axes(rank);
+  for (int a = 0; a < rank; ++a) axes[a] = a;
+  nest(axes, [&] {
+    for (size_t k = 0; k < p_.ops.size(); ++k) {
+      cur_op_ = static_cast<int>(k);
+      emit_op(p_.ops[k]);
+    }
+    std::fill(reg_.begin(), reg_.end(), nullptr);
+  }, rank > 0 ? loop_hints(rank - 1) : nullptr);
+}
+
+void Emitter::emit_member(const StagePlan& member) {
+  Emitter sub(g_, member, m_, vector_math_);
+  sub.b_.SetInsertPoint(b_.GetInsertBlock());
+  sub.begin_ = begin_;
+  sub.end_ = end_;
+  sub.scratch_ = scratch_;
+  sub.err_ = err_;
+  sub.base_ = base_;
+  sub.scope_ = scope_;
+  sub.noalias_ = noalias_;
+  sub.reg_.assign(reg_.size(), nullptr);
+  sub.idx_.assign(member.rank(), nullptr);
+  sub.bound_.assign(member.rank(), nullptr);
+  for (int a = 0; a < member.rank(); ++a) {
+    if (a < p_.shared) sub.idx_[a] = idx_[a];
+    sub.bound_[a] = i64(member.domain[a]);  // compute_at takes no run-time extents
+  }
+  sub.emit_body();
+  b_.SetInsertPoint(sub.b_.GetInsertBlock());
+}
+
 void Emitter::emit(const std::string& name) {
   const int n = static_cast<int>(g_.storages.size());
   const int rank = p_.rank();
@@ -220,7 +256,11 @@ void Emitter::emit(const std::string& name) {
   scratch_ = b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, args, 1), "scratch");
 
   // one alias scope per storage and per scratch array
-  const std::vector<bool> used = used_storages(g_, p_);
+  std::vector<bool> used = used_storages(g_, p_);
+  for (const StagePlan& m : p_.members) {
+    const std::vector<bool> more = used_storages(g_, m);
+    for (int s = 0; s < n; ++s) used[s] = used[s] || more[s];
+  }
   const int objects = n + scratch_arrays();
   llvm::MDBuilder mdb(ctx_);
   llvm::MDNode* domain = mdb.createAnonymousAliasScopeDomain("stage");
@@ -264,18 +304,15 @@ void Emitter::emit(const std::string& name) {
   idx_.assign(rank, nullptr);
   for (int a = 0; a < rank; ++a) bound_[a] = extent_of(a);
 
-  if (p_.reduction) {
-    emit_reduction();
+  if (p_.members.empty()) {
+    emit_body();
   } else {
-    std::vector<int> axes(rank);
-    for (int a = 0; a < rank; ++a) axes[a] = a;
-    nest(axes, [&] {
-      for (size_t k = 0; k < p_.ops.size(); ++k) {
-        cur_op_ = static_cast<int>(k);
-        emit_op(p_.ops[k]);
-      }
-      std::fill(reg_.begin(), reg_.end(), nullptr);
-    }, rank > 0 ? loop_hints(rank - 1) : nullptr);
+    std::vector<int> shared(p_.shared);
+    for (int a = 0; a < p_.shared; ++a) shared[a] = a;
+    nest(shared, [&] {
+      for (const StagePlan& m : p_.members) emit_member(m);
+      emit_body();
+    }, outer_hints());
   }
   b_.CreateRet(b_.CreateLoad(i32, err_));
 

@@ -33,6 +33,10 @@ struct StagePlan {
   int vector_width = 1;       // a power of two
   int unroll = 1;
   bool parallel = false;      // split axis 0 across the thread pool
+  // compute_at: stages run first at each point of the outer `shared` axes (which every plan keeps
+  // as they are), then this one over the rest
+  std::vector<StagePlan> members;
+  int shared = 0;
 
   int rank() const { return static_cast<int>(domain.size()); }
   /// Axis 0 is split by the (begin, end) arguments of the body: it exists and is not reduced.
@@ -57,6 +61,10 @@ class Emitter {
   /// and the internal `name`_body(args, begin, end) -> i32 over part of axis 0 (what the thread
   /// pool calls). Nonzero results are errors.
   void emit(const std::string& name);
+  /// The stage's loops and ops below what is already in scope (the shared loops of compute_at).
+  void emit_body();
+  /// A compute_at member's body at the current point of the shared loops, in this function.
+  void emit_member(const StagePlan& member);
   /// Bytes of scratch memory the entry expects in args[1] (reduction accumulators).
   size_t scratch_bytes() const { return scratch_bytes_; }
 
@@ -70,7 +78,7 @@ class Emitter {
   /// for (i = lo; i < hi; ++i) with loop-carried values; returns their values after the loop.
   Values loop(llvm::Value* lo, llvm::Value* hi, const Values& init, const LoopBody& body, llvm::MDNode* md);
   /// Nested loops over `axes` (outermost first; axis 0 over [begin, end) when the plan splits it),
-  /// calling at_point innermost; md goes on the innermost loop.
+  /// calling at_point innermost; md goes on the innermost loop. Axes already in scope are skipped.
   void nest(const std::vector<int>& axes, const std::function<void()>& at_point, llvm::MDNode* md);
   /// The end of axis a's loop at the current point: its extent, shortened by a tail whose other
   /// loop is outside it.

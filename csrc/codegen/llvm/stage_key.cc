@@ -57,16 +57,33 @@ std::string stage_text(const Graph& g, const Stage& s) {
     for (int e : v.extents)
       if (e >= 0) touched.insert(e);
   };
-  for (const Op& op : s.ops) {
-    os << "op " << op_name(op.code) << "(";
-    for (size_t k = 0; k < op.inputs.size(); ++k) {
-      os << (k ? ", " : "") << print_view(op.inputs[k]);
-      touch(op.inputs[k]);
+  // the stages computed inside this one (compute_at): their ops first, as they run
+  std::vector<const Stage*> parts;
+  for (const Stage& m : s.computed_at) parts.push_back(&m);
+  parts.push_back(&s);
+  os << "shared_loops " << s.shared_loops << "\n";
+  for (const Stage* part : parts) {
+    if (part != &s) {
+      os << "computed_at domain ";
+      ints(part->domain);
+      os << print_tails(*part) << " reduce_axes ";
+      ints(part->reduce_axes);
+      os << " registers ";
+      ints(part->registers);
+      os << " schedule " << print_schedule(part->schedule) << " vector_width=" << part->schedule.vector_width
+         << " unroll=" << part->schedule.unroll << "\n";
     }
-    os << ") axes=";
-    ints(op.axes);
-    os << " -> " << print_view(op.output) << "\n";
-    touch(op.output);
+    for (const Op& op : part->ops) {
+      os << "op " << op_name(op.code) << "(";
+      for (size_t k = 0; k < op.inputs.size(); ++k) {
+        os << (k ? ", " : "") << print_view(op.inputs[k]);
+        touch(op.inputs[k]);
+      }
+      os << ") axes=";
+      ints(op.axes);
+      os << " -> " << print_view(op.output) << "\n";
+      touch(op.output);
+    }
   }
   os << "storages " << g.storages.size() << "\n";
   for (int i : touched) {

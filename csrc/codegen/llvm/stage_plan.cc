@@ -176,9 +176,8 @@ bool try_merge(StagePlan& p, int d) {
   return true;
 }
 
-}  // namespace
-
-StagePlan make_plan(const Graph& g, const Stage& s) {
+// `keep`: the outer axes a compute_at group shares, neither dropped nor merged.
+StagePlan plan_of(const Graph& g, const Stage& s, int keep) {
   StagePlan p;
   p.domain = s.domain;
   p.ops = s.ops;
@@ -241,15 +240,27 @@ StagePlan make_plan(const Graph& g, const Stage& s) {
     if (p.ops[k].code == OpCode::arange && rank > 1 && std::count(p.domain.begin(), p.domain.end(), 1) < rank - 1)
       refuse(p, k, "arange runs over a 1-d domain");
 
-  for (int d = p.rank() - 1; d >= 0; --d)
+  for (int d = p.rank() - 1; d >= keep; --d)
     if (p.domain[d] == 1 && p.extent[d] < 0) erase_axis(p, d);
-  for (int d = p.rank() - 2; d >= 0; --d) try_merge(p, d);
+  for (int d = p.rank() - 2; d >= keep; --d) try_merge(p, d);
 
   int width = 1;
   while (width * 2 <= std::min(s.schedule.vector_width, 64)) width *= 2;
   p.vector_width = width;
   p.unroll = std::clamp(s.schedule.unroll, 1, 16);
   p.parallel = s.schedule.parallel && p.splits() && rows_independent(g, p);
+  return p;
+}
+
+}  // namespace
+
+StagePlan make_plan(const Graph& g, const Stage& s) {
+  StagePlan p = plan_of(g, s, s.shared_loops);
+  p.shared = s.shared_loops;
+  for (const Stage& m : s.computed_at) {
+    p.members.push_back(plan_of(g, m, s.shared_loops));
+    p.parallel = p.parallel && rows_independent(g, p.members.back());
+  }
   return p;
 }
 

@@ -304,6 +304,7 @@ void execute(const Program& p, const std::vector<void*>& buffers, bool latest_fi
         for (int r : p.stages.stages[i].registers) in_registers[r] = true;
         for (const Stage& m : p.stages.stages[i].computed_at)
           for (int r : m.registers) in_registers[r] = true;
+        for (const Stage::Folded& f : p.stages.stages[i].folded) in_registers[f.storage] = true;
       }
   Executor ex(p, buffers, in_registers);
   if (!staged) {

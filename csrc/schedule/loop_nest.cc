@@ -88,6 +88,7 @@ std::string print_stages(const Graph& g, const StageGraph& sg) {
       os << " registers";
       for (int r : s.registers) os << " %s" << r;
     }
+    for (const Stage::Folded& f : s.folded) os << " folded %s" << f.storage << "[" << f.slab << "]";
     os << " schedule " << print_schedule(s.schedule);
     if (s.computed_in >= 0) {
       const Stage& c = sg.stages[s.computed_in];

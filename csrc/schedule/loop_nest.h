@@ -1,5 +1,6 @@
 #pragma once
 
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -82,6 +83,15 @@ struct Stage {
   int computed_in = -1;
   std::vector<Stage> computed_at;
   int shared_loops = 0;
+  // temporaries only that group touches, each iteration of the shared loops in a slab of its
+  // own: they live in a stack buffer of `slab` elements, one iteration at a time
+  struct Folded {
+    int storage;
+    int64_t base, slab;  // the slab starts at element base + (the shared loops' part)
+
+    bool operator==(const Folded& o) const { return storage == o.storage && base == o.base && slab == o.slab; }
+  };
+  std::vector<Folded> folded;
 
   bool is_reduction() const { return !reduce_axes.empty() || (!ops.empty() && op_kind(ops.back().code) == OpKind::Reduce); }
 };
@@ -106,6 +116,10 @@ void apply_schedule(const Graph& g, Stage& s, const std::vector<Primitive>& prim
 /// stages from the writer of %sN up to the consumer into the consumer's loops; throws
 /// ScheduleError naming the primitive and the reason where the result could differ.
 void compute_at_stages(const Graph& g, StageGraph& sg);
+/// Adds compute_at to the default schedules of stages that read what reductions just before
+/// them wrote, where that keeps temporaries in stack slabs (compute_at.cc); stages with a
+/// user's schedule are left alone, and none is added when a user's schedule has compute_at.
+void default_compute_at(const Graph& g, StageGraph& sg, const std::set<int>& user_scheduled);
 std::string print_stages(const Graph& g, const StageGraph& sg);
 
 }  // namespace strider

@@ -1,3 +1,4 @@
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -14,6 +15,9 @@ void schedule_stages(const Graph& g, StageGraph& sg, const std::map<int, std::st
     Stage& s = sg.stages[i];
     apply_schedule(g, s, user != schedules.end() ? parse_schedule(user->second) : default_schedule(g, s));
   }
+  std::set<int> user;
+  for (const auto& entry : schedules) user.insert(entry.first);
+  default_compute_at(g, sg, user);
   compute_at_stages(g, sg);
   for (const auto& [index, text] : schedules)
     if (index < 0 || index >= static_cast<int>(sg.stages.size()))

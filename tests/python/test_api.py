@@ -654,6 +654,18 @@ def test_compute_at_of_a_best_class_and_its_score():
     assert "computed at i0 of stage" in str(compiled.explain(logits, 0.6))
 
 
+def test_default_schedule_computes_a_softmax_row_by_row():
+    x = np.random.default_rng(4).standard_normal((50, 81)).astype(np.float32)
+    compiled = strider.compile(_softmax)
+    np.testing.assert_allclose(compiled(x), _softmax(x), rtol=1e-6)
+    e = compiled.explain(x)
+    assert e.schedules[2].endswith("compute_at(%s1, i0) compute_at(%s2, i0)")
+    assert "folded %s1[1] folded %s2[81] folded %s3[1]" in str(e)
+    # the user's compute_at replaces the defaults
+    mine = strider.compile(_softmax, schedule={2: "compute_at(%s2, i0)"}).explain(x)
+    assert "computed at" not in str(mine).split("stage 1:")[0]
+
+
 @pytest.mark.parametrize("fn, schedule, reason", [
     (lambda x: _softmax(x), {2: "compute_at(%s2, i1)"}, r"stage 1 reduces loop i1, which the stages share"),
     (lambda x: _softmax(x), {2: "compute_at(%s0, i0)"}, r"%s0 is not a temporary"),

@@ -293,6 +293,13 @@ void Emitter::emit(const std::string& name) {
       base_[s] = b_.CreateLoad(ptr, slot, "s" + std::to_string(s));
     }
   }
+  // a folded temporary: one slab per call of the body (per thread), never in memory outside it
+  for (const Stage::Folded& f : p_.folded) {
+    llvm::Type* elem = mem_type(g_.storages[f.storage].dtype);
+    llvm::AllocaInst* slab = b_.CreateAlloca(llvm::ArrayType::get(elem, f.slab), nullptr, "slab" + std::to_string(f.storage));
+    slab->setAlignment(llvm::Align(64));
+    base_[f.storage] = slab;
+  }
   // run-time extents are clamped to the static bound, as the reference does
   auto extent_of = [&](int a) -> Value* {
     if (p_.extent[a] < 0) return i64(p_.domain[a]);

@@ -37,6 +37,9 @@ struct StagePlan {
   // as they are), then this one over the rest
   std::vector<StagePlan> members;
   int shared = 0;
+  // temporaries held one iteration of the shared axes at a time, in a stack buffer of `slab`
+  // elements: their views here have stride 0 on the shared axes and offsets into the buffer
+  std::vector<Stage::Folded> folded;
 
   int rank() const { return static_cast<int>(domain.size()); }
   /// Axis 0 is split by the (begin, end) arguments of the body: it exists and is not reduced.

@@ -61,7 +61,9 @@ std::string stage_text(const Graph& g, const Stage& s) {
   std::vector<const Stage*> parts;
   for (const Stage& m : s.computed_at) parts.push_back(&m);
   parts.push_back(&s);
-  os << "shared_loops " << s.shared_loops << "\n";
+  os << "shared_loops " << s.shared_loops << " folded";
+  for (const Stage::Folded& f : s.folded) os << " " << f.storage << ":" << f.base << ":" << f.slab;
+  os << "\n";
   for (const Stage* part : parts) {
     if (part != &s) {
       os << "computed_at domain ";

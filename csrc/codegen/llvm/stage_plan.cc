@@ -252,15 +252,33 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep) {
   return p;
 }
 
+// A folded temporary's views address its slab: the shared axes drop out, offsets start at 0.
+void address_slabs(StagePlan& p, const std::vector<Stage::Folded>& folded, int shared) {
+  for (const Stage::Folded& f : folded) {
+    auto rebase = [&](View& v) {
+      if (v.storage != f.storage) return;
+      for (int d = 0; d < shared; ++d) v.strides[d] = 0;
+      v.offset -= f.base;
+    };
+    for (Op& op : p.ops) {
+      for (View& v : op.inputs) rebase(v);
+      rebase(op.output);
+    }
+  }
+}
+
 }  // namespace
 
 StagePlan make_plan(const Graph& g, const Stage& s) {
   StagePlan p = plan_of(g, s, s.shared_loops);
   p.shared = s.shared_loops;
+  p.folded = s.folded;
   for (const Stage& m : s.computed_at) {
     p.members.push_back(plan_of(g, m, s.shared_loops));
     p.parallel = p.parallel && rows_independent(g, p.members.back());
+    address_slabs(p.members.back(), s.folded, p.shared);
   }
+  address_slabs(p, s.folded, p.shared);
   return p;
 }
 

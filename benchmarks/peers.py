@@ -134,7 +134,9 @@ def _stages_note(explanation):
     stages = getattr(explanation, "stages", None)
     if not code or not stages:
         return None  # a strider without compiled stages: nothing to say
-    compiled = sum(1 for c in code if c)
+    # a stage run inside another's loops (compute_at) has its code there
+    host = [s.get("computed_in", -1) if isinstance(s, dict) else -1 for s in stages]
+    compiled = sum(1 for i, c in enumerate(code) if c or (host[i] >= 0 and code[host[i]]))
     why = next((w for w in getattr(explanation, "fallbacks", ()) if w), "")
     return f"{compiled}/{len(stages)} stages compiled" + (f"; reference: {why}" if why else "")
 

@@ -31,7 +31,8 @@ void bind_runtime(py::module_& m) {
                                                      py::arg("reduce_axes") = s.reduce_axes,
                                                      py::arg("registers") = s.registers,
                                                      py::arg("loops") = s.loops,
-                                                     py::arg("schedule") = print_schedule(s.schedule)));
+                                                     py::arg("schedule") = print_schedule(s.schedule),
+                                                     py::arg("computed_in") = s.computed_in));
                                return out;
                              })
       .def_property_readonly("rejections", [](const Program& p) { return p.stages.rejections; })

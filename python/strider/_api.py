@@ -161,7 +161,8 @@ class Explanation:
         self.ir = str(graph)
         self.tables = program.table_text
         self.edges = list(program.edges)
-        self.stages = list(program.stages)          # dicts: domain, ops, reduce_axes, registers, schedule
+        self.stages = list(program.stages)          # dicts: domain, ops, reduce_axes, registers, loops, schedule,
+                                                    # computed_in (the stage whose loops run it, or -1)
         self.rejections = list(program.rejections)  # why neighbouring ops were not fused
         self.schedules = dict(program.schedules)    # stage index -> primitives, as compile(schedule=) takes
         self.fallbacks = list(program.fallbacks)    # per stage: why it runs on the reference executor

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "analysis/overlap.h"
-#include "codegen/llvm/emitter.h"
+#include "codegen/stage_plan.h"
 
 namespace strider::detail {
 
@@ -15,7 +15,7 @@ std::string op_label(const StagePlan& p, size_t k) {
 }
 
 [[noreturn]] void refuse(const StagePlan& p, size_t k, const std::string& why) {
-  throw std::invalid_argument("LLVM backend cannot compile " + op_label(p, k) + ": " + why);
+  throw std::invalid_argument(p.backend + " backend cannot compile " + op_label(p, k) + ": " + why);
 }
 
 // Gives v the domain's rank: 0-d inputs broadcast, a reduction's output gets stride 0 (and no
@@ -154,8 +154,9 @@ bool try_merge(StagePlan& p, int d) {
 
 }  // namespace
 
-StagePlan make_plan(const Graph& g, const Stage& s) {
+StagePlan make_plan(const Graph& g, const Stage& s, const std::string& backend) {
   StagePlan p;
+  p.backend = backend;
   p.domain = s.domain;
   p.ops = s.ops;
   p.op_ids = s.op_ids;
@@ -163,7 +164,7 @@ StagePlan make_plan(const Graph& g, const Stage& s) {
   const int rank = p.rank();
   p.reduced.assign(rank, false);
   p.extent.assign(rank, -1);
-  if (p.ops.empty()) throw std::invalid_argument("LLVM backend cannot compile an empty stage");
+  if (p.ops.empty()) throw std::invalid_argument(backend + " backend cannot compile an empty stage");
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const Op& op = p.ops[k];
     if (static_cast<int>(op.inputs.size()) != op_arity(op.code)) refuse(p, k, "wrong number of inputs");

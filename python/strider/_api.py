@@ -9,11 +9,11 @@ import types
 import numpy as np
 
 from . import _C
-from ._errors import ScheduleError, UnsupportedError, _internal, unsupported
+from ._errors import ScheduleError, StriderError, UnsupportedError, _internal, unsupported
 from ._ops import CREATION
 from ._tracer import IR_DTYPES, Trace, Tracer, as_tracer, check_dtype, contiguous, current_trace
 
-_TARGETS = ("cpu",)
+_TARGETS = ("cpu", "cuda")
 
 
 # -- arguments: pytrees of arrays, runtime scalars and static values --
@@ -329,6 +329,19 @@ class CompiledFunction:
         entry, _, _ = self._lookup(args, kwargs)
         return Explanation(entry.program)
 
+    def cuda_source(self, *args, **kwargs):
+        """The CUDA C strider emits for this call's stages, as one listing: each stage's kernels
+        after a `// stage N` line, or that line with the reason the CUDA backend refuses it."""
+        entry, _, _ = self._lookup(args, kwargs)
+        parts = []
+        for i, stage in enumerate(_C.cuda_source(entry.program)):
+            if isinstance(stage, str):
+                parts.append(f"// stage {i}: not compiled for CUDA: {stage}\n")
+            else:
+                parts.append(f"// stage {i}: " + ", ".join(f"{l.kernel}<<<{l.blocks}, {l.threads}>>>" for l in stage.launches)
+                             + "\n" + stage.source)
+        return "\n".join(parts)
+
     def stats(self):
         """Counters: traces (signatures traced), cache_hits (calls served from the memory cache),
         lowered (programs built), compiles (stages LLVM compiled), disk_hits (stages loaded from
@@ -460,7 +473,8 @@ class CompiledFunction:
                     outputs.append(("py", value))
             graph.outputs = views
         try:
-            program = _C.lower(graph, self._schedule, JIT)
+            # CPU code only for the CPU target
+            program = _C.lower(graph, self._schedule, JIT and self.target == "cpu")
         except _C.ScheduleError as e:
             raise ScheduleError(f"{self._fn.__name__}: {e}") from None
         self._stats["lowered"] += 1
@@ -512,6 +526,24 @@ def _caller_owned(trace, value, arg_storages):
 # STRIDER_EXEC_ORDER=latest: run in the other extreme legal order of the DAG (checks its edges)
 LATEST_FIRST = os.environ.get("STRIDER_EXEC_ORDER") == "latest"
 _MISS = object()  # the fast path's answer for a call it does not know
+
+
+class _CudaFunction(CompiledFunction):
+    """strider.compile(fn, target="cuda"): traced, lowered and emitted as CUDA C like any
+    compiled function (explain, cuda_source); a call says why it cannot run on a GPU."""
+
+    def __call__(self, *args, **kwargs):
+        if current_trace() is not None:
+            return super().__call__(*args, **kwargs)  # inlined into the calling trace
+        why = _C.cuda_unavailable_reason()
+        if why:
+            raise StriderError(f"strider.compile(target='cuda'): {self.__name__} cannot run here: CUDA is "
+                               f"unavailable: {why}; use target='cpu'")
+        raise UnsupportedError(f"strider.compile(target='cuda'): {self.__name__} cannot run yet: this version "
+                               f"emits and compiles CUDA kernels (f.cuda_source(*args)) but does not launch "
+                               f"them; use target='cpu'")
+
+
 # STRIDER_JIT=0: every stage on the reference executor
 JIT = os.environ.get("STRIDER_JIT", "1") != "0"
 
@@ -526,6 +558,7 @@ def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=N
     """
     options = dict(target=target, static_argnames=static_argnames, cache=cache, schedule=schedule,
                    max_signatures=max_signatures)
+    kind = _CudaFunction if target == "cuda" else CompiledFunction
     if fn is None:
-        return lambda f: CompiledFunction(f, **options)
-    return CompiledFunction(fn, **options)
+        return lambda f: kind(f, **options)
+    return kind(fn, **options)

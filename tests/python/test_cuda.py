@@ -1,0 +1,128 @@
+"""The CUDA backend where no GPU is needed: strider.compile(target="cuda") says why it cannot run,
+f.cuda_source(*args) shows the kernels of a call signature (checked on the key patterns), and
+what it shows compiles with NVRTC (skipped, with the reason, where NVRTC is not installed)."""
+import numpy as np
+import pytest
+
+import strider
+from strider import _C
+
+NVRTC = _C.nvrtc_unavailable_reason()
+needs_nvrtc = pytest.mark.skipif(bool(NVRTC), reason=f"NVRTC is unavailable: {NVRTC}")
+ARCHS = ("sm_90", "sm_80")
+
+
+def decode(boxes, deltas, a, b):
+    boxes[:, 0::4] = np.exp(deltas[:, 0::4]) * 2.0  # a strided view store
+    return boxes.sum(axis=1), np.argmax(deltas, axis=1), a[:, None] + b, a[::-1] * 3
+
+
+def decode_args():
+    rng = np.random.default_rng(0)
+    return (rng.random((100, 8), np.float32), rng.random((100, 8), np.float32), np.arange(5.0), np.arange(7.0))
+
+
+def stages(fn, *args):
+    """Per stage: a CudaStage, or the reason (str) the backend refuses it."""
+    program = strider.compile(fn, target="cuda")._lookup(args, {})[0].program
+    return _C.cuda_source(program)
+
+
+def test_cuda_target_says_why_it_cannot_run():
+    f = strider.compile(decode, target="cuda")
+    why = _C.cuda_unavailable_reason()
+    if why:
+        with pytest.raises(strider.StriderError, match="CUDA is unavailable: " + why.split(" (")[0]):
+            f(*decode_args())
+    else:
+        with pytest.raises(strider.UnsupportedError, match="does not launch"):
+            f(*decode_args())
+
+
+def test_cuda_target_leaves_arguments_alone_and_cpu_stays_default():
+    args = decode_args()
+    before = args[0].copy()
+    with pytest.raises(strider.StriderError):
+        strider.compile(decode, target="cuda")(*args)
+    np.testing.assert_array_equal(args[0], before)
+    assert strider.compile(decode).target == "cpu"
+    with pytest.raises(ValueError, match="target 'tpu' is not available"):
+        strider.compile(decode, target="tpu")
+
+
+def test_unavailable_reason_without_a_driver_is_one_sentence():
+    why = _C.cuda_unavailable_reason()
+    if not why:
+        pytest.skip(f"CUDA is available here ({_C.cuda_device_arch()})")
+    assert "\n" not in why and why[0].islower()
+
+
+def test_cuda_source_shows_the_key_patterns():
+    text = strider.compile(decode).cuda_source(*decode_args())
+    # one listing line per stage, naming its launches
+    assert text.count("// stage ") == 5
+    assert "<<<1, 256>>>" in text
+    # the strided store: boxes[:, 0::4] of a (100, 8) array, both columns of the view as one axis
+    assert "const float a0_0 = s1[4 * i0];" in text
+    assert "s0[4 * i0] = " in text
+    # the row sum: float32 accumulated in double, a thread per row of 8
+    assert "step(acc& a, float x, long long r) { a.v = a.v + (double)x; }" in text
+    assert "step(a, s0[8 * i0 + i1], r++);" in text
+    # argmax: the first NaN, else the first maximum
+    assert "if (a.at < 0 || (!isnan(a.v) && (isnan(x) || x > a.v))) { a.v = x; a.at = r; }" in text
+    # a[:, None] + b: broadcasts read with one index each
+    assert "const double a0_0 = s2[i0];" in text and "const double a0_1 = s3[i1];" in text
+    # a[::-1]: a negative stride from the last element
+    assert "s2[4 - i0]" in text
+
+
+def test_cuda_source_names_a_refused_stage():
+    def overlap(x):
+        x[1:] = x[:-1]  # NumPy reads all before writing: no single loop nest does that in place
+        return x
+
+    program = strider.compile(overlap)._lookup((np.arange(6.0),), {})[0].program
+    (why,) = _C.cuda_source(program)
+    assert why.startswith("CUDA backend cannot compile op0 (copy): it and op0 (copy) access overlapping parts")
+    assert strider.compile(overlap).cuda_source(np.arange(6.0)) == f"// stage 0: not compiled for CUDA: {why}\n"
+
+
+def test_long_rows_take_the_warp_block_and_grid_shapes():
+    kernels = {}
+    for name, shape, axis in (("warp", (64, 1000), 1), ("block", (64, 10000), 1), ("grid", (200000,), None)):
+        (stage,) = stages(lambda x, axis=axis: x.max(axis=axis), np.ones(shape, np.float32))
+        kernels[name] = stage
+    assert "f += 32" in kernels["warp"].source
+    assert "__shared__ acc part[8];" in kernels["block"].source
+    grid = kernels["grid"]
+    assert [l.kernel for l in grid.launches] == [grid.name + "_partial", grid.name]
+    assert grid.scratch_bytes > 0
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("arch", ARCHS)
+def test_emitted_stages_compile(arch):
+    for stage in stages(decode, *decode_args()):
+        assert _C.nvrtc_compile(stage.source, arch, stage.name + ".cu")[:4] == b"\x7fELF"
+
+
+@needs_nvrtc
+def test_nvrtc_error_carries_its_log():
+    with pytest.raises(RuntimeError, match="could not compile bad.cu for sm_80(.|\n)*no_such_function"):
+        _C.nvrtc_compile('extern "C" __global__ void k() { no_such_function(); }', "sm_80", "bad.cu")
+
+
+@needs_nvrtc
+def test_cubins_are_cached_on_disk_per_arch():
+    def f(x):
+        return np.sqrt(x) + 1.5
+
+    x = np.ones(1237, np.float32)  # a shape no other test compiles
+    program = strider.compile(f, target="cuda")._lookup((x,), {})[0].program
+    first = _C.cuda_compile(program, "sm_90")
+    again = _C.cuda_compile(program, "sm_90")
+    other = _C.cuda_compile(program, "sm_80")
+    assert [hit for _, _, hit in first] == [False]
+    assert [hit for _, _, hit in again] == [True]
+    assert again[0][1] == first[0][1]
+    assert [hit for _, _, hit in other] == [False]

@@ -3,6 +3,7 @@
 
 #include "codegen/cuda/cuda_codegen.h"
 #include "runtime/cuda_loader.h"
+#include "runtime/flags.h"
 #include "transforms/passes.h"
 
 namespace py = pybind11;
@@ -11,14 +12,14 @@ namespace strider::python {
 
 namespace {
 
-// Per stage of a lowered program: f(stage) as a Python object, or the reason (str) the CUDA
+// Per stage of a lowered program: f(stage, index) as a Python object, or the reason (str) the CUDA
 // backend refuses the stage.
 template <typename F>
 py::list per_stage(const Program& p, F&& f) {
   py::list out;
-  for (const Stage& s : p.stages.stages) {
+  for (size_t i = 0; i < p.stages.stages.size(); ++i) {
     try {
-      out.append(f(s));
+      out.append(f(p.stages.stages[i], i));
     } catch (const std::invalid_argument& e) {
       out.append(py::str(e.what()));
     }
@@ -48,11 +49,17 @@ void bind_cuda(py::module_& m) {
       .def_readonly("scratch_bytes", &CudaStage::scratch_bytes);
 
   m.def("cuda_source",
-        [](const Program& p) { return per_stage(p, [&](const Stage& s) { return py::cast(emit_cuda_stage(p.graph, s)); }); },
+        [](const Program& p) {
+          return per_stage(p, [&](const Stage& s, size_t i) {
+            CudaStage st = emit_cuda_stage(p.graph, s);
+            debug_dump_text(p.graph.name + ".stage" + std::to_string(i) + ".cu", st.source);
+            return py::cast(std::move(st));
+          });
+        },
         py::arg("program"), "per stage: its CudaStage (CUDA C and launches), or why the CUDA backend refuses it (str)");
   m.def("cuda_compile",
         [](const Program& p, const std::string& arch) {
-          return per_stage(p, [&](const Stage& s) {
+          return per_stage(p, [&](const Stage& s, size_t) {
             CudaCompiled c;
             {
               py::gil_scoped_release release;

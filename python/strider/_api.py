@@ -13,7 +13,7 @@ from ._errors import ScheduleError, StriderError, UnsupportedError, _internal, u
 from ._ops import CREATION
 from ._tracer import IR_DTYPES, Trace, Tracer, as_tracer, check_dtype, contiguous, current_trace
 
-_TARGETS = ("cpu", "cuda")
+_TARGETS = ("cpu", "cuda", "auto")
 
 
 # -- arguments: pytrees of arrays, runtime scalars and static values --
@@ -473,8 +473,8 @@ class CompiledFunction:
                     outputs.append(("py", value))
             graph.outputs = views
         try:
-            # CPU code only for the CPU target
-            program = _C.lower(graph, self._schedule, JIT and self.target == "cpu")
+            # CPU code only where the function runs on the CPU
+            program = _C.lower(graph, self._schedule, JIT and self.target != "cuda")
         except _C.ScheduleError as e:
             raise ScheduleError(f"{self._fn.__name__}: {e}") from None
         self._stats["lowered"] += 1
@@ -528,6 +528,32 @@ LATEST_FIRST = os.environ.get("STRIDER_EXEC_ORDER") == "latest"
 _MISS = object()  # the fast path's answer for a call it does not know
 
 
+def _cuda_refusal(name):
+    """Why `name` cannot run on a GPU in this version, as the error to raise."""
+    why = _C.cuda_unavailable_reason()
+    if why:
+        return StriderError(f"strider.compile: {name} cannot run on a GPU here: CUDA is unavailable: {why}; "
+                            f"pass NumPy arrays and use target='cpu'")
+    return UnsupportedError(f"strider.compile: {name} cannot run on a GPU yet: this version emits and compiles "
+                            f"CUDA kernels (f.cuda_source(*args)) but does not launch them; use target='cpu'")
+
+
+def _on_device(value):
+    """True for an array in GPU memory (CuPy's __cuda_array_interface__, or a DLPack device of
+    kind CUDA or CUDA managed memory, such as a torch tensor on a GPU), also inside lists,
+    tuples and dicts."""
+    if isinstance(value, (tuple, list)):
+        return any(_on_device(v) for v in value)
+    if isinstance(value, dict):
+        return any(_on_device(v) for v in value.values())
+    if isinstance(value, (np.ndarray, np.generic, int, float, bool)) or value is None:
+        return False
+    if hasattr(value, "__cuda_array_interface__"):
+        return True
+    device = getattr(value, "__dlpack_device__", None)
+    return device is not None and device()[0] in (2, 13)  # kDLCUDA, kDLCUDAManaged
+
+
 class _CudaFunction(CompiledFunction):
     """strider.compile(fn, target="cuda"): traced, lowered and emitted as CUDA C like any
     compiled function (explain, cuda_source); a call says why it cannot run on a GPU."""
@@ -535,13 +561,17 @@ class _CudaFunction(CompiledFunction):
     def __call__(self, *args, **kwargs):
         if current_trace() is not None:
             return super().__call__(*args, **kwargs)  # inlined into the calling trace
-        why = _C.cuda_unavailable_reason()
-        if why:
-            raise StriderError(f"strider.compile(target='cuda'): {self.__name__} cannot run here: CUDA is "
-                               f"unavailable: {why}; use target='cpu'")
-        raise UnsupportedError(f"strider.compile(target='cuda'): {self.__name__} cannot run yet: this version "
-                               f"emits and compiles CUDA kernels (f.cuda_source(*args)) but does not launch "
-                               f"them; use target='cpu'")
+        raise _cuda_refusal(self.__name__)
+
+
+class _AutoFunction(CompiledFunction):
+    """strider.compile(fn, target="auto"): runs where the arguments live, on the CPU for NumPy
+    arrays; arrays in GPU memory get target="cuda"'s answer."""
+
+    def __call__(self, *args, **kwargs):
+        if _on_device(args) or _on_device(kwargs):
+            raise _cuda_refusal(self.__name__)
+        return super().__call__(*args, **kwargs)
 
 
 # STRIDER_JIT=0: every stage on the reference executor
@@ -551,6 +581,10 @@ JIT = os.environ.get("STRIDER_JIT", "1") != "0"
 def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64):
     """Compiles a NumPy function; use as @strider.compile or @strider.compile(...).
 
+    target: "cpu" (LLVM); "cuda" (stages emitted as CUDA C and compiled by NVRTC: f.cuda_source
+    shows them; a call raises StriderError saying why it cannot run on a GPU: this version does
+    not launch kernels); "auto" (where the arguments live: the CPU for NumPy arrays, "cuda"'s
+    answer for arrays in GPU memory).
     schedule: {stage index: primitives} replacing the default schedule of those stages;
     f.explain(*args).schedules shows the defaults as text to start from.
     max_signatures: how many call signatures (traced and compiled programs) the function keeps in
@@ -558,7 +592,7 @@ def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=N
     """
     options = dict(target=target, static_argnames=static_argnames, cache=cache, schedule=schedule,
                    max_signatures=max_signatures)
-    kind = _CudaFunction if target == "cuda" else CompiledFunction
+    kind = {"cuda": _CudaFunction, "auto": _AutoFunction}.get(target, CompiledFunction)
     if fn is None:
         return lambda f: kind(f, **options)
     return kind(fn, **options)

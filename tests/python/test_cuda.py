@@ -50,6 +50,28 @@ def test_cuda_target_leaves_arguments_alone_and_cpu_stays_default():
         strider.compile(decode, target="tpu")
 
 
+class DeviceArray:
+    """What CuPy arrays show: the CUDA array interface (never read here)."""
+    __cuda_array_interface__ = {"shape": (3,), "typestr": "<f4", "data": (0, False), "version": 3}
+
+
+class DLPackOnGpu:
+    """What a torch tensor on a GPU shows: a DLPack device of kind CUDA."""
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
+@pytest.mark.parametrize("device_array", [DeviceArray(), DLPackOnGpu(), [np.ones(3), {"x": DeviceArray()}]],
+                         ids=["cuda_array_interface", "dlpack", "nested"])
+def test_auto_target_follows_the_arguments(device_array):
+    f = strider.compile(lambda x, y: x * 2 + 1, target="auto")
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(f(x, 1), x * 2 + 1)  # NumPy arrays: the CPU
+    with pytest.raises(strider.StriderError, match="cannot run on a GPU"):
+        f(x, device_array)
+
+
 def test_unavailable_reason_without_a_driver_is_one_sentence():
     why = _C.cuda_unavailable_reason()
     if not why:

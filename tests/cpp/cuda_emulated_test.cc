@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <stdexcept>
 
 #include "codegen/cuda/cuda_codegen.h"
@@ -28,6 +29,7 @@ struct Case {
   Stage s;
   Tolerance tol;
   bool small_ints = false;  // storage 1 holds 0..12 (integer power exponents)
+  std::function<void(Memory&)> set;  // then sets chosen inputs (run-time extents)
 };
 
 // Emits every case (a refused one must be one the reference has no loop for), emulates the
@@ -55,6 +57,10 @@ int check_all(const std::vector<Case>& cases) {
         fill(c.g.storages[s].dtype, ref.at(s), c.g.storages[s].size, static_cast<uint32_t>(s) * 7 + 1, c.small_ints && s == 1);
         std::memcpy(got.at(s), ref.at(s), c.g.storages[s].size * itemsize(c.g.storages[s].dtype));
       }
+    if (c.set) {
+      c.set(ref);
+      c.set(got);
+    }
     bool domain_error = false;
     try {
       run_reference(c.g, ref.ptrs);
@@ -149,6 +155,35 @@ TEST(CudaEmulated, FusedStageWithRegistersStridedStoresBroadcastsAndNegativeStri
   cases.push_back({"negative strides", reversed, stage_of(reversed, {5}, {0}), {}});
   cases.push_back({"where", where, stage_of(where, {300}, {0}), {}});
   EXPECT_EQ(check_all(cases), 4);
+}
+
+TEST(CudaEmulated, ArangeOnEveryDtype) {
+  SKIP_WITHOUT_EMULATOR();
+  std::vector<Case> cases;
+  for (DType t : kDTypes)
+    for (int64_t n : {1, 2, 50}) {
+      const Graph g = typed("graph @t {\n %s0 = storage T[2] arg 0\n %s1 = storage T[" + std::to_string(2 * n) +
+                            "] arg 1\n op0 = arange(%s0[]{}+0, %s0[]{}+1) -> %s1[" + std::to_string(n) + "]{2}+1\n return\n}", t);
+      cases.push_back({std::string("arange ") + dtype_name(t) + " " + std::to_string(n), g, stage_of(g, {n}, {0}), {}});
+    }
+  EXPECT_EQ(check_all(cases), static_cast<int>(cases.size()));
+}
+
+TEST(CudaEmulated, RunTimeExtentsAreReadAndClamped) {
+  SKIP_WITHOUT_EMULATOR();
+  // -x[:n], x[:n].sum(axis=0), x[:n].sum(axis=1), n read from storage 1
+  const char* ops[] = {"negative(%s0[?%s1<=8,2]{2,1}+0) -> %s2[?%s1<=8,2]{2,1}+0",
+                       "sum(%s0[?%s1<=8,2]{2,1}+0) axes=[0] -> %s2[2]{1}+0",
+                       "sum(%s0[?%s1<=8,2]{2,1}+0) axes=[1] -> %s2[?%s1<=8]{1}+0"};
+  std::vector<Case> cases;
+  for (const char* op : ops) {
+    const Graph g = parse_graph(std::string("graph @t {\n %s0 = storage f32[16] arg 0\n %s1 = storage i64[1] arg 1\n"
+                                            " %s2 = storage f32[16] arg 2\n op0 = ") + op + "\n return\n}");
+    for (int64_t n : {3, 0, -1, 100})
+      cases.push_back({std::string(op) + " n=" + std::to_string(n), g, stage_of(g, {8, 2}, {0}), {}, false,
+                       [n](Memory& m) { std::memcpy(m.at(1), &n, sizeof n); }});
+  }
+  EXPECT_EQ(check_all(cases), static_cast<int>(cases.size()));
 }
 
 struct Layout {

@@ -219,11 +219,12 @@ TEST(CudaEmulated, ReductionsByThreadsAndWarps) {
   EXPECT_EQ(check_all(cases), static_cast<int>(cases.size()));
 }
 
-TEST(CudaEmulated, ReductionsByBlocksAndTheGrid) {
+TEST(CudaEmulated, ReductionsByBlocksAndInChunks) {
   SKIP_WITHOUT_EMULATOR();
   const std::vector<Case> cases = reductions({
       {{32, 4500}, {1}},  // block
       {{66000}, {0}},     // grid: chunks, then their fold
+      {{20000, 3}, {0}},  // columns: chunks, then their fold
   });
   EXPECT_EQ(check_all(cases), static_cast<int>(cases.size()));
 }

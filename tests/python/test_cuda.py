@@ -109,9 +109,10 @@ def test_cuda_source_names_a_refused_stage():
     assert strider.compile(overlap).cuda_source(np.arange(6.0)) == f"// stage 0: not compiled for CUDA: {why}\n"
 
 
-def test_long_rows_take_the_warp_block_and_grid_shapes():
+def test_long_rows_and_columns_take_the_warp_block_grid_and_column_shapes():
     kernels = {}
-    for name, shape, axis in (("warp", (64, 1000), 1), ("block", (64, 10000), 1), ("grid", (200000,), None)):
+    for name, shape, axis in (("warp", (64, 1000), 1), ("block", (64, 10000), 1), ("grid", (200000,), None),
+                              ("columns", (100000, 4), 0)):
         (stage,) = stages(lambda x, axis=axis: x.max(axis=axis), np.ones(shape, np.float32))
         kernels[name] = stage
     assert "f += 32" in kernels["warp"].source
@@ -119,6 +120,11 @@ def test_long_rows_take_the_warp_block_and_grid_shapes():
     grid = kernels["grid"]
     assert [l.kernel for l in grid.launches] == [grid.name + "_partial", grid.name]
     assert grid.scratch_bytes > 0
+    # boxes.max(axis=0) over 100000 boxes: a thread per chunk of a column, not 4 threads in all
+    columns = kernels["columns"]
+    assert [l.kernel for l in columns.launches] == [columns.name + "_partial", columns.name]
+    assert columns.launches[0].blocks * columns.launches[0].threads >= 1000
+    assert "for (int f = chunk * len; f < end; ++f) {" in columns.source
 
 
 @needs_nvrtc

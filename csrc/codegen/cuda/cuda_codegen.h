@@ -16,10 +16,11 @@
 // Elementwise stages flatten their domain and run a grid-stride loop, one point per thread per
 // trip; each view's element offset is computed from the point's indices (negative strides,
 // stride-0 broadcasts and strided stores as they come). Register temporaries are locals.
-// Reductions pick one of four shapes (emit_cuda_reduce.cc): a thread per output element (the
+// Reductions pick one of five shapes (emit_cuda_reduce.cc): a thread per output element (the
 // innermost axis is kept, or rows are short), a warp per output (__shfl_down_sync), a block per
-// output (warps, then shared memory), or, for few very long rows, a first kernel folding chunks
-// of each row into scratch memory and a second folding the chunks.
+// output (warps, then shared memory), and for few very long rows or columns two kernels: the
+// first folds chunks of each (a block or a thread per chunk) into scratch memory, the second
+// folds the chunks.
 //
 // Semantics are runtime/elementwise.h's, op for op (integer wrap-around and division by zero,
 // float-to-int conversions, NaN propagation in maximum/minimum, NumPy's floor division and

@@ -11,7 +11,9 @@
 // - warp: 32 lanes stride over the row, then __shfl_down_sync (K <= 4096, or M >= 1024);
 // - block: 256 threads stride over the row, warps shuffle, lane 0s meet in shared memory;
 // - grid (M < 32, K >= 65536): <kernel>_partial folds C chunks of each row into scratch memory,
-//   block per chunk; then <kernel> folds each row's C partials, warp per output element.
+//   block per chunk; then <kernel> folds each row's C partials, warp per output element;
+// - columns (the innermost axis is kept, M < 1024, K >= 16384: a few long columns): the same two
+//   kernels, the first with a thread per chunk of a column.
 
 #include <algorithm>
 #include <functional>
@@ -26,7 +28,7 @@ bool is_arg(OpCode c) { return c == OpCode::argmax || c == OpCode::argmin; }
 bool is_max(OpCode c) { return c == OpCode::max || c == OpCode::argmax; }
 bool is_extreme(OpCode c) { return c == OpCode::max || c == OpCode::min || is_arg(c); }
 
-enum class Shape { Thread, Warp, Block, Grid };
+enum class Shape { Thread, Warp, Block, Grid, Columns };
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -100,11 +102,15 @@ void CudaEmitter::emit_reduction() {
   // --- the shape
   const int64_t m = bound(kept), k = bound(folded);
   Shape shape = Shape::Grid;
-  if (p_.rank() == 0 || !p_.reduced.back() || k <= 32) shape = Shape::Thread;
+  if (p_.rank() == 0 || k <= 32) shape = Shape::Thread;
+  else if (!p_.reduced.back()) shape = m < 1024 && k >= 16384 ? Shape::Columns : Shape::Thread;
   else if (k <= 4096 || m >= 1024) shape = Shape::Warp;
   else if (m >= 32 || k < 65536) shape = Shape::Block;
-  const int64_t chunks = shape == Shape::Grid ? std::clamp<int64_t>(ceil_div(k, 8192), 2, std::max<int64_t>(2, 1024 / std::max<int64_t>(m, 1))) : 1;
-  if (shape == Shape::Grid) scratch_bytes_ = m * chunks * (extreme ? 16 : acc_t == "int" || acc_t == "float" ? 4 : 8);
+  const int64_t outputs = std::max<int64_t>(m, 1);
+  int64_t chunks = 1;
+  if (shape == Shape::Grid) chunks = std::clamp<int64_t>(ceil_div(k, 8192), 2, std::max<int64_t>(2, 1024 / outputs));
+  if (shape == Shape::Columns) chunks = std::clamp<int64_t>(ceil_div(k, 256), 2, std::max<int64_t>(2, 65536 / outputs));
+  if (chunks > 1) scratch_bytes_ = m * chunks * (extreme ? 16 : acc_t == "int" || acc_t == "float" ? 4 : 8);
 
   const std::string I = index_t_;
   const std::string threads = std::to_string(kCudaThreads);
@@ -205,31 +211,56 @@ void CudaEmitter::emit_reduction() {
     return;
   }
 
-  // grid: chunk partials in scratch, then one warp per output element folds its chunks
+  // grid, columns: chunks of each output element's fold go to scratch (partials[o * C + chunk]),
+  // then one warp per output element folds its chunks
   const std::string c = std::to_string(chunks);
+  const std::string len = "(" + count(folded) + " + " + c + " - 1) / " + c;
+  const std::string end = "(chunk + 1) * len < " + count(folded) + " ? (chunk + 1) * len : " + count(folded);
   open(name_ + "_partial");
-  line("__shared__ acc part[" + warps + "];");
   line("acc* partials = (acc*)scratch;");
-  line("const int lane = threadIdx.x;");
-  line("const " + I + " len = (" + count(folded) + " + " + c + " - 1) / " + c + ";");
-  line("for (" + I + " b = blockIdx.x; b < " + count(kept) + " * " + c + "; b += gridDim.x) {");
-  ++indent_;
-  line("const " + I + " o = b / " + c + ";");
-  line("const " + I + " chunk = b % " + c + ";");
-  decompose("o", kept);
-  line("const " + I + " end = (chunk + 1) * len < " + count(folded) + " ? (chunk + 1) * len : " + count(folded) + ";");
-  line("acc a = init();");
-  line("for (" + I + " f = chunk * len + lane; f < end; f += " + threads + ") {");
-  ++indent_;
-  decompose("f", folded);
-  point("f");
-  --indent_;
-  line("}");
-  block_merge([&] { line("partials[b] = a;"); });
+  line("const " + I + " len = " + len + ";");
+  if (shape == Shape::Grid) {
+    // a block per chunk of a row
+    line("__shared__ acc part[" + warps + "];");
+    line("const int lane = threadIdx.x;");
+    line("for (" + I + " b = blockIdx.x; b < " + count(kept) + " * " + c + "; b += gridDim.x) {");
+    ++indent_;
+    line("const " + I + " o = b / " + c + ";");
+    line("const " + I + " chunk = b % " + c + ";");
+    decompose("o", kept);
+    line("const " + I + " end = " + end + ";");
+    line("acc a = init();");
+    line("for (" + I + " f = chunk * len + lane; f < end; f += " + threads + ") {");
+    ++indent_;
+    decompose("f", folded);
+    point("f");
+    --indent_;
+    line("}");
+    block_merge([&] { line("partials[b] = a;"); });
+    launches_.push_back({name_ + "_partial", std::clamp<int64_t>(m * chunks, 1, kCudaMaxBlocks), kCudaThreads});
+  } else {
+    // a thread per chunk of a column, in index order; neighbouring threads take neighbouring
+    // columns (the innermost axis is kept), so their reads are neighbours too
+    line("for (" + I + " b = (" + I + ")blockIdx.x * " + threads + " + threadIdx.x; b < " + count(kept) + " * " + c + "; b += (" + I +
+         ")gridDim.x * " + threads + ") {");
+    ++indent_;
+    line("const " + I + " o = b % (" + count(kept) + ");");
+    line("const " + I + " chunk = b / (" + count(kept) + ");");
+    decompose("o", kept);
+    line("const " + I + " end = " + end + ";");
+    line("acc a = init();");
+    line("for (" + I + " f = chunk * len; f < end; ++f) {");
+    ++indent_;
+    decompose("f", folded);
+    point("f");
+    --indent_;
+    line("}");
+    line("partials[o * " + c + " + chunk] = a;");
+    launches_.push_back({name_ + "_partial", std::clamp<int64_t>(ceil_div(m * chunks, kCudaThreads), 1, kCudaMaxBlocks), kCudaThreads});
+  }
   --indent_;
   line("}");
   close_kernel();
-  launches_.push_back({name_ + "_partial", std::clamp<int64_t>(m * chunks, 1, kCudaMaxBlocks), kCudaThreads});
 
   open(name_);
   line("const acc* partials = (const acc*)scratch;");

@@ -11,7 +11,8 @@
 // What the CUDA backend emits, run on the CPU (cuda_emulator.h) and compared with the reference
 // executor from the same inputs: every op on every dtype, casts, where, fused stages with
 // registers, strided stores, broadcasts and negative strides, and every reduction in each of its
-// kernel shapes (thread, warp, block, grid). Bit for bit, except float sums and products that
+// kernel shapes (thread, warp, block, grid, columns), elementwise stages through their vector
+// path (aligned arguments) and their scalar one (misaligned). Bit for bit, except float sums and products that
 // the warp, block and grid shapes fold as trees (and float64 in double where the reference uses
 // long double). The device's own math library is not exercised here (the host's libm stands in).
 namespace strider {
@@ -33,9 +34,10 @@ struct Case {
 };
 
 // Emits every case (a refused one must be one the reference has no loop for), emulates the
-// emitted ones from one library and compares every Arg storage with the reference's. Returns
-// how many were emulated.
-int check_all(const std::vector<Case>& cases) {
+// emitted ones from one library and compares every Arg storage with the reference's, with the
+// arguments' base addresses aligned as malloc aligns them and moved by each of `shifts` bytes
+// (vector paths check the alignment). Returns how many were emulated.
+int check_all(const std::vector<Case>& cases, std::vector<int> shifts = {0}) {
   std::vector<CudaStage> emitted;
   std::vector<const Case*> which;
   for (const Case& c : cases) {
@@ -48,31 +50,37 @@ int check_all(const std::vector<Case>& cases) {
     }
   }
   CudaEmulator emulator(emitted);
-  for (size_t k = 0; k < which.size(); ++k) {
-    const Case& c = *which[k];
-    SCOPED_TRACE(c.label);
+  for (size_t k = 0; k < which.size() * shifts.size(); ++k) {
+    const Case& c = *which[k % which.size()];
+    const int shift = shifts[k / which.size()];
+    SCOPED_TRACE(c.label + " shifted by " + std::to_string(shift));
     Memory ref(c.g), got(c.g);
+    std::vector<char*> bases = got.bases();
     for (size_t s = 0; s < c.g.storages.size(); ++s)
       if (c.g.storages[s].kind == StorageKind::Arg) {
         fill(c.g.storages[s].dtype, ref.at(s), c.g.storages[s].size, static_cast<uint32_t>(s) * 7 + 1, c.small_ints && s == 1);
-        std::memcpy(got.at(s), ref.at(s), c.g.storages[s].size * itemsize(c.g.storages[s].dtype));
+        bases[s] += shift;  // Memory leaves 8 bytes to spare
       }
-    if (c.set) {
-      c.set(ref);
-      c.set(got);
-    }
+    if (c.set) c.set(ref);
+    // unshifted, the vector paths run (malloc aligns to 16 bytes); shifted, the scalar ones
+    for (size_t s = 0; s < c.g.storages.size() && shift == 0; ++s)
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(bases[s]) % 16, 0u);
+    for (size_t s = 0; s < c.g.storages.size(); ++s)
+      if (c.g.storages[s].kind == StorageKind::Arg)
+        std::memcpy(bases[s], ref.at(s), c.g.storages[s].size * itemsize(c.g.storages[s].dtype));
     bool domain_error = false;
     try {
       run_reference(c.g, ref.ptrs);
     } catch (const std::domain_error&) {
       domain_error = true;
     }
-    EXPECT_EQ(emulator.run(k, got.bases()), domain_error ? 1 : 0);
+    EXPECT_EQ(emulator.run(k % which.size(), bases), domain_error ? 1 : 0);
     if (domain_error) continue;  // elements before it may differ, as in the reference
     for (size_t s = 0; s < c.g.storages.size(); ++s)
       if (c.g.storages[s].kind == StorageKind::Arg) {
-        const std::string diff = compare(c.g, static_cast<int>(s), ref.at(s), got.at(s), c.tol);
-        EXPECT_EQ(diff, "") << print_graph(c.g) << emitted[k].source.substr(emitted[k].source.find("#endif"));
+        const std::string diff = compare(c.g, static_cast<int>(s), ref.at(s), bases[s], c.tol);
+        const std::string& source = emitted[k % which.size()].source;
+        EXPECT_EQ(diff, "") << print_graph(c.g) << source.substr(source.find("#endif"));
         if (!diff.empty()) break;
       }
   }
@@ -92,9 +100,9 @@ TEST(CudaEmulated, UnaryOpsAndCastsOnEveryDtype) {
     for (DType t : kDTypes)
       for (DType u : kDTypes) {
         if (op != OpCode::cast && u != (detail::is_predicate(op) ? DType::Bool : t)) continue;
-        cases.push_back(one_op(unary_graph(op, t, u, 203), {203}, std::string(op_name(op)) + " " + dtype_name(t) + " -> " + dtype_name(u)));
+        cases.push_back(one_op(unary_graph(op, t, u, 204), {204}, std::string(op_name(op)) + " " + dtype_name(t) + " -> " + dtype_name(u)));
       }
-  EXPECT_GT(check_all(cases), 170);
+  EXPECT_GT(check_all(cases, {0, 4}), 170);
 }
 
 TEST(CudaEmulated, BinaryOpsOnEveryDtype) {
@@ -105,10 +113,10 @@ TEST(CudaEmulated, BinaryOpsOnEveryDtype) {
       const DType u = detail::is_comparison(op) ? DType::Bool : t;
       const std::string label = std::string(op_name(op)) + " " + dtype_name(t);
       // integer powers take small exponents here, and negative ones in a case of their own
-      cases.push_back(one_op(binary_graph(op, t, u, 731), {731}, label, {}, op == OpCode::power && !is_float(t)));
+      cases.push_back(one_op(binary_graph(op, t, u, 732), {732}, label, {}, op == OpCode::power && !is_float(t)));
     }
-  cases.push_back(one_op(binary_graph(OpCode::power, DType::Int64, DType::Int64, 731), {731}, "power i64 < 0"));
-  EXPECT_GT(check_all(cases), 110);
+  cases.push_back(one_op(binary_graph(OpCode::power, DType::Int64, DType::Int64, 732), {732}, "power i64 < 0"));
+  EXPECT_GT(check_all(cases, {0, 4}), 110);
 }
 
 TEST(CudaEmulated, FusedStageWithRegistersStridedStoresBroadcastsAndNegativeStrides) {
@@ -154,7 +162,7 @@ TEST(CudaEmulated, FusedStageWithRegistersStridedStoresBroadcastsAndNegativeStri
   cases.push_back({"broadcast", broadcast, stage_of(broadcast, {5, 7}, {0}), {}});
   cases.push_back({"negative strides", reversed, stage_of(reversed, {5}, {0}), {}});
   cases.push_back({"where", where, stage_of(where, {300}, {0}), {}});
-  EXPECT_EQ(check_all(cases), 4);
+  EXPECT_EQ(check_all(cases, {0, 4}), 4);
 }
 
 TEST(CudaEmulated, ArangeOnEveryDtype) {

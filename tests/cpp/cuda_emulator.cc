@@ -32,6 +32,11 @@ using std::signbit;
 #define __launch_bounds__(n)
 #define __shared__ static  // blocks run one at a time: one copy serves them all
 struct strider_emu_dim { unsigned x; };
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(16) int4 { int x, y, z, w; };
+struct alignas(16) double2 { double x, y; };
+struct alignas(16) longlong2 { long long x, y; };
+struct alignas(4) uchar4 { unsigned char x, y, z, w; };
 inline strider_emu_dim threadIdx{0}, blockIdx{0}, gridDim{1};
 namespace strider_emu {
 // a block's threads are fibers, switched at barriers: a round runs each unfinished one up to its
@@ -129,7 +134,7 @@ CudaEmulator::CudaEmulator(const std::vector<CudaStage>& stages) : stages_(stage
             << "  strider_emu::launch([&] { strider_emu::call(" << l.kernel << ", a); }, blocks, threads, coop);\n}\n";
   src.close();
   // no contraction: a * b + c rounds twice, as on the device with -fmad=false
-  const std::string cmd = compiler() + " -std=c++17 -O1 -fPIC -shared -ffp-contract=off -w -o " + dir_ + "/stages.so " +
+  const std::string cmd = compiler() + " -std=c++17 -O1 -fPIC -shared -ffp-contract=off -fno-strict-aliasing -w -o " + dir_ + "/stages.so " +
                           dir_ + "/stages.cc > " + dir_ + "/log 2>&1";
   if (std::system(cmd.c_str()) != 0) {
     std::ifstream log(dir_ + "/log");

@@ -15,7 +15,10 @@
 //
 // Elementwise stages flatten their domain and run a grid-stride loop, one point per thread per
 // trip; each view's element offset is computed from the point's indices (negative strides,
-// stride-0 broadcasts and strided stores as they come). Register temporaries are locals.
+// stride-0 broadcasts and strided stores as they come). Register temporaries are locals. Where
+// the innermost extent is a multiple of 4 and some view walks it contiguously from multiples of
+// 4, a vector path takes 4 points per trip with float4 (int4, 2 x double2, ...) loads and stores
+// of those views, when their base addresses are aligned at run time (a NumPy slice need not be).
 // Reductions pick one of five shapes (emit_cuda_reduce.cc): a thread per output element (the
 // innermost axis is kept, or rows are short), a warp per output (__shfl_down_sync), a block per
 // output (warps, then shared memory), and for few very long rows or columns two kernels: the

@@ -19,6 +19,8 @@ constexpr int kCudaThreads = 256;
 /// Blocks beyond which a kernel's grid-stride loop takes more trips instead (about 8 waves of
 /// resident blocks on a 132-SM H100).
 constexpr int64_t kCudaMaxBlocks = 8192;
+/// Points per thread and trip in an elementwise stage's vector path.
+constexpr int kCudaVectorLanes = 4;
 
 class CudaEmitter {
  public:
@@ -30,7 +32,8 @@ class CudaEmitter {
   static std::string reg_type(DType t);  // and bool in registers
   /// Appends one line of kernel code at the current indentation.
   void line(const std::string& text);
-  /// The element offset of v at the current indices (i<d>), as C.
+  /// The element offset of v at the current indices (i<d>, the innermost plus the lane in the
+  /// vector path), as C.
   std::string element_index(const View& v) const;
   /// The value of v at the current point: a register's local, or a load.
   std::string load(const View& v) const;
@@ -52,6 +55,13 @@ class CudaEmitter {
   /// Opens `extern "C" __global__ void <kernel>(params) {` and declares the extents.
   void open_kernel(const std::string& kernel);
   void close_kernel();
+  /// Chooses the views an elementwise stage reads and writes as whole vectors (stride 1 along the
+  /// innermost axis, every vector start a multiple of kCudaVectorLanes); false when none.
+  bool plan_vectors();
+  /// The vector path: kCudaVectorLanes points per trip, vector loads, the lanes' ops, vector stores.
+  void emit_vector_loop();
+  /// " && "-joined: the vector-accessed storages' base addresses are aligned for their vectors.
+  std::string vectors_aligned() const;
 
   // --- emit_cuda_reduce.cc
   /// Emits the accumulator helpers and the kernels of the final reduction.
@@ -71,6 +81,12 @@ class CudaEmitter {
   bool error_flag_ = false;
   int64_t scratch_bytes_ = 0;
   std::vector<CudaLaunch> launches_;
+  struct VectorAccess {
+    View view;
+    std::string name;  // the vector local (two halves, name_0 and name_1, for 8-byte types)
+  };
+  std::vector<VectorAccess> vector_loads_, vector_stores_;
+  int lane_ = -1;  // the lane of the vector path being emitted; -1 outside it
 };
 
 }  // namespace strider::detail

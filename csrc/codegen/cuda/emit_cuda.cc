@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 
 #include "codegen/cuda/cuda_emitter.h"
@@ -123,6 +124,28 @@ std::string literal(int64_t v) {
   return std::to_string(v) + (v > INT32_MAX || v < INT32_MIN ? "LL" : "");
 }
 
+// The vector type a view of `t` is read or written with, in halves for 8-byte types (16 bytes
+// each, the widest load), and the alignment its base address needs.
+const char* vector_type(DType t) {
+  switch (t) {
+    case DType::Bool: return "uchar4";
+    case DType::Int32: return "int4";
+    case DType::Int64: return "longlong2";
+    case DType::Float32: return "float4";
+    case DType::Float64: break;
+  }
+  return "double2";
+}
+bool in_halves(DType t) { return itemsize(t) == 8; }
+int vector_alignment(DType t) { return t == DType::Bool ? 4 : 16; }
+
+// Lane w of a vector local: name.x ... name.w, or name_0.x, name_0.y, name_1.x, name_1.y.
+std::string lane_component(const std::string& name, DType t, int w, bool read) {
+  static const char* const kField[] = {".x", ".y", ".z", ".w"};
+  const std::string c = in_halves(t) ? name + "_" + std::to_string(w / 2) + kField[w % 2] : name + kField[w];
+  return read && t == DType::Bool ? "(" + c + " != 0)" : c;
+}
+
 }  // namespace
 
 CudaEmitter::CudaEmitter(const Graph& g, const StagePlan& p, std::string name) : g_(g), p_(p), name_(std::move(name)) {}
@@ -154,7 +177,8 @@ std::string CudaEmitter::element_index(const View& v) const {
   for (int d = 0; d < v.ndim(); ++d) {
     const int64_t s = v.strides[d];
     if (s == 0) continue;
-    const std::string i = "i" + std::to_string(d);
+    std::string i = "i" + std::to_string(d);
+    if (lane_ > 0 && d == v.ndim() - 1) i = "(" + i + " + " + std::to_string(lane_) + ")";
     const std::string term = (s == 1 || s == -1) ? i : literal(s < 0 ? -s : s) + " * " + i;
     if (at.empty()) at = s < 0 ? "-" + term : term;
     else at += (s < 0 ? " - " : " + ") + term;
@@ -164,6 +188,9 @@ std::string CudaEmitter::element_index(const View& v) const {
 
 std::string CudaEmitter::load(const View& v) const {
   if (p_.registers.count(v.storage)) return "r" + std::to_string(v.storage);
+  if (lane_ >= 0)
+    for (const VectorAccess& a : vector_loads_)
+      if (a.view == v) return lane_component(a.name, g_.dtype_of(v), lane_, true);
   const std::string x = "s" + std::to_string(v.storage) + "[" + element_index(v) + "]";
   return g_.dtype_of(v) == DType::Bool ? "(" + x + " != 0)" : x;
 }
@@ -171,6 +198,9 @@ std::string CudaEmitter::load(const View& v) const {
 void CudaEmitter::store(const View& v, const std::string& value) {
   const DType t = g_.dtype_of(v);
   if (p_.registers.count(v.storage)) return line("const " + reg_type(t) + " r" + std::to_string(v.storage) + " = " + value + ";");
+  if (lane_ >= 0)
+    for (const VectorAccess& a : vector_stores_)
+      if (a.view == v) return line(lane_component(a.name, t, lane_, false) + " = " + (t == DType::Bool ? "(unsigned char)(" + value + ")" : value) + ";");
   line("s" + std::to_string(v.storage) + "[" + element_index(v) + "] = " + (t == DType::Bool ? "(unsigned char)(" + value + ")" : value) + ";");
 }
 
@@ -210,7 +240,7 @@ void CudaEmitter::emit_op(size_t k) {
     case OpKind::Arange: {
       if (t != out || g_.dtype_of(op.inputs[1]) != out) refuse("start and step must have the output's dtype");
       // NumPy's fill: the first two values as given, then first + i * (second - first)
-      const std::string i = p_.rank() > 0 ? "i0" : "0";
+      const std::string i = p_.rank() == 0 ? "0" : lane_ > 0 ? "(i0 + " + std::to_string(lane_) + ")" : "i0";
       const std::string& first = in[0];
       const std::string& second = in[1];
       std::string v = second;
@@ -409,6 +439,102 @@ void CudaEmitter::open_kernel(const std::string& kernel) {
   }
 }
 
+bool CudaEmitter::plan_vectors() {
+  const int last = p_.rank() - 1;
+  if (p_.reduction || last < 0 || p_.extent[last] >= 0 || p_.domain[last] % kCudaVectorLanes != 0) return false;
+  std::map<int, int> reads, writes;  // memory accesses per storage
+  for (const Op& op : p_.ops) {
+    for (const View& v : op.inputs)
+      if (!p_.registers.count(v.storage)) ++reads[v.storage];
+    if (!p_.registers.count(op.output.storage)) ++writes[op.output.storage];
+  }
+  auto whole = [&](const View& v) {  // every trip's vector starts at a multiple of the lanes
+    if (!params_.count(v.storage) || v.strides[last] != 1 || v.offset % kCudaVectorLanes != 0) return false;
+    for (int d = 0; d < last; ++d)
+      if (v.strides[d] % kCudaVectorLanes != 0) return false;
+    return true;
+  };
+  auto known = [](const std::vector<VectorAccess>& list, const View& v) {
+    return std::any_of(list.begin(), list.end(), [&](const VectorAccess& a) { return a.view == v; });
+  };
+  // vectors are loaded before the lanes run and stored after: only storages the stage does not
+  // write are loaded so, and only storages it does not read (written through one view) stored so
+  for (const Op& op : p_.ops) {
+    for (const View& v : op.inputs)
+      if (whole(v) && !writes.count(v.storage) && !known(vector_loads_, v))
+        vector_loads_.push_back({v, "v" + std::to_string(vector_loads_.size())});
+    const View& w = op.output;
+    if (whole(w) && !reads.count(w.storage) && writes[w.storage] == 1)
+      vector_stores_.push_back({w, "o" + std::to_string(vector_stores_.size())});
+  }
+  return !vector_loads_.empty() || !vector_stores_.empty();
+}
+
+std::string CudaEmitter::vectors_aligned() const {
+  std::set<int> seen;
+  std::string out;
+  for (const auto* list : {&vector_loads_, &vector_stores_})
+    for (const VectorAccess& a : *list) {
+      if (!seen.insert(a.view.storage).second) continue;
+      out += (out.empty() ? "" : " && ") + std::string("(unsigned long long)s") + std::to_string(a.view.storage) + " % " +
+             std::to_string(vector_alignment(g_.dtype_of(a.view))) + " == 0";
+    }
+  return out;
+}
+
+void CudaEmitter::emit_vector_loop() {
+  const int last = p_.rank() - 1;
+  const std::string I = index_t_, n = "n" + std::to_string(last), lanes = std::to_string(kCudaVectorLanes);
+  std::vector<int> outer(last);
+  for (int a = 0; a < last; ++a) outer[a] = a;
+  line("const " + I + " " + n + "v = " + n + " / " + lanes + ";  // vectors per innermost row");
+  const std::string total = outer.empty() ? n + "v" : count(outer) + " * " + n + "v";
+  line("for (" + I + " t = (" + I + ")blockIdx.x * " + std::to_string(kCudaThreads) + " + threadIdx.x; t < " + total + "; t += (" +
+       I + ")gridDim.x * " + std::to_string(kCudaThreads) + ") {");
+  ++indent_;
+  line("const " + I + " i" + std::to_string(last) + " = t % " + n + "v * " + lanes + ";");
+  if (!outer.empty()) {
+    line("const " + I + " t_o = t / " + n + "v;");
+    decompose("t_o", outer);
+  }
+  for (const VectorAccess& a : vector_loads_) {
+    const DType t = g_.dtype_of(a.view);
+    const std::string at = "&s" + std::to_string(a.view.storage) + "[" + element_index(a.view) + "]";
+    const std::string ty = vector_type(t);
+    if (!in_halves(t)) {
+      line("const " + ty + " " + a.name + " = *(const " + ty + "*)" + at + ";");
+    } else {
+      line("const " + ty + " " + a.name + "_0 = *(const " + ty + "*)" + at + ";");
+      line("const " + ty + " " + a.name + "_1 = *(const " + ty + "*)(" + at + " + 2);");
+    }
+  }
+  for (const VectorAccess& a : vector_stores_) {
+    const DType t = g_.dtype_of(a.view);
+    line(std::string(vector_type(t)) + " " + (in_halves(t) ? a.name + "_0, " + a.name + "_1" : a.name) + ";");
+  }
+  for (lane_ = 0; lane_ < kCudaVectorLanes; ++lane_) {
+    line("{  // lane " + std::to_string(lane_));
+    ++indent_;
+    for (size_t k = 0; k < p_.ops.size(); ++k) emit_op(k);
+    --indent_;
+    line("}");
+  }
+  lane_ = -1;
+  for (const VectorAccess& a : vector_stores_) {
+    const DType t = g_.dtype_of(a.view);
+    const std::string at = "&s" + std::to_string(a.view.storage) + "[" + element_index(a.view) + "]";
+    const std::string ty = vector_type(t);
+    if (!in_halves(t)) {
+      line("*(" + ty + "*)" + at + " = " + a.name + ";");
+    } else {
+      line("*(" + ty + "*)" + at + " = " + a.name + "_0;");
+      line("*(" + ty + "*)(" + at + " + 2) = " + a.name + "_1;");
+    }
+  }
+  --indent_;
+  line("}");
+}
+
 void CudaEmitter::close_kernel() {
   --indent_;
   line("}");
@@ -451,6 +577,17 @@ CudaStage CudaEmitter::emit() {
     for (int a = 0; a < p_.rank(); ++a) axes[a] = a;
     const int64_t points = shape_numel(p_.domain);
     open_kernel(name_);
+    // whole vectors where every vector-accessed base address is aligned (a NumPy array need not
+    // be: a slice starts anywhere), else one point per trip
+    const bool vectors = plan_vectors();
+    if (vectors) {
+      line("if (" + vectors_aligned() + ") {");
+      ++indent_;
+      emit_vector_loop();
+      --indent_;
+      line("} else {");
+      ++indent_;
+    }
     const std::string stride = "(" + index_t_ + ")gridDim.x * " + std::to_string(kCudaThreads);
     line("for (" + index_t_ + " t = (" + index_t_ + ")blockIdx.x * " + std::to_string(kCudaThreads) + " + threadIdx.x; t < " +
          count(axes) + "; t += " + stride + ") {");
@@ -459,6 +596,10 @@ CudaStage CudaEmitter::emit() {
     for (size_t k = 0; k < p_.ops.size(); ++k) emit_op(k);
     --indent_;
     line("}");
+    if (vectors) {
+      --indent_;
+      line("}");
+    }
     close_kernel();
     launches_.push_back({name_, std::clamp<int64_t>((points + kCudaThreads - 1) / kCudaThreads, 1, kCudaMaxBlocks), kCudaThreads});
   }

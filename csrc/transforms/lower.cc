@@ -2,6 +2,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "codegen/cuda/cuda_codegen.h"
 #include "codegen/llvm/codegen.h"
 #include "runtime/flags.h"
 #include "transforms/passes.h"
@@ -103,6 +104,17 @@ std::string run_passes(const std::string& ir_text, const std::vector<std::string
       StageGraph sg = fuse_stages(g, build_storage_table(g));
       schedule_stages(g, sg, schedules);
       extra << "// stages\n" << print_stages(g, sg);
+    } else if (name == "emit_cuda") {
+      StageGraph sg = fuse_stages(g, build_storage_table(g));
+      schedule_stages(g, sg, schedules);
+      for (size_t i = 0; i < sg.stages.size(); ++i) {
+        extra << "// cuda stage " << i << "\n";
+        try {
+          extra << emit_cuda_stage(g, sg.stages[i]).source;
+        } catch (const std::invalid_argument& e) {
+          extra << "// refused: " << e.what() << "\n";
+        }
+      }
     } else if (name == "lower") {
       g = lower(std::move(g), schedules).graph;
     } else {

@@ -67,7 +67,8 @@ Program lower(Graph g, const std::map<int, std::string>& schedules = {}, bool ji
 
 /// Runs the named passes in order on IR text and prints the result (the text tests and the
 /// strider-opt tool use this). Names: verify_graph, build_storage_table, build_dependence_dag,
-/// eliminate_dead_ops, inline_producers, fuse_stages (fused and scheduled by default), lower.
+/// eliminate_dead_ops, inline_producers, fuse_stages (fused and scheduled by default), emit_cuda
+/// (each stage's CUDA C, or why the CUDA backend refuses it), lower.
 std::string run_passes(const std::string& ir_text, const std::vector<std::string>& passes,
                        const std::map<int, std::string>& schedules = {});
 

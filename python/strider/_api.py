@@ -9,11 +9,11 @@ import types
 import numpy as np
 
 from . import _C
-from ._errors import ScheduleError, UnsupportedError, _internal, unsupported
+from ._errors import ScheduleError, StriderError, UnsupportedError, _internal, unsupported
 from ._ops import CREATION
 from ._tracer import IR_DTYPES, Trace, Tracer, as_tracer, check_dtype, contiguous, current_trace
 
-_TARGETS = ("cpu",)
+_TARGETS = ("cpu", "cuda", "auto")
 
 
 # -- arguments: pytrees of arrays, runtime scalars and static values --
@@ -330,6 +330,19 @@ class CompiledFunction:
         entry, _, _ = self._lookup(args, kwargs)
         return Explanation(entry.program)
 
+    def cuda_source(self, *args, **kwargs):
+        """The CUDA C strider emits for this call's stages, as one listing: each stage's kernels
+        after a `// stage N` line, or that line with the reason the CUDA backend refuses it."""
+        entry, _, _ = self._lookup(args, kwargs)
+        parts = []
+        for i, stage in enumerate(_C.cuda_source(entry.program)):
+            if isinstance(stage, str):
+                parts.append(f"// stage {i}: not compiled for CUDA: {stage}\n")
+            else:
+                parts.append(f"// stage {i}: " + ", ".join(f"{l.kernel}<<<{l.blocks}, {l.threads}>>>" for l in stage.launches)
+                             + "\n" + stage.source)
+        return "\n".join(parts)
+
     def stats(self):
         """Counters: traces (signatures traced), cache_hits (calls served from the memory cache),
         lowered (programs built), compiles (stages LLVM compiled), disk_hits (stages loaded from
@@ -461,7 +474,8 @@ class CompiledFunction:
                     outputs.append(("py", value))
             graph.outputs = views
         try:
-            program = _C.lower(graph, self._schedule, JIT)
+            # CPU code only where the function runs on the CPU
+            program = _C.lower(graph, self._schedule, JIT and self.target != "cuda")
         except _C.ScheduleError as e:
             raise ScheduleError(f"{self._fn.__name__}: {e}") from None
         self._stats["lowered"] += 1
@@ -513,6 +527,54 @@ def _caller_owned(trace, value, arg_storages):
 # STRIDER_EXEC_ORDER=latest: run in the other extreme legal order of the DAG (checks its edges)
 LATEST_FIRST = os.environ.get("STRIDER_EXEC_ORDER") == "latest"
 _MISS = object()  # the fast path's answer for a call it does not know
+
+
+def _cuda_refusal(name):
+    """Why `name` cannot run on a GPU in this version, as the error to raise."""
+    why = _C.cuda_unavailable_reason()
+    if why:
+        return StriderError(f"strider.compile: {name} cannot run on a GPU here: CUDA is unavailable: {why}; "
+                            f"pass NumPy arrays and use target='cpu'")
+    return UnsupportedError(f"strider.compile: {name} cannot run on a GPU yet: this version emits and compiles "
+                            f"CUDA kernels (f.cuda_source(*args)) but does not launch them; use target='cpu'")
+
+
+def _on_device(value):
+    """True for an array in GPU memory (CuPy's __cuda_array_interface__, or a DLPack device of
+    kind CUDA or CUDA managed memory, such as a torch tensor on a GPU), also inside lists,
+    tuples and dicts."""
+    if isinstance(value, (tuple, list)):
+        return any(_on_device(v) for v in value)
+    if isinstance(value, dict):
+        return any(_on_device(v) for v in value.values())
+    if isinstance(value, (np.ndarray, np.generic, int, float, bool)) or value is None:
+        return False
+    if hasattr(value, "__cuda_array_interface__"):
+        return True
+    device = getattr(value, "__dlpack_device__", None)
+    return device is not None and device()[0] in (2, 13)  # kDLCUDA, kDLCUDAManaged
+
+
+class _CudaFunction(CompiledFunction):
+    """strider.compile(fn, target="cuda"): traced, lowered and emitted as CUDA C like any
+    compiled function (explain, cuda_source); a call says why it cannot run on a GPU."""
+
+    def __call__(self, *args, **kwargs):
+        if current_trace() is not None:
+            return super().__call__(*args, **kwargs)  # inlined into the calling trace
+        raise _cuda_refusal(self.__name__)
+
+
+class _AutoFunction(CompiledFunction):
+    """strider.compile(fn, target="auto"): runs where the arguments live, on the CPU for NumPy
+    arrays; arrays in GPU memory get target="cuda"'s answer."""
+
+    def __call__(self, *args, **kwargs):
+        if _on_device(args) or _on_device(kwargs):
+            raise _cuda_refusal(self.__name__)
+        return super().__call__(*args, **kwargs)
+
+
 # STRIDER_JIT=0: every stage on the reference executor
 JIT = os.environ.get("STRIDER_JIT", "1") != "0"
 
@@ -520,6 +582,10 @@ JIT = os.environ.get("STRIDER_JIT", "1") != "0"
 def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64):
     """Compiles a NumPy function; use as @strider.compile or @strider.compile(...).
 
+    target: "cpu" (LLVM); "cuda" (stages emitted as CUDA C and compiled by NVRTC: f.cuda_source
+    shows them; a call raises StriderError saying why it cannot run on a GPU: this version does
+    not launch kernels); "auto" (where the arguments live: the CPU for NumPy arrays, "cuda"'s
+    answer for arrays in GPU memory).
     schedule: {stage index: primitives} replacing the default schedule of those stages;
     f.explain(*args).schedules shows the defaults as text to start from.
     max_signatures: how many call signatures (traced and compiled programs) the function keeps in
@@ -527,6 +593,7 @@ def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=N
     """
     options = dict(target=target, static_argnames=static_argnames, cache=cache, schedule=schedule,
                    max_signatures=max_signatures)
+    kind = {"cuda": _CudaFunction, "auto": _AutoFunction}.get(target, CompiledFunction)
     if fn is None:
-        return lambda f: CompiledFunction(f, **options)
-    return CompiledFunction(fn, **options)
+        return lambda f: kind(f, **options)
+    return kind(fn, **options)

@@ -68,7 +68,7 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 
 // IR, O3, machine code: the blob a cache stores. `symbol` names the entry function.
 KernelBlob build(detail::Jit& jit, const Graph& g, const Stage& s, const std::string& symbol) {
-  detail::StagePlan plan = detail::make_plan(g, s);
+  detail::StagePlan plan = detail::make_plan(g, s, "LLVM");
   auto ctx = std::make_unique<llvm::LLVMContext>();
   ctx->setDiagnosticHandlerCallBack(on_diagnostic, nullptr, /*RespectFilters=*/true);
   auto module = std::make_unique<llvm::Module>(symbol, *ctx);

@@ -1,7 +1,7 @@
 #pragma once
 
-// Internal to the LLVM backend: a stage normalized for code generation, and the state of emitting
-// it. The member functions are split by concern: emit_loops.cc (functions, loops, addressing),
+// Internal to the LLVM backend: the state of emitting a stage normalized by codegen/stage_plan.h.
+// The member functions are split by concern: emit_loops.cc (functions, loops, addressing),
 // emit_elementwise.cc (scalar semantics), vector_math.cc (libm and libmvec), emit_reduce.cc.
 
 #include <functional>
@@ -12,47 +12,11 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
-#include "analysis/overlap.h"
+#include "codegen/stage_plan.h"
 #include "ir/graph.h"
 #include "schedule/loop_nest.h"
 
 namespace strider::detail {
-
-/// Codegen's copy of a stage. Every view has the domain's rank (0-d inputs and the reduction's
-/// output carry stride 0 on the axes they lack), axes of extent 1 are dropped and neighbouring
-/// axes every view walks as one are merged, which keeps the iteration order.
-struct StagePlan {
-  Shape domain;
-  std::vector<int> extent;    // per axis: the storage holding its run-time extent, or -1
-  std::vector<bool> reduced;  // per axis: folded by the final reduction
-  std::vector<Op> ops;
-  std::vector<int> op_ids;    // graph op indices, for messages
-  std::set<int> registers;
-  std::vector<TailBound> tails;  // the stage's, by axis
-  bool reduction = false;     // the last op is a reduction
-  int vector_width = 1;       // a power of two
-  int unroll = 1;
-  bool parallel = false;      // split axis 0 across the thread pool
-  // compute_at: stages run first at each point of the outer `shared` axes (which every plan keeps
-  // as they are), then this one over the rest
-  std::vector<StagePlan> members;
-  int shared = 0;
-  // temporaries held one iteration of the shared axes at a time, in a stack buffer of `slab`
-  // elements: their views here have stride 0 on the shared axes and offsets into the buffer
-  std::vector<Stage::Folded> folded;
-
-  int rank() const { return static_cast<int>(domain.size()); }
-  /// Axis 0 is split by the (begin, end) arguments of the body: it exists and is not reduced.
-  bool splits() const { return rank() > 0 && !reduced[0]; }
-};
-
-/// Normalizes and checks a stage; throws std::invalid_argument naming the op on anything the
-/// backend refuses (stage_plan.cc).
-StagePlan make_plan(const Graph& g, const Stage& s);
-
-/// A constant of at most this many bytes becomes module data, so LLVM sees its values (a scalar
-/// operand folds); its bytes are then part of the stage's cache key.
-constexpr size_t kEmbedBytes = 256;
 
 /// Removes what only the vectorizer needed (libmvec declarations and wrappers left unused).
 void drop_unused_vector_math(llvm::Module& m);

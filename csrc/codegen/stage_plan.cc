@@ -3,7 +3,7 @@
 #include <string>
 
 #include "analysis/overlap.h"
-#include "codegen/llvm/emitter.h"
+#include "codegen/stage_plan.h"
 #include "schedule/legality.h"
 
 namespace strider::detail {
@@ -16,7 +16,7 @@ std::string op_label(const StagePlan& p, size_t k) {
 }
 
 [[noreturn]] void refuse(const StagePlan& p, size_t k, const std::string& why) {
-  throw std::invalid_argument("LLVM backend cannot compile " + op_label(p, k) + ": " + why);
+  throw std::invalid_argument(p.backend + " backend cannot compile " + op_label(p, k) + ": " + why);
 }
 
 // Gives v the domain's rank: 0-d inputs broadcast, a reduction's output gets stride 0 (and no
@@ -177,8 +177,9 @@ bool try_merge(StagePlan& p, int d) {
 }
 
 // `keep`: the outer axes a compute_at group shares, neither dropped nor merged.
-StagePlan plan_of(const Graph& g, const Stage& s, int keep) {
+StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& backend) {
   StagePlan p;
+  p.backend = backend;
   p.domain = s.domain;
   p.ops = s.ops;
   p.op_ids = s.op_ids;
@@ -187,7 +188,7 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep) {
   p.tails = tail_bounds(s);
   p.reduced.assign(rank, false);
   p.extent.assign(rank, -1);
-  if (p.ops.empty()) throw std::invalid_argument("LLVM backend cannot compile an empty stage");
+  if (p.ops.empty()) throw std::invalid_argument(backend + " backend cannot compile an empty stage");
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const Op& op = p.ops[k];
     if (static_cast<int>(op.inputs.size()) != op_arity(op.code)) refuse(p, k, "wrong number of inputs");
@@ -269,12 +270,12 @@ void address_slabs(StagePlan& p, const std::vector<Stage::Folded>& folded, int s
 
 }  // namespace
 
-StagePlan make_plan(const Graph& g, const Stage& s) {
-  StagePlan p = plan_of(g, s, s.shared_loops);
+StagePlan make_plan(const Graph& g, const Stage& s, const std::string& backend) {
+  StagePlan p = plan_of(g, s, s.shared_loops, backend);
   p.shared = s.shared_loops;
   p.folded = s.folded;
   for (const Stage& m : s.computed_at) {
-    p.members.push_back(plan_of(g, m, s.shared_loops));
+    p.members.push_back(plan_of(g, m, s.shared_loops, backend));
     p.parallel = p.parallel && rows_independent(g, p.members.back());
     address_slabs(p.members.back(), s.folded, p.shared);
   }

@@ -1,0 +1,97 @@
+#include "codegen/cuda/cuda_codegen.h"
+
+#include <stdexcept>
+
+#include "codegen/cuda/cuda_emitter.h"
+#include "runtime/cuda_loader.h"
+#include "runtime/flags.h"
+
+#ifndef STRIDER_VERSION
+#error "CMakeLists.txt defines STRIDER_VERSION (project version) for this file"
+#endif
+#ifndef STRIDER_CUDA_CODEGEN_ID
+#error "CMakeLists.txt defines STRIDER_CUDA_CODEGEN_ID (a hash of the CUDA backend's sources) for this file"
+#endif
+
+namespace strider {
+
+namespace {
+
+std::string codegen_id() { return STRIDER_CUDA_CODEGEN_ID; }
+
+std::string options_text() {
+  std::string out;
+  for (const std::string& o : cuda_compile_options()) out += (out.empty() ? "" : " ") + o;
+  return out;
+}
+
+// compute_at groups are a CPU schedule (rows in cache, temporaries in stack slabs): here every
+// stage is its own kernel, run in stage order, with its temporaries in device memory.
+Stage standalone(const Stage& s) {
+  Stage t = s;
+  t.computed_in = -1;
+  t.computed_at.clear();
+  t.shared_loops = 0;
+  t.folded.clear();
+  return t;
+}
+
+}  // namespace
+
+CudaStage emit_cuda_stage(const Graph& g, const Stage& stage) {
+  const Stage s = standalone(stage);
+  if (!s.tails.empty())
+    throw std::invalid_argument("CUDA backend cannot compile the stage of op" + std::to_string(s.op_ids.front()) +
+                                ": its schedule splits a loop with a tail (" + print_tails(s).substr(1) + ")");
+  const detail::StagePlan plan = detail::make_plan(g, s, "CUDA");
+  // named by the code it holds, as the LLVM backend's symbols: the same stage in any function or
+  // process is the same kernel, whatever device it is compiled for
+  const std::string name = "strider_" + sha256_hex("cuda " + codegen_id() + "\n" + detail::stage_text(g, s)).substr(0, 16);
+  return detail::CudaEmitter(g, plan, name).emit();
+}
+
+const std::vector<std::string>& cuda_compile_options() {
+  // no FMA contraction: a * b + c rounds twice, as the reference computes it
+  static const std::vector<std::string> kOptions{"-std=c++17", "-fmad=false"};
+  return kOptions;
+}
+
+CacheKey cuda_stage_cache_key(const Graph& g, const Stage& s, const std::string& arch, const std::string& nvrtc_version) {
+  CacheKey key;
+  key.add("strider", STRIDER_VERSION);
+  key.add("codegen", "cuda-" + codegen_id());
+  key.add("nvrtc", nvrtc_version);
+  key.add("arch", arch);
+  key.add("options", options_text());
+  key.add("stage", detail::stage_text(g, standalone(s)));
+  return key;
+}
+
+CudaCompiled compile_cuda_stage(const Graph& g, const Stage& s, const std::string& arch, DiskCache* cache) {
+  CudaCompiled out;
+  out.stage = emit_cuda_stage(g, s);
+  const Nvrtc* nvrtc = Nvrtc::get();
+  if (!nvrtc) throw std::runtime_error("cannot compile CUDA kernels: " + nvrtc_unavailable_reason());
+  const CacheKey key = cuda_stage_cache_key(g, s, arch, nvrtc->version());
+  log_line("cache", "key " + key.digest().substr(0, 16) + ": " + key.summary());
+  if (cache) {
+    std::optional<KernelBlob> blob = cache->load(key);
+    if (blob && blob->symbol == out.stage.name) {
+      out.cubin = std::move(blob->object);
+      out.from_disk = true;
+      return out;
+    }
+  }
+  out.cubin = nvrtc->compile_cubin(out.stage.source, out.stage.name + ".cu", arch, cuda_compile_options());
+  if (cache) {
+    KernelBlob blob;
+    blob.symbol = out.stage.name;
+    blob.scratch_bytes = static_cast<uint64_t>(out.stage.scratch_bytes);
+    blob.object = out.cubin;
+    blob.ir = out.stage.source;
+    cache->store(key, blob);
+  }
+  return out;
+}
+
+}  // namespace strider

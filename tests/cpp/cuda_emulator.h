@@ -1,0 +1,36 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/cuda/cuda_codegen.h"
+
+namespace strider::testing {
+
+/// Runs CUDA stages on the CPU where there is no GPU, to test what the backend emits against the
+/// reference executor. The sources (self-contained CUDA C) are compiled together by the host's
+/// C++ compiler ($CXX, else c++) against a shim defining CUDA's keywords, built-ins and the
+/// intrinsics the backend uses, into one shared library. Blocks run one after another; a block's
+/// threads run as std::threads where its kernel synchronizes (__syncthreads and warp shuffles are
+/// barriers), else one after another. Math functions are the host's libm: results are the
+/// reference's bit for bit wherever the backend's scalar code is right.
+class CudaEmulator {
+ public:
+  /// Why stages cannot be emulated here (no host compiler), or empty.
+  static std::string unavailable();
+  /// Compiles the stages; throws std::runtime_error with the compiler's output.
+  explicit CudaEmulator(const std::vector<CudaStage>& stages);
+  ~CudaEmulator();
+  CudaEmulator(const CudaEmulator&) = delete;
+  CudaEmulator& operator=(const CudaEmulator&) = delete;
+
+  /// Runs stage i's launches in order over bases[s] (storage s's memory); returns *err.
+  int run(size_t i, const std::vector<char*>& bases) const;
+
+ private:
+  std::vector<CudaStage> stages_;
+  std::string dir_;
+  void* lib_ = nullptr;
+};
+
+}  // namespace strider::testing

@@ -1,0 +1,64 @@
+"""Every kernel of the e2e suite compiles with NVRTC for sm_90 and sm_80. The suite runs in a
+subprocess with the cuda_collect plugin (tests/cuda_collect.py) on the reference executor
+(STRIDER_JIT=0: no LLVM time), which keeps each distinct kernel's CUDA C; they are then compiled
+in batches (one NVRTC program holds many self-contained stages) on every core."""
+import json
+import multiprocessing
+import os
+import pathlib
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+
+from strider import _C
+
+NVRTC = _C.nvrtc_unavailable_reason()
+TESTS = pathlib.Path(__file__).resolve().parents[1]
+ARCHS = ("sm_90", "sm_80")
+BATCH = 100  # kernels per NVRTC program: amortizes NVRTC's start-up, keeps a failure's batch small
+# what make_plan refuses for every backend (a stage the LLVM backend leaves to the reference too)
+PLAN_REFUSALS = ("access overlapping parts", "touches its output storage", "zero-size array to reduction",
+                 "run-time extents", "different run-time extents")
+
+
+def compile_batch(job):
+    """Failures ("name (arch): log") of one batch; a failing batch is retried kernel by kernel."""
+    arch, batch = job
+    try:
+        _C.nvrtc_compile("".join(source for _, source in batch), arch, "e2e.cu")
+        return []
+    except RuntimeError:
+        failures = []
+        for name, source in batch:
+            try:
+                _C.nvrtc_compile(source, arch, name + ".cu")
+            except RuntimeError as e:
+                failures.append(f"{name} ({arch}): {e}")
+        return failures
+
+
+@pytest.mark.skipif(bool(NVRTC), reason=f"NVRTC is unavailable: {NVRTC}")
+def test_every_e2e_kernel_compiles_with_nvrtc(tmp_path):
+    out = tmp_path / "kernels.json"
+    env = dict(os.environ, STRIDER_JIT="0", STRIDER_CUDA_COLLECT=str(out),
+               PYTHONPATH=os.pathsep.join(p for p in (str(TESTS), os.environ.get("PYTHONPATH")) if p))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "cuda_collect", "-p", "no:cacheprovider",
+                          str(TESTS / "e2e")], env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    collected = json.loads(out.read_text())
+    kernels = sorted(collected["kernels"].items())
+    assert len(kernels) > 1000, "the e2e suite lowers well over a thousand distinct stages"
+    for why, count in collected["refused"].items():
+        assert any(r in why for r in PLAN_REFUSALS), f"{count} stages refused only by the CUDA backend: {why}"
+
+    start = time.monotonic()
+    jobs = [(arch, kernels[i:i + BATCH]) for arch in ARCHS for i in range(0, len(kernels), BATCH)]
+    # processes: NVRTC serializes compilations within one process
+    with ProcessPoolExecutor(os.cpu_count(), mp_context=multiprocessing.get_context("fork")) as pool:
+        failures = [f for batch in pool.map(compile_batch, jobs) for f in batch]
+    assert not failures, f"{len(failures)} kernels failed to compile:\n" + "\n\n".join(failures[:5])
+    print(f"\n{len(kernels)} e2e kernels compiled for {', '.join(ARCHS)} in {time.monotonic() - start:.1f} s "
+          f"({sum(collected['refused'].values())} stages refused by the plan)")

@@ -7,19 +7,6 @@
 
 namespace strider::detail {
 
-namespace {
-
-const char* kind_text(StorageKind k) {
-  switch (k) {
-    case StorageKind::Arg: return "arg";
-    case StorageKind::Temp: return "temp";
-    case StorageKind::Const: break;
-  }
-  return "const";
-}
-
-}  // namespace
-
 std::string stage_text(const Graph& g, const Stage& s) {
   std::ostringstream os;
   auto ints = [&](const auto& v) {
@@ -80,7 +67,7 @@ std::string stage_text(const Graph& g, const Stage& s) {
       continue;
     }
     const Storage& st = g.storages[i];
-    os << "%s" << i << " " << dtype_name(st.dtype) << " " << kind_text(st.kind);
+    os << "%s" << i << " " << dtype_name(st.dtype) << " " << storage_kind_name(st.kind);
     if (st.kind == StorageKind::Const) {
       if (!st.data.empty() && st.data.size() <= kEmbedBytes) {
         static const char digits[] = "0123456789abcdef";

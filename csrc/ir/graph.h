@@ -29,6 +29,9 @@ enum class StorageKind : uint8_t {
   Temp,   // allocated per call
   Const,  // data carried in the graph
 };
+/// "arg", "temp" or "const", as the IR text writes it.
+const char* storage_kind_name(StorageKind k);
+
 
 /// A flat buffer (DESIGN.md): dtype, element count, origin.
 struct Storage {

@@ -5,12 +5,7 @@
 
 namespace strider {
 
-namespace {
-void print_ints(std::ostream& os, const Shape& v) {
-  for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
-}
-
-const char* kind_name(StorageKind k) {
+const char* storage_kind_name(StorageKind k) {
   switch (k) {
     case StorageKind::Arg: return "arg";
     case StorageKind::Const: return "const";
@@ -18,6 +13,12 @@ const char* kind_name(StorageKind k) {
   }
   return "temp";
 }
+
+namespace {
+void print_ints(std::ostream& os, const Shape& v) {
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
+}
+
 }  // namespace
 
 std::string print_view(const View& v) {
@@ -40,7 +41,7 @@ std::string print_graph(const Graph& g) {
   for (size_t i = 0; i < g.storages.size(); ++i) {
     const Storage& s = g.storages[i];
     os << "  %s" << i << " = storage " << dtype_name(s.dtype) << "[" << s.size << "] "
-       << kind_name(s.kind);
+       << storage_kind_name(s.kind);
     if (s.kind == StorageKind::Arg) os << " " << s.arg;
     if (s.kind == StorageKind::Const) {
       os << " 0x";

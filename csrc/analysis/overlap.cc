@@ -125,16 +125,16 @@ bool exists_pair(const View& a, const View& b, const std::string& relation, cons
 }  // namespace
 
 // Past a tail a view may wrap onto elements of other points: only the exact test knows.
-bool shared_across_outer(const View& a, const View& b, const std::vector<TailBound>& tails) {
-  if (a.ndim() == 0 || (a == b && tails.empty() && injective(a)) || !footprints_overlap(a, b).overlap) return false;
-  return exists_pair(a, b, "i0 < j0 or i0 > j0", tails);
-}
-
-bool shared_across_prefix(const View& a, const View& b, int prefix) {
+bool shared_across_prefix(const View& a, const View& b, int prefix, const std::vector<TailBound>& tails) {
   if (prefix == 0 || !footprints_overlap(a, b).overlap) return false;
   std::ostringstream differ;
   for (int d = 0; d < prefix; ++d) differ << (d ? " or " : "") << "i" << d << " < j" << d << " or i" << d << " > j" << d;
-  return exists_pair(a, b, differ.str(), {});
+  return exists_pair(a, b, differ.str(), tails);
+}
+
+bool shared_across_outer(const View& a, const View& b, const std::vector<TailBound>& tails) {
+  if (a.ndim() == 0 || (a == b && tails.empty() && injective(a))) return false;
+  return shared_across_prefix(a, b, 1, tails);
 }
 
 bool reordered_when_fused(const View& earlier, const View& later, const std::vector<TailBound>& tails) {

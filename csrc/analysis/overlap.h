@@ -38,6 +38,6 @@ bool shared_across_outer(const View& a, const View& b, const std::vector<TailBou
 
 /// For accesses over two loop domains whose first `prefix` loops are the same (compute_at):
 /// whether points that differ on those loops touch a common element.
-bool shared_across_prefix(const View& a, const View& b, int prefix);
+bool shared_across_prefix(const View& a, const View& b, int prefix, const std::vector<TailBound>& tails = {});
 
 }  // namespace strider

@@ -54,8 +54,8 @@ void for_each(const Shape& shape, const Operand* ops, F&& f) {
 
 class Executor {
  public:
-  // `in_registers`: temps no one stores (registers of compiled stages): never allocated
-  Executor(const Program& p, const std::vector<void*>& buffers, const std::vector<bool>& in_registers)
+  // `unstored`: temps no one stores (Program::unstored; empty: none): never allocated
+  Executor(const Program& p, const std::vector<void*>& buffers, const std::vector<bool>& unstored)
       : g_(p.graph) {
     if (buffers.size() != g_.storages.size()) throw std::invalid_argument("one buffer per storage expected");
     base_.resize(g_.storages.size());
@@ -67,7 +67,7 @@ class Executor {
         base_[s] = static_cast<char*>(buffers[s]);
       } else if (st.kind == StorageKind::Arg) {
         throw std::invalid_argument("no memory given for argument storage %s" + std::to_string(s));
-      } else if (in_registers[s]) {
+      } else if (!unstored.empty() && unstored[s]) {
         base_[s] = nullptr;
       } else {
         owned_.emplace_back(new double[(st.size * itemsize(st.dtype) + 7) / 8 + 1]);
@@ -297,16 +297,8 @@ class Executor {
 
 void execute(const Program& p, const std::vector<void*>& buffers, bool latest_first) {
   const bool staged = !latest_first && !p.stages.stages.empty();
-  std::vector<bool> in_registers(p.graph.storages.size(), false);
-  if (staged)
-    for (size_t i = 0; i < p.kernels.size(); ++i)
-      if (p.kernels[i]) {
-        for (int r : p.stages.stages[i].registers) in_registers[r] = true;
-        for (const Stage& m : p.stages.stages[i].computed_at)
-          for (int r : m.registers) in_registers[r] = true;
-        for (const Stage::Folded& f : p.stages.stages[i].folded) in_registers[f.storage] = true;
-      }
-  Executor ex(p, buffers, in_registers);
+  static const std::vector<bool> kAllStored;
+  Executor ex(p, buffers, staged ? p.unstored : kAllStored);
   if (!staged) {
     std::vector<int> order = p.dag.topological_order(latest_first);
     if (order.size() != p.graph.ops.size()) throw std::logic_error("the dependence graph has a cycle");

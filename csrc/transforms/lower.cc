@@ -42,7 +42,14 @@ void compile_stages(Program& p) {
       p.fallbacks[i] = e.what();
       log_line("codegen", "stage " + std::to_string(i) + " runs on the reference executor: " + e.what());
     }
-    if (p.kernels[i]) debug_dump_text(p.graph.name + ".stage" + std::to_string(i) + ".ll", p.kernels[i]->llvm_ir());
+    if (!p.kernels[i]) continue;
+    debug_dump_text(p.graph.name + ".stage" + std::to_string(i) + ".ll", p.kernels[i]->llvm_ir());
+    const Stage& s = p.stages.stages[i];
+    p.unstored.resize(p.graph.storages.size(), false);
+    for (int r : s.registers) p.unstored[r] = true;
+    for (const Stage& m : s.computed_at)
+      for (int r : m.registers) p.unstored[r] = true;
+    for (const Stage::Folded& f : s.folded) p.unstored[f.storage] = true;
   }
 }
 

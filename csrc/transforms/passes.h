@@ -22,6 +22,9 @@ struct Program {
   StageGraph stages;
   std::vector<std::shared_ptr<const CompiledStage>> kernels;  // per stage; null: the reference executor runs it
   std::vector<std::string> fallbacks;  // per stage: why it has no kernel (empty when it has one)
+  // per storage: never allocated when the stages run (registers and folded slabs of compiled
+  // stages); empty when nothing is compiled
+  std::vector<bool> unstored;
   int compiled = 0;   // kernels LLVM compiled for this program
   int disk_hits = 0;  // kernels loaded from the disk cache instead
 };

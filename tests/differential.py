@@ -1,5 +1,7 @@
 """The differential harness of the test suite: run a function in NumPy and through strider on
 clones of the same arguments and compare everything (strider.testing.compare_calls)."""
+import os
+
 import numpy as np
 import pytest
 
@@ -8,6 +10,9 @@ from strider import _api
 from strider.testing import clone_args, compare, compare_calls, leaves
 
 SUPPORTED_DTYPES = {np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.float64)}
+# STRIDER_TEST_TARGET=cuda: every check() runs its function on the GPU (NumPy arguments copied
+# there and back); tests/gpu runs the e2e suite so, on a GPU or on the emulated device
+TARGET = os.environ.get("STRIDER_TEST_TARGET", "cpu")
 
 
 def assert_same(expected, got, rtol=0.0, atol=0.0, what="result"):
@@ -20,7 +25,9 @@ def check(fn, *args, rtol=0.0, atol=0.0, static_argnames=(), calls=1, **kwargs):
     `calls` > 1 calls the compiled function again on fresh copies (exercises the cache). Every
     call also runs in the other extreme legal order of the DAG, which must agree.
     """
-    compiled = strider.compile(fn, static_argnames=static_argnames)
+    compiled = strider.compile(fn, static_argnames=static_argnames, target=TARGET)
+    # the device runs stages in program order; the reference's other order is a CPU check
+    orders = ("program",) if TARGET == "cuda" else ("program", "latest")
     for _ in range(calls):
         np_args = clone_args((args, kwargs))
         with np.errstate(all="ignore"):
@@ -31,7 +38,7 @@ def check(fn, *args, rtol=0.0, atol=0.0, static_argnames=(), calls=1, **kwargs):
             with pytest.raises(strider.UnsupportedError):
                 compiled(*args, **kwargs)
             return compiled
-        for order in ("program", "latest"):
+        for order in orders:
             st_args = clone_args((args, kwargs))
             with _exec_order(order):
                 got = compiled(*st_args[0], **st_args[1])
@@ -57,4 +64,4 @@ def check_raises(fn, *args, exc, static_argnames=(), **kwargs):
         fn(*np_args, **np_kwargs)
     st_args, st_kwargs = clone_args((args, kwargs))
     with pytest.raises(exc):
-        strider.compile(fn, static_argnames=static_argnames)(*st_args, **st_kwargs)
+        strider.compile(fn, static_argnames=static_argnames, target=TARGET)(*st_args, **st_kwargs)

@@ -1,5 +1,11 @@
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+
+#include "device_array.h"
+#include "runtime/cuda_executor.h"
 
 #include "codegen/cuda/cuda_codegen.h"
 #include "runtime/cuda_loader.h"
@@ -33,9 +39,90 @@ const Nvrtc& nvrtc() {
   return *n;
 }
 
+// Device memory strider allocated for a result (freed with its last view).
+struct DeviceBuffer {
+  int ordinal;
+  uint64_t ptr;
+  DeviceBuffer(int o, size_t bytes) : ordinal(o), ptr(cuda_alloc(o, bytes)) {}
+  ~DeviceBuffer() { cuda_free(ordinal, ptr); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+py::dtype dtype_of(int typenum) {
+  return py::reinterpret_steal<py::dtype>(reinterpret_cast<PyObject*>(PyArray_DescrFromType(typenum)));
+}
+
+// A contiguous NumPy array's bytes, checked against the device range's size.
+char* bytes_of(const py::array& a, size_t bytes) {
+  if (!(a.flags() & py::array::c_style) || static_cast<size_t>(a.nbytes()) != bytes)
+    throw std::invalid_argument("a C-contiguous array of " + std::to_string(bytes) + " bytes expected");
+  return static_cast<char*>(const_cast<void*>(a.data()));
+}
+
 }  // namespace
 
 void bind_cuda(py::module_& m) {
+  if (PyArray_API == nullptr && _import_array() < 0) throw py::error_already_set();
+  py::class_<DeviceArray> da(m, "DeviceArray",
+                             "An array in GPU memory: a call's argument (from __cuda_array_interface__ or DLPack) or a "
+                             "result for callers of no library strider knows; its __cuda_array_interface__ lets CuPy, "
+                             "PyTorch and Numba take it without a copy");
+  da.def(py::init([](uint64_t ptr, std::vector<int64_t> shape, std::vector<int64_t> strides, const py::dtype& dtype,
+                     bool writeable, int ordinal, py::object owner) {
+           if (shape.size() != strides.size()) throw std::invalid_argument("shape and strides differ in length");
+           DeviceArray a;
+           a.ptr = ptr;
+           a.shape = std::move(shape);
+           a.strides = std::move(strides);
+           a.typenum = dtype.num();
+           a.itemsize = static_cast<int>(dtype.itemsize());
+           a.writeable = writeable;
+           a.ordinal = ordinal;
+           a.owner = std::move(owner);
+           return a;
+         }),
+         py::arg("ptr"), py::arg("shape"), py::arg("strides"), py::arg("dtype"), py::arg("writeable"),
+         py::arg("ordinal"), py::arg("owner"))
+      .def_readonly("ptr", &DeviceArray::ptr)
+      .def_property_readonly("shape", [](const DeviceArray& a) { return py::tuple(py::cast(a.shape)); })
+      .def_property_readonly("strides", [](const DeviceArray& a) { return py::tuple(py::cast(a.strides)); })
+      .def_property_readonly("dtype", [](const DeviceArray& a) { return dtype_of(a.typenum); })
+      .def_readonly("writeable", &DeviceArray::writeable)
+      .def_readonly("ordinal", &DeviceArray::ordinal)
+      .def_readonly("owner", &DeviceArray::owner)
+      .def_property_readonly("__cuda_array_interface__", [](const DeviceArray& a) {
+        py::dict d;
+        d["shape"] = py::tuple(py::cast(a.shape));
+        d["typestr"] = dtype_of(a.typenum).attr("str");
+        d["data"] = py::make_tuple(a.ptr, !a.writeable);
+        d["strides"] = py::tuple(py::cast(a.strides));
+        d["version"] = 3;
+        d["stream"] = py::none();  // strider's calls have finished with it when they return it
+        return d;
+      });
+  da.attr("__hash__") = py::none();  // a leaf, never a static value (the dispatcher hashes those)
+  py::class_<DeviceBuffer, std::shared_ptr<DeviceBuffer>>(m, "DeviceBuffer")
+      .def(py::init<int, size_t>(), py::arg("ordinal"), py::arg("bytes"))
+      .def_readonly("ptr", &DeviceBuffer::ptr)
+      .def_readonly("ordinal", &DeviceBuffer::ordinal);
+  py::class_<CudaProgram, std::shared_ptr<CudaProgram>>(m, "CudaProgram")
+      .def(py::init([](std::shared_ptr<Program> program, int ordinal) {
+             py::gil_scoped_release release;  // NVRTC may compile for a while
+             return std::make_shared<CudaProgram>(std::move(program), ordinal);
+           }),
+           py::arg("program"), py::arg("ordinal"))
+      .def_property_readonly("arch", &CudaProgram::arch)
+      .def_property_readonly("fallbacks", &CudaProgram::fallbacks)
+      .def_property_readonly("compiled", &CudaProgram::compiled)
+      .def_property_readonly("disk_hits", &CudaProgram::disk_hits);
+  m.def("cuda_pointer_ordinal", &cuda_pointer_ordinal, py::arg("ptr"), "the CUDA device holding ptr");
+  m.def("cuda_download",
+        [](int ordinal, uint64_t src, py::array dst) { cuda_download(ordinal, bytes_of(dst, dst.nbytes()), src, dst.nbytes()); },
+        py::arg("ordinal"), py::arg("src"), py::arg("dst"), "copies device memory at src into the contiguous array dst");
+  m.def("cuda_upload",
+        [](int ordinal, uint64_t dst, const py::array& src) { cuda_upload(ordinal, dst, bytes_of(src, src.nbytes()), src.nbytes()); },
+        py::arg("ordinal"), py::arg("dst"), py::arg("src"), "copies the contiguous array src to device memory at dst");
   py::class_<CudaLaunch>(m, "CudaLaunch")
       .def_readonly("kernel", &CudaLaunch::kernel)
       .def_readonly("blocks", &CudaLaunch::blocks)

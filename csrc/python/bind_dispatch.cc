@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "device_array.h"
+#include "runtime/cuda_executor.h"
 #include "runtime/executor.h"
 
 namespace py = pybind11;
@@ -26,6 +28,7 @@ struct CallLayout {
   std::vector<uintptr_t> bases;    // per group
   std::vector<int> group_owner;    // per group: a leaf of the group (keeps its memory alive)
   std::vector<int> group_dtype;    // per group: NumPy type number
+  std::vector<int> group_ordinal;  // per group: the CUDA device holding it, -1: host memory
   std::vector<int64_t> group_extent;  // per group: elements from the base to the end of the last leaf
   std::vector<int> leaf_group;     // per leaf: its group, -1 for scalars
   std::vector<int64_t> leaf_offset;  // per leaf: elements from its group's base to its first element
@@ -48,6 +51,39 @@ struct Span {
   int leaf;
 };
 
+// An array leaf as the layout sees it: a NumPy array or an array in GPU memory.
+struct ArrayLeaf {
+  uintptr_t data = 0;
+  int ndim = 0;
+  const npy_intp* dims = nullptr;
+  const npy_intp* strides = nullptr;  // bytes
+  int type = 0, item = 0;
+  bool writeable = true;
+  int ordinal = -1;  // the CUDA device holding it; -1: host memory
+};
+
+// False when the leaf is no array the layout takes (a scalar, or one for the general path).
+bool array_leaf(PyObject* o, ArrayLeaf& a, bool& refused) {
+  // exact ndarrays only: a subclass (np.matrix, masked arrays) has its own semantics for the same
+  // operators, so it takes the general path, which refuses it
+  if (PyArray_CheckExact(o)) {
+    auto* arr = reinterpret_cast<PyArrayObject*>(o);
+    if (!supported_type(PyArray_TYPE(arr)) || !PyArray_ISNBO(PyArray_DESCR(arr)->byteorder)) refused = true;
+    a = ArrayLeaf{reinterpret_cast<uintptr_t>(PyArray_DATA(arr)), PyArray_NDIM(arr), PyArray_DIMS(arr),
+                  PyArray_STRIDES(arr), PyArray_TYPE(arr), static_cast<int>(PyArray_ITEMSIZE(arr)),
+                  PyArray_ISWRITEABLE(arr) != 0, -1};
+    return true;
+  }
+  if (!py::isinstance<DeviceArray>(o)) return false;
+  const auto& d = py::handle(o).cast<const DeviceArray&>();
+  static_assert(sizeof(npy_intp) == sizeof(int64_t));
+  a = ArrayLeaf{static_cast<uintptr_t>(d.ptr), static_cast<int>(d.shape.size()),
+                reinterpret_cast<const npy_intp*>(d.shape.data()), reinterpret_cast<const npy_intp*>(d.strides.data()),
+                d.typenum, d.itemsize, d.writeable, d.ordinal};
+  if (!supported_type(d.typenum)) refused = true;
+  return true;
+}
+
 // False when a leaf needs the general path (which raises the right error for it).
 bool layout_of(const py::tuple& leaves, CallLayout& out) {
   if (PyArray_API == nullptr && _import_array() < 0) throw py::error_already_set();
@@ -56,26 +92,25 @@ bool layout_of(const py::tuple& leaves, CallLayout& out) {
   out.leaf_offset.assign(n, 0);
   std::vector<Span> spans, empties;
   std::vector<char> tags(n);
+  std::vector<ArrayLeaf> arrays(n);
   for (int i = 0; i < n; ++i) {
     PyObject* o = leaves[i].ptr();
-    // exact ndarrays only: a subclass (np.matrix, masked arrays) has its own semantics for the same
-    // operators, so it takes the general path, which refuses it
-    if (PyArray_CheckExact(o)) {
-      auto* a = reinterpret_cast<PyArrayObject*>(o);
-      if (!supported_type(PyArray_TYPE(a)) || !PyArray_ISNBO(PyArray_DESCR(a)->byteorder)) return false;
-      const int item = static_cast<int>(PyArray_ITEMSIZE(a));
-      uintptr_t lo = reinterpret_cast<uintptr_t>(PyArray_DATA(a)), hi = lo;
+    bool refused = false;
+    if (array_leaf(o, arrays[i], refused)) {
+      if (refused) return false;
+      const ArrayLeaf& a = arrays[i];
+      uintptr_t lo = a.data, hi = lo;
       bool empty = false;
-      for (int d = 0; d < PyArray_NDIM(a); ++d) {
-        const npy_intp ext = PyArray_DIM(a, d), st = PyArray_STRIDE(a, d);
+      for (int d = 0; d < a.ndim; ++d) {
+        const npy_intp ext = a.dims[d], st = a.strides[d];
         if (ext == 0) empty = true;
-        if (st % item) return false;
+        if (st % a.item) return false;
         if (st < 0) lo += st * (ext - 1);
         else hi += st * (ext - 1);
       }
       if (empty) empties.push_back({lo, lo, i});  // touches nothing: extent 0
-      else spans.push_back({lo, hi + item, i});
-      tags[i] = 'A';
+      else spans.push_back({lo, hi + a.item, i});
+      tags[i] = a.ordinal < 0 ? 'A' : 'D';
     } else if (PyArray_IsScalar(o, Generic)) {  // before float: np.float64 subclasses it
       if (!supported_type(PyArray_DescrFromScalar(o)->type_num)) return false;
       tags[i] = 'S';
@@ -93,7 +128,8 @@ bool layout_of(const py::tuple& leaves, CallLayout& out) {
       return false;
     }
   }
-  // sweep the non-empty spans by address; an empty array touches nothing and is its own group
+  // sweep the non-empty spans by address (host and device memory never share addresses: CUDA's
+  // unified addressing); an empty array touches nothing and is its own group
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.lo < b.lo; });
   std::vector<int> group_of(n, -1);  // per leaf, in sweep order first
   int groups = 0;
@@ -112,6 +148,7 @@ bool layout_of(const py::tuple& leaves, CallLayout& out) {
   out.bases.assign(groups, UINTPTR_MAX);
   out.group_owner.assign(groups, -1);
   out.group_dtype.assign(groups, -1);
+  out.group_ordinal.assign(groups, -1);
   std::vector<uintptr_t> ends(groups, 0);
   std::vector<Span> by_leaf(n, Span{0, 0, -1});
   for (const Span& s : spans) by_leaf[s.leaf] = s;
@@ -119,47 +156,45 @@ bool layout_of(const py::tuple& leaves, CallLayout& out) {
   for (int i = 0; i < n; ++i) {
     if (group_of[i] < 0) continue;
     const int gi = group_of[i] = renumber[group_of[i]];
-    const int type = PyArray_TYPE(reinterpret_cast<PyArrayObject*>(leaves[i].ptr()));
     if (out.group_owner[gi] < 0) {
       out.group_owner[gi] = i;
-      out.group_dtype[gi] = type;
-    } else if (out.group_dtype[gi] != type) {
+      out.group_dtype[gi] = arrays[i].type;
+      out.group_ordinal[gi] = arrays[i].ordinal;
+    } else if (out.group_dtype[gi] != arrays[i].type || out.group_ordinal[gi] != arrays[i].ordinal) {
       return false;
     }
     out.bases[gi] = std::min(out.bases[gi], by_leaf[i].lo);
     ends[gi] = std::max(ends[gi], by_leaf[i].hi);
   }
   out.group_extent.resize(groups);
-  for (int gi = 0; gi < groups; ++gi) {
-    const npy_intp item = PyArray_ITEMSIZE(reinterpret_cast<PyArrayObject*>(leaves[out.group_owner[gi]].ptr()));
-    out.group_extent[gi] = static_cast<int64_t>((ends[gi] - out.bases[gi]) / item);
-  }
+  for (int gi = 0; gi < groups; ++gi)
+    out.group_extent[gi] = static_cast<int64_t>((ends[gi] - out.bases[gi]) / arrays[out.group_owner[gi]].item);
   for (int i = 0; i < n; ++i) {
     if (group_of[i] < 0) continue;
     const int gi = group_of[i];
-    const npy_intp item = PyArray_ITEMSIZE(reinterpret_cast<PyArrayObject*>(leaves[i].ptr()));
-    const uintptr_t start = reinterpret_cast<uintptr_t>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(leaves[i].ptr())));
-    if ((start - out.bases[gi]) % item) return false;
+    const uintptr_t start = arrays[i].data;
+    if ((start - out.bases[gi]) % arrays[i].item) return false;
     out.leaf_group[i] = gi;
-    out.leaf_offset[i] = static_cast<int64_t>((start - out.bases[gi]) / item);
+    out.leaf_offset[i] = static_cast<int64_t>((start - out.bases[gi]) / arrays[i].item);
   }
   out.key.reserve(out.key.size() + 16 * groups + 24 * n + 32);
   for (int gi = 0; gi < groups; ++gi) {
     put(out.key, 'G');
     put(out.key, static_cast<int32_t>(out.group_dtype[gi]));
     put(out.key, out.group_extent[gi]);
+    put(out.key, static_cast<int32_t>(out.group_ordinal[gi]));
   }
   for (int i = 0; i < n; ++i) {
     PyObject* o = leaves[i].ptr();
     put(out.key, tags[i]);
-    if (tags[i] == 'A') {
-      auto* a = reinterpret_cast<PyArrayObject*>(o);
-      put(out.key, static_cast<int32_t>(PyArray_NDIM(a)));
-      for (int d = 0; d < PyArray_NDIM(a); ++d) {
-        put(out.key, static_cast<int64_t>(PyArray_DIM(a, d)));
-        put(out.key, static_cast<int64_t>(PyArray_STRIDE(a, d)));
+    if (tags[i] == 'A' || tags[i] == 'D') {
+      const ArrayLeaf& a = arrays[i];
+      put(out.key, static_cast<int32_t>(a.ndim));
+      for (int d = 0; d < a.ndim; ++d) {
+        put(out.key, static_cast<int64_t>(a.dims[d]));
+        put(out.key, static_cast<int64_t>(a.strides[d]));
       }
-      put(out.key, static_cast<char>(PyArray_ISWRITEABLE(a)));
+      put(out.key, static_cast<char>(a.writeable));
       put(out.key, static_cast<int32_t>(out.leaf_group[i]));
       put(out.key, out.leaf_offset[i]);
     } else if (tags[i] == 'S') {
@@ -266,10 +301,20 @@ class Runner {
     release_gil_ = points >= kKeepGilPoints || program_->stages.stages.empty();
   }
 
-  py::list run(const py::tuple& leaves, const CallLayout& layout, bool latest_first) const {
+  // Runs the program on the device when it was given a CUDA program (`kind`: the caller's kind
+  // of device array, python/strider/_cuda.py, for results when arguments are in GPU memory).
+  void set_cuda(std::shared_ptr<CudaProgram> cuda) { cuda_ = std::move(cuda); }
+
+  py::list run(const py::tuple& leaves, const CallLayout& layout, bool latest_first,
+               const py::object& kind = py::none(), uintptr_t stream = 0) const {
     const Graph& g = program_->graph;
+    const bool on_device = !kind.is_none();
     std::vector<void*> buffers(g.storages.size(), nullptr);
-    for (const auto& [sid, group] : groups_) buffers[sid] = reinterpret_cast<void*>(layout.bases[group]);
+    std::vector<uint64_t> device(on_device ? g.storages.size() : 0, 0);
+    for (const auto& [sid, group] : groups_) {
+      if (layout.group_ordinal[group] >= 0) device.at(sid) = layout.bases[group];
+      else buffers[sid] = reinterpret_cast<void*>(layout.bases[group]);
+    }
     std::vector<int64_t> slots(scalars_.size());  // 8 bytes hold any scalar dtype
     for (size_t k = 0; k < scalars_.size(); ++k) {
       const auto& [sid, leaf] = scalars_[k];
@@ -277,25 +322,41 @@ class Runner {
       buffers[sid] = &slots[k];
     }
     std::vector<py::object> temps;
+    std::vector<uint64_t> temp_ptrs;
     for (const Temp& t : temps_) {
+      if (on_device) {
+        // the caller's kind of array: (array, device address)
+        py::tuple made = kind.attr("empty")(py::cast(t.shape), typenum(g.storages[t.storage].dtype));
+        temps.push_back(made[0]);
+        temp_ptrs.push_back(made[1].cast<uint64_t>());
+        device[t.storage] = temp_ptrs.back();
+        continue;
+      }
       PyObject* arr = PyArray_SimpleNew(static_cast<int>(t.shape.size()), const_cast<npy_intp*>(t.shape.data()),
                                         typenum(g.storages[t.storage].dtype));
       if (!arr) throw py::error_already_set();
       temps.push_back(py::reinterpret_steal<py::object>(arr));
       buffers[t.storage] = PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr));
     }
+    auto go = [&] {
+      if (cuda_) cuda_->run(buffers, device, stream);
+      else execute(*program_, buffers, latest_first);
+    };
     if (release_gil_) {
       py::gil_scoped_release release;
-      execute(*program_, buffers, latest_first);
+      go();
     } else {
-      execute(*program_, buffers, latest_first);
+      go();
     }
     py::list results;
     for (const Output& o : outputs_) {
       if (o.kind == 'a') {
-        results.append(leaves[o.index]);
+        const py::object leaf = leaves[o.index];
+        results.append(py::isinstance<DeviceArray>(leaf) ? leaf.cast<const DeviceArray&>().owner : leaf);
       } else if (o.kind == 'p') {
         results.append(o.value);
+      } else if (on_device) {
+        results.append(device_view_result(o, leaves, layout, temps, temp_ptrs, kind));
       } else {
         results.append(view_result(o, leaves, layout, temps));
       }
@@ -373,9 +434,49 @@ class Runner {
     return arr;
   }
 
+  // A result in GPU memory: a returned temporary as allocated, else a view (of a temporary or of
+  // an argument group) made by the caller's kind of array.
+  py::object device_view_result(const Output& o, const py::tuple& leaves, const CallLayout& layout,
+                                const std::vector<py::object>& temps, const std::vector<uint64_t>& temp_ptrs,
+                                const py::object& kind) const {
+    const View& v = program_->graph.outputs[o.index];
+    const DType dtype = program_->graph.storages[v.storage].dtype;
+    const int64_t item = itemsize(dtype);
+    py::object arr, owner;
+    uint64_t base = 0;
+    for (size_t k = 0; k < temps_.size(); ++k) {
+      if (temps_[k].storage != v.storage) continue;
+      if (temps_[k].transform == 0) arr = temps[k];
+      owner = temps[k];
+      base = temp_ptrs[k];
+    }
+    if (!owner) {
+      auto it = std::find_if(groups_.begin(), groups_.end(), [&](const auto& gs) { return gs.first == v.storage; });
+      base = layout.bases[it->second];
+      owner = leaves[layout.group_owner[it->second]].cast<const DeviceArray&>().owner;
+    }
+    const uint64_t first = base + static_cast<uint64_t>(v.offset * item);
+    if (!o.weak.is_none()) {
+      // a Python scalar the function returned: its value, read back
+      PyObject* value = PyArray_SimpleNew(0, nullptr, typenum(dtype));
+      if (!value) throw py::error_already_set();
+      py::object holder = py::reinterpret_steal<py::object>(value);
+      cuda_download(cuda_->ordinal(), PyArray_DATA(reinterpret_cast<PyArrayObject*>(value)), first,
+                    static_cast<size_t>(item));
+      return o.weak(holder.attr("item")());
+    }
+    if (!arr) {
+      std::vector<int64_t> strides;
+      for (int64_t st : v.strides) strides.push_back(st * item);
+      arr = kind.attr("view")(owner, first, py::cast(v.shape), py::cast(strides), typenum(dtype), o.writeable);
+    }
+    return arr;
+  }
+
   py::object program_obj_;
   const Program* program_ = nullptr;
   bool release_gil_ = true;  // the program is large enough to run with the GIL released
+  std::shared_ptr<CudaProgram> cuda_;  // set: the stages run on a CUDA device
   std::vector<std::pair<int, int>> groups_;   // (storage, aliasing group)
   std::vector<std::pair<int, int>> scalars_;  // (storage, leaf)
   std::vector<Temp> temps_;
@@ -522,6 +623,7 @@ void bind_dispatch(py::module_& m) {
                                    reinterpret_cast<PyObject*>(PyArray_DescrFromType(t))));
                                return out;
                              })
+      .def_readonly("group_ordinal", &CallLayout::group_ordinal)
       .def_readonly("leaf_group", &CallLayout::leaf_group)
       .def_readonly("leaf_offset", &CallLayout::leaf_offset);
   py::class_<Runner>(m, "Runner")
@@ -555,7 +657,9 @@ void bind_dispatch(py::module_& m) {
            }),
            "program, [(storage, group)], [(storage, leaf)], [(storage, shape, None | axes)], outputs: "
            "('a', leaf) | ('p', object) | ('v', output index, scalar, weak type or None, writeable)")
-      .def("run", &Runner::run, py::arg("leaves"), py::arg("layout"), py::arg("latest_first") = false);
+      .def("run", &Runner::run, py::arg("leaves"), py::arg("layout"), py::arg("latest_first") = false,
+           py::arg("kind") = py::none(), py::arg("stream") = 0)
+      .def("set_cuda", &Runner::set_cuda, py::arg("program"));
   m.def(
       "call_layout",
       [](const py::tuple& leaves) -> py::object {

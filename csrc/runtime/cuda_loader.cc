@@ -44,17 +44,9 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
-struct Driver {
-  CUresult (*Init)(unsigned);
-  CUresult (*GetErrorString)(CUresult, const char**);
-  CUresult (*DeviceGetCount)(int*);
-  CUresult (*DeviceGet)(CUdevice*, int);
-  CUresult (*DeviceGetAttribute)(int*, int, CUdevice);
-};
-
 // The driver under `name`, initialized, with its device count; the reason when unusable.
 // The handle is never closed: unloading libcuda while it may hold contexts is unsafe.
-std::string open_driver(const std::string& name, Driver* d, int* devices) {
+std::string open_driver(const std::string& name, CudaDriver* d) {
   void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) return "no NVIDIA driver (" + name + " not found)";
   std::string missing;
@@ -63,6 +55,19 @@ std::string open_driver(const std::string& name, Driver* d, int* devices) {
   resolve(lib, "cuDeviceGetCount", d->DeviceGetCount, &missing);
   resolve(lib, "cuDeviceGet", d->DeviceGet, &missing);
   resolve(lib, "cuDeviceGetAttribute", d->DeviceGetAttribute, &missing);
+  resolve(lib, "cuDevicePrimaryCtxRetain", d->DevicePrimaryCtxRetain, &missing);
+  resolve(lib, "cuCtxSetCurrent", d->CtxSetCurrent, &missing);
+  resolve(lib, "cuMemAllocAsync", d->MemAllocAsync, &missing);
+  resolve(lib, "cuMemFreeAsync", d->MemFreeAsync, &missing);
+  resolve(lib, "cuMemcpyHtoDAsync_v2", d->MemcpyHtoDAsync, &missing);
+  resolve(lib, "cuMemcpyDtoHAsync_v2", d->MemcpyDtoHAsync, &missing);
+  resolve(lib, "cuMemsetD8Async", d->MemsetD8Async, &missing);
+  resolve(lib, "cuStreamCreate", d->StreamCreate, &missing);
+  resolve(lib, "cuStreamSynchronize", d->StreamSynchronize, &missing);
+  resolve(lib, "cuModuleLoadData", d->ModuleLoadData, &missing);
+  resolve(lib, "cuModuleGetFunction", d->ModuleGetFunction, &missing);
+  resolve(lib, "cuLaunchKernel", d->LaunchKernel, &missing);
+  resolve(lib, "cuPointerGetAttribute", d->PointerGetAttribute, &missing);
   if (!missing.empty()) return "the NVIDIA driver " + name + " lacks " + missing;
   const CUresult init = d->Init(0);
   if (init == kCudaErrorNoDevice) return "the NVIDIA driver found no CUDA device";
@@ -71,20 +76,25 @@ std::string open_driver(const std::string& name, Driver* d, int* devices) {
     d->GetErrorString(init, &text);
     return "the NVIDIA driver failed to initialize (" + std::string(text ? text : "error " + std::to_string(init)) + ")";
   }
-  if (d->DeviceGetCount(devices) != 0 || *devices < 1) return "the NVIDIA driver found no CUDA device";
+  if (d->DeviceGetCount(&d->devices) != 0 || d->devices < 1) return "the NVIDIA driver found no CUDA device";
   return "";
 }
 
+// $STRIDER_CUDA_DRIVER, else the driver's own name
+std::string driver_name() {
+  const char* path = std::getenv("STRIDER_CUDA_DRIVER");
+  return path && *path ? path : "libcuda.so.1";
+}
+
 struct ProcessDriver {
-  Driver d{};
-  int devices = 0;
+  CudaDriver d{};
   std::string why;
 };
 
 const ProcessDriver& process_driver() {
   static const ProcessDriver pd = [] {
     ProcessDriver p;
-    p.why = open_driver("libcuda.so.1", &p.d, &p.devices);
+    p.why = open_driver(driver_name(), &p.d);
     return p;
   }();
   return pd;
@@ -109,12 +119,13 @@ const ProcessNvrtc& process_nvrtc() {
 std::vector<std::string> nvrtc_candidates() {
   // versioned names first: the runtime packages ship only those, the -dev ones add libnvrtc.so
   static const char* const kVersions[] = {".13", ".12", ".11.2", ""};
+  std::vector<std::string> out;
+  if (const char* path = std::getenv("STRIDER_NVRTC"); path && *path) out.push_back(path);
   std::vector<std::string> dirs;
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
     if (const char* root = std::getenv(var); root && *root) dirs.push_back(std::string(root) + "/lib64/");
   dirs.push_back("/usr/local/cuda/lib64/");
   dirs.push_back("");  // the dynamic loader's own search path
-  std::vector<std::string> out;
   for (const std::string& dir : dirs)
     for (const char* v : kVersions) out.push_back(dir + "libnvrtc.so" + v);
   return out;
@@ -192,23 +203,34 @@ std::string Nvrtc::compile_cubin(const std::string& source, const std::string& f
   return cubin;
 }
 
+const CudaDriver* CudaDriver::get() {
+  const ProcessDriver& pd = process_driver();
+  return pd.why.empty() ? &pd.d : nullptr;
+}
+
+void CudaDriver::check(Result r, const char* what) const {
+  if (r == 0) return;
+  const char* text = nullptr;
+  if (GetErrorString(r, &text) != 0 || !text) text = "unknown error";
+  throw std::runtime_error(std::string("CUDA ") + what + " failed: " + text + " (error " + std::to_string(r) + ")");
+}
+
 std::string cuda_unavailable_reason(const std::string& driver) {
-  Driver d{};
-  int devices = 0;
-  std::string why = driver == "libcuda.so.1" ? process_driver().why : open_driver(driver, &d, &devices);
+  CudaDriver d{};
+  std::string why = driver == driver_name() ? process_driver().why : open_driver(driver, &d);
   if (why.empty()) why = nvrtc_unavailable_reason();
   return why;
 }
 
-std::string cuda_unavailable_reason() { return cuda_unavailable_reason("libcuda.so.1"); }
+std::string cuda_unavailable_reason() { return cuda_unavailable_reason(driver_name()); }
 
 std::string cuda_device_arch() {
-  const ProcessDriver& pd = process_driver();
-  if (!pd.why.empty()) return "";
+  const CudaDriver* d = CudaDriver::get();
+  if (!d) return "";
   CUdevice dev = 0;
   int major = 0, minor = 0;
-  if (pd.d.DeviceGet(&dev, 0) != 0 || pd.d.DeviceGetAttribute(&major, kAttributeComputeCapabilityMajor, dev) != 0 ||
-      pd.d.DeviceGetAttribute(&minor, kAttributeComputeCapabilityMinor, dev) != 0)
+  if (d->DeviceGet(&dev, 0) != 0 || d->DeviceGetAttribute(&major, kAttributeComputeCapabilityMajor, dev) != 0 ||
+      d->DeviceGetAttribute(&minor, kAttributeComputeCapabilityMinor, dev) != 0)
     return "";
   return "sm_" + std::to_string(major) + std::to_string(minor);
 }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,7 +36,48 @@ class Nvrtc {
   std::string version_;
 };
 
-/// The library names NVRTC is looked for under, in order.
+/// The CUDA driver API entry points the runtime uses, under cuda.h's names (C ABI; no CUDA header
+/// is included). Loaded once per process from libcuda.so.1, or from $STRIDER_CUDA_DRIVER (a
+/// path: the test suite's emulated device, tests/cuda_fake).
+struct CudaDriver {
+  using Result = int;
+  using Device = int;
+  using DevicePtr = uint64_t;  // CUdeviceptr: unsigned long long, the same 64 bits
+  using Context = struct CUctx_st*;
+  using Module = struct CUmod_st*;
+  using Function = struct CUfunc_st*;
+  using Stream = struct CUstream_st*;
+
+  Result (*Init)(unsigned);
+  Result (*GetErrorString)(Result, const char**);
+  Result (*DeviceGetCount)(int*);
+  Result (*DeviceGet)(Device*, int);
+  Result (*DeviceGetAttribute)(int*, int, Device);
+  Result (*DevicePrimaryCtxRetain)(Context*, Device);
+  Result (*CtxSetCurrent)(Context);
+  Result (*MemAllocAsync)(DevicePtr*, size_t, Stream);
+  Result (*MemFreeAsync)(DevicePtr, Stream);
+  Result (*MemcpyHtoDAsync)(DevicePtr, const void*, size_t, Stream);
+  Result (*MemcpyDtoHAsync)(void*, DevicePtr, size_t, Stream);
+  Result (*MemsetD8Async)(DevicePtr, unsigned char, size_t, Stream);
+  Result (*StreamCreate)(Stream*, unsigned);
+  Result (*StreamSynchronize)(Stream);
+  Result (*ModuleLoadData)(Module*, const void*);
+  Result (*ModuleGetFunction)(Function*, Module, const char*);
+  Result (*LaunchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Stream,
+                         void**, void**);
+  Result (*PointerGetAttribute)(void*, int, DevicePtr);
+
+  int devices = 0;
+
+  /// The process's driver, initialized, with at least one device; null when there is none
+  /// (cuda_unavailable_reason says why).
+  static const CudaDriver* get();
+  /// Throws std::runtime_error "CUDA <what> failed: <the driver's text>" unless r is success.
+  void check(Result r, const char* what) const;
+};
+
+/// The library names NVRTC is looked for under, in order ($STRIDER_NVRTC first when set).
 std::vector<std::string> nvrtc_candidates();
 /// Empty when NVRTC loads; else one sentence, e.g. "NVRTC not found (tried libnvrtc.so.13, ...)".
 std::string nvrtc_unavailable_reason();

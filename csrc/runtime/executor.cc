@@ -54,8 +54,10 @@ void for_each(const Shape& shape, const Operand* ops, F&& f) {
 
 class Executor {
  public:
-  // `unstored`: temps no one stores (Program::unstored; empty: none): never allocated
-  Executor(const Program& p, const std::vector<void*>& buffers, const std::vector<bool>& unstored)
+  // `unstored`: temps no one stores (Program::unstored; empty: none): never allocated.
+  // `partial`: null buffers are storages the ops to run never touch
+  Executor(const Program& p, const std::vector<void*>& buffers, const std::vector<bool>& unstored,
+           bool partial = false)
       : g_(p.graph) {
     if (buffers.size() != g_.storages.size()) throw std::invalid_argument("one buffer per storage expected");
     base_.resize(g_.storages.size());
@@ -63,7 +65,7 @@ class Executor {
       const Storage& st = g_.storages[s];
       if (st.kind == StorageKind::Const) {
         base_[s] = const_cast<char*>(reinterpret_cast<const char*>(st.data.data()));
-      } else if (buffers[s]) {
+      } else if (buffers[s] || partial) {
         base_[s] = static_cast<char*>(buffers[s]);
       } else if (st.kind == StorageKind::Arg) {
         throw std::invalid_argument("no memory given for argument storage %s" + std::to_string(s));
@@ -316,6 +318,11 @@ void execute(const Program& p, const std::vector<void*>& buffers, bool latest_fi
       for (int id : m.op_ids) ex.run(p.graph.ops[id]);
     for (int id : s.op_ids) ex.run(p.graph.ops[id]);
   }
+}
+
+void execute_ops(const Program& p, const std::vector<int>& op_ids, const std::vector<void*>& buffers) {
+  Executor ex(p, buffers, {}, true);
+  for (int id : op_ids) ex.run(p.graph.ops[id]);
 }
 
 }  // namespace strider

@@ -16,4 +16,8 @@ namespace strider {
 /// other extreme legal order of the DAG (tests use it to check the DAG's edges).
 void execute(const Program& p, const std::vector<void*>& buffers, bool latest_first = false);
 
+/// Runs the ops `op_ids`, in that order, on the reference executor. `buffers[s]` is required for
+/// every non-Const storage they touch; the others are never read (null is fine).
+void execute_ops(const Program& p, const std::vector<int>& op_ids, const std::vector<void*>& buffers);
+
 }  // namespace strider

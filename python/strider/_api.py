@@ -8,7 +8,7 @@ import types
 
 import numpy as np
 
-from . import _C
+from . import _C, _cuda
 from ._errors import ScheduleError, StriderError, UnsupportedError, _internal, unsupported
 from ._ops import CREATION
 from ._tracer import IR_DTYPES, Trace, Tracer, as_tracer, check_dtype, contiguous, current_trace
@@ -32,7 +32,7 @@ def _flatten(value, leaves):
         # no int64 holds it: a static value, which NumPy's weak promotion then places (a float
         # in float arithmetic, OverflowError against int64), as it does outside a trace
         return ("static", "int", value)
-    if isinstance(value, (np.ndarray, np.generic, bool, int, float)):
+    if isinstance(value, (np.ndarray, np.generic, bool, int, float, _C.DeviceArray)):
         leaves.append(value)
         return ("leaf",)
     if isinstance(value, Tracer):
@@ -71,8 +71,16 @@ def _refuse_leaves(leaves):
     """Names the argument the dispatcher could not take."""
     arrays = [(i, a) for i, a in enumerate(leaves) if isinstance(a, np.ndarray)]
     for i, a in enumerate(leaves):
-        if isinstance(a, (np.ndarray, np.generic)):
+        if isinstance(a, (np.ndarray, np.generic, _C.DeviceArray)):
             check_dtype(a.dtype, f"argument {i}")
+    devices = [(i, a) for i, a in enumerate(leaves) if isinstance(a, _C.DeviceArray)]
+    for i, a in devices:
+        if any(s % a.dtype.itemsize for s in a.strides):
+            raise unsupported(f"argument {i} with strides that are not a multiple of its itemsize",
+                              "pass a contiguous copy")
+    if devices:
+        raise unsupported("arrays in GPU memory that share memory with different dtypes or at offsets that are not "
+                          "a multiple of their itemsize", "pass one of them as a copy")
     for i, a in arrays:
         if not a.dtype.isnative:
             raise unsupported(f"argument {i} in non-native byte order", "convert it with .astype(native)")
@@ -104,7 +112,7 @@ class _Entry:
     """One traced signature: the lowered program and how a call maps onto it (planned here once,
     run by _C.Runner on every call)."""
 
-    __slots__ = ("program", "result_spec", "runner", "single", "finish", "used")  # (a cheaper `used` store per call)
+    __slots__ = ("program", "result_spec", "runner", "single", "finish", "used", "cuda")  # (a cheaper `used` store per call)
 
     def __init__(self, program, arg_storages, result_spec, outputs):
         self.program = program
@@ -143,9 +151,10 @@ class _Entry:
         # the fast path's last step: None when the first result is the function's result
         self.finish = None if self.single else functools.partial(_finish, result_spec)
         self.used = 0  # the function's cache_hits count at its latest call: recency for eviction
+        self.cuda = None  # the program's stages loaded on a CUDA device (target="cuda")
 
-    def run(self, leaves, layout, latest_first=False):
-        results = self.runner.run(tuple(leaves), layout, latest_first)
+    def run(self, leaves, layout, latest_first=False, kind=None, stream=0):
+        results = self.runner.run(tuple(leaves), layout, latest_first, kind, stream)
         return results[0] if self.single else _unflatten(self.result_spec, iter(results))
 
 
@@ -156,7 +165,7 @@ def _finish(result_spec, results):
 class Explanation:
     """What strider made of one call: the IR, the storages' dependency tables, the DAG."""
 
-    def __init__(self, program):
+    def __init__(self, program, cuda=None):
         graph = program.graph
         self.ir = str(graph)
         self.tables = program.table_text
@@ -168,6 +177,8 @@ class Explanation:
         self.fallbacks = list(program.fallbacks)    # per stage: why it runs on the reference executor
         self._stages_text = program.stages_text
         self.code = [ll or None for ll in program.code]  # per stage: the optimized LLVM IR, None without
+        # target="cuda": per stage, why it runs on the host between copies ("" when on the device)
+        self.cuda_fallbacks = list(cuda.fallbacks) if cuda is not None else []
         self._lines = [graph.op_line(i) for i in range(graph.num_ops)]
         self._names = [graph.op_name(i) for i in range(graph.num_ops)]
 
@@ -328,7 +339,7 @@ class CompiledFunction:
     def explain(self, *args, **kwargs):
         """The IR, storages, dependency tables and DAG edges strider uses for this call."""
         entry, _, _ = self._lookup(args, kwargs)
-        return Explanation(entry.program)
+        return Explanation(entry.program, entry.cuda)
 
     def cuda_source(self, *args, **kwargs):
         """The CUDA C strider emits for this call's stages, as one listing: each stage's kernels
@@ -422,12 +433,12 @@ class CompiledFunction:
             arg_storages = {sid: ("group", gi) for gi, sid in enumerate(group_storage)}
             tracers = []
             for i, leaf in enumerate(leaves):
-                if isinstance(leaf, np.ndarray):
+                if isinstance(leaf, (np.ndarray, _C.DeviceArray)):
                     item = leaf.dtype.itemsize
                     view = _C.View(group_storage[layout.leaf_group[i]], list(leaf.shape),
                                    [s // item for s in leaf.strides], layout.leaf_offset[i])
-                    tracers.append(Tracer(trace, view, leaf.dtype,
-                                          readonly=None if leaf.flags.writeable else "arg"))
+                    writeable = leaf.writeable if isinstance(leaf, _C.DeviceArray) else leaf.flags.writeable
+                    tracers.append(Tracer(trace, view, leaf.dtype, readonly=None if writeable else "arg"))
                 else:
                     dtype = np.dtype(leaf.dtype if isinstance(leaf, np.generic) else
                                      {bool: np.bool_, int: np.int64, float: np.float64}[type(leaf)])
@@ -460,7 +471,7 @@ class CompiledFunction:
             result = _with_traced_numpy(self._fn)(*posargs, **kwargs)
             out_leaves = []
             result_spec = _flatten_result(result, out_leaves)
-            arg_ids = {id(t): i for i, t in enumerate(tracers) if isinstance(leaves[i], np.ndarray)}
+            arg_ids = {id(t): i for i, t in enumerate(tracers) if isinstance(leaves[i], (np.ndarray, _C.DeviceArray))}
             outputs, views = [], []
             for value in out_leaves:
                 if isinstance(value, Tracer) and id(value) in arg_ids:
@@ -481,7 +492,12 @@ class CompiledFunction:
         self._stats["lowered"] += 1
         self._stats["compiles"] += program.compiled
         self._stats["disk_hits"] += program.disk_hits
-        return _Entry(program, arg_storages, result_spec, outputs)
+        entry = _Entry(program, arg_storages, result_spec, outputs)
+        self._prepare(entry, layout)
+        return entry
+
+    def _prepare(self, entry, layout):
+        """Readies a new entry to run (the CPU's kernels are compiled by lowering)."""
 
 
 def _flatten_result(value, leaves):
@@ -530,48 +546,73 @@ _MISS = object()  # the fast path's answer for a call it does not know
 
 
 def _cuda_refusal(name):
-    """Why `name` cannot run on a GPU in this version, as the error to raise."""
-    why = _C.cuda_unavailable_reason()
-    if why:
-        return StriderError(f"strider.compile: {name} cannot run on a GPU here: CUDA is unavailable: {why}; "
-                            f"pass NumPy arrays and use target='cpu'")
-    return UnsupportedError(f"strider.compile: {name} cannot run on a GPU yet: this version emits and compiles "
-                            f"CUDA kernels (f.cuda_source(*args)) but does not launch them; use target='cpu'")
+    """Why `name` cannot run on a GPU here, as the error to raise."""
+    return StriderError(f"strider.compile: {name} cannot run on a GPU here: CUDA is unavailable: "
+                        f"{_C.cuda_unavailable_reason()}; pass NumPy arrays and use target='cpu'")
 
 
 def _on_device(value):
-    """True for an array in GPU memory (CuPy's __cuda_array_interface__, or a DLPack device of
-    kind CUDA or CUDA managed memory, such as a torch tensor on a GPU), also inside lists,
-    tuples and dicts."""
+    """True for an array in GPU memory, also inside lists, tuples and dicts."""
     if isinstance(value, (tuple, list)):
         return any(_on_device(v) for v in value)
     if isinstance(value, dict):
         return any(_on_device(v) for v in value.values())
-    if isinstance(value, (np.ndarray, np.generic, int, float, bool)) or value is None:
-        return False
-    if hasattr(value, "__cuda_array_interface__"):
-        return True
-    device = getattr(value, "__dlpack_device__", None)
-    return device is not None and device()[0] in (2, 13)  # kDLCUDA, kDLCUDAManaged
+    return _cuda.on_device(value)
 
 
 class _CudaFunction(CompiledFunction):
-    """strider.compile(fn, target="cuda"): traced, lowered and emitted as CUDA C like any
-    compiled function (explain, cuda_source); a call says why it cannot run on a GPU."""
+    """strider.compile(fn, target="cuda"): the stages run on a GPU. Arrays in GPU memory
+    (__cuda_array_interface__: CuPy, PyTorch, Numba) are read and written in place, results come
+    back as the caller's kind of array and the kernels run on its library's current stream; NumPy
+    arrays are copied to the device and back (in-place writes included), results are NumPy arrays."""
 
     def __call__(self, *args, **kwargs):
         if current_trace() is not None:
             return super().__call__(*args, **kwargs)  # inlined into the calling trace
-        raise _cuda_refusal(self.__name__)
+        if _C.cuda_unavailable_reason():
+            raise _cuda_refusal(self.__name__)
+        # before the fast path, which knows only NumPy leaves (a torch tensor is hashable: it
+        # would pass for a static value there)
+        dargs, dkwargs, kind = _cuda.device_leaves(args, kwargs)
+        if kind is None:
+            return super().__call__(*args, **kwargs)
+        entry, leaves, layout = super()._lookup(dargs, dkwargs)  # leaves made: not again
+        return entry.run(leaves, layout, kind=kind, stream=kind.stream())
+
+    def _lookup(self, args, kwargs):
+        args, kwargs, _ = _cuda.device_leaves(args, kwargs)
+        return super()._lookup(args, kwargs)
+
+    def _prepare(self, entry, layout):
+        """Loads the entry's stages on the device of its arguments (device 0 for NumPy ones):
+        NVRTC compiles them for that device, or the disk cache has them."""
+        if _C.cuda_unavailable_reason():
+            return  # explain() and cuda_source() work without a GPU; calls say why they cannot run
+        ordinal = next((o for o in layout.group_ordinal if o >= 0), 0)
+        try:
+            cuda = _C.CudaProgram(entry.program, ordinal)
+        except RuntimeError as e:
+            raise StriderError(f"strider.compile: {self.__name__}: {e}") from None
+        entry.runner.set_cuda(cuda)
+        entry.cuda = cuda
+        self._stats["compiles"] += cuda.compiled
+        self._stats["disk_hits"] += cuda.disk_hits
 
 
 class _AutoFunction(CompiledFunction):
-    """strider.compile(fn, target="auto"): runs where the arguments live, on the CPU for NumPy
-    arrays; arrays in GPU memory get target="cuda"'s answer."""
+    """strider.compile(fn, target="auto"): runs where the arguments live: on the CPU for NumPy
+    arrays, on their GPU (target="cuda") for arrays in GPU memory."""
+
+    def __init__(self, fn, **options):
+        super().__init__(fn, **options)
+        self._options = dict(options, target="cuda")
+        self._gpu = None
 
     def __call__(self, *args, **kwargs):
-        if _on_device(args) or _on_device(kwargs):
-            raise _cuda_refusal(self.__name__)
+        if current_trace() is None and (_on_device(args) or _on_device(kwargs)):
+            if self._gpu is None:
+                self._gpu = _CudaFunction(self._fn, **self._options)
+            return self._gpu(*args, **kwargs)
         return super().__call__(*args, **kwargs)
 
 
@@ -582,10 +623,11 @@ JIT = os.environ.get("STRIDER_JIT", "1") != "0"
 def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64):
     """Compiles a NumPy function; use as @strider.compile or @strider.compile(...).
 
-    target: "cpu" (LLVM); "cuda" (stages emitted as CUDA C and compiled by NVRTC: f.cuda_source
-    shows them; a call raises StriderError saying why it cannot run on a GPU: this version does
-    not launch kernels); "auto" (where the arguments live: the CPU for NumPy arrays, "cuda"'s
-    answer for arrays in GPU memory).
+    target: "cpu" (LLVM); "cuda" (stages compiled by NVRTC for the GPU and launched through the
+    driver API: arrays in GPU memory (CuPy, PyTorch, __cuda_array_interface__) in place, NumPy
+    arrays copied there and back; f.cuda_source shows the CUDA C; where CUDA is unavailable a call
+    raises StriderError saying why); "auto" (where the arguments live: the CPU for NumPy arrays,
+    "cuda" for arrays in GPU memory).
     schedule: {stage index: primitives} replacing the default schedule of those stages;
     f.explain(*args).schedules shows the defaults as text to start from.
     max_signatures: how many call signatures (traced and compiled programs) the function keeps in

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace strider::python {
+
+/// An array in GPU memory as a call's leaf: what its `__cuda_array_interface__` (CuPy, PyTorch,
+/// Numba) or DLPack capsule says, and the object it came from (kept alive by the call; the
+/// results that view it keep it alive too). Also the array strider returns to callers whose
+/// arrays are of no library it knows (python/strider/_cuda.py).
+struct DeviceArray {
+  uint64_t ptr = 0;
+  std::vector<int64_t> shape, strides;  // strides in bytes
+  int typenum = 0;                      // NumPy's type number
+  int itemsize = 0;
+  bool writeable = true;
+  int ordinal = 0;                      // the CUDA device holding it
+  pybind11::object owner;               // the caller's array (or the memory it views)
+};
+
+}  // namespace strider::python

@@ -1,0 +1,304 @@
+#include "runtime/cuda_executor.h"
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+
+#include "codegen/cuda/cuda_codegen.h"
+#include "runtime/cuda_loader.h"
+#include "runtime/executor.h"
+#include "runtime/flags.h"
+
+namespace strider {
+
+namespace {
+
+using Driver = CudaDriver;
+constexpr int kAttributeComputeCapabilityMajor = 75;
+constexpr int kAttributeComputeCapabilityMinor = 76;
+constexpr int64_t kAlign = 256;  // cudaMalloc's alignment: vector loads of any view stay aligned
+
+int64_t aligned(int64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+const Driver& driver() {
+  const Driver* d = Driver::get();
+  if (!d) throw std::runtime_error("CUDA is unavailable: " + cuda_unavailable_reason());
+  return *d;
+}
+
+// One device: its primary context (the one CuPy and PyTorch use, so their memory and streams
+// are ours too), a stream for calls that bring none, and the kernels loaded on it by name (a
+// name is a hash of the code, so programs share them; kept for the process's life).
+struct DeviceState {
+  Driver::Context ctx = nullptr;
+  Driver::Stream stream = nullptr;
+  std::string arch;
+  std::mutex mu;
+  std::map<std::string, Driver::Function> functions;
+};
+
+DeviceState& device_state(int ordinal) {
+  static std::mutex mu;
+  static std::map<int, std::unique_ptr<DeviceState>> states;
+  const Driver& d = driver();
+  std::lock_guard<std::mutex> lock(mu);
+  std::unique_ptr<DeviceState>& st = states[ordinal];
+  if (st) return *st;
+  if (ordinal < 0 || ordinal >= d.devices)
+    throw std::runtime_error("CUDA device " + std::to_string(ordinal) + " does not exist (" +
+                             std::to_string(d.devices) + " found)");
+  auto s = std::make_unique<DeviceState>();
+  Driver::Device dev = 0;
+  int major = 0, minor = 0;
+  d.check(d.DeviceGet(&dev, ordinal), "cuDeviceGet");
+  d.check(d.DeviceGetAttribute(&major, kAttributeComputeCapabilityMajor, dev), "cuDeviceGetAttribute");
+  d.check(d.DeviceGetAttribute(&minor, kAttributeComputeCapabilityMinor, dev), "cuDeviceGetAttribute");
+  s->arch = "sm_" + std::to_string(major) + std::to_string(minor);
+  d.check(d.DevicePrimaryCtxRetain(&s->ctx, dev), "cuDevicePrimaryCtxRetain");
+  d.check(d.CtxSetCurrent(s->ctx), "cuCtxSetCurrent");
+  d.check(d.StreamCreate(&s->stream, 0), "cuStreamCreate");
+  st = std::move(s);
+  return *st;
+}
+
+// The device's state with its context current on this thread.
+DeviceState& current(int ordinal) {
+  DeviceState& dev = device_state(ordinal);
+  driver().check(driver().CtxSetCurrent(dev.ctx), "cuCtxSetCurrent");
+  return dev;
+}
+
+Driver::DevicePtr at(Driver::DevicePtr base, int64_t offset) { return base + static_cast<Driver::DevicePtr>(offset); }
+
+size_t bytes_of(const Storage& st) { return static_cast<size_t>(st.size * itemsize(st.dtype)); }
+
+// Copies that skip empty storages (a zero-byte copy is an error for some drivers).
+void upload(const Driver& d, Driver::DevicePtr dst, const void* src, size_t bytes, Driver::Stream s) {
+  if (bytes) d.check(d.MemcpyHtoDAsync(dst, src, bytes, s), "cuMemcpyHtoDAsync");
+}
+
+void download(const Driver& d, void* dst, Driver::DevicePtr src, size_t bytes, Driver::Stream s) {
+  if (bytes) d.check(d.MemcpyDtoHAsync(dst, src, bytes, s), "cuMemcpyDtoHAsync");
+}
+
+// The storages the ops read or write, run-time extents included.
+std::set<int> storages_of(const Graph& g, const std::vector<int>& op_ids) {
+  std::set<int> out;
+  auto add = [&](const View& v) {
+    out.insert(v.storage);
+    for (int e : v.extents)
+      if (e >= 0) out.insert(e);
+  };
+  for (int id : op_ids) {
+    for (const View& v : g.ops[id].inputs) add(v);
+    add(g.ops[id].output);
+  }
+  return out;
+}
+
+}  // namespace
+
+struct CudaProgram::Kernel {
+  CudaStage stage;
+  std::vector<Driver::Function> functions;  // per launch
+};
+
+CudaProgram::CudaProgram(std::shared_ptr<const Program> program, int ordinal)
+    : program_(std::move(program)), ordinal_(ordinal) {
+  const Driver& d = driver();
+  DeviceState& dev = current(ordinal);
+  arch_ = dev.arch;
+  const Graph& g = program_->graph;
+  const size_t n = g.storages.size();
+  needed_.assign(n, false);
+  written_.assign(n, false);
+  consts_.assign(n, 0);
+  for (const Op& op : g.ops) written_[op.output.storage] = true;
+  const std::vector<Stage>& stages = program_->stages.stages;
+  kernels_.resize(stages.size());
+  fallbacks_.resize(stages.size());
+  for (size_t i = 0; i < stages.size(); ++i) {
+    CudaCompiled c;
+    try {
+      c = compile_cuda_stage(g, stages[i], arch_);
+    } catch (const std::invalid_argument& e) {
+      fallbacks_[i] = e.what();
+      log_line("cuda", "stage " + std::to_string(i) + " runs on the host: " + fallbacks_[i]);
+      for (int st : storages_of(g, stages[i].op_ids))
+        if (g.storages[st].kind != StorageKind::Const) needed_[st] = true;  // the host reads the graph's
+      continue;
+    }
+    (c.from_disk ? disk_hits_ : compiled_) += 1;
+    auto k = std::make_shared<Kernel>();
+    std::lock_guard<std::mutex> lock(dev.mu);
+    for (const CudaLaunch& l : c.stage.launches) {
+      auto it = dev.functions.find(l.kernel);
+      if (it == dev.functions.end()) {
+        Driver::Module module = nullptr;
+        d.check(d.ModuleLoadData(&module, c.cubin.data()), "cuModuleLoadData");
+        // every kernel of the stage is in its module: register them all
+        for (const CudaLaunch& m : c.stage.launches) {
+          Driver::Function f = nullptr;
+          d.check(d.ModuleGetFunction(&f, module, m.kernel.c_str()), "cuModuleGetFunction");
+          dev.functions[m.kernel] = f;
+        }
+        it = dev.functions.find(l.kernel);
+      }
+      k->functions.push_back(it->second);
+    }
+    for (int s : c.stage.params) needed_[s] = true;
+    scratch_bytes_ = std::max(scratch_bytes_, c.stage.scratch_bytes);
+    error_flag_ = error_flag_ || c.stage.error_flag;
+    k->stage = std::move(c.stage);
+    kernels_[i] = std::move(k);
+  }
+  // constants a stage reads from memory: uploaded once, for the program's life
+  for (size_t s = 0; s < n; ++s) {
+    const Storage& st = g.storages[s];
+    if (st.kind != StorageKind::Const || !needed_[s]) continue;
+    d.check(d.MemAllocAsync(&consts_[s], std::max<size_t>(st.data.size(), 1), dev.stream), "cuMemAllocAsync");
+    upload(d, consts_[s], st.data.data(), st.data.size(), dev.stream);
+  }
+  d.check(d.StreamSynchronize(dev.stream), "cuStreamSynchronize");
+}
+
+CudaProgram::~CudaProgram() {
+  const Driver* d = Driver::get();
+  DeviceState& dev = device_state(ordinal_);
+  if (d->CtxSetCurrent(dev.ctx) != 0) return;  // the driver is shutting down: it frees everything
+  for (uint64_t p : consts_)
+    if (p) d->MemFreeAsync(p, dev.stream);
+}
+
+void CudaProgram::run(const std::vector<void*>& host, const std::vector<uint64_t>& device, uintptr_t stream) const {
+  const Driver& d = driver();
+  DeviceState& dev = current(ordinal_);
+  Driver::Stream s = stream ? reinterpret_cast<Driver::Stream>(stream) : dev.stream;
+  const Graph& g = program_->graph;
+  const size_t n = g.storages.size();
+  // one allocation holds the call's device memory: host storages' copies, temporaries, scratch
+  // and the error flag, each 256-byte aligned
+  std::vector<int64_t> offset(n, -1);
+  int64_t bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!needed_[i] || consts_[i] || (i < device.size() && device[i])) continue;
+    if (g.storages[i].kind == StorageKind::Arg && !host[i])
+      throw std::invalid_argument("no memory given for argument storage %s" + std::to_string(i));
+    offset[i] = bytes;
+    bytes += aligned(std::max<int64_t>(static_cast<int64_t>(bytes_of(g.storages[i])), 1));
+  }
+  const int64_t scratch_at = bytes;
+  bytes += aligned(scratch_bytes_);
+  const int64_t err_at = bytes;
+  if (error_flag_) bytes += kAlign;
+  Driver::DevicePtr arena = 0;
+  if (bytes) d.check(d.MemAllocAsync(&arena, static_cast<size_t>(bytes), s), "cuMemAllocAsync");
+  struct Free {
+    const Driver& d;
+    Driver::DevicePtr p;
+    Driver::Stream s;
+    ~Free() {
+      if (p) d.MemFreeAsync(p, s);
+    }
+  } free_arena{d, arena, s};
+
+  std::vector<uint64_t> memory(n, 0);
+  bool downloads = false;
+  for (size_t i = 0; i < n; ++i) {
+    if (consts_[i]) memory[i] = consts_[i];
+    else if (i < device.size() && device[i]) memory[i] = device[i];
+    else if (offset[i] >= 0) memory[i] = at(arena, offset[i]);
+    if (offset[i] < 0 || !host[i]) continue;
+    if (g.storages[i].kind == StorageKind::Arg)
+      upload(d, memory[i], host[i], bytes_of(g.storages[i]), s);
+    downloads = downloads || written_[i];
+  }
+  if (error_flag_) d.check(d.MemsetD8Async(at(arena, err_at), 0, sizeof(int), s), "cuMemsetD8Async");
+
+  const Driver::DevicePtr scratch = at(arena, scratch_at), err = at(arena, err_at);
+  for (size_t k = 0; k < kernels_.size(); ++k) {
+    if (!kernels_[k]) {
+      run_on_host(k, memory, reinterpret_cast<uintptr_t>(s));
+      continue;
+    }
+    const Kernel& kernel = *kernels_[k];
+    std::vector<void*> args;
+    args.reserve(kernel.stage.params.size() + 2);
+    for (int p : kernel.stage.params) args.push_back(&memory[p]);
+    if (kernel.stage.error_flag) args.push_back(const_cast<Driver::DevicePtr*>(&err));
+    if (kernel.stage.scratch_bytes) args.push_back(const_cast<Driver::DevicePtr*>(&scratch));
+    for (size_t l = 0; l < kernel.functions.size(); ++l) {
+      const CudaLaunch& launch = kernel.stage.launches[l];
+      d.check(d.LaunchKernel(kernel.functions[l], static_cast<unsigned>(launch.blocks), 1, 1,
+                             static_cast<unsigned>(launch.threads), 1, 1, 0, s, args.data(), nullptr),
+              "cuLaunchKernel");
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (offset[i] < 0 || !host[i] || !written_[i]) continue;
+    download(d, host[i], memory[i], bytes_of(g.storages[i]), s);
+  }
+  int flag = 0;
+  if (error_flag_) download(d, &flag, err, sizeof flag, s);
+  if (downloads || error_flag_) d.check(d.StreamSynchronize(s), "cuStreamSynchronize");
+  if (flag) throw std::domain_error("Integers to negative integer powers are not allowed.");
+}
+
+void CudaProgram::run_on_host(size_t stage, const std::vector<uint64_t>& memory, uintptr_t stream) const {
+  const Driver& d = driver();
+  Driver::Stream s = reinterpret_cast<Driver::Stream>(stream);
+  const Graph& g = program_->graph;
+  const Stage& st = program_->stages.stages[stage];
+  const std::set<int> touched = storages_of(g, st.op_ids);
+  std::vector<std::vector<uint64_t>> copies;  // 8-byte aligned host memory for any dtype
+  std::vector<void*> buffers(g.storages.size(), nullptr);
+  for (int i : touched) {
+    if (g.storages[i].kind == StorageKind::Const) continue;  // the executor reads the graph's data
+    copies.emplace_back(bytes_of(g.storages[i]) / 8 + 1);
+    buffers[i] = copies.back().data();
+    download(d, buffers[i], memory[i], bytes_of(g.storages[i]), s);
+  }
+  d.check(d.StreamSynchronize(s), "cuStreamSynchronize");
+  execute_ops(*program_, st.op_ids, buffers);
+  for (int i : touched) {
+    if (!buffers[i] || !written_[i]) continue;
+    upload(d, memory[i], buffers[i], bytes_of(g.storages[i]), s);
+  }
+  // the copies' host memory is freed on return: the uploads must be done by then
+  d.check(d.StreamSynchronize(s), "cuStreamSynchronize");
+}
+
+uint64_t cuda_alloc(int ordinal, size_t bytes) {
+  DeviceState& dev = current(ordinal);
+  Driver::DevicePtr p = 0;
+  driver().check(driver().MemAllocAsync(&p, std::max<size_t>(bytes, 1), dev.stream), "cuMemAllocAsync");
+  driver().check(driver().StreamSynchronize(dev.stream), "cuStreamSynchronize");
+  return p;
+}
+
+void cuda_free(int ordinal, uint64_t ptr) {
+  DeviceState& dev = current(ordinal);
+  driver().check(driver().MemFreeAsync(ptr, dev.stream), "cuMemFreeAsync");
+}
+
+void cuda_download(int ordinal, void* dst, uint64_t src, size_t bytes) {
+  DeviceState& dev = current(ordinal);
+  download(driver(), dst, src, bytes, dev.stream);
+  driver().check(driver().StreamSynchronize(dev.stream), "cuStreamSynchronize");
+}
+
+void cuda_upload(int ordinal, uint64_t dst, const void* src, size_t bytes) {
+  DeviceState& dev = current(ordinal);
+  upload(driver(), dst, src, bytes, dev.stream);
+  driver().check(driver().StreamSynchronize(dev.stream), "cuStreamSynchronize");
+}
+
+int cuda_pointer_ordinal(uint64_t ptr) {
+  constexpr int kAttributeDeviceOrdinal = 9;  // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+  int ordinal = -1;
+  driver().check(driver().PointerGetAttribute(&ordinal, kAttributeDeviceOrdinal, ptr), "cuPointerGetAttribute");
+  return ordinal;
+}
+
+}  // namespace strider

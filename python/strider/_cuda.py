@@ -1,0 +1,205 @@
+"""Arrays in GPU memory as a call's leaves, and results of the caller's kind of array.
+
+An argument with `__cuda_array_interface__` (CuPy, PyTorch, Numba, strider's DeviceArray) becomes
+a _C.DeviceArray leaf with no copy: the dispatcher lays it out like a NumPy array and the kernels
+read and write it in place. Results come back as the caller's kind of array (CuPy arrays for
+CuPy arguments, tensors for PyTorch ones, DeviceArray otherwise), allocated by that library, and
+the kernels run on the library's current stream, so a call queues after the work that made its
+arguments and before the work that reads its results, without waiting for either.
+"""
+import sys
+
+import numpy as np
+
+from . import _C
+
+# CUDA's legacy default stream (CU_STREAM_LEGACY): what a library's "stream 0" is
+_LEGACY_STREAM = 1
+_TYPESTR_DTYPES = {}
+
+
+def _dtype(typestr):
+    dtype = _TYPESTR_DTYPES.get(typestr)
+    if dtype is None:
+        dtype = _TYPESTR_DTYPES[typestr] = np.dtype(typestr)
+    return dtype
+
+
+def _contiguous_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+class _Generic:
+    """Arrays known only by __cuda_array_interface__: results are DeviceArrays on memory strider
+    allocates; the kernels run on the legacy default stream, which orders them with every
+    blocking stream of the process."""
+
+    name = "cuda_array_interface"
+
+    def __init__(self, ordinal):
+        self.ordinal = ordinal
+
+    def leaf(self, value):
+        cai = value.__cuda_array_interface__
+        ptr, readonly = cai["data"]
+        dtype = _dtype(cai["typestr"])
+        shape = tuple(cai["shape"])
+        strides = cai.get("strides") or _contiguous_strides(shape, dtype.itemsize)
+        if cai.get("mask") is not None:
+            raise TypeError("masked __cuda_array_interface__ arrays are not supported")
+        return _C.DeviceArray(ptr, shape, strides, dtype, not readonly, _C.cuda_pointer_ordinal(ptr) if ptr else
+                              self.ordinal, value)
+
+    def stream(self):
+        return _LEGACY_STREAM
+
+    def empty(self, shape, typenum):
+        dtype = _NUMS[typenum]
+        n = int(np.prod(shape, dtype=np.int64))
+        buf = _C.DeviceBuffer(self.ordinal, n * dtype.itemsize)
+        arr = _C.DeviceArray(buf.ptr, shape, _contiguous_strides(shape, dtype.itemsize), dtype, True, self.ordinal, buf)
+        return arr, buf.ptr
+
+    def view(self, owner, ptr, shape, strides, typenum, writeable):
+        return _C.DeviceArray(ptr, shape, strides, _NUMS[typenum], writeable, self.ordinal, owner)
+
+
+class _Cupy(_Generic):
+    name = "cupy"
+
+    def __init__(self, ordinal):
+        super().__init__(ordinal)
+        import cupy
+        self.cupy = cupy
+
+    def leaf(self, value):
+        return _C.DeviceArray(value.data.ptr, value.shape, value.strides, value.dtype, True, value.device.id, value)
+
+    def stream(self):
+        return self.cupy.cuda.get_current_stream().ptr or _LEGACY_STREAM
+
+    def empty(self, shape, typenum):
+        with self.cupy.cuda.Device(self.ordinal):
+            arr = self.cupy.empty(shape, _NUMS[typenum])
+        return arr, arr.data.ptr
+
+    def view(self, owner, ptr, shape, strides, typenum, writeable):
+        cupy = self.cupy
+        size = int(owner.data.mem.size) if owner.data.mem is not None else 0
+        memory = cupy.cuda.UnownedMemory(ptr, size, owner, self.ordinal)
+        return cupy.ndarray(shape, _NUMS[typenum], cupy.cuda.MemoryPointer(memory, 0), strides)
+
+
+class _Torch(_Generic):
+    name = "torch"
+
+    def __init__(self, ordinal):
+        super().__init__(ordinal)
+        import torch
+        self.torch = torch
+        self.dtypes = {np.dtype(k): v for k, v in ((np.bool_, torch.bool), (np.int32, torch.int32),
+                                                   (np.int64, torch.int64), (np.float32, torch.float32),
+                                                   (np.float64, torch.float64))}
+        self.np_dtypes = {v: k for k, v in self.dtypes.items()}
+
+    def leaf(self, value):
+        if value.requires_grad:
+            raise TypeError("a tensor that requires grad: strider does not record gradients; pass t.detach()")
+        dtype = self.np_dtypes.get(value.dtype)
+        if dtype is None:
+            raise TypeError(f"a tensor of dtype {value.dtype}")
+        item = dtype.itemsize
+        return _C.DeviceArray(value.data_ptr(), tuple(value.shape), tuple(s * item for s in value.stride()), dtype,
+                              True, value.device.index, value)
+
+    def stream(self):
+        return self.torch.cuda.current_stream(self.ordinal).cuda_stream or _LEGACY_STREAM
+
+    def empty(self, shape, typenum):
+        t = self.torch.empty(tuple(shape), dtype=self.dtypes[_NUMS[typenum]], device=f"cuda:{self.ordinal}")
+        return t, t.data_ptr()
+
+    def view(self, owner, ptr, shape, strides, typenum, writeable):
+        dtype = _NUMS[typenum]
+        base = owner.untyped_storage().data_ptr()
+        return self.torch.as_strided(owner, tuple(shape), tuple(s // dtype.itemsize for s in strides),
+                                     (ptr - base) // dtype.itemsize)
+
+
+# NumPy's type numbers (what the C++ side passes) and their dtypes
+_NUMS = {np.dtype(t).num: np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.float64,
+                                                 np.intc, np.int_, np.longlong)}
+
+
+def _library(value):
+    """The kind of array `value` is, by its module: cupy, torch, or anything else."""
+    module = type(value).__module__.split(".")[0]
+    if module == "cupy" and "cupy" in sys.modules:
+        return _Cupy
+    if module == "torch" and "torch" in sys.modules:
+        return _Torch
+    return _Generic
+
+
+def on_device(value):
+    """True for an array in GPU memory: __cuda_array_interface__, or a DLPack device of kind
+    CUDA or CUDA managed memory."""
+    if isinstance(value, (np.ndarray, np.generic, int, float, bool)) or value is None:
+        return False
+    if isinstance(value, _C.DeviceArray) or hasattr(value, "__cuda_array_interface__"):
+        return True
+    device = getattr(value, "__dlpack_device__", None)
+    return device is not None and device()[0] in (2, 13)  # kDLCUDA, kDLCUDAManaged
+
+
+def device_leaves(args, kwargs):
+    """(args, kwargs) with every array in GPU memory (also inside lists, tuples and dicts) made a
+    DeviceArray leaf, and the caller's kind of array (None when there is none)."""
+    found = []
+
+    def walk(value):
+        if isinstance(value, (tuple, list)):
+            items = [walk(v) for v in value]
+            return items if type(value) is list else tuple(items)
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        if not on_device(value):
+            return value
+        if isinstance(value, _C.DeviceArray):  # a leaf of its own, owned by the caller's object
+            found.append(_Generic(value.ordinal))
+            return _C.DeviceArray(value.ptr, value.shape, value.strides, value.dtype, value.writeable, value.ordinal,
+                                  value)
+        if not hasattr(value, "__cuda_array_interface__"):
+            raise TypeError(f"an array of type {type(value).__name__} in GPU memory without "
+                            "__cuda_array_interface__ (DLPack alone is not supported)")
+        kind = _library(value)(0)
+        leaf = kind.leaf(value)
+        kind.ordinal = leaf.ordinal
+        found.append(kind)
+        return leaf
+
+    args = walk(args)
+    kwargs = walk(kwargs)
+    if not found:
+        return args, kwargs, None
+    ordinals = {k.ordinal for k in found}
+    if len(ordinals) > 1:
+        raise ValueError(f"arrays on different CUDA devices ({sorted(ordinals)}) in one call")
+    # results follow the first argument's library, as NumPy-style libraries do
+    return args, kwargs, found[0]
+
+
+def to_numpy(array):
+    """A NumPy copy of a DeviceArray (tests, and callers with no array library)."""
+    out = np.empty(array.shape, array.dtype)
+    if out.size:
+        lo = sum(s * (n - 1) for s, n in zip(array.strides, array.shape) if s < 0)
+        hi = sum(s * (n - 1) for s, n in zip(array.strides, array.shape) if s > 0) + array.dtype.itemsize
+        span = np.empty(hi - lo, np.uint8)
+        _C.cuda_download(array.ordinal, array.ptr + lo, span)
+        out[...] = np.ndarray(array.shape, array.dtype, span, -lo, array.strides)
+    return out

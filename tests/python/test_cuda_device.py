@@ -1,0 +1,31 @@
+"""target="cuda" end to end without a GPU: tests/gpu and the e2e suite's detection heads, views
+and layouts run through the CUDA runtime on the emulated device (tests/cuda_fake: a driver and an
+NVRTC that compile the emitted CUDA C for the CPU and run its kernels there), in a subprocess
+whose STRIDER_CUDA_DRIVER and STRIDER_NVRTC name it. What this checks is the runtime (copies in
+and out, in-place writes, views, aliasing, host fallbacks, scratch, the error flag, module and
+cubin caches) and the kernels' semantics; speed needs a real GPU."""
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUILD = pathlib.Path(os.environ.get("STRIDER_BUILD_DIR", ROOT / "build" / "dev"))
+DRIVER, NVRTC = BUILD / "libstrider_fake_cuda.so", BUILD / "libstrider_fake_nvrtc.so"
+# the e2e files whose every check() also runs on the device (the rest: on a GPU, see README)
+E2E = ("test_detection_heads.py", "test_views.py", "test_layouts.py")
+
+
+@pytest.mark.skipif(not (DRIVER.exists() and NVRTC.exists()),
+                    reason=f"the emulated CUDA device is not built ({DRIVER.name} in {BUILD}: make build)")
+@pytest.mark.parametrize("suite", ["gpu"] + [f"e2e/{f}" for f in E2E])
+def test_suite_on_the_emulated_device(suite, tmp_path):
+    env = dict(os.environ, STRIDER_CUDA_DRIVER=str(DRIVER), STRIDER_NVRTC=str(NVRTC), STRIDER_TEST_TARGET="cuda",
+               STRIDER_CACHE_DIR=str(tmp_path / "cache"))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", str(ROOT / "tests" / suite)],
+                         env=env, capture_output=True, text=True, timeout=1800)
+    tail = run.stdout[-6000:] + run.stderr[-3000:]
+    assert run.returncode == 0, tail
+    assert " skipped" not in run.stdout.splitlines()[-1] or suite != "gpu", tail

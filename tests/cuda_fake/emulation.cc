@@ -3,7 +3,9 @@
 #include <stdlib.h>
 
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -114,6 +116,7 @@ template <class T> T __shfl_down_sync(unsigned, T v, int d) {
 )";
 
 constexpr const char* kMarker = "extern \"C\" __global__";
+constexpr char kMagic[] = "STRIDER-EMU-IMAGE";  // with its NUL, 18 bytes
 
 std::string compiler() {
   const char* cxx = std::getenv("CXX");
@@ -166,6 +169,21 @@ std::vector<EmuKernel> emu_kernels(const std::string& src) {
 std::string emu_launch_symbol(const std::string& kernel) { return "strider_emu_launch_" + kernel; }
 
 std::string emu_arity_symbol(const std::string& kernel) { return "strider_emu_arity_" + kernel; }
+
+std::string emu_image(const std::string& so_bytes) {
+  std::string image(kMagic, sizeof kMagic);
+  for (int i = 0; i < 8; ++i) image += static_cast<char>(static_cast<uint64_t>(so_bytes.size()) >> (8 * i));
+  return image + so_bytes;
+}
+
+bool emu_image_library(const void* image, std::string* so_bytes) {
+  const auto* bytes = static_cast<const unsigned char*>(image);
+  if (!bytes || std::memcmp(bytes, kMagic, sizeof kMagic) != 0) return false;
+  uint64_t size = 0;
+  for (int i = 0; i < 8; ++i) size |= static_cast<uint64_t>(bytes[sizeof kMagic + i]) << (8 * i);
+  so_bytes->assign(reinterpret_cast<const char*>(bytes + sizeof kMagic + 8), size);
+  return true;
+}
 
 void emu_build(const std::string& cuda_source, const std::string& so_path, const std::string& name) {
   std::string dir = (std::filesystem::temp_directory_path() / "strider-cuda-emu-XXXXXX").string();

@@ -38,4 +38,11 @@ std::string emu_launch_symbol(const std::string& kernel);
 /// The library's symbol for a kernel's parameter count (a const int).
 std::string emu_arity_symbol(const std::string& kernel);
 
+/// The fake NVRTC's "cubin" of a built library: "STRIDER-EMU-IMAGE" and a NUL (18 bytes), the
+/// library's size (8 bytes, little-endian), then its bytes. It carries its size because
+/// cuModuleLoadData is given none.
+std::string emu_image(const std::string& so_bytes);
+/// The library's bytes in an image; false where `image` does not start with the magic.
+bool emu_image_library(const void* image, std::string* so_bytes);
+
 }  // namespace strider::testing

@@ -7,7 +7,7 @@ PIP_PACKAGES := "numpy>=2.0" "pybind11>=2.12" "scikit-build-core>=0.8" "pytest>=
 	nbclient nbformat ipykernel matplotlib
 BUILD_DIR := build/dev
 STAMPS := .stamps
-SOURCES := $(shell find csrc -type f) CMakeLists.txt pyproject.toml $(wildcard tests/cpp/*.cc)
+SOURCES := $(shell find csrc -type f) CMakeLists.txt pyproject.toml $(wildcard tests/cpp/*.cc tests/cuda_fake/*)
 
 .PHONY: demo test deps build sanitize
 

@@ -8,11 +8,8 @@
 namespace strider::testing {
 
 /// Runs CUDA stages on the CPU where there is no GPU, to test what the backend emits against the
-/// reference executor. The sources (self-contained CUDA C) are compiled together by the host's
-/// C++ compiler ($CXX, else c++) against a shim defining CUDA's keywords, built-ins and the
-/// intrinsics the backend uses, into one shared library. Blocks run one after another; a block's
-/// threads run as std::threads where its kernel synchronizes (__syncthreads and warp shuffles are
-/// barriers), else one after another. Math functions are the host's libm: results are the
+/// reference executor: the sources are compiled together into one shared library by the CUDA C
+/// emulation (tests/cuda_fake/emulation.h). Math functions are the host's libm: results are the
 /// reference's bit for bit wherever the backend's scalar code is right.
 class CudaEmulator {
  public:

@@ -84,6 +84,13 @@ void bind_cuda(py::module_& m) {
          }),
          py::arg("ptr"), py::arg("shape"), py::arg("strides"), py::arg("dtype"), py::arg("writeable"),
          py::arg("ordinal"), py::arg("owner"))
+      .def("as_leaf",
+           [](const py::object& self) {
+             DeviceArray a = self.cast<DeviceArray>();
+             a.owner = self;
+             return a;
+           },
+           "the same array as a call's leaf, owned by this one")
       .def_readonly("ptr", &DeviceArray::ptr)
       .def_property_readonly("shape", [](const DeviceArray& a) { return py::tuple(py::cast(a.shape)); })
       .def_property_readonly("strides", [](const DeviceArray& a) { return py::tuple(py::cast(a.strides)); })

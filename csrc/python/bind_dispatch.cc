@@ -220,7 +220,8 @@ bool flatten_value(PyObject* o, std::string& structure, py::list& leaves, py::li
         return false;
     return true;
   }
-  if (PyArray_CheckExact(o) || PyArray_IsScalar(o, Generic) || PyFloat_Check(o) || PyLong_Check(o)) {
+  if (PyArray_CheckExact(o) || PyArray_IsScalar(o, Generic) || PyFloat_Check(o) || PyLong_Check(o) ||
+      py::isinstance<DeviceArray>(o)) {
     if (PyLong_CheckExact(o)) {
       int overflow = 0;
       PyLong_AsLongLongAndOverflow(o, &overflow);
@@ -492,8 +493,9 @@ class FastPath {
   FastPath(py::dict stats, py::object miss)
       : stats_(std::move(stats)), miss_(std::move(miss)), hits_name_("cache_hits"), used_name_("used") {}
 
-  // The results of the call, or `miss` when it needs the general path.
-  py::object call(const py::tuple& args, const py::dict& kwargs) {
+  // The results of the call, or `miss` when it needs the general path. `kind` and `stream`: as
+  // Runner::run takes them, for calls with arrays in GPU memory.
+  py::object call(const py::tuple& args, const py::dict& kwargs, const py::object& kind, uintptr_t stream) {
     const Shape* shape = find_shape(args, kwargs);
     if (!shape) return miss_;
     CallLayout l;
@@ -516,7 +518,7 @@ class FastPath {
       // this call needs, not the item
       const py::object keep = item.runner_obj, finish = item.finish;
       const Runner* runner = item.runner;
-      py::list results = runner->run(l.leaves, l, false);
+      py::list results = runner->run(l.leaves, l, false, kind, stream);
       return finish.is_none() ? py::object(results[0]) : finish(results);
     }
     return miss_;
@@ -670,7 +672,8 @@ void bind_dispatch(py::module_& m) {
       "The cache key and aliasing layout of a call's leaves, or None when one needs the general path.");
   py::class_<FastPath>(m, "FastPath")
       .def(py::init<py::dict, py::object>(), py::arg("stats"), py::arg("miss"))
-      .def("__call__", &FastPath::call, py::arg("args"), py::arg("kwargs"))
+      .def("__call__", &FastPath::call, py::arg("args"), py::arg("kwargs"), py::arg("kind") = py::none(),
+           py::arg("stream") = 0)
       .def("insert", &FastPath::insert, py::arg("args"), py::arg("kwargs"), py::arg("static_mask"), py::arg("entry"),
            py::arg("runner"), py::arg("finish"))
       .def("drop", &FastPath::drop, py::arg("entry"))

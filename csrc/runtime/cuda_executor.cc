@@ -17,7 +17,9 @@ namespace {
 using Driver = CudaDriver;
 constexpr int kAttributeComputeCapabilityMajor = 75;
 constexpr int kAttributeComputeCapabilityMinor = 76;
-constexpr int64_t kAlign = 256;  // cudaMalloc's alignment: vector loads of any view stay aligned
+constexpr int64_t kAlign = 256;
+// CU_STREAM_LEGACY: the default stream every blocking stream waits for and is waited for by
+const auto kLegacyStream = reinterpret_cast<Driver::Stream>(0x1);  // cudaMalloc's alignment: vector loads of any view stay aligned
 
 int64_t aligned(int64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
@@ -270,16 +272,15 @@ void CudaProgram::run_on_host(size_t stage, const std::vector<uint64_t>& memory,
 }
 
 uint64_t cuda_alloc(int ordinal, size_t bytes) {
-  DeviceState& dev = current(ordinal);
+  current(ordinal);
   Driver::DevicePtr p = 0;
-  driver().check(driver().MemAllocAsync(&p, std::max<size_t>(bytes, 1), dev.stream), "cuMemAllocAsync");
-  driver().check(driver().StreamSynchronize(dev.stream), "cuStreamSynchronize");
+  driver().check(driver().MemAllocAsync(&p, std::max<size_t>(bytes, 1), kLegacyStream), "cuMemAllocAsync");
   return p;
 }
 
 void cuda_free(int ordinal, uint64_t ptr) {
-  DeviceState& dev = current(ordinal);
-  driver().check(driver().MemFreeAsync(ptr, dev.stream), "cuMemFreeAsync");
+  current(ordinal);
+  driver().check(driver().MemFreeAsync(ptr, kLegacyStream), "cuMemFreeAsync");
 }
 
 void cuda_download(int ordinal, void* dst, uint64_t src, size_t bytes) {

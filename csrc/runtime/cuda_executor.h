@@ -58,7 +58,8 @@ class CudaProgram {
 };
 
 /// Device memory outside programs (results for callers whose arrays are of no library strider
-/// knows; tests), on device `ordinal`'s own stream, synchronized: usable from any stream on return.
+/// knows; tests) on device `ordinal`: allocated and freed on the legacy default stream, which
+/// orders them with the work of every blocking stream; copies synchronize (the host's memory).
 uint64_t cuda_alloc(int ordinal, size_t bytes);
 void cuda_free(int ordinal, uint64_t ptr);
 void cuda_download(int ordinal, void* dst, uint64_t src, size_t bytes);

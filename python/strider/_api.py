@@ -576,8 +576,12 @@ class _CudaFunction(CompiledFunction):
         dargs, dkwargs, kind = _cuda.device_leaves(args, kwargs)
         if kind is None:
             return super().__call__(*args, **kwargs)
+        stream = kind.stream()
+        result = self._fast(dargs, dkwargs, kind, stream)
+        if result is not _MISS:
+            return result
         entry, leaves, layout = super()._lookup(dargs, dkwargs)  # leaves made: not again
-        return entry.run(leaves, layout, kind=kind, stream=kind.stream())
+        return entry.run(leaves, layout, kind=kind, stream=stream)
 
     def _lookup(self, args, kwargs):
         args, kwargs, _ = _cuda.device_leaves(args, kwargs)

@@ -7,6 +7,7 @@ CuPy arguments, tensors for PyTorch ones, DeviceArray otherwise), allocated by t
 the kernels run on the library's current stream, so a call queues after the work that made its
 arguments and before the work that reads its results, without waiting for either.
 """
+import math
 import sys
 
 import numpy as np
@@ -59,7 +60,7 @@ class _Generic:
 
     def empty(self, shape, typenum):
         dtype = _NUMS[typenum]
-        n = int(np.prod(shape, dtype=np.int64))
+        n = math.prod(shape)
         buf = _C.DeviceBuffer(self.ordinal, n * dtype.itemsize)
         arr = _C.DeviceArray(buf.ptr, shape, _contiguous_strides(shape, dtype.itemsize), dtype, True, self.ordinal, buf)
         return arr, buf.ptr
@@ -145,10 +146,13 @@ def _library(value):
     return _Generic
 
 
+_HOST_TYPES = {np.ndarray, int, float, bool, type(None)}
+
+
 def on_device(value):
     """True for an array in GPU memory: __cuda_array_interface__, or a DLPack device of kind
     CUDA or CUDA managed memory."""
-    if isinstance(value, (np.ndarray, np.generic, int, float, bool)) or value is None:
+    if type(value) in _HOST_TYPES or isinstance(value, np.generic):
         return False
     if isinstance(value, _C.DeviceArray) or hasattr(value, "__cuda_array_interface__"):
         return True
@@ -162,6 +166,8 @@ def device_leaves(args, kwargs):
     found = []
 
     def walk(value):
+        if type(value) in _HOST_TYPES:
+            return value
         if isinstance(value, (tuple, list)):
             items = [walk(v) for v in value]
             return items if type(value) is list else tuple(items)
@@ -171,8 +177,7 @@ def device_leaves(args, kwargs):
             return value
         if isinstance(value, _C.DeviceArray):  # a leaf of its own, owned by the caller's object
             found.append(_Generic(value.ordinal))
-            return _C.DeviceArray(value.ptr, value.shape, value.strides, value.dtype, value.writeable, value.ordinal,
-                                  value)
+            return value.as_leaf()
         if not hasattr(value, "__cuda_array_interface__"):
             raise TypeError(f"an array of type {type(value).__name__} in GPU memory without "
                             "__cuda_array_interface__ (DLPack alone is not supported)")

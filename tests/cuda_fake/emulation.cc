@@ -185,6 +185,35 @@ bool emu_image_library(const void* image, std::string* so_bytes) {
   return true;
 }
 
+namespace {
+
+// Flags of every compile: no contraction, so a * b + c rounds twice, as on the device with
+// -fmad=false.
+constexpr const char* kFlags = " -std=c++17 -O1 -fPIC -ffp-contract=off -fno-strict-aliasing -w";
+
+// The shim as a header in a directory of its own, precompiled once per process: parsing it (the
+// standard headers it includes) is most of a small source's compile time. Where the compiler
+// makes no usable precompiled header it reads the header itself: slower, the same code.
+struct PrecompiledShim {
+  std::string dir;
+  PrecompiledShim() {
+    dir = (std::filesystem::temp_directory_path() / "strider-cuda-emu-pch-XXXXXX").string();
+    if (!mkdtemp(dir.data())) throw std::runtime_error("cannot create a directory in " + dir);
+    std::ofstream(dir + "/strider_emu_shim.h") << "#pragma once\n" << kShim;
+    const std::string cmd = compiler() + kFlags + " -x c++-header -o " + quoted(dir + "/strider_emu_shim.h.gch") + " " +
+                            quoted(dir + "/strider_emu_shim.h") + " > /dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) std::filesystem::remove(dir + "/strider_emu_shim.h.gch");
+  }
+  ~PrecompiledShim() { std::filesystem::remove_all(dir); }
+};
+
+const PrecompiledShim& shim() {
+  static const PrecompiledShim s;
+  return s;
+}
+
+}  // namespace
+
 void emu_build(const std::string& cuda_source, const std::string& so_path, const std::string& name) {
   std::string dir = (std::filesystem::temp_directory_path() / "strider-cuda-emu-XXXXXX").string();
   if (!mkdtemp(dir.data())) throw std::runtime_error("cannot create a directory in " + dir);
@@ -192,15 +221,14 @@ void emu_build(const std::string& cuda_source, const std::string& so_path, const
   for (char& c : file)
     if (c == '"' || c == '\\' || c == '\n') c = '_';
   std::ofstream src(dir + "/source.cc");
-  src << kShim << "#line 1 \"" << file << "\"\n" << cuda_source << "\n#line 1 \"strider_emu_launchers\"\n";
+  src << "#include \"strider_emu_shim.h\"\n#line 1 \"" << file << "\"\n" << cuda_source << "\n#line 1 \"strider_emu_launchers\"\n";
   for (const EmuKernel& k : emu_kernels(cuda_source))
     src << "extern \"C\" const int " << emu_arity_symbol(k.name) << " = strider_emu::arity(" << k.name << ");\n"
         << "extern \"C\" void " << emu_launch_symbol(k.name) << "(void* const* p, long long blocks, int threads) {\n"
         << "  strider_emu::launch([&] { strider_emu::call(" << k.name << ", p); }, blocks, threads, " << k.cooperative << ");\n}\n";
   src.close();
-  // no contraction: a * b + c rounds twice, as on the device with -fmad=false
-  const std::string cmd = compiler() + " -std=c++17 -O1 -fPIC -shared -ffp-contract=off -fno-strict-aliasing -w -o " +
-                          quoted(so_path) + " " + quoted(dir + "/source.cc") + " > " + quoted(dir + "/log") + " 2>&1";
+  const std::string cmd = compiler() + kFlags + " -shared -I" + quoted(shim().dir) + " -o " + quoted(so_path) + " " +
+                          quoted(dir + "/source.cc") + " > " + quoted(dir + "/log") + " 2>&1";
   const int status = std::system(cmd.c_str());
   std::ifstream log(dir + "/log");
   std::stringstream text;

@@ -38,6 +38,9 @@ def _flatten(value, leaves):
     if isinstance(value, Tracer):
         raise unsupported("a traced value kept from an earlier trace as an argument",
                           "pass arrays, and return what the compiled function computes")
+    if _cuda.on_device(value):
+        raise unsupported(f"an array in GPU memory ({type(value).__name__}) with target='cpu'",
+                          "compile with target='cuda' or target='auto'")
     try:
         hash(value)
     except TypeError:
@@ -380,6 +383,9 @@ class CompiledFunction:
                 structure.append((name, ("static", type(value).__name__, value)))
             else:
                 structure.append((name, _flatten(value, leaves)))
+        if self.target != "cuda" and any(isinstance(leaf, _C.DeviceArray) for leaf in leaves):
+            raise unsupported("an array in GPU memory (DeviceArray) with target='cpu'",
+                              "compile with target='cuda' or target='auto'")
         layout = _layout(leaves)
         key = (tuple(structure), layout.key)
         entry = self._cache.get(key) if self._use_cache else None

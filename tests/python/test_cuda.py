@@ -28,17 +28,18 @@ def stages(fn, *args):
     return _C.cuda_source(program)
 
 
+WHY = _C.cuda_unavailable_reason()
+without_cuda = pytest.mark.skipif(not WHY, reason="checks what happens where CUDA is unavailable (tests/gpu runs it)")
+
+
+@without_cuda
 def test_cuda_target_says_why_it_cannot_run():
     f = strider.compile(decode, target="cuda")
-    why = _C.cuda_unavailable_reason()
-    if why:
-        with pytest.raises(strider.StriderError, match="CUDA is unavailable: " + why.split(" (")[0]):
-            f(*decode_args())
-    else:
-        with pytest.raises(strider.UnsupportedError, match="does not launch"):
-            f(*decode_args())
+    with pytest.raises(strider.StriderError, match="CUDA is unavailable: " + WHY.split(" (")[0]):
+        f(*decode_args())
 
 
+@without_cuda
 def test_cuda_target_leaves_arguments_alone_and_cpu_stays_default():
     args = decode_args()
     before = args[0].copy()
@@ -62,6 +63,7 @@ class DLPackOnGpu:
         return (2, 0)
 
 
+@without_cuda
 @pytest.mark.parametrize("device_array", [DeviceArray(), DLPackOnGpu(), [np.ones(3), {"x": DeviceArray()}]],
                          ids=["cuda_array_interface", "dlpack", "nested"])
 def test_auto_target_follows_the_arguments(device_array):
@@ -70,6 +72,14 @@ def test_auto_target_follows_the_arguments(device_array):
     np.testing.assert_array_equal(f(x, 1), x * 2 + 1)  # NumPy arrays: the CPU
     with pytest.raises(strider.StriderError, match="cannot run on a GPU"):
         f(x, device_array)
+
+
+@pytest.mark.parametrize("device_array", [DeviceArray(), _C.DeviceArray(4096, (3,), (4,), np.dtype(np.float32), True, 0, None)],
+                         ids=["cuda_array_interface", "DeviceArray"])
+def test_cpu_target_refuses_arrays_in_gpu_memory_by_name(device_array):
+    f = strider.compile(lambda x, y: x * 2 + y)
+    with pytest.raises(strider.UnsupportedError, match="array in GPU memory .* with target='cpu'.*target='cuda'"):
+        f(np.arange(3.0), device_array)
 
 
 def test_unavailable_reason_without_a_driver_is_one_sentence():

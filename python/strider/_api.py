@@ -359,8 +359,8 @@ class CompiledFunction:
 
     def stats(self):
         """Counters: traces (signatures traced), cache_hits (calls served from the memory cache),
-        lowered (programs built), compiles (stages LLVM compiled), disk_hits (stages loaded from
-        the disk cache instead of compiled)."""
+        lowered (programs built), compiles (stages LLVM, or NVRTC for target="cuda", compiled),
+        disk_hits (stages loaded from the disk cache instead of compiled)."""
         return dict(self._stats)
 
     def __get__(self, obj, objtype=None):

@@ -152,7 +152,7 @@ _HOST_TYPES = {np.ndarray, int, float, bool, type(None)}
 def on_device(value):
     """True for an array in GPU memory: __cuda_array_interface__, or a DLPack device of kind
     CUDA or CUDA managed memory."""
-    if type(value) in _HOST_TYPES or isinstance(value, np.generic):
+    if type(value) in _HOST_TYPES or isinstance(value, (np.generic, type)):  # a class: its methods are unbound
         return False
     if isinstance(value, _C.DeviceArray) or hasattr(value, "__cuda_array_interface__"):
         return True

@@ -77,6 +77,8 @@ def test_auto_target_follows_the_arguments(device_array):
 @pytest.mark.parametrize("device_array", [DeviceArray(), _C.DeviceArray(4096, (3,), (4,), np.dtype(np.float32), True, 0, None)],
                          ids=["cuda_array_interface", "DeviceArray"])
 def test_cpu_target_refuses_arrays_in_gpu_memory_by_name(device_array):
+    g = strider.compile(lambda x, kind: x * 2 if kind is np.ndarray else x)  # a hashable value: static
+    np.testing.assert_array_equal(g(np.arange(3.0), np.ndarray), np.arange(3.0) * 2)  # a class is no array
     f = strider.compile(lambda x, y: x * 2 + y)
     with pytest.raises(strider.UnsupportedError, match="array in GPU memory .* with target='cpu'.*target='cuda'"):
         f(np.arange(3.0), device_array)

@@ -179,7 +179,8 @@ void bind_cuda(py::module_& m) {
   m.def("nvrtc_unavailable_reason", &nvrtc_unavailable_reason, "empty when NVRTC loads");
   m.def("cuda_unavailable_reason", py::overload_cast<>(&cuda_unavailable_reason),
         "why kernels cannot run on a GPU here, in one sentence; empty when they can");
-  m.def("cuda_device_arch", &cuda_device_arch, "'sm_90': device 0's architecture; empty without one");
+  m.def("cuda_device_arch", &cuda_device_arch, py::arg("ordinal") = 0,
+        "'sm_90': the device's architecture; empty without one");
 }
 
 }  // namespace strider::python

@@ -353,7 +353,8 @@ class Runner {
     for (const Output& o : outputs_) {
       if (o.kind == 'a') {
         const py::object leaf = leaves[o.index];
-        results.append(py::isinstance<DeviceArray>(leaf) ? leaf.cast<const DeviceArray&>().owner : leaf);
+        // a device leaf stands for the caller's array (CPU calls never have one)
+        results.append(on_device && py::isinstance<DeviceArray>(leaf) ? leaf.cast<const DeviceArray&>().owner : leaf);
       } else if (o.kind == 'p') {
         results.append(o.value);
       } else if (on_device) {

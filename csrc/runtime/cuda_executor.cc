@@ -15,8 +15,6 @@ namespace strider {
 namespace {
 
 using Driver = CudaDriver;
-constexpr int kAttributeComputeCapabilityMajor = 75;
-constexpr int kAttributeComputeCapabilityMinor = 76;
 constexpr int64_t kAlign = 256;
 // CU_STREAM_LEGACY: the default stream every blocking stream waits for and is waited for by
 const auto kLegacyStream = reinterpret_cast<Driver::Stream>(0x1);  // cudaMalloc's alignment: vector loads of any view stay aligned
@@ -52,11 +50,9 @@ DeviceState& device_state(int ordinal) {
                              std::to_string(d.devices) + " found)");
   auto s = std::make_unique<DeviceState>();
   Driver::Device dev = 0;
-  int major = 0, minor = 0;
   d.check(d.DeviceGet(&dev, ordinal), "cuDeviceGet");
-  d.check(d.DeviceGetAttribute(&major, kAttributeComputeCapabilityMajor, dev), "cuDeviceGetAttribute");
-  d.check(d.DeviceGetAttribute(&minor, kAttributeComputeCapabilityMinor, dev), "cuDeviceGetAttribute");
-  s->arch = "sm_" + std::to_string(major) + std::to_string(minor);
+  s->arch = cuda_device_arch(ordinal);
+  if (s->arch.empty()) throw std::runtime_error("CUDA device " + std::to_string(ordinal) + " has no compute capability");
   d.check(d.DevicePrimaryCtxRetain(&s->ctx, dev), "cuDevicePrimaryCtxRetain");
   d.check(d.CtxSetCurrent(s->ctx), "cuCtxSetCurrent");
   d.check(d.StreamCreate(&s->stream, 0), "cuStreamCreate");

@@ -224,12 +224,12 @@ std::string cuda_unavailable_reason(const std::string& driver) {
 
 std::string cuda_unavailable_reason() { return cuda_unavailable_reason(driver_name()); }
 
-std::string cuda_device_arch() {
+std::string cuda_device_arch(int ordinal) {
   const CudaDriver* d = CudaDriver::get();
   if (!d) return "";
   CUdevice dev = 0;
   int major = 0, minor = 0;
-  if (d->DeviceGet(&dev, 0) != 0 || d->DeviceGetAttribute(&major, kAttributeComputeCapabilityMajor, dev) != 0 ||
+  if (d->DeviceGet(&dev, ordinal) != 0 || d->DeviceGetAttribute(&major, kAttributeComputeCapabilityMajor, dev) != 0 ||
       d->DeviceGetAttribute(&minor, kAttributeComputeCapabilityMinor, dev) != 0)
     return "";
   return "sm_" + std::to_string(major) + std::to_string(minor);

@@ -89,7 +89,7 @@ std::string cuda_unavailable_reason();
 /// The same checks with the driver looked for under `driver` (tests pass a missing name).
 std::string cuda_unavailable_reason(const std::string& driver);
 
-/// "sm_90": the architecture of CUDA device 0, for NVRTC's -arch; empty when there is none.
-std::string cuda_device_arch();
+/// "sm_90": the architecture of CUDA device `ordinal`, for NVRTC's -arch; empty when there is none.
+std::string cuda_device_arch(int ordinal = 0);
 
 }  // namespace strider

@@ -91,6 +91,11 @@ void bind_cuda(py::module_& m) {
              return a;
            },
            "the same array as a call's leaf, owned by this one")
+      .def_static("from_dlpack", &device_array_from_dlpack, py::arg("value"), py::arg("stream"),
+                  py::arg("writeable") = true, "value's __dlpack__(stream=stream) capsule as an array, no copy")
+      .def("__dlpack__", &device_array_to_dlpack, py::kw_only(), py::arg("stream") = py::none(),
+           py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
+      .def("__dlpack_device__", [](const DeviceArray& a) { return py::make_tuple(2, a.ordinal); })  // kDLCUDA
       .def_readonly("ptr", &DeviceArray::ptr)
       .def_property_readonly("shape", [](const DeviceArray& a) { return py::tuple(py::cast(a.shape)); })
       .def_property_readonly("strides", [](const DeviceArray& a) { return py::tuple(py::cast(a.strides)); })
@@ -105,7 +110,7 @@ void bind_cuda(py::module_& m) {
         d["data"] = py::make_tuple(a.ptr, !a.writeable);
         d["strides"] = py::tuple(py::cast(a.strides));
         d["version"] = 3;
-        d["stream"] = py::none();  // strider's calls have finished with it when they return it
+        d["stream"] = 1;  // strider's kernels for callers of no array library run on the legacy stream
         return d;
       });
   da.attr("__hash__") = py::none();  // a leaf, never a static value (the dispatcher hashes those)

@@ -21,4 +21,13 @@ struct DeviceArray {
   pybind11::object owner;               // the caller's array (or the memory it views)
 };
 
+/// `value.__dlpack__(stream=stream)` as a leaf: a CUDA tensor of one of strider's dtypes, else
+/// TypeError naming what it is. Writeable unless `writeable` is false or the producer marks the
+/// tensor read-only or a copy; the producer's deleter runs when the last view of it goes.
+DeviceArray device_array_from_dlpack(const pybind11::object& value, const pybind11::object& stream, bool writeable);
+/// DeviceArray.__dlpack__ (the array API's signature): a capsule that keeps `self` alive.
+pybind11::object device_array_to_dlpack(const pybind11::object& self, const pybind11::object& stream,
+                                        const pybind11::object& max_version, const pybind11::object& dl_device,
+                                        const pybind11::object& copy);
+
 }  // namespace strider::python

@@ -15,9 +15,9 @@ namespace strider {
 namespace {
 
 using Driver = CudaDriver;
-constexpr int64_t kAlign = 256;
+constexpr int64_t kAlign = 256;  // cudaMalloc's alignment: vector loads of any view stay aligned
 // CU_STREAM_LEGACY: the default stream every blocking stream waits for and is waited for by
-const auto kLegacyStream = reinterpret_cast<Driver::Stream>(0x1);  // cudaMalloc's alignment: vector loads of any view stay aligned
+const auto kLegacyStream = reinterpret_cast<Driver::Stream>(0x1);
 
 int64_t aligned(int64_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
@@ -289,6 +289,11 @@ void cuda_upload(int ordinal, uint64_t dst, const void* src, size_t bytes) {
   DeviceState& dev = current(ordinal);
   upload(driver(), dst, src, bytes, dev.stream);
   driver().check(driver().StreamSynchronize(dev.stream), "cuStreamSynchronize");
+}
+
+void cuda_synchronize(int ordinal, uintptr_t stream) {
+  current(ordinal);
+  driver().check(driver().StreamSynchronize(reinterpret_cast<Driver::Stream>(stream)), "cuStreamSynchronize");
 }
 
 int cuda_pointer_ordinal(uint64_t ptr) {

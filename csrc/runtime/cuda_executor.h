@@ -64,6 +64,8 @@ uint64_t cuda_alloc(int ordinal, size_t bytes);
 void cuda_free(int ordinal, uint64_t ptr);
 void cuda_download(int ordinal, void* dst, uint64_t src, size_t bytes);
 void cuda_upload(int ordinal, uint64_t dst, const void* src, size_t bytes);
+/// Waits for the work queued on `stream` of device `ordinal` (1: the legacy default stream).
+void cuda_synchronize(int ordinal, uintptr_t stream);
 /// The device holding `ptr` (CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL); throws for host memory.
 int cuda_pointer_ordinal(uint64_t ptr);
 

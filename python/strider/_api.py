@@ -568,9 +568,10 @@ def _on_device(value):
 
 class _CudaFunction(CompiledFunction):
     """strider.compile(fn, target="cuda"): the stages run on a GPU. Arrays in GPU memory
-    (__cuda_array_interface__: CuPy, PyTorch, Numba) are read and written in place, results come
-    back as the caller's kind of array and the kernels run on its library's current stream; NumPy
-    arrays are copied to the device and back (in-place writes included), results are NumPy arrays."""
+    (__cuda_array_interface__: CuPy, PyTorch, Numba; DLPack: JAX, read only) are read and written
+    in place, results come back as the caller's kind of array and the kernels run on its library's
+    current stream; NumPy arrays are copied to the device and back (in-place writes included),
+    results are NumPy arrays."""
 
     def __call__(self, *args, **kwargs):
         if current_trace() is not None:
@@ -584,10 +585,10 @@ class _CudaFunction(CompiledFunction):
             return super().__call__(*args, **kwargs)
         stream = kind.stream()
         result = self._fast(dargs, dkwargs, kind, stream)
-        if result is not _MISS:
-            return result
-        entry, leaves, layout = super()._lookup(dargs, dkwargs)  # leaves made: not again
-        return entry.run(leaves, layout, kind=kind, stream=stream)
+        if result is _MISS:
+            entry, leaves, layout = super()._lookup(dargs, dkwargs)  # leaves made: not again
+            result = entry.run(leaves, layout, kind=kind, stream=stream)
+        return kind.finish(result)
 
     def _lookup(self, args, kwargs):
         args, kwargs, _ = _cuda.device_leaves(args, kwargs)

@@ -1,11 +1,13 @@
 """Arrays in GPU memory as a call's leaves, and results of the caller's kind of array.
 
-An argument with `__cuda_array_interface__` (CuPy, PyTorch, Numba, strider's DeviceArray) becomes
-a _C.DeviceArray leaf with no copy: the dispatcher lays it out like a NumPy array and the kernels
-read and write it in place. Results come back as the caller's kind of array (CuPy arrays for
-CuPy arguments, tensors for PyTorch ones, DeviceArray otherwise), allocated by that library, and
-the kernels run on the library's current stream, so a call queues after the work that made its
-arguments and before the work that reads its results, without waiting for either.
+An argument with `__cuda_array_interface__` (CuPy, PyTorch, Numba, strider's DeviceArray), or only
+`__dlpack__` on a CUDA device (JAX, array-API libraries), becomes a _C.DeviceArray leaf with no
+copy: the dispatcher lays it out like a NumPy array and the kernels read and write it in place.
+Results come back as the caller's kind of array (CuPy arrays for CuPy arguments, tensors for
+PyTorch ones, JAX arrays for JAX ones, DeviceArray otherwise), allocated by that library or
+imported from strider's memory, and the kernels run on the library's current stream (the legacy
+default stream for the others), so a call queues after the work that made its arguments and
+before the work that reads its results, without waiting for either.
 """
 import math
 import sys
@@ -67,6 +69,44 @@ class _Generic:
 
     def view(self, owner, ptr, shape, strides, typenum, writeable):
         return _C.DeviceArray(ptr, shape, strides, _NUMS[typenum], writeable, self.ordinal, owner)
+
+
+    def finish(self, result):
+        return result
+
+
+class _Dlpack(_Generic):
+    """Arrays known only by DLPack: their producer orders its work before the legacy default
+    stream, where the kernels run; results are DeviceArrays, which export DLPack."""
+
+    name = "dlpack"
+    writeable = True
+
+    def leaf(self, value):
+        return _C.DeviceArray.from_dlpack(value, _LEGACY_STREAM, self.writeable)
+
+
+class _Jax(_Dlpack):
+    """JAX arrays: immutable, so the function may not write into them (NumPy's error for a
+    read-only array); results are imported into JAX through DLPack once the kernels are queued,
+    which makes JAX's stream wait for them."""
+
+    name = "jax"
+    writeable = False
+
+    def __init__(self, ordinal):
+        super().__init__(ordinal)
+        import jax.dlpack
+        self.from_dlpack = jax.dlpack.from_dlpack
+
+    def finish(self, result):
+        if isinstance(result, _C.DeviceArray):
+            return self.from_dlpack(result)
+        if isinstance(result, (tuple, list)):
+            return type(result)(self.finish(r) for r in result)
+        if isinstance(result, dict):
+            return {k: self.finish(v) for k, v in result.items()}
+        return result
 
 
 class _Cupy(_Generic):
@@ -137,13 +177,16 @@ _NUMS = {np.dtype(t).num: np.dtype(t) for t in (np.bool_, np.int32, np.int64, np
 
 
 def _library(value):
-    """The kind of array `value` is, by its module: cupy, torch, or anything else."""
+    """The kind of array `value` is, by its module (cupy, torch, jax) or else by the protocol it
+    offers."""
     module = type(value).__module__.split(".")[0]
     if module == "cupy" and "cupy" in sys.modules:
         return _Cupy
     if module == "torch" and "torch" in sys.modules:
         return _Torch
-    return _Generic
+    if module in ("jax", "jaxlib") and "jax" in sys.modules:
+        return _Jax
+    return _Generic if hasattr(value, "__cuda_array_interface__") else _Dlpack
 
 
 _HOST_TYPES = {np.ndarray, int, float, bool, type(None)}
@@ -178,9 +221,6 @@ def device_leaves(args, kwargs):
         if isinstance(value, _C.DeviceArray):  # a leaf of its own, owned by the caller's object
             found.append(_Generic(value.ordinal))
             return value.as_leaf()
-        if not hasattr(value, "__cuda_array_interface__"):
-            raise TypeError(f"an array of type {type(value).__name__} in GPU memory without "
-                            "__cuda_array_interface__ (DLPack alone is not supported)")
         kind = _library(value)(0)
         leaf = kind.leaf(value)
         kind.ordinal = leaf.ordinal

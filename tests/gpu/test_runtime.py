@@ -136,6 +136,7 @@ def test_results_are_the_callers_kind_of_array():
     assert isinstance(r, _C.DeviceArray)
     cai = r.__cuda_array_interface__
     assert cai["shape"] == (4,) and cai["typestr"] == "<f4" and cai["version"] == 3
+    assert cai["stream"] == 1  # its kernels were queued on the legacy stream, not waited for
     compare(np.full(4, 6, np.float32), to_numpy(r))
 
 

@@ -1,5 +1,6 @@
 #include "runtime/cuda_executor.h"
 
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -16,6 +17,9 @@ namespace {
 
 using Driver = CudaDriver;
 constexpr int64_t kAlign = 256;  // cudaMalloc's alignment: vector loads of any view stay aligned
+// host arguments up to this size are gathered into one upload per call (scalars, small arrays);
+// larger ones are copied on their own rather than through an extra host copy
+constexpr int64_t kStagedBytes = 64 << 10;
 // CU_STREAM_LEGACY: the default stream every blocking stream waits for and is waited for by
 const auto kLegacyStream = reinterpret_cast<Driver::Stream>(0x1);
 
@@ -175,21 +179,39 @@ void CudaProgram::run(const std::vector<void*>& host, const std::vector<uint64_t
   Driver::Stream s = stream ? reinterpret_cast<Driver::Stream>(stream) : dev.stream;
   const Graph& g = program_->graph;
   const size_t n = g.storages.size();
-  // one allocation holds the call's device memory: host storages' copies, temporaries, scratch
-  // and the error flag, each 256-byte aligned
+  // One allocation holds the call's device memory, each part 256-byte aligned: first the small
+  // host arguments (runtime scalars above all) and the error flag, which one copy from a host
+  // staging buffer fills (a copy from pageable memory costs microseconds of driver time each),
+  // then large host arguments, temporaries and scratch.
   std::vector<int64_t> offset(n, -1);
   int64_t bytes = 0;
+  auto place = [&](size_t i, int64_t size) {
+    offset[i] = bytes;
+    bytes += aligned(std::max<int64_t>(size, 1));
+  };
+  auto needs_memory = [&](size_t i) { return needed_[i] && !consts_[i] && !(i < device.size() && device[i]); };
+  auto staged = [&](size_t i) {
+    return g.storages[i].kind == StorageKind::Arg && host[i] &&
+           static_cast<int64_t>(bytes_of(g.storages[i])) <= kStagedBytes;
+  };
+  int64_t staged_bytes = 0;  // up to the end of the last staged part: no padding goes up
   for (size_t i = 0; i < n; ++i) {
-    if (!needed_[i] || consts_[i] || (i < device.size() && device[i])) continue;
+    if (!needs_memory(i)) continue;
     if (g.storages[i].kind == StorageKind::Arg && !host[i])
       throw std::invalid_argument("no memory given for argument storage %s" + std::to_string(i));
-    offset[i] = bytes;
-    bytes += aligned(std::max<int64_t>(static_cast<int64_t>(bytes_of(g.storages[i])), 1));
+    if (!staged(i)) continue;
+    place(i, static_cast<int64_t>(bytes_of(g.storages[i])));
+    staged_bytes = offset[i] + static_cast<int64_t>(bytes_of(g.storages[i]));
   }
+  const int64_t err_at = bytes;
+  if (error_flag_) {
+    bytes += kAlign;
+    staged_bytes = err_at + static_cast<int64_t>(sizeof(int));
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (needs_memory(i) && !staged(i)) place(i, static_cast<int64_t>(bytes_of(g.storages[i])));
   const int64_t scratch_at = bytes;
   bytes += aligned(scratch_bytes_);
-  const int64_t err_at = bytes;
-  if (error_flag_) bytes += kAlign;
   Driver::DevicePtr arena = 0;
   if (bytes) d.check(d.MemAllocAsync(&arena, static_cast<size_t>(bytes), s), "cuMemAllocAsync");
   struct Free {
@@ -201,6 +223,8 @@ void CudaProgram::run(const std::vector<void*>& host, const std::vector<uint64_t
     }
   } free_arena{d, arena, s};
 
+  thread_local std::vector<char> staging;
+  staging.assign(static_cast<size_t>(staged_bytes), 0);  // the error flag starts cleared
   std::vector<uint64_t> memory(n, 0);
   bool downloads = false;
   for (size_t i = 0; i < n; ++i) {
@@ -208,11 +232,14 @@ void CudaProgram::run(const std::vector<void*>& host, const std::vector<uint64_t
     else if (i < device.size() && device[i]) memory[i] = device[i];
     else if (offset[i] >= 0) memory[i] = at(arena, offset[i]);
     if (offset[i] < 0 || !host[i]) continue;
-    if (g.storages[i].kind == StorageKind::Arg)
-      upload(d, memory[i], host[i], bytes_of(g.storages[i]), s);
+    if (g.storages[i].kind == StorageKind::Arg) {
+      if (staged(i)) std::memcpy(staging.data() + offset[i], host[i], bytes_of(g.storages[i]));
+      else upload(d, memory[i], host[i], bytes_of(g.storages[i]), s);
+    }
     downloads = downloads || written_[i];
   }
-  if (error_flag_) d.check(d.MemsetD8Async(at(arena, err_at), 0, sizeof(int), s), "cuMemsetD8Async");
+  // the driver has copied pageable memory away when the call returns: staging may be reused
+  upload(d, arena, staging.data(), staging.size(), s);
 
   const Driver::DevicePtr scratch = at(arena, scratch_at), err = at(arena, err_at);
   for (size_t k = 0; k < kernels_.size(); ++k) {

@@ -9,7 +9,6 @@ imported from strider's memory, and the kernels run on the library's current str
 default stream for the others), so a call queues after the work that made its arguments and
 before the work that reads its results, without waiting for either.
 """
-import math
 import sys
 
 import numpy as np
@@ -61,11 +60,8 @@ class _Generic:
         return _LEGACY_STREAM
 
     def empty(self, shape, typenum):
-        dtype = _NUMS[typenum]
-        n = math.prod(shape)
-        buf = _C.DeviceBuffer(self.ordinal, n * dtype.itemsize)
-        arr = _C.DeviceArray(buf.ptr, shape, _contiguous_strides(shape, dtype.itemsize), dtype, True, self.ordinal, buf)
-        return arr, buf.ptr
+        arr = _C.DeviceArray.empty(self.ordinal, shape, typenum)
+        return arr, arr.ptr
 
     def view(self, owner, ptr, shape, strides, typenum, writeable):
         return _C.DeviceArray(ptr, shape, strides, _NUMS[typenum], writeable, self.ordinal, owner)
@@ -203,39 +199,35 @@ def on_device(value):
     return device is not None and device()[0] in (2, 13)  # kDLCUDA, kDLCUDAManaged
 
 
+_KINDS = {}
+
+
+def _kind(library, ordinal):
+    """The kind object of a library's arrays on one device (made once: torch's dtype tables)."""
+    kind = _KINDS.get((library, ordinal))
+    if kind is None:
+        kind = _KINDS[library, ordinal] = library(ordinal)
+    return kind
+
+
+def _generic(ordinal):
+    return _kind(_Generic, ordinal)
+
+
+def _classify(value):
+    """(leaf, kind) for an array in GPU memory that is no DeviceArray, else None."""
+    if not on_device(value):
+        return None
+    library = _library(value)
+    leaf = _kind(library, 0).leaf(value)
+    return leaf, _kind(library, leaf.ordinal)
+
+
 def device_leaves(args, kwargs):
     """(args, kwargs) with every array in GPU memory (also inside lists, tuples and dicts) made a
-    DeviceArray leaf, and the caller's kind of array (None when there is none)."""
-    found = []
-
-    def walk(value):
-        if type(value) in _HOST_TYPES:
-            return value
-        if isinstance(value, (tuple, list)):
-            items = [walk(v) for v in value]
-            return items if type(value) is list else tuple(items)
-        if isinstance(value, dict):
-            return {k: walk(v) for k, v in value.items()}
-        if not on_device(value):
-            return value
-        if isinstance(value, _C.DeviceArray):  # a leaf of its own, owned by the caller's object
-            found.append(_Generic(value.ordinal))
-            return value.as_leaf()
-        kind = _library(value)(0)
-        leaf = kind.leaf(value)
-        kind.ordinal = leaf.ordinal
-        found.append(kind)
-        return leaf
-
-    args = walk(args)
-    kwargs = walk(kwargs)
-    if not found:
-        return args, kwargs, None
-    ordinals = {k.ordinal for k in found}
-    if len(ordinals) > 1:
-        raise ValueError(f"arrays on different CUDA devices ({sorted(ordinals)}) in one call")
-    # results follow the first argument's library, as NumPy-style libraries do
-    return args, kwargs, found[0]
+    DeviceArray leaf, and the caller's kind of array (None when there is none): results follow the
+    first device argument's library, as NumPy-style libraries do. The walk is C++'s."""
+    return _C.device_leaves(tuple(args), kwargs, _classify, _generic)
 
 
 def to_numpy(array):

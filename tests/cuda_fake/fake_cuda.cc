@@ -90,7 +90,19 @@ const ErrorText* error_text(CUresult code) {
 }
 
 // strider_fake_cuda_counters' order
-enum Counter { kLaunches, kHtoDBytes, kDtoHBytes, kDtoDBytes, kLiveAllocations, kModuleLoads, kLiveModules, kCounters };
+enum Counter {
+  kLaunches,
+  kHtoDBytes,
+  kDtoHBytes,
+  kDtoDBytes,
+  kLiveAllocations,
+  kModuleLoads,
+  kLiveModules,
+  kHtoDCopies,
+  kDtoHCopies,
+  kMemsets,
+  kCounters
+};
 
 struct State {
   std::mutex mu;  // every call holds it: the emulation's block and thread indices are globals
@@ -174,6 +186,7 @@ CUresult htod(State& s, CUdeviceptr dst, const void* src, size_t n) {
   if ((n && !src) || !valid_range(s, dst, n)) return kInvalidValue;
   if (n) std::memcpy(device(dst), src, n);
   s.counters[kHtoDBytes] += n;
+  ++s.counters[kHtoDCopies];
   return kSuccess;
 }
 
@@ -181,6 +194,7 @@ CUresult dtoh(State& s, void* dst, CUdeviceptr src, size_t n) {
   if ((n && !dst) || !valid_range(s, src, n)) return kInvalidValue;
   if (n) std::memcpy(dst, device(src), n);
   s.counters[kDtoHBytes] += n;
+  ++s.counters[kDtoHCopies];
   return kSuccess;
 }
 
@@ -360,6 +374,7 @@ FAKE_API CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n
   if (!valid_stream(s, stream)) return kInvalidHandle;
   if (!valid_range(s, dst, n)) return kInvalidValue;
   if (n) std::memset(device(dst), value, n);
+  ++s.counters[kMemsets];
   return kSuccess;
 }
 

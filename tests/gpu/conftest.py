@@ -24,7 +24,8 @@ def fake_driver():
     return lib if hasattr(lib, "strider_fake_cuda_counters") else None
 
 
-COUNTERS = ("launches", "htod_bytes", "dtoh_bytes", "dtod_bytes", "live_allocations", "modules", "live_modules")
+COUNTERS = ("launches", "htod_bytes", "dtoh_bytes", "dtod_bytes", "live_allocations", "modules", "live_modules",
+            "htod_copies", "dtoh_copies", "memsets")
 
 
 def counters():

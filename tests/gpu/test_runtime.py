@@ -173,6 +173,28 @@ def test_no_device_memory_leaks_across_calls():
 
 
 @emulated
+def test_scalars_small_arguments_and_the_error_flag_go_up_in_one_copy():
+    def f(a, small, big, k, s):
+        return (a ** k) * s + small, big * s  # an integer power: the error flag is cleared too
+
+    a, small, big = np.arange(6, dtype=np.int64), np.full(6, 5, np.int64), np.linspace(0, 1, 20000)
+    fn = cuda(f)
+    fn(to_device(a), small, big, 2, 3)
+    d = to_device(a)
+    before = counters()
+    got = fn(d, small, big, 3, 2)
+    after = counters()
+    # one copy for small, k, s and the flag; big (160 KB) on its own
+    assert after["htod_copies"] - before["htod_copies"] == 2 and after["memsets"] == before["memsets"]
+    assert after["htod_bytes"] - before["htod_bytes"] < big.nbytes + 4096
+    expected = f(a, small, big, 3, 2)
+    compare(expected[0], got[0] if isinstance(got[0], np.ndarray) else to_numpy(got[0]))
+    compare(expected[1], got[1] if isinstance(got[1], np.ndarray) else to_numpy(got[1]))
+    with pytest.raises(ValueError, match="negative integer powers"):
+        fn(d, small, big, -1, 2)
+
+
+@emulated
 def test_driver_errors_name_the_call_and_leave_the_program_usable():
     fn = cuda(lambda a: a * 3)
     a = np.arange(8, dtype=np.int32)

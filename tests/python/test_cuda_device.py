@@ -1,6 +1,7 @@
-"""target="cuda" end to end without a GPU: tests/gpu and the e2e suite's detection heads, views
-and layouts run through the CUDA runtime on the emulated device (tests/cuda_fake: a driver and an
-NVRTC that compile the emitted CUDA C for the CPU and run its kernels there), in a subprocess
+"""target="cuda" end to end without a GPU: tests/gpu, the e2e suite's detection heads, views
+and layouts, and the property suite (chains of views and in-place writes) run through the CUDA
+runtime on the emulated device (tests/cuda_fake: a driver and an NVRTC that compile the emitted
+CUDA C for the CPU and run its kernels there), in a subprocess
 whose STRIDER_CUDA_DRIVER and STRIDER_NVRTC name it. What this checks is the runtime (copies in
 and out, in-place writes, views, aliasing, host fallbacks, scratch, the error flag, module and
 cubin caches) and the kernels' semantics; speed needs a real GPU."""
@@ -20,7 +21,7 @@ E2E = ("test_detection_heads.py", "test_views.py", "test_layouts.py")
 
 @pytest.mark.skipif(not (DRIVER.exists() and NVRTC.exists()),
                     reason=f"the emulated CUDA device is not built ({DRIVER.name} in {BUILD}: make build)")
-@pytest.mark.parametrize("suite", ["gpu"] + [f"e2e/{f}" for f in E2E])
+@pytest.mark.parametrize("suite", ["gpu", "property"] + [f"e2e/{f}" for f in E2E])
 def test_suite_on_the_emulated_device(suite, tmp_path):
     env = dict(os.environ, STRIDER_CUDA_DRIVER=str(DRIVER), STRIDER_NVRTC=str(NVRTC), STRIDER_TEST_TARGET="cuda",
                STRIDER_CACHE_DIR=str(tmp_path / "cache"))

@@ -50,7 +50,7 @@ except ImportError:  # running from a checkout that was not pip-installed
     sys.path.insert(0, os.path.join(_root, "python"))
 
 from heads import HEADS, SIZES  # noqa: E402
-from peers import JITS, SYSTEMS, Skip, Unsupported, make_systems  # noqa: E402
+from peers import SYSTEMS, Skip, Unsupported, make_systems  # noqa: E402
 from strider.testing import Mismatch, clone_args, compare, leaves  # noqa: E402
 
 SCHEMA = "strider-bench/1"
@@ -150,14 +150,14 @@ def check(system, head, dtype, expected, np_args, got, sys_args):
     """Max abs error of a system's call against NumPy's; raises Mismatch."""
     rtol, atol = head.tolerance(dtype)
     exp_leaves = leaves(system.expected(head, expected, np_args[0], np_args[1]))
-    got_leaves = leaves(got)
+    got_leaves = leaves(system.to_host(got))
     if len(exp_leaves) != len(got_leaves):
         raise Mismatch(f"{len(got_leaves)} results, NumPy returns {len(exp_leaves)}")
     err = 0.0
     for i, (e, g) in enumerate(zip(exp_leaves, got_leaves)):
         err = max(err, _compare_leaf(e, g, rtol, atol, system.strict_dtypes, f"result {i}"))
     if system.checks_arguments:
-        for i, (e, g) in enumerate(zip(leaves(np_args), leaves(sys_args))):
+        for i, (e, g) in enumerate(zip(leaves(np_args), leaves(system.to_host(sys_args)))):
             if isinstance(e, np.ndarray):
                 err = max(err, _compare_leaf(e, g, rtol, atol, True, f"argument {i} after the call"))
     return err
@@ -199,29 +199,32 @@ def fresh_copies(tree, _roots=None):
     return clone_args(tree, roots) if isinstance(tree, np.ndarray) else tree
 
 
-def _call(fn, system, args, kwargs):
-    a, k = fresh_copies((args, kwargs))
+def _call(fn, system, placed):
+    a, k = placed.fresh() if hasattr(placed, "fresh") else fresh_copies(placed)
     t0 = time.perf_counter()
     out = system.sync(fn(*a, **k))
     return out, time.perf_counter() - t0, a, k
 
 
 def _first_calls(head, dtype, size, systems, seed):
-    """Prepares every system and makes its first, checked call; returns (inputs, {name: rec}, fns)."""
-    args, kwargs = head.inputs(size, dtype, seed=seed)
-    recs, fns = {}, {}
+    """Prepares every system and makes its first, checked call.
+
+    Returns (inputs, {name: rec}, {name: (fn, placed inputs)}, NumPy's (result, args after))."""
+    inputs = head.inputs(size, dtype, seed=seed)
+    recs, runs = {}, {}
     expected, np_args = None, None
     for system in systems:
         rec = recs[system.name] = {}
         try:
             fn = system.prepare(head, dtype)
-            out, t, a, k = _call(fn, system, args, kwargs)
+            placed = system.place(inputs)
+            out, t, a, k = _call(fn, system, placed)
             if system.is_reference:
                 expected, np_args, err = out, (a, k), 0.0
             else:
                 err = check(system, head, dtype, expected, np_args, out, (a, k))
             rec.update(status="OK", first_call_s=t, max_abs_err=err)
-            fns[system.name] = fn
+            runs[system.name] = (fn, placed)
         except Unsupported as exc:
             rec.update(status="N/A", message=_first_line(exc))
         except Mismatch as exc:
@@ -232,18 +235,17 @@ def _first_calls(head, dtype, size, systems, seed):
             rec.update(status="FAIL", error=type(exc).__name__, message=_first_line(exc))
         if rec["status"] in ("OK", "WRONG") and not system.is_reference:
             try:
-                note = system.note(fn, args, kwargs)
+                note = system.note(fn, a, k)
             except Exception as exc:  # noqa: BLE001 - a note is informative only
                 note = f"note failed: {type(exc).__name__}: {_first_line(exc, 80)}"
             if note:
                 rec["note"] = note
-    return (args, kwargs), recs, fns
+    return inputs, recs, runs, (expected, np_args)
 
 
-def _time_round_robin(systems, fns, inputs, recs, budget, min_reps=5, max_reps=1000):
+def _time_round_robin(systems, runs, recs, budget, min_reps=5, max_reps=1000):
     """Median seconds per call of each OK system; calls interleaved, the order rotated per round."""
-    args, kwargs = inputs
-    live = [s for s in systems if s.name in fns]
+    live = [s for s in systems if s.name in runs]
     times = {s.name: [] for s in live}
     start = time.perf_counter()
     rnd = 0
@@ -252,7 +254,8 @@ def _time_round_robin(systems, fns, inputs, recs, budget, min_reps=5, max_reps=1
             if len(times[s.name]) >= max_reps:
                 continue
             try:
-                _, t, _, _ = _call(fns[s.name], s, args, kwargs)
+                fn, placed = runs[s.name]
+                _, t, _, _ = _call(fn, s, placed)
             except Exception as exc:  # noqa: BLE001 - a later call that raises is a FAIL
                 recs[s.name].update(status="FAIL", error=type(exc).__name__,
                                     message="later call raised: " + _first_line(exc))
@@ -267,29 +270,47 @@ def _time_round_robin(systems, fns, inputs, recs, budget, min_reps=5, max_reps=1
     return {name: (statistics.median(v), len(v)) for name, v in times.items() if v}
 
 
-def run_case(head, dtype, size, systems, budget, seed=0):
+def traffic_bytes(inputs, expected, np_args):
+    """The bytes a call must move at least: each distinct input array read once, each result and
+    each argument the call changed written once (whole arrays)."""
+    ins = {id(x): x for x in leaves(inputs) if isinstance(x, np.ndarray)}
+    outs = {id(x): x for x in leaves(expected) if isinstance(x, (np.ndarray, np.generic))}
+    for before, after in zip(leaves(inputs), leaves(np_args)):
+        if isinstance(before, np.ndarray) and not np.array_equal(before, after, equal_nan=True):
+            outs[id(after)] = after
+    return sum(x.nbytes for x in ins.values()) + sum(x.nbytes for x in outs.values())
+
+
+def run_case(head, dtype, size, systems, budget, seed=0, copy_gbps=None):
+    """One head, dtype and size on every system; ``copy_gbps``, the device's measured copy
+    bandwidth, adds each device system's fraction of it."""
     gc.collect()
-    inputs, recs, fns = _first_calls(head, dtype, size, systems, seed)
-    for name, (t, n) in _time_round_robin(systems, fns, inputs, recs, budget).items():
+    inputs, recs, runs, (expected, np_args) = _first_calls(head, dtype, size, systems, seed)
+    for name, (t, n) in _time_round_robin(systems, runs, recs, budget).items():
         recs[name].update(time_s=t, reps=n)
+    nbytes = traffic_bytes(inputs, expected, np_args)
     t_np = recs["numpy"].get("time_s")
-    jit_times = {n: r["time_s"] for n, r in recs.items() if n in JITS and r.get("time_s")}
+    peers = {s.name for s in systems if not s.is_reference}
+    peer_times = {n: r["time_s"] for n, r in recs.items() if n in peers and r.get("time_s")}
     for name, rec in recs.items():
         t = rec.get("time_s")
         if not t:
             continue
         rec["speedup_vs_numpy"] = t_np / t if t_np else None
-        others = [v for n, v in jit_times.items() if n != name]
-        rec["vs_best_other_jit"] = min(others) / t if others and name in JITS else None
+        others = [v for n, v in peer_times.items() if n != name]
+        rec["vs_best_other_jit"] = min(others) / t if others and name in peers else None
+        rec["gbps"] = nbytes / t / 1e9
+        if copy_gbps and name in peers:
+            rec["of_copy"] = rec["gbps"] / copy_gbps
     shapes = [f"{np.asarray(x).dtype}{list(np.shape(x))}" for x in leaves(inputs) if isinstance(x, np.ndarray)]
-    return {"head": head.name, "size": size, "dtype": dtype, "inputs": shapes, "results": recs}
+    return {"head": head.name, "size": size, "dtype": dtype, "inputs": shapes, "bytes": nbytes, "results": recs}
 
 
 def measure_dispatch(head, dtype, size, systems, budget, seed=0):
     """Median call of an already compiled function at a tiny size: {system: seconds or None}."""
     gc.collect()
-    inputs, recs, fns = _first_calls(head, dtype, size, systems, seed)
-    timed = _time_round_robin(systems, fns, inputs, recs, budget)
+    _, recs, runs, _ = _first_calls(head, dtype, size, systems, seed)
+    timed = _time_round_robin(systems, runs, recs, budget)
     return {s.name: (timed[s.name][0] if s.name in timed else None) for s in systems}
 
 

@@ -52,6 +52,15 @@ def _require(*module_names):
     return modules
 
 
+def tree_map(fn, tree):
+    """``fn`` applied to the leaves of nested tuples, lists and dicts, the nesting kept."""
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(tree_map(fn, t) for t in tree)
+    if isinstance(tree, dict):
+        return {k: tree_map(fn, v) for k, v in tree.items()}
+    return fn(tree)
+
+
 def _version(module_name):
     try:
         return importlib.import_module(module_name).__version__

@@ -8,7 +8,11 @@ Each system is an adapter with the same small interface:
   ``(*args, **kwargs)``; a fresh one per case so that its first call pays trace + compile.  It
   may raise :class:`Unsupported` (no port of this head) or any error (recorded as a FAIL with
   its class); errors of a lazy compiler surface at the first call and are recorded the same way;
-* ``sync(out)`` waits for asynchronous results (JAX) and is part of the timed call;
+* ``place(inputs)`` the case's ``(args, kwargs)`` as the system takes them, once per case after
+  ``prepare``: the tree itself (run.py copies its NumPy arrays before every call), or an object
+  whose ``fresh()`` returns per-call copies (arrays in device memory, copied there);
+* ``sync(out)`` waits for asynchronous results (JAX, GPU streams) and is part of the timed call;
+* ``to_host(tree)`` results and arguments as NumPy can compare them (copied back from a device);
 * ``expected(head, result, args, kwargs)`` picks from NumPy's call what the system returns
   (JAX ports return the updated argument of heads that return None);
 * ``checks_arguments``: the system runs the NumPy source on the caller's arrays, so writes into
@@ -48,6 +52,15 @@ def _require(*module_names):
     return modules
 
 
+def tree_map(fn, tree):
+    """``fn`` applied to the leaves of nested tuples, lists and dicts, the nesting kept."""
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(tree_map(fn, t) for t in tree)
+    if isinstance(tree, dict):
+        return {k: tree_map(fn, v) for k, v in tree.items()}
+    return fn(tree)
+
+
 def _version(module_name):
     try:
         return importlib.import_module(module_name).__version__
@@ -69,11 +82,14 @@ class System:
     warmup_error = None
 
     def _warm_up(self, make):
-        """Compiles and runs a trivial function once; records how long that took (or the error:
-        the cases then record their own failures)."""
+        """Compiles and runs a trivial function once, on an input placed where the system's cases
+        put theirs; records how long that took (or the error: the cases then record their own
+        failures)."""
         t0 = time.perf_counter()
         try:
-            self.sync(make(_trivial)(np.ones(4, np.float32)))
+            placed = self.place(((np.ones(4, np.float32),), {}))
+            (a,), _ = placed.fresh() if hasattr(placed, "fresh") else placed
+            self.sync(make(_trivial)(a))
         except Exception as exc:  # noqa: BLE001
             lines = str(exc).strip().splitlines()
             self.warmup_error = f"{type(exc).__name__}: {lines[0] if lines else ''}"
@@ -85,8 +101,14 @@ class System:
     def prepare(self, head, dtype):
         raise NotImplementedError
 
+    def place(self, inputs):
+        return inputs
+
     def sync(self, out):
         return out
+
+    def to_host(self, tree):
+        return tree
 
     def expected(self, head, result, args, kwargs):
         return result
@@ -200,7 +222,7 @@ class NumbaSystem(System):
         return numba.__version__
 
     def prepare(self, head, dtype):
-        return _njit_with_helpers(head.fn, self._numba.njit, {})
+        return with_helpers(head.fn, self._numba.njit, {})
 
     def info(self):
         return {"llvmlite": _version("llvmlite"), "parallel": False, "cache": False,
@@ -215,19 +237,21 @@ def _names(code):
     return names
 
 
-def _njit_with_helpers(fn, njit, memo):
+def with_helpers(fn, wrap, memo, rebind=None):
+    """``wrap`` of a clone of ``fn`` whose module-level helper functions are cloned and wrapped the
+    same way, with the globals in ``rebind`` replaced in all of them (``{"np": cupy}``)."""
     if fn in memo:
         return memo[fn]
-    env = dict(fn.__globals__)
+    env = dict(fn.__globals__, **(rebind or {}))
     for name in _names(fn.__code__):
         obj = env.get(name)
         if isinstance(obj, types.FunctionType) and obj.__module__ == fn.__module__ and obj is not fn:
-            env[name] = _njit_with_helpers(obj, njit, memo)
+            env[name] = with_helpers(obj, wrap, memo, rebind)
     clone = types.FunctionType(fn.__code__, env, fn.__name__, fn.__defaults__, fn.__closure__)
     clone.__kwdefaults__ = fn.__kwdefaults__
     clone.__module__ = fn.__module__
-    memo[fn] = jitted = njit(clone)
-    return jitted
+    memo[fn] = wrapped = wrap(clone)
+    return wrapped
 
 
 class JaxSystem(System):
@@ -281,16 +305,20 @@ class TorchSystem(System):
             torch._functorch.config.enable_autograd_cache = False
         except Exception:  # noqa: BLE001 - older torch
             pass
-        self._warm_up(lambda fn: torch.compile(fn, dynamic=False))
+        self._warm_up(lambda fn: torch.compile(self.source(fn), dynamic=False))
         torch._dynamo.reset()
         return torch.__version__
+
+    def source(self, fn):
+        """What torch.compile compiles for a head: the NumPy source as it is."""
+        return fn
 
     def prepare(self, head, dtype):
         self._torch._dynamo.reset()  # a fresh cache: the first call traces and compiles
         from torch._dynamo.utils import counters
         self._counters = counters
         self._before = (dict(counters["graph_break"]), counters["stats"].get("unique_graphs", 0))
-        return self._torch.compile(head.fn, dynamic=False)
+        return self._torch.compile(self.source(head.fn), dynamic=False)
 
     def note(self, fn, args, kwargs):
         breaks, graphs0 = self._before
@@ -309,13 +337,12 @@ class TorchSystem(System):
 
 
 SYSTEMS = {s.name: s for s in (NumPySystem, StriderSystem, NumbaSystem, JaxSystem, TorchSystem)}
-JITS = ("strider", "numba", "jax", "torch")
 
 
-def make_systems(names):
-    """Instantiates the named systems (NumPy always first, it is the reference)."""
+def make_systems(names, registry=SYSTEMS):
+    """Instantiates the named systems of ``registry`` (NumPy always first, it is the reference)."""
     names = ["numpy"] + [n for n in names if n != "numpy"]
-    unknown = [n for n in names if n not in SYSTEMS]
+    unknown = [n for n in names if n not in registry]
     if unknown:
-        raise ValueError(f"unknown systems {unknown}; known: {', '.join(SYSTEMS)}")
-    return [SYSTEMS[n]() for n in names]
+        raise ValueError(f"unknown systems {unknown}; known: {', '.join(registry)}")
+    return [registry[n]() for n in names]

@@ -3,7 +3,7 @@
     python3 benchmarks/run.py [--sizes image,batch] [--heads NAME,...] [--dtypes float32[,float64]]
                               [--systems numpy,strider,numba,jax,torch] [--budget SECONDS]
                               [--dispatch-size tiny] [--dispatch-budget SECONDS] [--seed N]
-                              [--out PATH | --no-save]
+                              [--device cpu|cuda] [--copy-mib MIB] [--out PATH | --no-save]
 
 For each head (heads.py), dtype and size, every system gets a fresh compiled function, runs
 it once on fresh copies of the inputs (the *first call*: trace + compile + run) and is checked
@@ -22,6 +22,14 @@ with the function already compiled (for NumPy, its own call at that size).  A pe
 installed is skipped with a note.  One table is printed as cases finish, then a summary; the
 whole result, with the machine described, is saved as JSON to
 benchmarks/results/<host>-<date>.json (or --out).
+
+``--device cuda`` runs the same heads, sizes and checks on the GPU (gpu_peers.py: strider with
+target="cuda", CuPy, torch.compile and JAX, on inputs in device memory; NumPy stays the host
+reference) and saves to <host>-<date>-cuda.json.  The device is described with its measured
+device-to-device copy bandwidth (cuda_device.py), each case gets the bandwidth a system achieved
+(the bytes of its distinct input arrays, results and changed arguments over the median time) and
+its fraction of the copy's, and the raw launch of an empty kernel is set against strider's warm
+call of a one-stage function.  Without CUDA it stops with one line saying why.
 """
 import argparse
 import datetime
@@ -49,8 +57,10 @@ try:
 except ImportError:  # running from a checkout that was not pip-installed
     sys.path.insert(0, os.path.join(_root, "python"))
 
+import cuda_device  # noqa: E402
+import gpu_peers  # noqa: E402
 from heads import HEADS, SIZES  # noqa: E402
-from peers import JITS, SYSTEMS, Skip, Unsupported, make_systems  # noqa: E402
+from peers import SYSTEMS, Skip, Unsupported, make_systems  # noqa: E402
 from strider.testing import Mismatch, clone_args, compare, leaves  # noqa: E402
 
 SCHEMA = "strider-bench/1"
@@ -150,14 +160,14 @@ def check(system, head, dtype, expected, np_args, got, sys_args):
     """Max abs error of a system's call against NumPy's; raises Mismatch."""
     rtol, atol = head.tolerance(dtype)
     exp_leaves = leaves(system.expected(head, expected, np_args[0], np_args[1]))
-    got_leaves = leaves(got)
+    got_leaves = leaves(system.to_host(got))
     if len(exp_leaves) != len(got_leaves):
         raise Mismatch(f"{len(got_leaves)} results, NumPy returns {len(exp_leaves)}")
     err = 0.0
     for i, (e, g) in enumerate(zip(exp_leaves, got_leaves)):
         err = max(err, _compare_leaf(e, g, rtol, atol, system.strict_dtypes, f"result {i}"))
     if system.checks_arguments:
-        for i, (e, g) in enumerate(zip(leaves(np_args), leaves(sys_args))):
+        for i, (e, g) in enumerate(zip(leaves(np_args), leaves(system.to_host(sys_args)))):
             if isinstance(e, np.ndarray):
                 err = max(err, _compare_leaf(e, g, rtol, atol, True, f"argument {i} after the call"))
     return err
@@ -199,29 +209,32 @@ def fresh_copies(tree, _roots=None):
     return clone_args(tree, roots) if isinstance(tree, np.ndarray) else tree
 
 
-def _call(fn, system, args, kwargs):
-    a, k = fresh_copies((args, kwargs))
+def _call(fn, system, placed):
+    a, k = placed.fresh() if hasattr(placed, "fresh") else fresh_copies(placed)
     t0 = time.perf_counter()
     out = system.sync(fn(*a, **k))
     return out, time.perf_counter() - t0, a, k
 
 
 def _first_calls(head, dtype, size, systems, seed):
-    """Prepares every system and makes its first, checked call; returns (inputs, {name: rec}, fns)."""
-    args, kwargs = head.inputs(size, dtype, seed=seed)
-    recs, fns = {}, {}
+    """Prepares every system and makes its first, checked call.
+
+    Returns (inputs, {name: rec}, {name: (fn, placed inputs)}, NumPy's (result, args after))."""
+    inputs = head.inputs(size, dtype, seed=seed)
+    recs, runs = {}, {}
     expected, np_args = None, None
     for system in systems:
         rec = recs[system.name] = {}
         try:
             fn = system.prepare(head, dtype)
-            out, t, a, k = _call(fn, system, args, kwargs)
+            placed = system.place(inputs)
+            out, t, a, k = _call(fn, system, placed)
             if system.is_reference:
                 expected, np_args, err = out, (a, k), 0.0
             else:
                 err = check(system, head, dtype, expected, np_args, out, (a, k))
             rec.update(status="OK", first_call_s=t, max_abs_err=err)
-            fns[system.name] = fn
+            runs[system.name] = (fn, placed)
         except Unsupported as exc:
             rec.update(status="N/A", message=_first_line(exc))
         except Mismatch as exc:
@@ -232,18 +245,17 @@ def _first_calls(head, dtype, size, systems, seed):
             rec.update(status="FAIL", error=type(exc).__name__, message=_first_line(exc))
         if rec["status"] in ("OK", "WRONG") and not system.is_reference:
             try:
-                note = system.note(fn, args, kwargs)
+                note = system.note(fn, a, k)
             except Exception as exc:  # noqa: BLE001 - a note is informative only
                 note = f"note failed: {type(exc).__name__}: {_first_line(exc, 80)}"
             if note:
                 rec["note"] = note
-    return (args, kwargs), recs, fns
+    return inputs, recs, runs, (expected, np_args)
 
 
-def _time_round_robin(systems, fns, inputs, recs, budget, min_reps=5, max_reps=1000):
+def _time_round_robin(systems, runs, recs, budget, min_reps=5, max_reps=1000):
     """Median seconds per call of each OK system; calls interleaved, the order rotated per round."""
-    args, kwargs = inputs
-    live = [s for s in systems if s.name in fns]
+    live = [s for s in systems if s.name in runs]
     times = {s.name: [] for s in live}
     start = time.perf_counter()
     rnd = 0
@@ -252,7 +264,8 @@ def _time_round_robin(systems, fns, inputs, recs, budget, min_reps=5, max_reps=1
             if len(times[s.name]) >= max_reps:
                 continue
             try:
-                _, t, _, _ = _call(fns[s.name], s, args, kwargs)
+                fn, placed = runs[s.name]
+                _, t, _, _ = _call(fn, s, placed)
             except Exception as exc:  # noqa: BLE001 - a later call that raises is a FAIL
                 recs[s.name].update(status="FAIL", error=type(exc).__name__,
                                     message="later call raised: " + _first_line(exc))
@@ -267,29 +280,47 @@ def _time_round_robin(systems, fns, inputs, recs, budget, min_reps=5, max_reps=1
     return {name: (statistics.median(v), len(v)) for name, v in times.items() if v}
 
 
-def run_case(head, dtype, size, systems, budget, seed=0):
+def traffic_bytes(inputs, expected, np_args):
+    """The bytes a call must move at least: each distinct input array read once, each result and
+    each argument the call changed written once (whole arrays)."""
+    ins = {id(x): x for x in leaves(inputs) if isinstance(x, np.ndarray)}
+    outs = {id(x): x for x in leaves(expected) if isinstance(x, (np.ndarray, np.generic))}
+    for before, after in zip(leaves(inputs), leaves(np_args)):
+        if isinstance(before, np.ndarray) and not np.array_equal(before, after, equal_nan=True):
+            outs[id(after)] = after
+    return sum(x.nbytes for x in ins.values()) + sum(x.nbytes for x in outs.values())
+
+
+def run_case(head, dtype, size, systems, budget, seed=0, copy_gbps=None):
+    """One head, dtype and size on every system; ``copy_gbps``, the device's measured copy
+    bandwidth, adds each device system's fraction of it."""
     gc.collect()
-    inputs, recs, fns = _first_calls(head, dtype, size, systems, seed)
-    for name, (t, n) in _time_round_robin(systems, fns, inputs, recs, budget).items():
+    inputs, recs, runs, (expected, np_args) = _first_calls(head, dtype, size, systems, seed)
+    for name, (t, n) in _time_round_robin(systems, runs, recs, budget).items():
         recs[name].update(time_s=t, reps=n)
+    nbytes = traffic_bytes(inputs, expected, np_args)
     t_np = recs["numpy"].get("time_s")
-    jit_times = {n: r["time_s"] for n, r in recs.items() if n in JITS and r.get("time_s")}
+    peers = {s.name for s in systems if not s.is_reference}
+    peer_times = {n: r["time_s"] for n, r in recs.items() if n in peers and r.get("time_s")}
     for name, rec in recs.items():
         t = rec.get("time_s")
         if not t:
             continue
         rec["speedup_vs_numpy"] = t_np / t if t_np else None
-        others = [v for n, v in jit_times.items() if n != name]
-        rec["vs_best_other_jit"] = min(others) / t if others and name in JITS else None
+        others = [v for n, v in peer_times.items() if n != name]
+        rec["vs_best_other_jit"] = min(others) / t if others and name in peers else None
+        rec["gbps"] = nbytes / t / 1e9
+        if copy_gbps and name in peers:
+            rec["of_copy"] = rec["gbps"] / copy_gbps
     shapes = [f"{np.asarray(x).dtype}{list(np.shape(x))}" for x in leaves(inputs) if isinstance(x, np.ndarray)]
-    return {"head": head.name, "size": size, "dtype": dtype, "inputs": shapes, "results": recs}
+    return {"head": head.name, "size": size, "dtype": dtype, "inputs": shapes, "bytes": nbytes, "results": recs}
 
 
 def measure_dispatch(head, dtype, size, systems, budget, seed=0):
     """Median call of an already compiled function at a tiny size: {system: seconds or None}."""
     gc.collect()
-    inputs, recs, fns = _first_calls(head, dtype, size, systems, seed)
-    timed = _time_round_robin(systems, fns, inputs, recs, budget)
+    _, recs, runs, _ = _first_calls(head, dtype, size, systems, seed)
+    timed = _time_round_robin(systems, runs, recs, budget)
     return {s.name: (timed[s.name][0] if s.name in timed else None) for s in systems}
 
 
@@ -297,10 +328,10 @@ def measure_dispatch(head, dtype, size, systems, budget, seed=0):
 # The run
 # ---------------------------------------------------------------------------------------------
 
-def load_systems(names):
-    """({name: system} loaded, {name: description} of every requested system)."""
+def load_systems(names, registry=SYSTEMS):
+    """({name: system} loaded, {name: description} of every requested system of ``registry``)."""
     loaded, described = {}, {}
-    for system in make_systems(names):
+    for system in make_systems(names, registry):
         try:
             version = system.load()
         except Skip as exc:
@@ -327,10 +358,12 @@ def _print(*args):
 
 
 def run_benchmark(heads=None, sizes=DEFAULT_SIZES, systems=None, dtypes=("float32",), budget=1.0,
-                  dispatch_size="tiny", dispatch_budget=0.2, seed=0, log=_print):
+                  dispatch_size="tiny", dispatch_budget=0.2, seed=0, log=_print, device="cpu", copy_bytes=1 << 30):
     """Runs the benchmark and returns the result dict (what gets saved as JSON).
 
-    ``log`` receives the table's lines as cases finish (None: silent)."""
+    ``device="cuda"``: the GPU systems of gpu_peers.py, the device described with its measured
+    copy bandwidth (``copy_bytes`` a buffer) and launch time; cuda_device.NoDevice where CUDA
+    cannot run.  ``log`` receives the table's lines as cases finish (None: silent)."""
     log = log or (lambda *a, **k: None)
     names = list(heads) if heads else list(HEADS)
     unknown = [n for n in names if n not in HEADS]
@@ -345,8 +378,11 @@ def run_benchmark(heads=None, sizes=DEFAULT_SIZES, systems=None, dtypes=("float3
     if "STRIDER_CACHE" not in os.environ and "STRIDER_CACHE_DIR" not in os.environ:
         os.environ["STRIDER_CACHE"] = "0"
     strider_cache = {k: os.environ.get(k) for k in ("STRIDER_CACHE", "STRIDER_CACHE_DIR")}
-    loaded, described = load_systems(systems or list(SYSTEMS))
-    order = [loaded[n] for n in SYSTEMS if n in loaded]
+    cuda = device == "cuda"
+    drv = gpu_peers.driver() if cuda else None
+    registry = gpu_peers.SYSTEMS if cuda else SYSTEMS
+    loaded, described = load_systems(systems or list(registry), registry)
+    order = [loaded[n] for n in registry if n in loaded]
     result = {
         "schema": SCHEMA,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -354,14 +390,27 @@ def run_benchmark(heads=None, sizes=DEFAULT_SIZES, systems=None, dtypes=("float3
         "systems": described,
         "config": {"heads": names, "sizes": list(sizes), "dtypes": list(dtypes), "budget_s": budget,
                    "dispatch_size": dispatch_size, "dispatch_budget_s": dispatch_budget, "seed": seed,
-                   "size_configs": {s: SIZES[s] for s in sizes}, "strider_disk_cache": strider_cache},
+                   "size_configs": {s: SIZES[s] for s in sizes}, "strider_disk_cache": strider_cache,
+                   "device": device},
         "cases": [],
     }
     for name, d in described.items():
         if not d["available"]:
             log(f"note: {name} skipped: {d['note']}")
-    log(_HEADER)
-    log("-" * len(_HEADER))
+    copy_gbps = None
+    if cuda:
+        # measured after the systems' warm-ups, before any case: a quiet device
+        from strider import _C
+        arch = _C.cuda_device_arch()
+        dev = result["machine"]["device"] = cuda_device.describe(drv, arch)
+        dev["copy"] = cuda_device.copy_bandwidth(drv, copy_bytes)
+        copy_gbps = dev["copy"]["gbps"]
+        result["launch"] = gpu_peers.launch_overhead(drv, arch, loaded.get("strider"))
+        for line in format_device(result):
+            log(line)
+    header = _header(cuda)
+    log(header)
+    log("-" * len(header))
     t_start = time.perf_counter()
     old = np.seterr(all="ignore")
     try:
@@ -373,7 +422,7 @@ def run_benchmark(heads=None, sizes=DEFAULT_SIZES, systems=None, dtypes=("float3
                     dispatch = None
                     if dispatch_size and dispatch_size not in sizes:
                         dispatch = measure_dispatch(head, dtype, dispatch_size, order, dispatch_budget, seed)
-                    cases = [run_case(head, dtype, size, order, budget, seed) for size in sizes]
+                    cases = [run_case(head, dtype, size, order, budget, seed, copy_gbps) for size in sizes]
                     if dispatch is None and dispatch_size:
                         tiny = cases[list(sizes).index(dispatch_size)]["results"]
                         dispatch = {n: r.get("time_s") for n, r in tiny.items()}
@@ -381,14 +430,14 @@ def run_benchmark(heads=None, sizes=DEFAULT_SIZES, systems=None, dtypes=("float3
                         for n, rec in case["results"].items():
                             rec["dispatch_s"] = (dispatch or {}).get(n)
                         result["cases"].append(case)
-                        for line in format_case(case):
+                        for line in format_case(case, cuda):
                             log(line)
     finally:
         np.seterr(**old)
     result["total_s"] = time.perf_counter() - t_start
     result["machine"]["loadavg_end"] = _loadavg()
     result["summary"] = summarize(result)
-    log("-" * len(_HEADER))
+    log("-" * len(header))
     log(format_summary(result))
     return result
 
@@ -404,7 +453,8 @@ def _geomean(xs):
 
 def summarize(result):
     """Per system and size: counts by status, geometric-mean speed-ups, medians of the first
-    call and of the dispatch overhead, and how many cases it was the fastest system on."""
+    call and of the dispatch overhead, how many cases it was the fastest system on, and (on a
+    device) the median and best fraction of the copy bandwidth it achieved."""
     out = {}
     for case in result["cases"]:
         ok_times = {n: r["time_s"] for n, r in case["results"].items() if r.get("time_s")}
@@ -412,13 +462,15 @@ def summarize(result):
         for n, rec in case["results"].items():
             s = out.setdefault(n, {}).setdefault(case["size"], {
                 "cases": 0, "OK": 0, "WRONG": 0, "FAIL": 0, "N/A": 0, "fastest": 0,
-                "_speedups": [], "_vs_best": [], "_first": [], "_dispatch": []})
+                "_speedups": [], "_vs_best": [], "_first": [], "_dispatch": [], "_of_copy": []})
             s["cases"] += 1
             s[rec["status"]] = s.get(rec["status"], 0) + 1
             s["fastest"] += fastest == n
             if rec.get("time_s"):
                 s["_speedups"].append(rec.get("speedup_vs_numpy"))
                 s["_vs_best"].append(rec.get("vs_best_other_jit"))
+                if rec.get("of_copy"):
+                    s["_of_copy"].append(rec["of_copy"])
             if rec["status"] == "OK":
                 s["_first"].append(rec.get("first_call_s"))
                 s["_dispatch"].append(rec.get("dispatch_s"))
@@ -430,11 +482,25 @@ def summarize(result):
             disp = [x for x in s.pop("_dispatch") if x is not None]
             s["median_first_call_s"] = statistics.median(first) if first else None
             s["median_dispatch_s"] = statistics.median(disp) if disp else None
+            of_copy = s.pop("_of_copy")
+            s["median_of_copy"] = statistics.median(of_copy) if of_copy else None
+            s["max_of_copy"] = max(of_copy) if of_copy else None
     return out
 
 
-_HEADER = (f"{'head':22s} {'size':5s} {'dtype':7s} {'system':7s} {'status':6s} {'ms':>9s} "
-           f"{'xNumPy':>7s} {'xBestJIT':>8s} {'1st call ms':>11s} {'tiny us':>8s}  note")
+def _header(cuda=False):
+    """The table's header; on a device with the achieved bandwidth and its fraction of the copy's."""
+    return (f"{'head':22s} {'size':5s} {'dtype':7s} {'system':7s} {'status':6s} {'ms':>9s} "
+            f"{'xNumPy':>7s} {'xBestJIT':>8s} {'1st call ms':>11s} {'tiny us':>8s}"
+            + (f" {'GB/s':>7s} {'%copy':>5s}" if cuda else "") + "  note")
+
+
+def _pct(f):
+    return "-" if f is None else f"{f * 100:.0f}"
+
+
+def _is_cuda(result):
+    return result["config"].get("device") == "cuda"
 
 
 def _ms(s):
@@ -448,7 +514,7 @@ def _x(r):
     return "-" if r is None else f"{r:.2f}x"
 
 
-def format_case(case):
+def format_case(case, cuda=False):
     lines = []
     for n, r in case["results"].items():
         note = r.get("message", "")
@@ -457,10 +523,14 @@ def format_case(case):
         if r.get("note"):
             note = f"{note}; {r['note']}" if note else r["note"]
         us = "-" if r.get("dispatch_s") is None else f"{r['dispatch_s'] * 1e6:.1f}"
+        bandwidth = ""
+        if cuda:
+            gbps = "-" if r.get("gbps") is None else f"{r['gbps']:.1f}" if r["gbps"] >= 1 else f"{r['gbps']:.3f}"
+            bandwidth = f" {gbps:>7s} {_pct(r.get('of_copy')):>5s}"
         lines.append(f"{case['head']:22s} {case['size']:5s} {case['dtype']:7s} {n:7s} {r['status']:6s} "
                      f"{_ms(r.get('time_s')):>9s} {_x(r.get('speedup_vs_numpy')):>7s} "
-                     f"{_x(r.get('vs_best_other_jit')):>8s} {_ms(r.get('first_call_s')):>11s} {us:>8s}  "
-                     f"{note[:110]}".rstrip())
+                     f"{_x(r.get('vs_best_other_jit')):>8s} {_ms(r.get('first_call_s')):>11s} {us:>8s}"
+                     f"{bandwidth}  {note[:110]}".rstrip())
     return lines
 
 
@@ -468,7 +538,7 @@ def format_summary(result):
     summary = result.get("summary") or summarize(result)
     head = (f"{'system':8s} {'size':6s} {'OK':>4s} {'WRONG':>5s} {'FAIL':>4s} {'N/A':>4s} {'fastest':>7s} "
             f"{'geomean xNumPy':>14s} {'geomean xBestJIT':>16s} {'median 1st call ms':>18s} "
-            f"{'median tiny us':>14s}")
+            f"{'median tiny us':>14s}" + (f" {'median %copy':>12s} {'max %copy':>9s}" if _is_cuda(result) else ""))
     lines = [head]
     for n, per_size in summary.items():
         for size, s in per_size.items():
@@ -476,7 +546,9 @@ def format_summary(result):
             lines.append(f"{n:8s} {size:6s} {s['OK']:4d} {s['WRONG']:5d} {s['FAIL']:4d} {s['N/A']:4d} "
                          f"{s['fastest']:7d} {_x(s['geomean_speedup_vs_numpy']):>14s} "
                          f"{_x(s['geomean_vs_best_other_jit']):>16s} {_ms(s['median_first_call_s']):>18s} "
-                         f"{'-' if disp is None else f'{disp * 1e6:.1f}':>14s}")
+                         f"{'-' if disp is None else f'{disp * 1e6:.1f}':>14s}"
+                         + (f" {_pct(s.get('median_of_copy')):>12s} {_pct(s.get('max_of_copy')):>9s}"
+                            if _is_cuda(result) else ""))
     for n, d in result["systems"].items():
         if not d["available"]:
             lines.append(f"{n}: skipped ({d['note']})")
@@ -484,18 +556,38 @@ def format_summary(result):
     return "\n".join(lines)
 
 
+def format_device(result):
+    """The device, its copy bandwidth and the launch times, in a few lines."""
+    dev, launch = result["machine"]["device"], result["launch"]
+    copy = dev["copy"]
+    memory = f"{dev['memory_gib']} GiB, " if dev["memory_gib"] else ""
+    lines = [f"device: {dev['name']} ({dev['arch']}, {dev['multiprocessors']} SMs, {memory}driver "
+             f"{dev['driver_version']}); device-to-device copy of {copy['bytes'] / 2**20:.0f} MiB: "
+             f"{copy['gbps']:.1f} GB/s (read + write)",
+             f"launch: raw cuLaunchKernel of an empty kernel {launch['launch_s'] * 1e6:.2f} us queued, "
+             f"{launch['launch_sync_s'] * 1e6:.2f} us with its synchronize"]
+    for label, t in launch.get("strider", {}).items():
+        lines.append(f"launch: strider `{label}` on 4 float32 ({launch['strider_inputs']}) "
+                     f"{t['call_s'] * 1e6:.2f} us queued (+{t['over_raw_s'] * 1e6:.2f} over raw), "
+                     f"{t['call_sync_s'] * 1e6:.2f} us with its synchronize (+{t['over_raw_sync_s'] * 1e6:.2f})")
+    return lines
+
+
 def format_table(result):
-    """The full table (every case and system) and the summary, from a result dict."""
-    lines = [_HEADER, "-" * len(_HEADER)]
+    """The device (if any), the full table (every case and system) and the summary, from a result dict."""
+    cuda = _is_cuda(result)
+    header = _header(cuda)
+    lines = (format_device(result) if cuda else []) + [header, "-" * len(header)]
     for case in result["cases"]:
-        lines += format_case(case)
-    lines += ["-" * len(_HEADER), format_summary(result)]
+        lines += format_case(case, cuda)
+    lines += ["-" * len(header), format_summary(result)]
     return "\n".join(lines)
 
 
 def default_path(result):
     host = re.sub(r"[^A-Za-z0-9_.-]", "_", result["machine"]["host"]) or "host"
-    return os.path.join(RESULTS_DIR, f"{host}-{result['created'][:10]}.json")
+    suffix = "-cuda" if _is_cuda(result) else ""
+    return os.path.join(RESULTS_DIR, f"{host}-{result['created'][:10]}{suffix}.json")
 
 
 def save(result, path=None):
@@ -514,25 +606,34 @@ def main(argv=None):
     p.add_argument("--sizes", default=",".join(DEFAULT_SIZES), help="comma-separated sizes from heads.SIZES")
     p.add_argument("--heads", default="", help="comma-separated head names (default: all)")
     p.add_argument("--dtypes", default="float32", help="float32, float64 or both, comma-separated")
-    p.add_argument("--systems", default=",".join(SYSTEMS),
-                   help="comma-separated systems (numpy is always run: it is the reference)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="cuda: strider, CuPy, torch.compile and JAX on the GPU (NumPy stays on the host)")
+    p.add_argument("--systems", default=None,
+                   help=f"comma-separated systems (numpy is always run: it is the reference); "
+                        f"default {','.join(SYSTEMS)}, with --device cuda {','.join(gpu_peers.SYSTEMS)}")
     p.add_argument("--budget", type=float, default=1.0,
                    help="seconds of round-robin timing per case (every system gets at least 5 calls)")
     p.add_argument("--dispatch-size", default="tiny", help="size for the warm dispatch overhead ('' to skip)")
     p.add_argument("--dispatch-budget", type=float, default=0.2)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, help="JSON path (default benchmarks/results/<host>-<date>.json)")
+    p.add_argument("--copy-mib", type=float, default=1024,
+                   help="with --device cuda: MiB a buffer of the device-to-device copy that measures bandwidth")
+    p.add_argument("--out", default=None,
+                   help="JSON path (default benchmarks/results/<host>-<date>.json, <host>-<date>-cuda.json)")
     p.add_argument("--no-save", action="store_true")
     opts = p.parse_args(argv)
     split = lambda s: [x for x in s.split(",") if x]  # noqa: E731
     dtypes = ["float32", "float64"] if opts.dtypes == "both" else split(opts.dtypes)
     try:
-        result = run_benchmark(heads=split(opts.heads), sizes=split(opts.sizes), systems=split(opts.systems),
-                               dtypes=dtypes, budget=opts.budget,
+        result = run_benchmark(heads=split(opts.heads), sizes=split(opts.sizes),
+                               systems=split(opts.systems or ""), dtypes=dtypes, budget=opts.budget,
                                dispatch_size=opts.dispatch_size or None,
-                               dispatch_budget=opts.dispatch_budget, seed=opts.seed)
+                               dispatch_budget=opts.dispatch_budget, seed=opts.seed, device=opts.device,
+                               copy_bytes=int(opts.copy_mib * 2**20))
     except ValueError as exc:
         p.error(str(exc))
+    except cuda_device.NoDevice as exc:
+        sys.exit(f"run.py --device cuda: CUDA is unavailable here: {exc}")
     if not opts.no_save:
         print(f"saved {save(result, opts.out)}")
     return 0

@@ -145,18 +145,10 @@ def test_jax_ports_match_numpy():
             args, kwargs = head.inputs("tiny", dtype)
             np_args = run.fresh_copies((args, kwargs))
             expected = head.fn(*np_args[0], **np_args[1])
-            j_args, j_kwargs = _tree_map(lambda x: jnp.asarray(x) if isinstance(x, np.ndarray) else x,
-                                         (args, kwargs))
+            j_args, j_kwargs = peers.tree_map(lambda x: jnp.asarray(x) if isinstance(x, np.ndarray) else x,
+                                              (args, kwargs))
             got = ports[name].fn(*j_args, **j_kwargs)
             run.check(system, head, dtype, expected, np_args, got, (args, kwargs))
-
-
-def _tree_map(fn, tree):
-    if isinstance(tree, (tuple, list)):
-        return type(tree)(_tree_map(fn, t) for t in tree)
-    if isinstance(tree, dict):
-        return {k: _tree_map(fn, v) for k, v in tree.items()}
-    return fn(tree)
 
 
 def _missing(*modules):

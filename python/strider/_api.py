@@ -635,8 +635,8 @@ def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=N
     """Compiles a NumPy function; use as @strider.compile or @strider.compile(...).
 
     target: "cpu" (LLVM); "cuda" (stages compiled by NVRTC for the GPU and launched through the
-    driver API: arrays in GPU memory (CuPy, PyTorch, __cuda_array_interface__) in place, NumPy
-    arrays copied there and back; f.cuda_source shows the CUDA C; where CUDA is unavailable a call
+    driver API: arrays in GPU memory (CuPy, PyTorch, __cuda_array_interface__, DLPack: JAX) in
+    place, NumPy arrays copied there and back; f.cuda_source shows the CUDA C; where CUDA is unavailable a call
     raises StriderError saying why); "auto" (where the arguments live: the CPU for NumPy arrays,
     "cuda" for arrays in GPU memory).
     schedule: {stage index: primitives} replacing the default schedule of those stages;

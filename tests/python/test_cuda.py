@@ -1,6 +1,9 @@
 """The CUDA backend where no GPU is needed: strider.compile(target="cuda") says why it cannot run,
 f.cuda_source(*args) shows the kernels of a call signature (checked on the key patterns), and
 what it shows compiles with NVRTC (skipped, with the reason, where NVRTC is not installed)."""
+import gc
+import sys
+
 import numpy as np
 import pytest
 
@@ -82,6 +85,15 @@ def test_cpu_target_refuses_arrays_in_gpu_memory_by_name(device_array):
     f = strider.compile(lambda x, y: x * 2 + y)
     with pytest.raises(strider.UnsupportedError, match="array in GPU memory .* with target='cpu'.*target='cuda'"):
         f(np.arange(3.0), device_array)
+
+
+def test_a_dlpack_tensor_in_host_memory_is_refused_and_left_to_its_producer():
+    a = np.arange(4.0)
+    refs = sys.getrefcount(a)
+    with pytest.raises(TypeError, match="device type 1, not CUDA memory"):
+        _C.DeviceArray.from_dlpack(a, None)  # NumPy's capsule: its own destructor frees it
+    gc.collect()
+    assert sys.getrefcount(a) == refs
 
 
 def test_unavailable_reason_without_a_driver_is_one_sentence():

@@ -56,8 +56,9 @@ def test_every_e2e_kernel_compiles_with_nvrtc(tmp_path):
 
     start = time.monotonic()
     jobs = [(arch, kernels[i:i + BATCH]) for arch in ARCHS for i in range(0, len(kernels), BATCH)]
-    # processes: NVRTC serializes compilations within one process
-    with ProcessPoolExecutor(os.cpu_count(), mp_context=multiprocessing.get_context("fork")) as pool:
+    # processes: NVRTC serializes compilations within one process; spawned, since forking a
+    # process where JAX's threads run (another test imported it) may deadlock the child
+    with ProcessPoolExecutor(os.cpu_count(), mp_context=multiprocessing.get_context("spawn")) as pool:
         failures = [f for batch in pool.map(compile_batch, jobs) for f in batch]
     assert not failures, f"{len(failures)} kernels failed to compile:\n" + "\n\n".join(failures[:5])
     print(f"\n{len(kernels)} e2e kernels compiled for {', '.join(ARCHS)} in {time.monotonic() - start:.1f} s "

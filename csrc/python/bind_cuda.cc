@@ -5,8 +5,6 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
-#include <functional>
-#include <numeric>
 
 #include "device_array.h"
 #include "runtime/cuda_executor.h"
@@ -151,14 +149,8 @@ void bind_cuda(py::module_& m) {
                     DeviceArray a;
                     a.typenum = typenum;
                     a.itemsize = static_cast<int>(dtype_of(typenum).itemsize());
-                    int64_t n = 1;
-                    a.strides.resize(shape.size());
-                    for (size_t d = shape.size(); d-- > 0;) {
-                      a.strides[d] = n * a.itemsize;
-                      n *= std::max<int64_t>(shape[d], 1);
-                    }
-                    const int64_t count = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
-                    auto buf = std::make_shared<DeviceBuffer>(ordinal, static_cast<size_t>(count * a.itemsize));
+                    a.strides = byte_strides(contiguous_strides(shape), a.itemsize);
+                    auto buf = std::make_shared<DeviceBuffer>(ordinal, static_cast<size_t>(shape_numel(shape) * a.itemsize));
                     a.ptr = buf->ptr;
                     a.shape = std::move(shape);
                     a.ordinal = ordinal;

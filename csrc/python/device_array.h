@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "ir/view.h"
+
 namespace strider::python {
 
 /// An array in GPU memory as a call's leaf: what its `__cuda_array_interface__` (CuPy, PyTorch,
@@ -20,6 +22,12 @@ struct DeviceArray {
   int ordinal = 0;                      // the CUDA device holding it
   pybind11::object owner;               // the caller's array (or the memory it views)
 };
+
+/// Element strides as byte strides.
+inline std::vector<int64_t> byte_strides(Shape strides, int64_t itemsize) {
+  for (int64_t& s : strides) s *= itemsize;
+  return strides;
+}
 
 /// `value.__dlpack__(stream=stream)` as a leaf: a CUDA tensor of one of strider's dtypes, else
 /// TypeError naming what it is. Writeable unless `writeable` is false or the producer marks the

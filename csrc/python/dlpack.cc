@@ -164,11 +164,7 @@ DeviceArray device_array_from_dlpack(const py::object& value, const py::object& 
   a.itemsize = t.dtype.bits / 8;
   a.ptr = reinterpret_cast<uint64_t>(t.data) + t.byte_offset;
   a.shape.assign(t.shape, t.shape + t.ndim);
-  a.strides.resize(t.ndim);
-  for (int64_t d = t.ndim - 1, step = a.itemsize; d >= 0; --d) {
-    a.strides[d] = t.strides ? t.strides[d] * a.itemsize : step;
-    step *= std::max<int64_t>(a.shape[d], 1);
-  }
+  a.strides = byte_strides(t.strides ? Shape(t.strides, t.strides + t.ndim) : contiguous_strides(a.shape), a.itemsize);
   // a producer's copy would take the writes the caller expects in its own array
   a.writeable = writeable && !(flags & (kReadOnly | kIsCopied));
   a.ordinal = t.device.device_id;

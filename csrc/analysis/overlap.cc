@@ -137,6 +137,11 @@ bool shared_across_outer(const View& a, const View& b, const std::vector<TailBou
   return shared_across_prefix(a, b, 1, tails);
 }
 
+bool shared_between_points(const View& a, const View& b, const std::vector<TailBound>& tails) {
+  if (a == b && tails.empty() && injective(a)) return false;
+  return shared_across_prefix(a, b, a.ndim(), tails);
+}
+
 bool reordered_when_fused(const View& earlier, const View& later, const std::vector<TailBound>& tails) {
   if (!footprints_overlap(earlier, later).overlap) return false;
   // the same dense view touches each element at exactly one point: never reordered

@@ -36,6 +36,10 @@ bool reordered_when_fused(const View& earlier, const View& later, const std::vec
 /// touch a common element (so the outer loop's iterations are not independent).
 bool shared_across_outer(const View& a, const View& b, const std::vector<TailBound>& tails = {});
 
+/// For two accesses over one loop domain: whether two different points touch a common element
+/// (so the points cannot all run at once).
+bool shared_between_points(const View& a, const View& b, const std::vector<TailBound>& tails = {});
+
 /// For accesses over two loop domains whose first `prefix` loops are the same (compute_at):
 /// whether points that differ on those loops touch a common element.
 bool shared_across_prefix(const View& a, const View& b, int prefix, const std::vector<TailBound>& tails = {});

@@ -67,13 +67,14 @@ void bind_runtime(py::module_& m) {
            },
            py::arg("buffers"), py::arg("latest_first") = false);
 
+  py::enum_<Target>(m, "Target").value("cpu", Target::Cpu).value("cuda", Target::Cuda);
   m.def("lower", &lower, py::arg("graph"), py::arg("schedules") = std::map<int, std::string>{},
-        py::arg("jit") = true,
+        py::arg("jit") = true, py::arg("target") = Target::Cpu,
         "runs the pass pipeline (lower.cc) on a traced graph; schedules: stage index -> primitives text");
   m.def("llvm_backend_available", &llvm_backend_available);
   py::register_exception<ScheduleError>(m, "ScheduleError", PyExc_ValueError);
   m.def("run_passes", &run_passes, py::arg("ir_text"), py::arg("passes"),
-        py::arg("schedules") = std::map<int, std::string>{});
+        py::arg("schedules") = std::map<int, std::string>{}, py::arg("target") = Target::Cpu);
 }
 
 }  // namespace strider::python

@@ -67,14 +67,55 @@ std::string stage_order_conflict(const Stage& s) {
   return "";
 }
 
+namespace {
+// op k's accesses over the stage's domain, its registers left out
+AccessList op_memory_accesses(const Stage& s, size_t k) {
+  const bool last_reduce = k + 1 == s.ops.size() && op_kind(s.ops[k].code) == OpKind::Reduce;
+  AccessList out;
+  for (auto& a : stage_accesses(s.ops[k], s.domain, last_reduce ? s.reduce_axes : std::vector<int>{}))
+    if (std::find(s.registers.begin(), s.registers.end(), a.first.storage) == s.registers.end())
+      out.push_back(std::move(a));
+  return out;
+}
+}  // namespace
+
+std::string point_conflict(const std::vector<AccessList>& earlier, const AccessList& later,
+                           const std::vector<TailBound>& tails) {
+  for (size_t k = 0; k < later.size(); ++k) {
+    const auto& [view, writes] = later[k];
+    for (const AccessList& q : earlier)
+      for (const auto& [before, before_writes] : q) {
+        if ((!before_writes && !writes) || before.storage != view.storage) continue;
+        if (shared_between_points(before, view, tails))
+          return std::string(writes ? "it writes %s" : "it reads %s") + std::to_string(view.storage) +
+                 " where an earlier op of the stage " + (before_writes ? "wrote" : "read") +
+                 " it at another point, and the points run at once";
+      }
+    for (size_t j = 0; j < k; ++j) {
+      const auto& [other, other_writes] = later[j];
+      if ((other_writes || writes) && other.storage == view.storage && shared_between_points(other, view, tails))
+        return "it reads elements of %s" + std::to_string(view.storage) + " that it writes at another point, and the points run at once";
+    }
+  }
+  return "";
+}
+
+std::string stage_point_conflict(const Stage& s) {
+  const std::vector<TailBound> tails = tail_bounds(s);
+  std::vector<AccessList> done;
+  for (size_t k = 0; k < s.ops.size(); ++k) {
+    AccessList acc = op_memory_accesses(s, k);
+    std::string why = point_conflict(done, acc, tails);
+    if (!why.empty()) return "op" + std::to_string(s.op_ids[k]) + ": " + why;
+    done.push_back(std::move(acc));
+  }
+  return "";
+}
+
 AccessList memory_accesses(const Stage& s) {
   AccessList out;
-  for (size_t k = 0; k < s.ops.size(); ++k) {
-    const bool last_reduce = k + 1 == s.ops.size() && op_kind(s.ops[k].code) == OpKind::Reduce;
-    for (auto& a : stage_accesses(s.ops[k], s.domain, last_reduce ? s.reduce_axes : std::vector<int>{}))
-      if (std::find(s.registers.begin(), s.registers.end(), a.first.storage) == s.registers.end())
-        out.push_back(std::move(a));
-  }
+  for (size_t k = 0; k < s.ops.size(); ++k)
+    for (auto& a : op_memory_accesses(s, k)) out.push_back(std::move(a));
   return out;
 }
 

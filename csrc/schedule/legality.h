@@ -20,6 +20,17 @@ AccessList stage_accesses(const Op& op, const Shape& domain, const std::vector<i
 std::string order_conflict(const std::vector<AccessList>& earlier, const AccessList& later,
                            const std::vector<TailBound>& tails = {});
 
+/// Empty when no element that one access of `earlier` or `later` writes is touched by another of
+/// them at a different point of the domain, so that every point may run at once (a GPU's
+/// threads); else the reason. An access is not compared with itself: a write through basic
+/// indexing never repeats an element, and a reduction stores each result once (after its folded
+/// points).
+std::string point_conflict(const std::vector<AccessList>& earlier, const AccessList& later,
+                           const std::vector<TailBound>& tails = {});
+
+/// point_conflict over a whole stage, op by op, registers left out.
+std::string stage_point_conflict(const Stage& s);
+
 /// The stage's tails by loop index.
 std::vector<TailBound> tail_bounds(const Stage& s);
 

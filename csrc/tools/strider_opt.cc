@@ -1,5 +1,6 @@
 // strider-opt: reads IR text, runs named passes, prints the result (drives the text tests).
-//   strider-opt --passes=build_storage_table,build_dependence_dag [--schedule=N:primitives]... [file.ir | -]
+//   strider-opt --passes=build_storage_table,build_dependence_dag [--schedule=N:primitives]...
+//               [--target=cpu|cuda] [file.ir | -]
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -12,6 +13,7 @@
 int main(int argc, char** argv) {
   std::vector<std::string> passes;
   std::map<int, std::string> schedules;
+  strider::Target target = strider::Target::Cpu;
   std::string path = "-";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -19,6 +21,8 @@ int main(int argc, char** argv) {
       std::stringstream list(a.substr(9));
       for (std::string p; std::getline(list, p, ',');)
         if (!p.empty()) passes.push_back(p);
+    } else if (a == "--target=cpu" || a == "--target=cuda") {
+      target = a == "--target=cpu" ? strider::Target::Cpu : strider::Target::Cuda;
     } else if (a.rfind("--schedule=", 0) == 0) {
       size_t colon = a.find(':');
       if (colon == std::string::npos) {
@@ -42,7 +46,7 @@ int main(int argc, char** argv) {
     text << f.rdbuf();
   }
   try {
-    std::cout << strider::run_passes(text.str(), passes, schedules);
+    std::cout << strider::run_passes(text.str(), passes, schedules, target);
   } catch (const std::exception& e) {
     std::cerr << "strider-opt: " << e.what() << "\n";
     return 1;

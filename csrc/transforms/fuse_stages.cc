@@ -78,7 +78,7 @@ std::string shape_text(const Shape& s) {
 
 class Fuser {
  public:
-  Fuser(const Graph& g, const StorageTable& t) : g_(g), t_(t) {}
+  Fuser(const Graph& g, const StorageTable& t, Target target) : g_(g), t_(t), target_(target) {}
 
   StageGraph run() {
     for (size_t i = 0; i < g_.ops.size(); ++i) add(static_cast<int>(i));
@@ -111,7 +111,15 @@ class Fuser {
     if (p.domain != cur_.domain)
       return "its loop domain " + shape_text(p.domain) + " differs from the stage's " + shape_text(cur_.domain);
     if (op_kind(p.op.code) == OpKind::Arange && p.domain.size() != 1) return "arange iterates one axis";
-    return order_conflict(open_accesses_, stage_accesses(p.op, p.domain, p.reduce_axes));
+    const AccessList accesses = stage_accesses(p.op, p.domain, p.reduce_axes);
+    std::string why = order_conflict(open_accesses_, accesses);
+    if (!why.empty() || target_ == Target::Cpu) return why;
+    if (op_kind(p.op.code) == OpKind::Reduce)  // its results are stored after every point
+      for (const AccessList& q : open_accesses_)
+        for (const auto& access : q)
+          if (access.first.storage == p.op.output.storage)
+            return "it reduces into %s" + std::to_string(p.op.output.storage) + ", which an earlier op of the stage touches";
+    return point_conflict(open_accesses_, accesses);
   }
 
   void join(int id, Placed p) {
@@ -156,6 +164,7 @@ class Fuser {
 
   const Graph& g_;
   const StorageTable& t_;
+  const Target target_;
   StageGraph sg_;
   Stage cur_;
   std::vector<Placed> open_;
@@ -164,6 +173,6 @@ class Fuser {
 
 }  // namespace
 
-StageGraph fuse_stages(const Graph& g, const StorageTable& t) { return Fuser(g, t).run(); }
+StageGraph fuse_stages(const Graph& g, const StorageTable& t, Target target) { return Fuser(g, t, target).run(); }
 
 }  // namespace strider

@@ -53,7 +53,7 @@ void compile_stages(Program& p) {
   }
 }
 
-Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit) {
+Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit, Target target) {
   verify_graph(g);
   debug_dump("trace_to_graph", g);
   Program p;
@@ -74,11 +74,22 @@ Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit) {
     p.table = build_storage_table(live);
     debug_dump("inline_producers", live);
   }
+  std::vector<std::string> buffered;
+  if (target == Target::Cuda) {
+    Graph separated = buffer_overlapping_writes(live, &buffered);
+    if (!buffered.empty()) {
+      for (const std::string& r : buffered) log_line("passes", "buffer_overlapping_writes: " + r);
+      live = std::move(separated);
+      p.table = build_storage_table(live);
+      debug_dump("buffer_overlapping_writes", live);
+    }
+  }
   p.dag = build_dependence_dag(live, p.table, false);
   log_line("passes", "build_dependence_dag: " + std::to_string(p.dag.edges.size()) + " edges");
   verify_graph(live);
-  p.stages = fuse_stages(live, p.table);
+  p.stages = fuse_stages(live, p.table, target);
   p.stages.recomputed = std::move(recomputed);
+  p.stages.buffered = std::move(buffered);
   log_line("passes", "fuse_stages: " + std::to_string(live.ops.size()) + " ops in " +
                          std::to_string(p.stages.stages.size()) + " stages");
   schedule_stages(live, p.stages, schedules);
@@ -89,7 +100,7 @@ Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit) {
 }
 
 std::string run_passes(const std::string& ir_text, const std::vector<std::string>& passes,
-                       const std::map<int, std::string>& schedules) {
+                       const std::map<int, std::string>& schedules, Target target) {
   Graph g = parse_graph(ir_text);
   std::ostringstream extra;
   for (const std::string& name : passes) {
@@ -107,12 +118,17 @@ std::string run_passes(const std::string& ir_text, const std::vector<std::string
       g = inline_producers(g, build_storage_table(g), &log);
       extra << "// recomputed\n";
       for (const std::string& r : log) extra << r << "\n";
+    } else if (name == "buffer_overlapping_writes") {
+      std::vector<std::string> log;
+      g = buffer_overlapping_writes(g, &log);
+      extra << "// buffered\n";
+      for (const std::string& r : log) extra << r << "\n";
     } else if (name == "fuse_stages") {
-      StageGraph sg = fuse_stages(g, build_storage_table(g));
+      StageGraph sg = fuse_stages(g, build_storage_table(g), target);
       schedule_stages(g, sg, schedules);
       extra << "// stages\n" << print_stages(g, sg);
     } else if (name == "emit_cuda") {
-      StageGraph sg = fuse_stages(g, build_storage_table(g));
+      StageGraph sg = fuse_stages(g, build_storage_table(g), Target::Cuda);
       schedule_stages(g, sg, schedules);
       for (size_t i = 0; i < sg.stages.size(); ++i) {
         extra << "// cuda stage " << i << "\n";
@@ -123,7 +139,7 @@ std::string run_passes(const std::string& ir_text, const std::vector<std::string
         }
       }
     } else if (name == "lower") {
-      g = lower(std::move(g), schedules).graph;
+      g = lower(std::move(g), schedules, true, target).graph;
     } else {
       throw std::invalid_argument("unknown pass '" + name + "'");
     }

@@ -14,6 +14,11 @@ namespace strider {
 
 class CompiledStage;
 
+/// Where a program's stages run: on the CPU each stage is a loop nest whose points run in
+/// lexicographic order (rows across threads where they are independent); on a GPU every point of
+/// a stage runs at once, one per thread, so a stage may not carry a dependence between points.
+enum class Target { Cpu, Cuda };
+
 /// A graph with the analyses every later stage reads, its stages, and their native code.
 struct Program {
   Graph graph;
@@ -43,11 +48,18 @@ Graph eliminate_dead_ops(const Graph& g, const StorageTable& t, const Dag& d);
 /// it and the reader. The producer is left for eliminate_dead_ops. `log` gets one line per copy.
 Graph inline_producers(const Graph& g, const StorageTable& t, std::vector<std::string>* log = nullptr);
 
+/// For Target::Cuda: an op that reads elements which its own write changes at another point
+/// (x[:-1] = x[1:] as one copy) writes a new dense temporary instead, and a copy after it stores
+/// that into place, so that fuse_stages can put the two in different stages (kernels). `log` gets
+/// one line per op.
+Graph buffer_overlapping_writes(const Graph& g, std::vector<std::string>* log = nullptr);
+
 /// Groups ops, in program order, into stages (one loop nest each): neighbours with the same loop
 /// domain (unit dimensions dropped) join while the exact dependence test says running them point
-/// by point keeps every conflicting pair of accesses in order; a reduction ends its stage. Every
+/// by point keeps every conflicting pair of accesses in order, and for Target::Cuda that no
+/// element one of them writes is touched at another point; a reduction ends its stage. Every
 /// rejected fusion is recorded with its reason.
-StageGraph fuse_stages(const Graph& g, const StorageTable& t);
+StageGraph fuse_stages(const Graph& g, const StorageTable& t, Target target = Target::Cpu);
 
 /// Points a stage needs before its outer loop is split across threads. Measured on the 2-core
 /// development machine with `out[...] = np.sqrt(a * b + 1.0)` (float32, serial against
@@ -65,14 +77,16 @@ void compile_stages(Program& p);
 
 /// THE pipeline (lower.cc): verify, analyse, simplify, analyse again, fuse, schedule (the
 /// user's schedule text for a stage index where given, else the default), compile.
-/// `jit` false leaves every stage to the reference executor.
-Program lower(Graph g, const std::map<int, std::string>& schedules = {}, bool jit = true);
+/// `jit` false leaves every stage to the reference executor. Target::Cuda stages are fused for a
+/// GPU and left for its backend (runtime/cuda_executor.h) to compile.
+Program lower(Graph g, const std::map<int, std::string>& schedules = {}, bool jit = true, Target target = Target::Cpu);
 
 /// Runs the named passes in order on IR text and prints the result (the text tests and the
 /// strider-opt tool use this). Names: verify_graph, build_storage_table, build_dependence_dag,
-/// eliminate_dead_ops, inline_producers, fuse_stages (fused and scheduled by default), emit_cuda
-/// (each stage's CUDA C, or why the CUDA backend refuses it), lower.
+/// eliminate_dead_ops, inline_producers, buffer_overlapping_writes, fuse_stages (fused for
+/// `target` and scheduled by default), emit_cuda (fused for a GPU; each stage's CUDA C, or why the
+/// CUDA backend refuses it), lower.
 std::string run_passes(const std::string& ir_text, const std::vector<std::string>& passes,
-                       const std::map<int, std::string>& schedules = {});
+                       const std::map<int, std::string>& schedules = {}, Target target = Target::Cpu);
 
 }  // namespace strider

@@ -325,6 +325,9 @@ class CompiledFunction:
         # the fast path (C++): calls shaped and valued like an earlier one run their entry directly
         self._fast = _C.FastPath(self._stats, _MISS)
         self.target = target
+        self._options = dict(static_argnames=static_argnames, cache=cache, schedule=schedule,
+                             max_signatures=max_signatures)
+        self._gpu = None
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):
@@ -345,9 +348,10 @@ class CompiledFunction:
         return Explanation(entry.program, entry.cuda)
 
     def cuda_source(self, *args, **kwargs):
-        """The CUDA C strider emits for this call's stages, as one listing: each stage's kernels
-        after a `// stage N` line, or that line with the reason the CUDA backend refuses it."""
-        entry, _, _ = self._lookup(args, kwargs)
+        """The CUDA C strider emits for this call's stages as target="cuda" makes them, as one
+        listing: each stage's kernels after a `// stage N` line, or that line with the reason the
+        CUDA backend refuses it."""
+        entry, _, _ = self._on_gpu()._lookup(args, kwargs)
         parts = []
         for i, stage in enumerate(_C.cuda_source(entry.program)):
             if isinstance(stage, str):
@@ -356,6 +360,15 @@ class CompiledFunction:
                 parts.append(f"// stage {i}: " + ", ".join(f"{l.kernel}<<<{l.blocks}, {l.threads}>>>" for l in stage.launches)
                              + "\n" + stage.source)
         return "\n".join(parts)
+
+    def _on_gpu(self):
+        """This function compiled with target="cuda" (itself, when it is): a GPU runs a stage's
+        points at once, so its stages are fused differently."""
+        if self.target == "cuda":
+            return self
+        if self._gpu is None:
+            self._gpu = _CudaFunction(self._fn, target="cuda", **self._options)
+        return self._gpu
 
     def stats(self):
         """Counters: traces (signatures traced), cache_hits (calls served from the memory cache),
@@ -491,8 +504,11 @@ class CompiledFunction:
                     outputs.append(("py", value))
             graph.outputs = views
         try:
-            # CPU code only where the function runs on the CPU
-            program = _C.lower(graph, self._schedule, JIT and self.target != "cuda")
+            # CPU code only where the function runs on the CPU; a GPU runs a stage's points at
+            # once, which its fusion must allow for
+            on_gpu = self.target == "cuda"
+            program = _C.lower(graph, self._schedule, JIT and not on_gpu,
+                               _C.Target.cuda if on_gpu else _C.Target.cpu)
         except _C.ScheduleError as e:
             raise ScheduleError(f"{self._fn.__name__}: {e}") from None
         self._stats["lowered"] += 1
@@ -614,16 +630,9 @@ class _AutoFunction(CompiledFunction):
     """strider.compile(fn, target="auto"): runs where the arguments live: on the CPU for NumPy
     arrays, on their GPU (target="cuda") for arrays in GPU memory."""
 
-    def __init__(self, fn, **options):
-        super().__init__(fn, **options)
-        self._options = dict(options, target="cuda")
-        self._gpu = None
-
     def __call__(self, *args, **kwargs):
         if current_trace() is None and (_on_device(args) or _on_device(kwargs)):
-            if self._gpu is None:
-                self._gpu = _CudaFunction(self._fn, **self._options)
-            return self._gpu(*args, **kwargs)
+            return self._on_gpu()(*args, **kwargs)
         return super().__call__(*args, **kwargs)
 
 

@@ -69,5 +69,25 @@ TEST(FusionOrder, TransposedAndReversedAccessesAreReordered) {
   EXPECT_FALSE(reordered_when_fused(v({5}, {1}, 0), v({5}, {0}, 0)));
 }
 
+TEST(PointsAtOnce, ShiftsAreSharedBetweenPointsInEitherDirection) {
+  // store x[1:] then read x[:-1] keeps its order in one loop nest, but not across threads
+  EXPECT_FALSE(reordered_when_fused(v({9}, {1}, 1), v({9}, {1}, 0)));
+  EXPECT_TRUE(shared_between_points(v({9}, {1}, 1), v({9}, {1}, 0)));
+  EXPECT_TRUE(shared_between_points(v({9}, {1}, 0), v({9}, {1}, 1)));
+  // a[::-1] against a: the middle element of an odd length meets itself only
+  EXPECT_TRUE(shared_between_points(v({5}, {-1}, 4), v({5}, {1}, 0)));
+  EXPECT_FALSE(shared_between_points(v({1}, {-1}, 0), v({1}, {1}, 0)));
+  // a broadcast read of x[0] against a store to x: the store of point 0 meets the reads of 1..4
+  EXPECT_TRUE(shared_between_points(v({5}, {0}, 0), v({5}, {1}, 0)));
+}
+
+TEST(PointsAtOnce, SameInjectiveViewsAndDisjointColumnsAreIndependent) {
+  EXPECT_FALSE(shared_between_points(v({4, 3}, {3, 1}, 0), v({4, 3}, {3, 1}, 0)));
+  EXPECT_FALSE(shared_between_points(v({4, 3}, {6, 2}, 0), v({4, 3}, {6, 2}, 1)));
+  // x.T against x: the diagonal is the same point, every other element is not
+  EXPECT_TRUE(shared_between_points(v({3, 3}, {1, 3}, 0), v({3, 3}, {3, 1}, 0)));
+  EXPECT_FALSE(shared_between_points(v({}, {}, 0), v({}, {}, 0)));
+}
+
 }  // namespace
 }  // namespace strider

@@ -67,16 +67,21 @@ inline void fiber_main() {
 template <class... P, size_t... I> void call(void (*k)(P...), void* const* a, std::index_sequence<I...>) { k(*static_cast<P*>(a[I])...); }
 template <class... P> void call(void (*k)(P...), void* const* a) { call(k, a, std::index_sequence_for<P...>{}); }
 template <class... P> constexpr int arity(void (*)(P...)) { return sizeof...(P); }
+// STRIDER_EMU_REVERSE=1 runs blocks and threads last first: a kernel whose result depends on
+// the order of its threads (a race) then differs from the first-first run
 inline void launch(const std::function<void()>& kernel, long long blocks, int threads, bool cooperative) {
   gridDim.x = (unsigned)blocks;
   blockDim.x = (unsigned)threads;
   std::vector<char> stacks(cooperative ? threads * kStack : 0);
   body = &kernel;
-  for (long long b = 0; b < blocks; ++b) {
-    blockIdx.x = (unsigned)b;
+  const char* order = std::getenv("STRIDER_EMU_REVERSE");
+  const bool reverse = order && *order && *order != '0';
+  auto nth = [reverse](long long k, long long n) { return reverse ? n - 1 - k : k; };
+  for (long long k = 0; k < blocks; ++k) {
+    blockIdx.x = (unsigned)nth(k, blocks);
     if (!cooperative) {
       for (int t = 0; t < threads; ++t) {
-        threadIdx.x = (unsigned)t;
+        threadIdx.x = (unsigned)nth(t, threads);
         kernel();
       }
       continue;
@@ -92,12 +97,14 @@ inline void launch(const std::function<void()>& kernel, long long blocks, int th
     in_fibers = true;
     for (bool running = true; running;) {
       running = false;
-      for (int t = 0; t < threads; ++t)
+      for (int k = 0; k < threads; ++k) {
+        const int t = (int)nth(k, threads);
         if (!done[t]) {
           threadIdx.x = (unsigned)t;
           swapcontext(&scheduler, &fibers[t]);
           running = true;
         }
+      }
     }
     in_fibers = false;
   }

@@ -123,14 +123,31 @@ def test_cuda_source_shows_the_key_patterns():
 
 
 def test_cuda_source_names_a_refused_stage():
-    def overlap(x):
-        x[1:] = x[:-1]  # NumPy reads all before writing: no single loop nest does that in place
-        return x
-
-    program = strider.compile(overlap)._lookup((np.arange(6.0),), {})[0].program
+    # the fold's index would be the split axes', not the array's
+    fn = strider.compile(lambda x: x.sum(axis=0), schedule={0: "split(i0, a, b, 3)"})
+    program = strider.compile(lambda x: x.sum(axis=0), target="cuda", schedule={0: "split(i0, a, b, 3)"})._lookup(
+        (np.ones(10),), {})[0].program
     (why,) = _C.cuda_source(program)
-    assert why.startswith("CUDA backend cannot compile op0 (copy): it and op0 (copy) access overlapping parts")
-    assert strider.compile(overlap).cuda_source(np.arange(6.0)) == f"// stage 0: not compiled for CUDA: {why}\n"
+    assert why == "CUDA backend cannot compile op0 (sum): its schedule splits a loop of a reduction with a tail"
+    assert fn.cuda_source(np.ones(10)) == f"// stage 0: not compiled for CUDA: {why}\n"
+
+
+def test_cuda_source_shows_the_stages_as_fused_for_a_gpu():
+    def shift(x, a):
+        x[1:] = a * 2.0
+        x[:-1] = x[1:]  # one copy reading what other points write: through a temporary
+        return x[:-1] + 1.0
+
+    args = (np.zeros(9), np.arange(8.0))
+    # one loop nest keeps NumPy's order by running its points in order: one stage on the CPU
+    assert "stage 0: domain [i0=8] ops op0 op1 op2 op3 registers" in str(strider.compile(shift).explain(*args))
+    # every point at once: x[:-1] = x[1:] goes through a temporary, stored by the next kernel
+    text = strider.compile(shift).cuda_source(*args)
+    assert text.count("// stage ") == 2 and "not compiled" not in text
+    explanation = str(strider.compile(shift, target="cuda").explain(*args))
+    assert "stage 0: domain [i0=8] ops op0 op1 op2 registers" in explanation
+    assert "buffered: op2 (copy @ test_cuda.py:138) writes %s6, copied into %s0 after it" in explanation
+    assert "it writes %s0 where an earlier op of the stage wrote it at another point" in explanation
 
 
 def softmax(x):
@@ -147,12 +164,6 @@ def test_a_compute_at_group_is_emitted_as_one_kernel_per_stage():
     # the exponentials are stored in device memory by one kernel and read by the next
     assert "s2[81 * i0 + i1] = " in emitted[1].source
     assert "s2[81 * i0 + i1]" in emitted[2].source
-
-
-def test_a_split_with_a_tail_is_refused_by_name():
-    program = strider.compile(lambda x: x * 2.0, schedule={0: "split(i0, a, b, 3)"})._lookup((np.ones(10),), {})[0].program
-    (why,) = _C.cuda_source(program)
-    assert why == "CUDA backend cannot compile the stage of op0: its schedule splits a loop with a tail (tails [a*3+b<10])"
 
 
 def test_long_rows_and_columns_take_the_warp_block_grid_and_column_shapes():

@@ -4,7 +4,9 @@ runtime on the emulated device (tests/cuda_fake: a driver and an NVRTC that comp
 CUDA C for the CPU and run its kernels there), in a subprocess
 whose STRIDER_CUDA_DRIVER and STRIDER_NVRTC name it. What this checks is the runtime (copies in
 and out, in-place writes, views, aliasing, host fallbacks, scratch, the error flag, module and
-cubin caches) and the kernels' semantics; speed needs a real GPU."""
+cubin caches) and the kernels' semantics; speed needs a real GPU. The emulator runs blocks and
+threads last first (STRIDER_EMU_REVERSE): first first is the CPU loop nest's order, which the
+fusion legality already keeps correct, so a kernel that races between its points differs only so."""
 import os
 import pathlib
 import subprocess
@@ -24,7 +26,7 @@ E2E = ("test_detection_heads.py", "test_views.py", "test_layouts.py")
 @pytest.mark.parametrize("suite", ["gpu", "property"] + [f"e2e/{f}" for f in E2E])
 def test_suite_on_the_emulated_device(suite, tmp_path):
     env = dict(os.environ, STRIDER_CUDA_DRIVER=str(DRIVER), STRIDER_NVRTC=str(NVRTC), STRIDER_TEST_TARGET="cuda",
-               STRIDER_CACHE_DIR=str(tmp_path / "cache"))
+               STRIDER_CACHE_DIR=str(tmp_path / "cache"), STRIDER_EMU_REVERSE="1")
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", str(ROOT / "tests" / suite)],
                          env=env, capture_output=True, text=True, timeout=1800)
     tail = run.stdout[-6000:] + run.stderr[-3000:]

@@ -1,6 +1,7 @@
 """Text-in/text-out pass tests: each tests/text/<pass>.ir names the passes on its RUN line, any
-stage schedules on `// SCHEDULE <stage>: <primitives>` lines, and the expected output in CHECK /
-CHECK-NEXT / CHECK-NOT lines (FileCheck's meaning)."""
+stage schedules on `// SCHEDULE <stage>: <primitives>` lines, the target on an optional
+`// TARGET: cpu|cuda` line (cpu by default), and the expected output in CHECK / CHECK-NEXT /
+CHECK-NOT lines (FileCheck's meaning)."""
 import pathlib
 
 import pytest
@@ -45,12 +46,14 @@ def test_pass_text(path):
                 directives.append((kind, line[len(prefix):]))
                 break
     assert directives, "a text test needs CHECK lines"
-    schedules = {}
+    schedules, target = {}, _C.Target.cpu
     for line in text.splitlines():
         if line.startswith("// SCHEDULE "):
             index, primitives = line[len("// SCHEDULE "):].split(":", 1)
             schedules[int(index)] = primitives.strip()
-    filecheck(_C.run_passes(text, passes, schedules), directives)
+        if line.startswith("// TARGET: "):
+            target = getattr(_C.Target, line[len("// TARGET: "):].strip())
+    filecheck(_C.run_passes(text, passes, schedules, target), directives)
 
 
 def test_every_pass_has_a_text_test():

@@ -5,6 +5,7 @@
 #include "codegen/cuda/cuda_emitter.h"
 #include "runtime/cuda_loader.h"
 #include "runtime/flags.h"
+#include "schedule/legality.h"
 
 #ifndef STRIDER_VERSION
 #error "CMakeLists.txt defines STRIDER_VERSION (project version) for this file"
@@ -40,9 +41,9 @@ Stage standalone(const Stage& s) {
 
 CudaStage emit_cuda_stage(const Graph& g, const Stage& stage) {
   const Stage s = standalone(stage);
-  if (!s.tails.empty())
-    throw std::invalid_argument("CUDA backend cannot compile the stage of op" + std::to_string(s.op_ids.front()) +
-                                ": its schedule splits a loop with a tail (" + print_tails(s).substr(1) + ")");
+  // its threads run the points in no order (a stage fused for Target::Cuda never has this)
+  if (const std::string why = stage_point_conflict(s); !why.empty())
+    throw std::invalid_argument("CUDA backend cannot compile the stage of op" + std::to_string(s.op_ids.front()) + ": " + why);
   const detail::StagePlan plan = detail::make_plan(g, s, "CUDA");
   // named by the code it holds, as the LLVM backend's symbols: the same stage in any function or
   // process is the same kernel, whatever device it is compiled for

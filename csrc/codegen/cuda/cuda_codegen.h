@@ -58,8 +58,9 @@ struct CudaStage {
 };
 
 /// Emits one stage; throws std::invalid_argument naming the op for anything the backend cannot
-/// compile (what make_plan refuses, an op/dtype pair without a loop in the reference, a split
-/// with a tail). A compute_at group is ignored: each of its stages is emitted as its own kernel,
+/// compile (what make_plan refuses, an op/dtype pair without a loop in the reference, a stage
+/// whose points share an element one of them writes, a reduction split with a tail). A split with
+/// a tail in an elementwise stage skips the points past the axis's extent. A compute_at group is ignored: each of its stages is emitted as its own kernel,
 /// so a runtime runs every stage in order and allocates the group's folded temporaries.
 CudaStage emit_cuda_stage(const Graph& g, const Stage& s);
 

@@ -441,7 +441,8 @@ void CudaEmitter::open_kernel(const std::string& kernel) {
 
 bool CudaEmitter::plan_vectors() {
   const int last = p_.rank() - 1;
-  if (p_.reduction || last < 0 || p_.extent[last] >= 0 || p_.domain[last] % kCudaVectorLanes != 0) return false;
+  if (p_.reduction || !p_.tails.empty() || last < 0 || p_.extent[last] >= 0 || p_.domain[last] % kCudaVectorLanes != 0)
+    return false;
   std::map<int, int> reads, writes;  // memory accesses per storage
   for (const Op& op : p_.ops) {
     for (const View& v : op.inputs)
@@ -571,6 +572,11 @@ CudaStage CudaEmitter::emit() {
   index_t_ = fits ? "int" : "long long";
 
   if (p_.reduction) {
+    // the fold's index (argmax's answer) and its order are the unsplit axes'
+    if (!p_.tails.empty()) {
+      cur_op_ = static_cast<int>(p_.ops.size() - 1);
+      refuse("its schedule splits a loop of a reduction with a tail");
+    }
     emit_reduction();
   } else {
     std::vector<int> axes(p_.rank());
@@ -593,6 +599,10 @@ CudaStage CudaEmitter::emit() {
          count(axes) + "; t += " + stride + ") {");
     ++indent_;
     decompose("t", axes);
+    // a split with a tail: the rounded-up domain's points past the axis's extent do not exist
+    for (const TailBound& b : p_.tails)
+      line("if (i" + std::to_string(b.outer) + " * " + literal(b.factor) + " + i" + std::to_string(b.inner) + " >= " +
+           literal(b.extent) + ") continue;");
     for (size_t k = 0; k < p_.ops.size(); ++k) emit_op(k);
     --indent_;
     line("}");

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -20,14 +21,14 @@ bool reads_own_write_elsewhere(const Op& op) {
 }  // namespace
 
 Graph buffer_overlapping_writes(const Graph& g, std::vector<std::string>* log) {
-  bool any = false;
-  for (const Op& op : g.ops) any = any || reads_own_write_elsewhere(op);
-  if (!any) return g;
+  std::vector<bool> buffered(g.ops.size());
+  for (size_t i = 0; i < g.ops.size(); ++i) buffered[i] = reads_own_write_elsewhere(g.ops[i]);
+  if (std::find(buffered.begin(), buffered.end(), true) == buffered.end()) return g;
   Graph out = g;
   out.ops.clear();
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
-    if (!reads_own_write_elsewhere(op)) {
+    if (!buffered[i]) {
       out.ops.push_back(op);
       continue;
     }

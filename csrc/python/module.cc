@@ -15,4 +15,13 @@ PYBIND11_MODULE(_C, m) {
   strider::python::bind_runtime(m);
   strider::python::bind_dispatch(m);
   strider::python::bind_cuda(m);
+  // the emulated CUDA device's libraries, where the build that made this module built them with the tests
+#if defined(STRIDER_FAKE_CUDA) && defined(STRIDER_FAKE_NVRTC)
+  py::dict emulated;
+  emulated["driver"] = STRIDER_FAKE_CUDA;
+  emulated["nvrtc"] = STRIDER_FAKE_NVRTC;
+  m.attr("emulated_cuda") = emulated;
+#else
+  m.attr("emulated_cuda") = py::none();
+#endif
 }

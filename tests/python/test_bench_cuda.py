@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
+from emulated_cuda import emulated_cuda
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BUILD = pathlib.Path(os.environ.get("STRIDER_BUILD_DIR", ROOT / "build" / "dev"))
-DRIVER, NVRTC = BUILD / "libstrider_fake_cuda.so", BUILD / "libstrider_fake_nvrtc.so"
 RUN = ROOT / "benchmarks" / "run.py"
 # cxcywh2xyxy_ writes into its argument and returns None; delta2bbox has several stages
 HEADS = ["delta2bbox", "cxcywh2xyxy_", "softmax"]
@@ -22,11 +22,9 @@ def _run(args, env, timeout=120):
     return subprocess.run([sys.executable, str(RUN), *args], env=env, capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.mark.skipif(not (DRIVER.exists() and NVRTC.exists()),
-                    reason=f"the emulated CUDA device is not built ({DRIVER.name} in {BUILD}: make build)")
 def test_cuda_benchmark_on_the_emulated_device(tmp_path):
     out = tmp_path / "result.json"
-    env = dict(os.environ, STRIDER_CUDA_DRIVER=str(DRIVER), STRIDER_NVRTC=str(NVRTC),
+    env = dict(os.environ, **emulated_cuda(),
                STRIDER_CACHE_DIR=str(tmp_path / "cache"))
     proc = _run(["--device", "cuda", "--sizes", "tiny", "--heads", ",".join(HEADS), "--systems", "strider",
                  "--budget", "0.01", "--dispatch-budget", "0.01", "--copy-mib", "4", "--out", str(out)], env)

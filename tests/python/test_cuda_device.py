@@ -14,18 +14,16 @@ import sys
 
 import pytest
 
+from emulated_cuda import emulated_cuda
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-BUILD = pathlib.Path(os.environ.get("STRIDER_BUILD_DIR", ROOT / "build" / "dev"))
-DRIVER, NVRTC = BUILD / "libstrider_fake_cuda.so", BUILD / "libstrider_fake_nvrtc.so"
 # the e2e files whose every check() also runs on the device (the rest: on a GPU, see README)
 E2E = ("test_detection_heads.py", "test_views.py", "test_layouts.py")
 
 
-@pytest.mark.skipif(not (DRIVER.exists() and NVRTC.exists()),
-                    reason=f"the emulated CUDA device is not built ({DRIVER.name} in {BUILD}: make build)")
 @pytest.mark.parametrize("suite", ["gpu", "property"] + [f"e2e/{f}" for f in E2E])
 def test_suite_on_the_emulated_device(suite, tmp_path):
-    env = dict(os.environ, STRIDER_CUDA_DRIVER=str(DRIVER), STRIDER_NVRTC=str(NVRTC), STRIDER_TEST_TARGET="cuda",
+    env = dict(os.environ, **emulated_cuda(), STRIDER_TEST_TARGET="cuda",
                STRIDER_CACHE_DIR=str(tmp_path / "cache"), STRIDER_EMU_REVERSE="1")
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", str(ROOT / "tests" / suite)],
                          env=env, capture_output=True, text=True, timeout=1800)

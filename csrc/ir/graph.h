@@ -89,5 +89,8 @@ std::string print_view(const View& v);
 Graph parse_graph(const std::string& text);
 /// Checks the invariants every pass relies on; throws std::logic_error naming the op.
 void verify_graph(const Graph& g);
+/// Checks parse_graph(print_graph(g)) == g (STRIDER_VERIFY runs it on every lowered graph);
+/// throws std::logic_error with the text on a mismatch.
+void verify_text_roundtrip(const Graph& g);
 
 }  // namespace strider

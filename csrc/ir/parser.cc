@@ -17,7 +17,7 @@ class Parser {
     Graph g;
     expect("graph");
     expect("@");
-    g.name = word();
+    g.name = peek("\"") ? quoted() : word();
     expect("{");
     while (true) {
       skip_space();
@@ -100,12 +100,7 @@ class Parser {
     op.output = view();
     skip_space_inline();
     if (accept("@")) {
-      expect("\"");
-      while (pos_ < s_.size() && s_[pos_] != '"') {
-        if (s_[pos_] == '\\') ++pos_;
-        op.file += s_[pos_++];
-      }
-      expect("\"");
+      op.file = quoted();
       expect(":");
       op.line = static_cast<int>(integer());
     }
@@ -156,6 +151,18 @@ class Parser {
     while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
     if (start == pos_ || (pos_ == start + 1 && s_[start] == '-')) fail("expected an integer");
     return std::stoll(s_.substr(start, pos_ - start));
+  }
+
+  // "text" with \" and \\ escaped, as the printer writes file names and names that are not words
+  std::string quoted() {
+    expect("\"");
+    std::string out;
+    while (pos_ < s_.size() && s_[pos_] != '"') {
+      if (s_[pos_] == '\\') ++pos_;
+      if (pos_ < s_.size()) out += s_[pos_++];
+    }
+    expect("\"");
+    return out;
   }
 
   std::string word() {

@@ -1,3 +1,4 @@
+#include <cctype>
 #include <cstdio>
 #include <sstream>
 
@@ -19,6 +20,20 @@ void print_ints(std::ostream& os, const Shape& v) {
   for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
 }
 
+void print_quoted(std::ostream& os, const std::string& text) {
+  os << '"';
+  for (char c : text) os << (c == '"' || c == '\\' ? "\\" : "") << c;
+  os << '"';
+}
+
+// A graph's name is Python's (`<lambda>`, `Head.decode`): quoted unless it is a plain word.
+void print_name(std::ostream& os, const std::string& name) {
+  bool word = !name.empty();
+  for (char c : name) word = word && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+  if (word) os << name;
+  else print_quoted(os, name);
+}
+
 }  // namespace
 
 std::string print_view(const View& v) {
@@ -37,7 +52,9 @@ std::string print_view(const View& v) {
 
 std::string print_graph(const Graph& g) {
   std::ostringstream os;
-  os << "graph @" << g.name << " {\n";
+  os << "graph @";
+  print_name(os, g.name);
+  os << " {\n";
   for (size_t i = 0; i < g.storages.size(); ++i) {
     const Storage& s = g.storages[i];
     os << "  %s" << i << " = storage " << dtype_name(s.dtype) << "[" << s.size << "] "
@@ -64,10 +81,10 @@ std::string print_graph(const Graph& g) {
       os << "]";
     }
     os << " -> " << print_view(op.output);
-    if (op.line > 0) {
-      os << " @\"";
-      for (char c : op.file) os << (c == '"' || c == '\\' ? "\\" : "") << c;
-      os << "\":" << op.line;
+    if (op.line != 0 || !op.file.empty()) {
+      os << " @";
+      print_quoted(os, op.file);
+      os << ":" << op.line;
     }
     os << "\n";
   }

@@ -81,4 +81,16 @@ void verify_graph(const Graph& g) {
   for (const View& v : g.outputs) check_view(g, v, -1);
 }
 
+void verify_text_roundtrip(const Graph& g) {
+  const std::string text = print_graph(g);
+  std::string why;
+  try {
+    if (parse_graph(text) == g) return;
+    why = "parses back to another graph";
+  } catch (const std::invalid_argument& e) {
+    why = std::string("does not parse back: ") + e.what();
+  }
+  throw std::logic_error("the text form of graph " + g.name + " " + why + "\n" + text);
+}
+
 }  // namespace strider

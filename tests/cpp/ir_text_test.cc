@@ -26,6 +26,30 @@ TEST(IrText, PrintParseRoundTrip) {
   verify_graph(g);
 }
 
+// Python's names and file names are not words: <lambda>, Head.decode, <string>, quotes
+TEST(IrText, NamesThatAreNotWordsRoundTrip) {
+  for (const char* name : {"<lambda>", "Head.decode", "a\"b\\c", ""}) {
+    Graph g = parse_graph(kText);
+    g.name = name;
+    g.ops[0].file = "<string>";
+    g.ops[2].file = "no line";
+    verify_text_roundtrip(g);
+  }
+}
+
+// the check fails on a graph its text cannot express (a temporary that claims an argument slot)
+TEST(IrText, RoundTripCheckNamesTheMismatch) {
+  Graph g = parse_graph(kText);
+  g.storages[2].arg = 3;
+  try {
+    verify_text_roundtrip(g);
+    FAIL() << "expected a round-trip mismatch";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("parses back to another graph"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("graph @delta2bbox {"), std::string::npos);
+  }
+}
+
 TEST(IrText, ParseErrorsNameTheLine) {
   try {
     parse_graph("graph @f {\n  %s0 = storage f33[4] arg 0\n  return\n}\n");

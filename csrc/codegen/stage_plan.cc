@@ -4,6 +4,7 @@
 
 #include "analysis/overlap.h"
 #include "codegen/stage_plan.h"
+#include "ops/reduce_spec.h"
 #include "schedule/legality.h"
 
 namespace strider::detail {
@@ -224,8 +225,8 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   }
 
   if (p.reduction) {
-    const OpCode code = p.ops.back().code;
-    const bool no_identity = code == OpCode::max || code == OpCode::min || code == OpCode::argmax || code == OpCode::argmin;
+    const Op& r = p.ops.back();
+    const bool no_identity = !reduce_spec(r.code, g.dtype_of(r.inputs[0])).has_identity();
     bool kept_empty = false, folded_empty = false, folded_dynamic = false;
     for (int d = 0; d < rank; ++d) {
       if (!p.reduced[d]) kept_empty = kept_empty || (p.domain[d] == 0 && p.extent[d] < 0);

@@ -9,15 +9,24 @@ namespace {
 struct OpInfo {
   const char* name;
   OpKind kind;
+  uint32_t attrs;
 };
 constexpr OpInfo kOps[] = {
-#define STRIDER_OP(name, kind) {#name, OpKind::kind},
+#define STRIDER_OP(name, kind, attrs) {#name, OpKind::kind, attrs},
 #include "ir/ops.def"
 };
 }  // namespace
 
 const char* op_name(OpCode op) { return kOps[static_cast<int>(op)].name; }
 OpKind op_kind(OpCode op) { return kOps[static_cast<int>(op)].kind; }
+uint32_t op_attrs(OpCode op) { return kOps[static_cast<int>(op)].attrs; }
+
+bool has_loop(OpCode op, DType t) {
+  const uint32_t family = t == DType::Bool ? kBool : is_float(t) ? kFloat : kInt;
+  return (op_attrs(op) & family) != 0;
+}
+
+const char* loop_family(DType t) { return t == DType::Bool ? "bool" : is_float(t) ? "float" : "integer"; }
 
 int op_arity(OpCode op) {
   switch (op_kind(op)) {

@@ -10,14 +10,34 @@
 namespace strider {
 
 enum class OpCode : uint16_t {
-#define STRIDER_OP(name, kind) name,
+#define STRIDER_OP(name, kind, attrs) name,
 #include "ir/ops.def"
 };
 
 enum class OpKind : uint8_t { Copy, Unary, Binary, Ternary, Reduce, Arange };
 
+/// An op's attributes, as ops.def lists them (bits of op_attrs).
+constexpr uint32_t kNoAttrs = 0;
+constexpr uint32_t kBool = 1u << 0;        // a loop over bool
+constexpr uint32_t kInt = 1u << 1;         // loops over the integer dtypes
+constexpr uint32_t kFloat = 1u << 2;       // loops over the float dtypes
+constexpr uint32_t kPredicate = 1u << 3;   // unary, bool result
+constexpr uint32_t kComparison = 1u << 4;  // binary, bool result
+constexpr uint32_t kLibm = 1u << 5;        // computed by a libm call: costly to compute twice
+constexpr uint32_t kMayFail = 1u << 6;     // NumPy raises for some inputs: st::<name>_fails
+
 const char* op_name(OpCode op);
 OpKind op_kind(OpCode op);
+uint32_t op_attrs(OpCode op);
+inline bool is_predicate(OpCode op) { return (op_attrs(op) & kPredicate) != 0; }
+inline bool is_comparison(OpCode op) { return (op_attrs(op) & kComparison) != 0; }
+/// Whether an elementwise op has a loop whose inputs have dtype `t` (NumPy's ufunc loops).
+bool has_loop(OpCode op, DType t);
+/// "bool", "integer" or "float": the loop family of a dtype, as messages name it.
+const char* loop_family(DType t);
+/// NumPy's ValueError where a kMayFail op fails (integer power is the only one): every backend
+/// raises it as std::domain_error.
+constexpr const char* kMayFailMessage = "Integers to negative integer powers are not allowed.";
 /// Number of inputs an op of this kind reads.
 int op_arity(OpCode op);
 /// Throws std::invalid_argument for an unknown name.

@@ -267,7 +267,7 @@ void CudaProgram::run(const std::vector<void*>& host, const std::vector<uint64_t
   int flag = 0;
   if (error_flag_) download(d, &flag, err, sizeof flag, s);
   if (downloads || error_flag_) d.check(d.StreamSynchronize(s), "cuStreamSynchronize");
-  if (flag) throw std::domain_error("Integers to negative integer powers are not allowed.");
+  if (flag) throw std::domain_error(kMayFailMessage);
 }
 
 void CudaProgram::run_on_host(size_t stage, const std::vector<uint64_t>& memory, uintptr_t stream) const {

@@ -7,13 +7,14 @@
 #include <string>
 
 #include "codegen/llvm/codegen.h"
+#include "ops/reduce_spec.h"
 #include "runtime/elementwise.h"
 
 namespace strider {
 
 namespace {
 
-using detail::convert;
+using st::convert;
 
 // A view resolved against memory: first element's address and byte strides.
 struct Operand {
@@ -149,7 +150,7 @@ class Executor {
         using U = decltype(out_tag);
         if (code == OpCode::cast) {
           for_each<2>(op.output.shape, ops, [](char** p) { *reinterpret_cast<U*>(p[0]) = convert<U>(*reinterpret_cast<T*>(p[1])); });
-        } else if (detail::is_predicate(code)) {
+        } else if (is_predicate(code)) {
           for_each<2>(op.output.shape, ops, [code](char** p) {
             *reinterpret_cast<U*>(p[0]) = convert<U>(detail::unary_predicate(code, *reinterpret_cast<T*>(p[1])));
           });
@@ -169,7 +170,7 @@ class Executor {
       using T = decltype(in_tag);
       dispatch_dtype(g_.dtype_of(op.output), [&](auto out_tag) {
         using U = decltype(out_tag);
-        if (detail::is_comparison(code)) {
+        if (is_comparison(code)) {
           for_each<3>(op.output.shape, ops, [code](char** p) {
             *reinterpret_cast<U*>(p[0]) = convert<U>(detail::compare(code, *reinterpret_cast<T*>(p[1]), *reinterpret_cast<T*>(p[2])));
           });
@@ -195,14 +196,8 @@ class Executor {
       const T first = *reinterpret_cast<const T*>(operand(op.inputs[0]).ptr);
       const T second = *reinterpret_cast<const T*>(operand(op.inputs[1]).ptr);
       const int64_t n = op.output.shape[0];
-      // NumPy's arange fill: the first two values as given, then first + i * (second - first)
       for (int64_t i = 0; i < n; ++i) {
-        T v;
-        if (i == 0) v = first;
-        else if (i == 1) v = second;
-        else if constexpr (std::is_same_v<T, bool>) v = second;
-        else if constexpr (std::is_integral_v<T>) v = detail::wrap_add(first, detail::wrap_mul(static_cast<T>(i), detail::wrap_sub(second, first)));
-        else v = first + static_cast<T>(i) * (second - first);
+        const T v = st::arange(first, second, i);
         *reinterpret_cast<T*>(out.ptr + i * out.bstrides[0]) = v;
       }
     });
@@ -222,68 +217,66 @@ class Executor {
     Operand ops[2] = {operand(op.output), operand(kept)};
     Operand inner = operand(folded);
     const int64_t count = folded.numel();
-    const OpCode code = op.code;
+    const ReduceSpec spec = reduce_spec(op.code, g_.dtype_of(in));
     dispatch_dtype(g_.dtype_of(in), [&](auto in_tag) {
       using T = decltype(in_tag);
       dispatch_dtype(g_.dtype_of(op.output), [&](auto out_tag) {
         using U = decltype(out_tag);
         for_each<2>(kept.shape, ops, [&](char** p) {
           inner.ptr = p[1];
-          fold<T>(code, folded.shape, inner, count, reinterpret_cast<U*>(p[0]));
+          fold<T>(spec, folded.shape, inner, count, reinterpret_cast<U*>(p[0]));
         });
       });
     });
   }
 
-  // Folds the elements of one output position; sums of floats accumulate in a wider type.
+  // Folds the elements of one output position as `spec` says.
   template <typename T, typename U>
-  static void fold(OpCode code, const Shape& shape, const Operand& in, int64_t count, U* out) {
-    using Acc = std::conditional_t<std::is_same_v<T, float>, double,
-                std::conditional_t<std::is_same_v<T, double>, long double, T>>;
+  static void fold(const ReduceSpec& spec, const Shape& shape, const Operand& in, int64_t count, U* out) {
+    using C = ReduceSpec::Combine;
     Operand ops[1] = {in};
-    switch (code) {
-      case OpCode::sum:
-      case OpCode::prod: {
-        const bool is_sum = code == OpCode::sum;
-        Acc acc = is_sum ? Acc(0) : Acc(1);
-        for_each<1>(shape, ops, [&](char** p) {
-          T x = *reinterpret_cast<T*>(p[0]);
-          if constexpr (std::is_floating_point_v<T>) acc = is_sum ? acc + Acc(x) : acc * Acc(x);
-          else acc = is_sum ? detail::binary_same(OpCode::add, acc, x) : detail::binary_same(OpCode::multiply, acc, x);
-        });
-        *out = convert<U>(static_cast<T>(acc));
+    auto element = [](char** p) { return *reinterpret_cast<T*>(p[0]); };
+    switch (spec.combine) {
+      case C::Add:
+      case C::Multiply: {
+        // in the input's dtype, or in float64 for floats
+        auto run = [&](auto acc_tag) {
+          using A = decltype(acc_tag);
+          A acc = static_cast<A>(spec.identity());
+          for_each<1>(shape, ops, [&](char** p) {
+            const A x = st::convert<A>(element(p));
+            acc = spec.combine == C::Add ? st::add(acc, x) : st::multiply(acc, x);
+          });
+          *out = convert<U>(static_cast<T>(acc));
+        };
+        if (spec.acc == DType::Float64) run(double{});
+        else run(T{});
         return;
       }
-      case OpCode::any:
-      case OpCode::all: {
-        const bool want = code == OpCode::any;
+      case C::Or:
+      case C::And: {
+        const bool want = spec.combine == C::Or;
         bool acc = !want;
         for_each<1>(shape, ops, [&](char** p) {
-          if ((*reinterpret_cast<T*>(p[0]) != T(0)) == want) acc = want;
+          if (st::convert<bool>(element(p)) == want) acc = want;
         });
         *out = convert<U>(acc);
         return;
       }
-      default: {
-        // max, min, argmax, argmin: NaN wins and the first occurrence is kept, as in NumPy
-        const bool is_max = code == OpCode::max || code == OpCode::argmax;
-        const bool is_arg = code == OpCode::argmax || code == OpCode::argmin;
+      case C::Max:
+      case C::Min: {
         if (count == 0) throw std::invalid_argument("zero-size array to reduction operation which has no identity");
         T best{};
         int64_t best_at = -1, at = 0;
-        bool best_nan = false;
         for_each<1>(shape, ops, [&](char** p) {
-          T x = *reinterpret_cast<T*>(p[0]);
-          bool nan = false;
-          if constexpr (std::is_floating_point_v<T>) nan = std::isnan(x);
-          if (best_at < 0 || (!best_nan && (nan || (is_max ? x > best : x < best)))) {
+          const T x = element(p);
+          if (best_at < 0 || (spec.is_max() ? st::replaces<true>(x, best) : st::replaces<false>(x, best))) {
             best = x;
             best_at = at;
-            best_nan = nan;
           }
           ++at;
         });
-        *out = is_arg ? convert<U>(best_at) : convert<U>(best);
+        *out = spec.index ? convert<U>(best_at) : convert<U>(best);
         return;
       }
     }

@@ -80,19 +80,8 @@ View compose(const View& v, const View& r, const PointMap& m) {
   return out;
 }
 
-// Ops worth computing once and storing when more than one read wants them.
-bool expensive(OpCode c) {
-  switch (c) {
-    case OpCode::exp: case OpCode::exp2: case OpCode::expm1: case OpCode::log: case OpCode::log2:
-    case OpCode::log10: case OpCode::log1p: case OpCode::sin: case OpCode::cos: case OpCode::tan:
-    case OpCode::arcsin: case OpCode::arccos: case OpCode::arctan: case OpCode::sinh: case OpCode::cosh:
-    case OpCode::tanh: case OpCode::arcsinh: case OpCode::arccosh: case OpCode::arctanh: case OpCode::cbrt:
-    case OpCode::power: case OpCode::arctan2: case OpCode::hypot: case OpCode::logaddexp:
-      return true;
-    default:
-      return false;
-  }
-}
+// Ops worth computing once and storing when more than one read wants them: libm calls.
+bool expensive(OpCode c) { return (op_attrs(c) & kLibm) != 0; }
 
 // A read broadcast along an axis outside the axes it walks would recompute the producer at every
 // step of that axis; broadcast axes inside the walked ones only repeat loop-invariant work,

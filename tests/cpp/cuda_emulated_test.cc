@@ -99,10 +99,10 @@ TEST(CudaEmulated, UnaryOpsAndCastsOnEveryDtype) {
   for (OpCode op : ops_of_kind(OpKind::Unary))
     for (DType t : kDTypes)
       for (DType u : kDTypes) {
-        if (op != OpCode::cast && u != (detail::is_predicate(op) ? DType::Bool : t)) continue;
+        if (op != OpCode::cast && u != (is_predicate(op) ? DType::Bool : t)) continue;
         cases.push_back(one_op(unary_graph(op, t, u, 204), {204}, std::string(op_name(op)) + " " + dtype_name(t) + " -> " + dtype_name(u)));
       }
-  EXPECT_GT(check_all(cases, {0, 4}), 170);
+  EXPECT_GT(check_all(cases, {0, 4}), 130);  // NumPy's loops (ops.def), and every cast
 }
 
 TEST(CudaEmulated, BinaryOpsOnEveryDtype) {
@@ -110,7 +110,7 @@ TEST(CudaEmulated, BinaryOpsOnEveryDtype) {
   std::vector<Case> cases;
   for (OpCode op : ops_of_kind(OpKind::Binary))
     for (DType t : kDTypes) {
-      const DType u = detail::is_comparison(op) ? DType::Bool : t;
+      const DType u = is_comparison(op) ? DType::Bool : t;
       const std::string label = std::string(op_name(op)) + " " + dtype_name(t);
       // integer powers take small exponents here, and negative ones in a case of their own
       cases.push_back(one_op(binary_graph(op, t, u, 732), {732}, label, {}, op == OpCode::power && !is_float(t)));

@@ -79,14 +79,14 @@ TEST(LlvmCodegen, UnaryOpsOnEveryDtype) {
   for (OpCode op : ops_of_kind(OpKind::Unary)) {
     if (op == OpCode::cast) continue;
     for (DType t : kDTypes) {
-      const DType u = detail::is_predicate(op) ? DType::Bool : t;
+      const DType u = is_predicate(op) ? DType::Bool : t;
       Graph g = parse_graph(unary_graph(op, t, u, 203));
       SCOPED_TRACE(std::string(op_name(op)) + " on " + dtype_name(t));
       Outcome o = check(g, stage_of(g, {203}, {0}), {transcendental(op) ? 4.0 : 0.0});
       (o == Outcome::Refused ? refused : compiled)++;
     }
   }
-  EXPECT_GT(compiled, 150);
+  EXPECT_GT(compiled, 100);  // NumPy's loops (ops.def)
   EXPECT_GT(refused, 0);  // invert on floats, ...
 }
 
@@ -126,7 +126,7 @@ TEST(LlvmCodegen, UnaryOpsChangingDtype) {
   SKIP_WITHOUT_LLVM();
   const std::tuple<OpCode, DType, DType> cases[] = {
       {OpCode::negative, DType::Int32, DType::Float64}, {OpCode::absolute, DType::Float64, DType::Int32},
-      {OpCode::isnan, DType::Float32, DType::Int64},    {OpCode::sqrt, DType::Int64, DType::Float32},
+      {OpCode::isnan, DType::Float32, DType::Int64},    {OpCode::sqrt, DType::Float64, DType::Float32},
       {OpCode::floor, DType::Float32, DType::Int64},    {OpCode::logical_not, DType::Int32, DType::Float32}};
   for (auto [op, t, u] : cases) {
     Graph g = parse_graph(unary_graph(op, t, u, 67));
@@ -139,7 +139,7 @@ TEST(LlvmCodegen, BinaryOpsOnEveryDtype) {
   int compiled = 0, refused = 0;
   for (OpCode op : ops_of_kind(OpKind::Binary))
     for (DType t : kDTypes) {
-      const DType u = detail::is_comparison(op) ? DType::Bool : t;
+      const DType u = is_comparison(op) ? DType::Bool : t;
       Graph g = parse_graph(binary_graph(op, t, u, 731));
       SCOPED_TRACE(std::string(op_name(op)) + " on " + dtype_name(t));
       // integer powers take small exponents here (a negative one is tested on its own)
@@ -392,8 +392,8 @@ TEST(LlvmCodegen, RowExtremesKeepTheFirstNaNAndTheFirstOfEquals) {
                << dtype_name(u) << "[" << rows << "] arg 1\n  %s2 = storage " << dtype_name(t) << "[" << size
                << "] temp\n";
           std::string reduced = in.str();
-          if (access == 3) {  // a copy into a register: positive() keeps every bit, NaN payloads too
-            text << "  op0 = positive(" << in.str() << ") -> %s2[" << rows << "," << n << "]{" << n << ",1}+0\n";
+          if (access == 3) {  // a copy into a register keeps every bit, NaN payloads too
+            text << "  op0 = copy(" << in.str() << ") -> %s2[" << rows << "," << n << "]{" << n << ",1}+0\n";
             reduced = "%s2[" + std::to_string(rows) + "," + std::to_string(n) + "]{" + std::to_string(n) + ",1}+0";
           }
           text << "  op" << (access == 3) << " = " << op_name(code) << "(" << reduced << ") axes=[1] -> %s1[" << rows

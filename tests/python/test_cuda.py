@@ -112,10 +112,10 @@ def test_cuda_source_shows_the_key_patterns():
     assert "const float a0_0 = s1[4 * i0];" in text
     assert "s0[4 * i0] = " in text
     # the row sum: float32 accumulated in double, a thread per row of 8
-    assert "step(acc& a, float x, long long r) { a.v = a.v + (double)x; }" in text
+    assert "step(acc& a, float x, long long r) { a.v = st::add(a.v, st::convert<double>(x)); }" in text
     assert "step(a, s0[8 * i0 + i1], r++);" in text
     # argmax: the first NaN, else the first maximum
-    assert "if (a.at < 0 || (!isnan(a.v) && (isnan(x) || x > a.v))) { a.v = x; a.at = r; }" in text
+    assert "if (a.at < 0 || st::replaces<true>(x, a.v)) { a.v = x; a.at = r; }" in text
     # a[:, None] + b: broadcasts read with one index each
     assert "const double a0_0 = s2[i0];" in text and "const double a0_1 = s3[i1];" in text
     # a[::-1]: a negative stride from the last element

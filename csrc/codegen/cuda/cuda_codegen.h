@@ -25,15 +25,16 @@
 // first folds chunks of each (a block or a thread per chunk) into scratch memory, the second
 // folds the chunks.
 //
-// Semantics are runtime/elementwise.h's, op for op (integer wrap-around and division by zero,
-// float-to-int conversions, NaN propagation in maximum/minimum, NumPy's floor division and
-// remainder), compiled with -fmad=false and no fast-math, so add, subtract, multiply, divide,
-// sqrt, the comparisons, conversions and rounding functions give the reference's bits. Except:
+// Semantics are the reference's, op for op: each op calls its function in ops/scalar_ops.inc,
+// the reference executor's own (integer wrap-around and division by zero, float-to-int
+// conversions, NaN propagation in maximum/minimum, NumPy's floor division and remainder),
+// compiled with -fmad=false and no fast-math, so add, subtract, multiply, divide, sqrt, the
+// comparisons, conversions and rounding functions give the reference's bits. Except:
 // - transcendentals call CUDA's libdevice functions (expf, log1p, pow, ...), whose error the CUDA
 //   Math API documents per function (at most 4 ulp for float, 2 for double, most 1 or 2);
-// - float sum and prod fold in a tree (float32 in double, as the reference; float64 in double
-//   where the reference uses long double), so a float64 result may differ from the reference's
-//   by the tree's rounding: within n * 2^-53 * sum(|x|) for n elements;
+// - float sum and prod fold in a tree, in double as the reference (ops/reduce_spec.h) folds in
+//   order, so a float64 result may differ from the reference's by the tree's rounding: within
+//   n * 2^-53 * sum(|x|) for n elements;
 // - integer power with a negative exponent sets the error flag (the launcher raises the
 //   reference's domain_error); NaN payloads may differ where the hardware picks one of two NaNs.
 namespace strider {

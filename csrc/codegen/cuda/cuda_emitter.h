@@ -1,7 +1,7 @@
 #pragma once
 
 // Internal to the CUDA backend: the state of emitting one normalized stage as CUDA C text.
-// emit_cuda.cc: the prelude, parameters, addressing, scalar semantics, elementwise kernels;
+// emit_cuda.cc: the prelude, parameters, addressing, op calls, elementwise kernels;
 // emit_cuda_reduce.cc: the reduction kernels.
 
 #include <set>
@@ -46,11 +46,13 @@ class CudaEmitter {
   std::string count(const std::vector<int>& axes) const;
   /// The product of the static bounds of `axes`.
   int64_t bound(const std::vector<int>& axes) const;
+  /// st::convert (ops/scalar_ops.inc) from one dtype to another.
   std::string convert(const std::string& x, DType from, DType to) const;
-  std::string unary(OpCode code, DType t, const std::string& x) const;
-  std::string predicate(OpCode code, DType t, const std::string& x) const;
-  std::string compare(OpCode code, DType t, const std::string& a, const std::string& b) const;
-  std::string binary(OpCode code, DType t, const std::string& a, const std::string& b);
+  /// The call of an elementwise op's scalar function, st::<op>(args), on loop dtype t; refused
+  /// where the op has no loop for t.
+  std::string call(OpCode code, DType t, const std::vector<std::string>& args) const;
+  /// Whether the op may raise on loop dtype t (kMayFail: NumPy raises for some integer inputs).
+  static bool may_fail(OpCode code, DType t);
   [[noreturn]] void refuse(const std::string& why) const;
   /// Opens `extern "C" __global__ void <kernel>(params) {` and declares the extents.
   void open_kernel(const std::string& kernel);

@@ -1,7 +1,6 @@
-// runtime/elementwise.h's scalar semantics as CUDA C, op for op, and the elementwise kernel: a
-// grid-stride loop over the flattened domain. The guards mirror the LLVM backend's: division by
-// 0 and -1, shifts by the width or more and out-of-range float-to-int conversions never reach
-// the operations C leaves undefined; integer arithmetic wraps through unsigned types.
+// The elementwise kernel: a grid-stride loop over the flattened domain, each op a call of its
+// scalar function in ops/scalar_ops.inc (the reference executor's own definition), which every
+// source carries in its prelude.
 
 #include <algorithm>
 #include <cstdint>
@@ -9,114 +8,26 @@
 #include <stdexcept>
 
 #include "codegen/cuda/cuda_emitter.h"
-#include "runtime/elementwise.h"
+#include "ops/scalar_ops_text.h"
 
 namespace strider::detail {
 
 namespace {
 
-// Shared by every stage; guarded so that several stages' sources compile as one program.
-constexpr const char* kPrelude = R"(#ifndef STRIDER_CUDA_PRELUDE
-#define STRIDER_CUDA_PRELUDE
-template <class T> struct st_unsigned;
-template <> struct st_unsigned<int> { typedef unsigned int type; };
-template <> struct st_unsigned<long long> { typedef unsigned long long type; };
-template <class T> __device__ __forceinline__ T st_add(T a, T b) { typedef typename st_unsigned<T>::type U; return (T)((U)a + (U)b); }
-template <class T> __device__ __forceinline__ T st_sub(T a, T b) { typedef typename st_unsigned<T>::type U; return (T)((U)a - (U)b); }
-template <class T> __device__ __forceinline__ T st_mul(T a, T b) { typedef typename st_unsigned<T>::type U; return (T)((U)a * (U)b); }
-template <class T> __device__ __forceinline__ T st_floor_divide(T a, T b) {
-  if (b == 0) return 0;
-  if (b == -1) return st_sub((T)0, a);
-  T q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? (T)(q - 1) : q;
-}
-template <class T> __device__ __forceinline__ T st_remainder(T a, T b) {
-  if (b == 0 || b == -1) return 0;
-  T r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r;
-}
-template <class T> __device__ __forceinline__ T st_fmod(T a, T b) { return (b == 0 || b == -1) ? (T)0 : (T)(a % b); }
-template <class T> __device__ __forceinline__ T st_left_shift(T a, T b) {
-  typedef typename st_unsigned<T>::type U;
-  return (U)b < 8 * sizeof(T) ? (T)((U)a << (U)b) : (T)0;
-}
-template <class T> __device__ __forceinline__ T st_right_shift(T a, T b) {
-  typedef typename st_unsigned<T>::type U;
-  return (U)b < 8 * sizeof(T) ? (T)(a >> b) : (T)(a < 0 ? -1 : 0);
-}
-// a negative exponent is the reference's domain_error: flag it (the launcher raises)
-template <class T> __device__ T st_power(T base, T exp, int* err) {
-  if (exp < 0) { *err = 1; return 1; }
-  T result = 1;
-  while (exp) {
-    if (exp & 1) result = st_mul(result, base);
-    base = st_mul(base, base);
-    exp = (T)(exp >> 1);
-  }
-  return result;
-}
-// NaN and out-of-range values give INT_MIN, as x86's cvtt* (and the reference)
-__device__ __forceinline__ long long st_to_i64(double x) {
-  return (x >= -0x1p63 && x < 0x1p63) ? (long long)x : (long long)(-9223372036854775807LL - 1);
-}
-__device__ __forceinline__ int st_to_i32(double x) {
-  const long long w = st_to_i64(x);
-  return (w < -2147483648LL || w > 2147483647LL) ? (int)(-2147483647 - 1) : (int)w;
-}
-__device__ __forceinline__ float st_fmodf(float a, float b) { return fmodf(a, b); }
-__device__ __forceinline__ double st_fmodf(double a, double b) { return fmod(a, b); }
-__device__ __forceinline__ float st_floorf(float a) { return floorf(a); }
-__device__ __forceinline__ double st_floorf(double a) { return floor(a); }
-__device__ __forceinline__ float st_copysignf(float a, float b) { return copysignf(a, b); }
-__device__ __forceinline__ double st_copysignf(double a, double b) { return copysign(a, b); }
-__device__ __forceinline__ float st_log1pf(float a) { return log1pf(a); }
-__device__ __forceinline__ double st_log1pf(double a) { return log1p(a); }
-__device__ __forceinline__ float st_expf(float a) { return expf(a); }
-__device__ __forceinline__ double st_expf(double a) { return exp(a); }
-// npy_divmod, as elementwise.h's float_floor_divide
-template <class T> __device__ __forceinline__ T st_divmod(T a, T b, T* mod_out) {
-  T mod = st_fmodf(a, b);
-  if (b == 0) { *mod_out = mod; return a / b; }
-  T div = (a - mod) / b;
-  if (mod != 0) {
-    if ((b < 0) != (mod < 0)) { mod += b; div -= (T)1; }
-  } else {
-    mod = st_copysignf((T)0, b);
-  }
-  T floordiv;
-  if (div != 0) {
-    floordiv = st_floorf(div);
-    if (div - floordiv > (T)0.5) floordiv += (T)1;
-  } else {
-    floordiv = st_copysignf((T)0, a / b);
-  }
-  *mod_out = mod;
-  return floordiv;
-}
-template <class T> __device__ __forceinline__ T st_floor_divide_f(T a, T b) { T m; return st_divmod(a, b, &m); }
-template <class T> __device__ __forceinline__ T st_remainder_f(T a, T b) {
-  if (b == 0) return st_fmodf(a, b);
-  T m;
-  st_divmod(a, b, &m);
-  return m;
-}
-template <class T> __device__ __forceinline__ T st_logaddexp(T a, T b) {
-  if (a == b) return a + (T)0.693147180559945309417232121458176568;
-  const T d = a - b;
-  if (d > 0) return a + st_log1pf(st_expf(-d));
-  if (d <= 0) return b + st_log1pf(st_expf(d));
-  return d;
-}
-// a run-time extent, clamped to its static bound as the reference does
+// Shared by every stage; guarded so that several stages' sources compile as one program. The
+// scalar semantics are ops/scalar_ops.inc, the text the reference executor compiles.
+const std::string& prelude() {
+  static const std::string text =
+      std::string("#ifndef STRIDER_CUDA_PRELUDE\n#define STRIDER_CUDA_PRELUDE\n#define ST_FN __device__ __forceinline__\n") +
+      kScalarOpsText + R"(// a run-time extent, clamped to its static bound as the reference does
 template <class I> __device__ __forceinline__ I st_extent(const long long* e, long long bound) {
   const long long v = *e;
   return (I)(v < 0 ? 0 : v > bound ? bound : v);
 }
 #endif
 )";
-
-// The C spelling of a float function: expf for float32, exp for float64.
-std::string fn(const char* name, DType t) { return std::string(name) + (t == DType::Float32 ? "f" : ""); }
+  return text;
+}
 
 std::string literal(int64_t v) {
   // INT64_MIN has no literal of its own
@@ -226,12 +137,11 @@ void CudaEmitter::emit_op(size_t k) {
       return store(op.output, in[0]);
     case OpKind::Unary:
       if (op.code == OpCode::cast) return store(op.output, convert(in[0], t, out));
-      if (is_predicate(op.code)) return store(op.output, convert(predicate(op.code, t, in[0]), DType::Bool, out));
-      return store(op.output, convert(unary(op.code, t, in[0]), t, out));
+      return store(op.output, convert(call(op.code, t, in), is_predicate(op.code) ? DType::Bool : t, out));
     case OpKind::Binary:
       if (g_.dtype_of(op.inputs[1]) != t) refuse("its inputs do not share one dtype");
-      if (is_comparison(op.code)) return store(op.output, convert(compare(op.code, t, in[0], in[1]), DType::Bool, out));
-      return store(op.output, convert(binary(op.code, t, in[0], in[1]), t, out));
+      if (may_fail(op.code, t)) line("if (st::" + std::string(op_name(op.code)) + "_fails(" + in[0] + ", " + in[1] + ")) *err = 1;");
+      return store(op.output, convert(call(op.code, t, in), is_comparison(op.code) ? DType::Bool : t, out));
     case OpKind::Ternary:
       // the reference copies the chosen element's bytes: the values must have the output's dtype
       if (t != DType::Bool) refuse("where needs a bool condition");
@@ -239,15 +149,8 @@ void CudaEmitter::emit_op(size_t k) {
       return store(op.output, "(" + in[0] + " ? " + in[1] + " : " + in[2] + ")");
     case OpKind::Arange: {
       if (t != out || g_.dtype_of(op.inputs[1]) != out) refuse("start and step must have the output's dtype");
-      // NumPy's fill: the first two values as given, then first + i * (second - first)
       const std::string i = p_.rank() == 0 ? "0" : lane_ > 0 ? "(i0 + " + std::to_string(lane_) + ")" : "i0";
-      const std::string& first = in[0];
-      const std::string& second = in[1];
-      std::string v = second;
-      const std::string ty = reg_type(out);
-      if (is_float(out)) v = first + " + (" + ty + ")" + i + " * (" + second + " - " + first + ")";
-      else if (out != DType::Bool) v = "st_add(" + first + ", st_mul((" + ty + ")" + i + ", st_sub(" + second + ", " + first + ")))";
-      return store(op.output, "(" + i + " == 0 ? " + first + " : " + i + " == 1 ? " + second + " : (" + ty + ")(" + v + "))");
+      return store(op.output, "st::arange(" + in[0] + ", " + in[1] + ", (long long)" + i + ")");
     }
     case OpKind::Reduce: break;
   }
@@ -256,141 +159,17 @@ void CudaEmitter::emit_op(size_t k) {
 
 std::string CudaEmitter::convert(const std::string& x, DType from, DType to) const {
   if (from == to) return x;
-  if (to == DType::Bool) return "(" + x + " != 0)";  // NaN != 0, as the reference
-  if (is_float(from) && !is_float(to)) return (to == DType::Int64 ? "st_to_i64((double)" : "st_to_i32((double)") + x + ")";
-  return "(" + reg_type(to) + ")(" + x + ")";
+  return "st::convert<" + reg_type(to) + ">(" + x + ")";
 }
 
-std::string CudaEmitter::unary(OpCode code, DType t, const std::string& x) const {
-  if (t == DType::Bool) return code == OpCode::invert || code == OpCode::logical_not ? "!" + x : x;
-  const std::string ty = reg_type(t);
-  if (!is_float(t)) {
-    switch (code) {
-      case OpCode::negative: return "st_sub((" + ty + ")0, " + x + ")";
-      case OpCode::absolute: return "(" + x + " < 0 ? st_sub((" + ty + ")0, " + x + ") : " + x + ")";
-      case OpCode::sign: return "(" + ty + ")((" + x + " > 0) - (" + x + " < 0))";
-      case OpCode::square: return "st_mul(" + x + ", " + x + ")";
-      case OpCode::reciprocal: return "(" + ty + ")(" + x + " == 1 ? 1 : " + x + " == -1 ? -1 : 0)";
-      case OpCode::invert: return "(" + ty + ")~" + x;
-      default: return x;  // positive, floor, ceil, trunc, rint are the identity on integers
-    }
-  }
-  switch (code) {
-    case OpCode::negative: return "-" + x;
-    case OpCode::positive: return x;
-    case OpCode::absolute: return fn("fabs", t) + "(" + x + ")";
-    case OpCode::sign: return "(isnan(" + x + ") ? " + x + " : (" + ty + ")((" + x + " > 0) - (" + x + " < 0)))";
-    case OpCode::square: return x + " * " + x;
-    case OpCode::reciprocal: return "(" + ty + ")1 / " + x;
-    case OpCode::sqrt: return fn("sqrt", t) + "(" + x + ")";
-    case OpCode::floor: return fn("floor", t) + "(" + x + ")";
-    case OpCode::ceil: return fn("ceil", t) + "(" + x + ")";
-    case OpCode::trunc: return fn("trunc", t) + "(" + x + ")";
-    case OpCode::rint: return fn("rint", t) + "(" + x + ")";  // ties to even: nearbyint's default mode
-    case OpCode::cbrt: return fn("cbrt", t) + "(" + x + ")";
-    case OpCode::exp: return fn("exp", t) + "(" + x + ")";
-    case OpCode::exp2: return fn("exp2", t) + "(" + x + ")";
-    case OpCode::expm1: return fn("expm1", t) + "(" + x + ")";
-    case OpCode::log: return fn("log", t) + "(" + x + ")";
-    case OpCode::log2: return fn("log2", t) + "(" + x + ")";
-    case OpCode::log10: return fn("log10", t) + "(" + x + ")";
-    case OpCode::log1p: return fn("log1p", t) + "(" + x + ")";
-    case OpCode::sin: return fn("sin", t) + "(" + x + ")";
-    case OpCode::cos: return fn("cos", t) + "(" + x + ")";
-    case OpCode::tan: return fn("tan", t) + "(" + x + ")";
-    case OpCode::arcsin: return fn("asin", t) + "(" + x + ")";
-    case OpCode::arccos: return fn("acos", t) + "(" + x + ")";
-    case OpCode::arctan: return fn("atan", t) + "(" + x + ")";
-    case OpCode::sinh: return fn("sinh", t) + "(" + x + ")";
-    case OpCode::cosh: return fn("cosh", t) + "(" + x + ")";
-    case OpCode::tanh: return fn("tanh", t) + "(" + x + ")";
-    case OpCode::arcsinh: return fn("asinh", t) + "(" + x + ")";
-    case OpCode::arccosh: return fn("acosh", t) + "(" + x + ")";
-    case OpCode::arctanh: return fn("atanh", t) + "(" + x + ")";
-    default: refuse(std::string(op_name(code)) + " has no float loop");
-  }
+std::string CudaEmitter::call(OpCode code, DType t, const std::vector<std::string>& args) const {
+  if (!has_loop(code, t)) refuse(std::string(op_name(code)) + " has no " + loop_family(t) + " loop");
+  std::string out = "st::" + std::string(op_name(code)) + "(";
+  for (size_t k = 0; k < args.size(); ++k) out += (k ? ", " : "") + args[k];
+  return out + ")";
 }
 
-std::string CudaEmitter::predicate(OpCode code, DType t, const std::string& x) const {
-  const bool fp = is_float(t);
-  switch (code) {
-    case OpCode::logical_not: return t == DType::Bool ? "!" + x : "(" + x + " == 0)";
-    case OpCode::isfinite: return fp ? "(bool)isfinite(" + x + ")" : "true";
-    case OpCode::isnan: return fp ? "(bool)isnan(" + x + ")" : "false";
-    case OpCode::isinf: return fp ? "(bool)isinf(" + x + ")" : "false";
-    case OpCode::signbit:
-      if (fp) return "(signbit(" + x + ") != 0)";
-      return t == DType::Bool ? "false" : "(" + x + " < 0)";
-    default: refuse(std::string(op_name(code)) + " is not a predicate");
-  }
-}
-
-std::string CudaEmitter::compare(OpCode code, DType t, const std::string& a, const std::string& b) const {
-  auto nonzero = [&](const std::string& v) { return t == DType::Bool ? v : "(" + v + " != 0)"; };
-  switch (code) {
-    case OpCode::logical_and: return "(" + nonzero(a) + " && " + nonzero(b) + ")";
-    case OpCode::logical_or: return "(" + nonzero(a) + " || " + nonzero(b) + ")";
-    case OpCode::logical_xor: return "(" + nonzero(a) + " != " + nonzero(b) + ")";
-    case OpCode::equal: return "(" + a + " == " + b + ")";
-    case OpCode::not_equal: return "(" + a + " != " + b + ")";  // true for NaN, as the reference
-    case OpCode::less: return "(" + a + " < " + b + ")";
-    case OpCode::less_equal: return "(" + a + " <= " + b + ")";
-    case OpCode::greater: return "(" + a + " > " + b + ")";
-    default: return "(" + a + " >= " + b + ")";  // greater_equal
-  }
-}
-
-std::string CudaEmitter::binary(OpCode code, DType t, const std::string& a, const std::string& b) {
-  auto call = [&](const std::string& f) { return f + "(" + a + ", " + b + ")"; };
-  auto pick = [&](const std::string& cond) { return "((" + cond + ") ? " + a + " : " + b + ")"; };
-  if (t == DType::Bool) {
-    switch (code) {
-      case OpCode::add: case OpCode::maximum: case OpCode::fmax: case OpCode::bitwise_or: return "(" + a + " || " + b + ")";
-      case OpCode::multiply: case OpCode::minimum: case OpCode::fmin: case OpCode::bitwise_and: return "(" + a + " && " + b + ")";
-      case OpCode::bitwise_xor: return "(" + a + " != " + b + ")";
-      default: refuse(std::string(op_name(code)) + " has no bool loop");
-    }
-  }
-  if (!is_float(t)) {
-    switch (code) {
-      case OpCode::add: return call("st_add");
-      case OpCode::subtract: return call("st_sub");
-      case OpCode::multiply: return call("st_mul");
-      case OpCode::floor_divide: return call("st_floor_divide");
-      case OpCode::remainder: return call("st_remainder");
-      case OpCode::fmod: return call("st_fmod");
-      case OpCode::power: return "st_power(" + a + ", " + b + ", err)";
-      case OpCode::maximum: case OpCode::fmax: return pick(a + " >= " + b);
-      case OpCode::minimum: case OpCode::fmin: return pick(a + " <= " + b);
-      case OpCode::bitwise_and: return "(" + a + " & " + b + ")";
-      case OpCode::bitwise_or: return "(" + a + " | " + b + ")";
-      case OpCode::bitwise_xor: return "(" + a + " ^ " + b + ")";
-      case OpCode::left_shift: return call("st_left_shift");
-      case OpCode::right_shift: return call("st_right_shift");
-      default: refuse(std::string(op_name(code)) + " has no integer loop");
-    }
-  }
-  switch (code) {
-    case OpCode::add: return "(" + a + " + " + b + ")";
-    case OpCode::subtract: return "(" + a + " - " + b + ")";
-    case OpCode::multiply: return "(" + a + " * " + b + ")";
-    case OpCode::divide: return "(" + a + " / " + b + ")";
-    case OpCode::floor_divide: return call("st_floor_divide_f");
-    case OpCode::remainder: return call("st_remainder_f");
-    case OpCode::fmod: return call(fn("fmod", t));
-    case OpCode::power:  // NumPy's loop takes sqrt for an exponent of 0.5
-      return "(" + b + " == (" + reg_type(t) + ")0.5 ? " + fn("sqrt", t) + "(" + a + ") : " + call(fn("pow", t)) + ")";
-    case OpCode::maximum: return pick(a + " >= " + b + " || isnan(" + a + ")");
-    case OpCode::minimum: return pick(a + " <= " + b + " || isnan(" + a + ")");
-    case OpCode::fmax: return pick(a + " >= " + b + " || isnan(" + b + ")");
-    case OpCode::fmin: return pick(a + " <= " + b + " || isnan(" + b + ")");
-    case OpCode::arctan2: return call(fn("atan2", t));
-    case OpCode::hypot: return call(fn("hypot", t));
-    case OpCode::copysign: return call(fn("copysign", t));
-    case OpCode::logaddexp: return call("st_logaddexp");
-    default: refuse(std::string(op_name(code)) + " has no float loop");
-  }
-}
+bool CudaEmitter::may_fail(OpCode code, DType t) { return (op_attrs(code) & kMayFail) && !is_float(t); }
 
 void CudaEmitter::decompose(const std::string& flat, const std::vector<int>& axes) {
   if (axes.empty()) return;
@@ -563,9 +342,7 @@ CudaStage CudaEmitter::emit() {
     }
     if (!p_.registers.count(op.output.storage)) use(op.output.storage, true);
     fits = fits && small(op.output);
-    if (op.code == OpCode::power && !op.inputs.empty() && !is_float(g_.dtype_of(op.inputs[0])) &&
-        g_.dtype_of(op.inputs[0]) != DType::Bool)
-      error_flag_ = true;
+    if (!op.inputs.empty() && may_fail(op.code, g_.dtype_of(op.inputs[0]))) error_flag_ = true;
   }
   for (int e : p_.extent)
     if (e >= 0) use(e, false);
@@ -617,7 +394,7 @@ CudaStage CudaEmitter::emit() {
   std::ostringstream src;
   src << "// strider CUDA stage " << name_ << ": " << g_.name << " ops";
   for (int id : p_.op_ids) src << " op" << id;
-  src << " (compile with -fmad=false)\n" << kPrelude;
+  src << " (compile with -fmad=false)\n" << prelude();
   for (int s : embedded_) {
     // the bytes as they are (NaN payloads, -0.0): read back through a pointer of the dtype
     const Storage& st = g_.storages[s];

@@ -19,14 +19,12 @@
 #include <functional>
 
 #include "codegen/cuda/cuda_emitter.h"
+#include "ops/reduce_spec.h"
 
 namespace strider::detail {
 
 namespace {
 
-bool is_arg(OpCode c) { return c == OpCode::argmax || c == OpCode::argmin; }
-bool is_max(OpCode c) { return c == OpCode::max || c == OpCode::argmax; }
-bool is_extreme(OpCode c) { return c == OpCode::max || c == OpCode::min || is_arg(c); }
 
 enum class Shape { Thread, Warp, Block, Grid, Columns };
 
@@ -41,61 +39,46 @@ void CudaEmitter::emit_reduction() {
   const OpCode code = r.code;
   const DType in = g_.dtype_of(r.inputs[0]);
   const DType out = g_.dtype_of(r.output);
-  const bool sum = code == OpCode::sum, prod = code == OpCode::prod, extreme = is_extreme(code);
+  const ReduceSpec spec = reduce_spec(code, in);
+  using C = ReduceSpec::Combine;
+  const bool extreme = !spec.has_identity();
   std::vector<int> kept, folded;
   for (int a = 0; a < p_.rank(); ++a) (p_.reduced[a] ? folded : kept).push_back(a);
 
-  // --- the accumulator
-  std::string acc_t = reg_type(in);
-  if ((sum || prod) && is_float(in)) acc_t = "double";
-  else if (in == DType::Bool || code == OpCode::any || code == OpCode::all) acc_t = "int";
-  const std::string ns = name_ + "_r";
+  // --- the accumulator (ops/reduce_spec.h); a bool one is an int, which warp shuffles move
+  const std::string acc_t = spec.acc == DType::Bool ? "int" : reg_type(spec.acc);
+  const std::string value_t = reg_type(spec.acc);  // what the fold computes in
   const std::string x_t = reg_type(in);
+  const std::string ns = name_ + "_r";
   std::ostringstream& h = helpers_;
   h << "namespace " << ns << " {\n";
   h << "struct acc { " << acc_t << " v;" << (extreme ? " long long at;" : "") << " };\n";
-  const char* identity = (prod || code == OpCode::all) ? "1" : "0";
-  h << "__device__ __forceinline__ acc init() { acc a; a.v = " << identity << ";" << (extreme ? " a.at = -1;" : "")
+  h << "__device__ __forceinline__ acc init() { acc a; a.v = " << spec.identity() << ";" << (extreme ? " a.at = -1;" : "")
     << " return a; }\n";
+  auto acc_value = [&](const std::string& v) { return acc_t == value_t ? v : "(" + value_t + ")" + v; };
   std::string step, merge;
-  if (sum || prod) {
-    const char* op = sum ? "+" : "*";
-    if (is_float(in)) {
-      step = std::string("a.v = a.v ") + op + " (double)x;";
-      merge = std::string("a.v = a.v ") + op + " b.v;";
-    } else if (in == DType::Bool) {
-      step = std::string("a.v = a.v ") + (sum ? "|" : "&") + " (int)x;";
-      merge = std::string("a.v = a.v ") + (sum ? "|" : "&") + " b.v;";
-    } else {
-      step = std::string("a.v = ") + (sum ? "st_add" : "st_mul") + "(a.v, x);";
-      merge = std::string("a.v = ") + (sum ? "st_add" : "st_mul") + "(a.v, b.v);";
-    }
-  } else if (!extreme) {
-    const char* op = code == OpCode::any ? "|" : "&";
-    step = std::string("a.v = a.v ") + op + " (int)" + convert("x", in, DType::Bool) + ";";
-    merge = std::string("a.v = a.v ") + op + " b.v;";
+  if (!extreme) {
+    const char* f = spec.combine == C::Add ? "st::add" : spec.combine == C::Multiply ? "st::multiply"
+                  : spec.combine == C::Or ? "st::logical_or" : "st::logical_and";
+    step = std::string("a.v = ") + f + "(" + acc_value("a.v") + ", " + convert("x", in, spec.acc) + ");";
+    merge = std::string("a.v = ") + f + "(" + acc_value("a.v") + ", " + acc_value("b.v") + ");";
   } else {
-    // NaN wins, then strictly better values; merges break ties by the smaller index
-    const char* gt = is_max(code) ? ">" : "<";
-    const std::string xv = in == DType::Bool ? "(int)x" : "x";
-    std::string better = xv + " " + gt + " a.v";
-    std::string wins = "b.v " + std::string(gt) + " a.v || (b.v == a.v && b.at < a.at)";
-    if (is_float(in)) {
-      better = "!isnan(a.v) && (isnan(x) || x " + std::string(gt) + " a.v)";
-      wins = "isnan(b.v) ? (!isnan(a.v) || b.at < a.at) : (!isnan(a.v) && (" + wins + "))";
-    }
-    step = "if (a.at < 0 || (" + better + ")) { a.v = " + xv + "; a.at = r; }";
-    merge = "if (b.at >= 0 && (a.at < 0 || (" + wins + "))) a = b;";
+    // merges of partial folds keep what one sequential fold keeps
+    const std::string m = spec.is_max() ? "true" : "false";
+    const std::string kept_x = acc_t == x_t ? "a.v" : "(" + x_t + ")a.v";
+    step = "if (a.at < 0 || st::replaces<" + m + ">(x, " + kept_x + ")) { a.v = x; a.at = r; }";
+    merge = "if (b.at >= 0 && (a.at < 0 || st::merge_wins<" + m + ">(" + (acc_t == x_t ? "b.v" : "(" + x_t + ")b.v") +
+            ", b.at, " + kept_x + ", a.at))) a = b;";
   }
   h << "__device__ __forceinline__ void step(acc& a, " << x_t << " x, long long r) { " << step << " }\n";
   h << "__device__ __forceinline__ void merge(acc& a, const acc& b) { " << merge << " }\n";
   h << "__device__ __forceinline__ acc shfl_down(const acc& a, int d) { acc o; o.v = __shfl_down_sync(0xffffffffu, a.v, d);"
     << (extreme ? " o.at = __shfl_down_sync(0xffffffffu, a.at, d);" : "") << " return o; }\n";
+  // the result: the index kept, or the accumulator in the input's dtype (any and all: a bool)
   std::string result;
-  if (is_arg(code)) result = convert("(a.at < 0 ? 0LL : a.at)", DType::Int64, out);
-  else if (in == DType::Bool || code == OpCode::any || code == OpCode::all) result = convert("(a.v != 0)", DType::Bool, out);
-  else if ((sum || prod) && in == DType::Float32) result = convert("(float)a.v", in, out);
-  else result = convert("a.v", in, out);
+  if (spec.index) result = convert("(a.at < 0 ? 0LL : a.at)", DType::Int64, out);
+  else if (spec.acc == DType::Bool) result = convert("(a.v != 0)", DType::Bool, out);
+  else result = convert(convert("a.v", spec.acc, in), in, out);
   h << "__device__ __forceinline__ " << reg_type(out) << " finish(const acc& a) { return " << result << "; }\n";
   h << "}  // namespace " << ns << "\n";
 

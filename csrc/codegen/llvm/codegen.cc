@@ -27,7 +27,7 @@ class LlvmStage final : public CompiledStage {
   void run(char* const* bases) const override {
     std::unique_ptr<uint64_t[]> scratch(scratch_bytes_ ? new uint64_t[(scratch_bytes_ + 7) / 8] : nullptr);
     void* args[2] = {const_cast<char**>(bases), scratch.get()};
-    if (entry_(args) != 0) throw std::domain_error("Integers to negative integer powers are not allowed.");
+    if (entry_(args) != 0) throw std::domain_error(kMayFailMessage);
   }
 
   const std::string& llvm_ir() const override { return ir_; }

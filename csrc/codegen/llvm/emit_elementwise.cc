@@ -1,13 +1,13 @@
-// The scalar semantics of runtime/elementwise.h as LLVM IR, op for op. No fast-math flags: every
+// The scalar semantics of ops/scalar_ops.inc as LLVM IR, op for op. No fast-math flags: every
 // float operation is the IEEE one the reference executes. Division, shifts and float-to-int
 // conversions guard the cases LLVM leaves undefined (by zero, INT_MIN / -1, out of range) with
 // selects, so the loops stay branch-free and vectorize.
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
 #include "codegen/llvm/emitter.h"
-#include "runtime/elementwise.h"
 
 namespace strider::detail {
 
@@ -30,12 +30,14 @@ void Emitter::emit_op(const Op& op) {
       const DType t = g_.dtype_of(op.inputs[0]);
       Value* x = load(op.inputs[0]);
       if (op.code == OpCode::cast) return store(op.output, convert(x, t, out));
+      require_loop(op.code, t);
       if (is_predicate(op.code)) return store(op.output, convert(predicate(op.code, t, x), DType::Bool, out));
       return store(op.output, convert(unary(op.code, t, x), t, out));
     }
     case OpKind::Binary: {
       const DType t = g_.dtype_of(op.inputs[0]);
       if (g_.dtype_of(op.inputs[1]) != t) refuse("its inputs do not share one dtype");
+      require_loop(op.code, t);
       Value* a = load(op.inputs[0]);
       Value* c = load(op.inputs[1]);
       if (is_comparison(op.code)) return store(op.output, convert(compare(op.code, t, a, c), DType::Bool, out));
@@ -66,6 +68,10 @@ void Emitter::emit_op(const Op& op) {
     case OpKind::Reduce: break;
   }
   refuse("a reduction must be the last op of its stage");
+}
+
+void Emitter::require_loop(OpCode code, DType t) const {
+  if (!has_loop(code, t)) refuse(std::string(op_name(code)) + " has no " + loop_family(t) + " loop");
 }
 
 Value* Emitter::convert(Value* x, DType from, DType to) {

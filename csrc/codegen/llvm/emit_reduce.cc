@@ -15,6 +15,7 @@
 // scan reads the input again, or a row buffer on the stack where the input lives in registers.
 
 #include "codegen/llvm/emitter.h"
+#include "ops/reduce_spec.h"
 
 namespace strider::detail {
 
@@ -22,8 +23,8 @@ using llvm::Value;
 
 namespace {
 
-bool is_arg(OpCode c) { return c == OpCode::argmax || c == OpCode::argmin; }
-bool is_max(OpCode c) { return c == OpCode::max || c == OpCode::argmax; }
+// what a stage's final reduction folds (ops/reduce_spec.h)
+ReduceSpec spec_of(const Graph& g, const StagePlan& p) { return reduce_spec(p.ops.back().code, g.dtype_of(p.ops.back().inputs[0])); }
 
 bool innermost_reduction(const StagePlan& p) {
   bool seen = false;
@@ -34,69 +35,65 @@ bool innermost_reduction(const StagePlan& p) {
   return true;
 }
 
-// One reduction's accumulator: its values, start, step and result (fold() in the executor).
+// One reduction's accumulator: its values, start, step and result, as ops/reduce_spec.h says.
 struct Fold {
   Emitter& e;
   OpCode code;
   DType in, out;
+  ReduceSpec spec = reduce_spec(code, in);
 
+  using C = ReduceSpec::Combine;
   llvm::IRBuilder<>& b() { return e.b_; }
 
-  llvm::Type* value_type() {
-    if (code == OpCode::any || code == OpCode::all) return b().getInt1Ty();
-    if ((code == OpCode::sum || code == OpCode::prod) && is_float(in)) return b().getDoubleTy();  // as the reference
-    return e.reg_type(in);
-  }
+  llvm::Type* value_type() { return e.reg_type(spec.acc); }
 
   std::vector<llvm::Type*> types() {
-    if (is_arg(code)) return {value_type(), b().getInt64Ty()};
+    if (spec.index) return {value_type(), b().getInt64Ty()};
     return {value_type()};
   }
 
   Emitter::Values init() {
     llvm::Type* t = value_type();
-    switch (code) {
-      case OpCode::sum: return {llvm::Constant::getNullValue(t)};
-      case OpCode::prod: return {t->isDoubleTy() ? llvm::ConstantFP::get(t, 1.0) : llvm::ConstantInt::get(t, 1)};
-      case OpCode::any: return {b().getFalse()};
-      case OpCode::all: return {b().getTrue()};
-      default: break;
+    if (spec.has_identity()) {
+      if (t->isFloatingPointTy()) return {llvm::ConstantFP::get(t, spec.identity())};
+      return {llvm::ConstantInt::get(t, spec.identity())};
     }
     // the extremes start below (above) every value at index 0: the first element then replaces
     // them unless it equals them, and the result is the reference's either way
-    const bool up = is_max(code);
+    const bool up = spec.is_max();
     Value* start;
     if (is_float(in)) start = llvm::ConstantFP::getInfinity(t, up);
     else if (in == DType::Bool) start = up ? b().getFalse() : b().getTrue();
     else start = up ? llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()))
                     : llvm::ConstantInt::get(t, llvm::APInt::getSignedMaxValue(t->getIntegerBitWidth()));
-    if (is_arg(code)) return {start, e.i64(0)};
+    if (spec.index) return {start, e.i64(0)};
     return {start};
   }
 
   Emitter::Values update(const Emitter::Values& s, Value* x, Value* flat) {
-    switch (code) {
-      case OpCode::sum:
-      case OpCode::prod: {
-        const bool sum = code == OpCode::sum;
+    switch (spec.combine) {
+      case C::Add:
+      case C::Multiply: {
+        const bool sum = spec.combine == C::Add;
         if (is_float(in)) {
           // float sums and products may be reassociated (and so vectorized); nothing else may
           llvm::IRBuilderBase::FastMathFlagGuard guard(b());
           llvm::FastMathFlags fmf;
           fmf.setAllowReassoc();
           b().setFastMathFlags(fmf);
-          Value* wide = b().CreateFPExt(x, b().getDoubleTy());
+          Value* wide = e.convert(x, in, spec.acc);
           return {sum ? b().CreateFAdd(s[0], wide) : b().CreateFMul(s[0], wide)};
         }
         if (in == DType::Bool) return {sum ? b().CreateOr(s[0], x) : b().CreateAnd(s[0], x)};
         return {sum ? b().CreateAdd(s[0], x) : b().CreateMul(s[0], x)};
       }
-      case OpCode::any: return {b().CreateOr(s[0], e.convert(x, in, DType::Bool))};
-      case OpCode::all: return {b().CreateAnd(s[0], e.convert(x, in, DType::Bool))};
-      default: break;
+      case C::Or: return {b().CreateOr(s[0], e.convert(x, in, DType::Bool))};
+      case C::And: return {b().CreateAnd(s[0], e.convert(x, in, DType::Bool))};
+      case C::Max:
+      case C::Min: break;
     }
-    // NaN wins, then strictly better values: the first occurrence is kept
-    const bool up = is_max(code);
+    // st::replaces: NaN wins, then strictly better values, so the first occurrence is kept
+    const bool up = spec.is_max();
     Value* best = s[0];
     Value* take;
     if (is_float(in)) {
@@ -108,33 +105,23 @@ struct Fold {
       take = up ? b().CreateICmpSGT(x, best) : b().CreateICmpSLT(x, best);
     }
     Emitter::Values next{b().CreateSelect(take, x, best)};
-    if (is_arg(code)) next.push_back(b().CreateSelect(take, flat, s[1]));
+    if (spec.index) next.push_back(b().CreateSelect(take, flat, s[1]));
     return next;
   }
 
   Value* finish(const Emitter::Values& s) {
-    switch (code) {
-      case OpCode::sum:
-      case OpCode::prod:
-        if (in == DType::Float32) return e.convert(b().CreateFPTrunc(s[0], b().getFloatTy()), in, out);
-        return e.convert(s[0], in, out);
-      case OpCode::any:
-      case OpCode::all: return e.convert(s[0], DType::Bool, out);
-      case OpCode::argmax:
-      case OpCode::argmin: return e.convert(s[1], DType::Int64, out);
-      default: return e.convert(s[0], in, out);
-    }
+    if (spec.index) return e.convert(s[1], DType::Int64, out);
+    if (spec.acc == DType::Bool && in != DType::Bool) return e.convert(s[0], DType::Bool, out);  // any, all
+    return e.convert(e.convert(s[0], spec.acc, in), in, out);
   }
 };
 
 // Rows whose input lives in registers are buffered on the stack up to this size.
 constexpr int64_t kRowBufferBytes = 16384;
 
-bool is_extreme(OpCode c) { return c == OpCode::max || c == OpCode::min || is_arg(c); }
-
 bool row_extreme_applies(const Graph& g, const StagePlan& p, const std::vector<int>& folded) {
   const Op& r = p.ops.back();
-  if (!is_extreme(r.code) || folded.size() != 1) return false;
+  if (spec_of(g, p).has_identity() || folded.size() != 1) return false;
   const int a = folded[0];
   if (p.extent[a] >= 0 || p.domain[a] < 1) return false;
   const bool in_registers = p.registers.count(r.inputs[0].storage) > 0;
@@ -213,9 +200,9 @@ Value* Emitter::row_extreme(int a, const std::function<Value*()>& point) {
   const DType t = g_.dtype_of(r.inputs[0]);
   const int64_t n = p_.domain[a];
   const bool fp = is_float(t);
-  const bool up = is_max(r.code);
   const View& in = r.inputs[0];
   Fold fold{*this, r.code, t, g_.dtype_of(r.output)};
+  const bool up = fold.spec.is_max();
   llvm::Type* elem = mem_type(t);
 
   // a register input is kept in a row buffer for the scan, allocated once per call
@@ -262,7 +249,7 @@ Value* Emitter::row_extreme(int a, const std::function<Value*()>& point) {
   idx_[a] = nullptr;
   Value* m = fp ? b_.CreateBitCast(order_key(out[0]), reg_type(t)) : out[0];
   Value* any_nan = fp ? out[1] : b_.getFalse();
-  if (!is_arg(r.code) && !fp) return fold.finish({m, i64(0)});  // integers: the extreme is the element
+  if (!fold.spec.index && !fp) return fold.finish({m, i64(0)});  // integers: the extreme is the element
 
   // pass 2: the first NaN, else the first element equal to the extreme (== ignores the sign of
   // zero, as the fold's strict compares do)
@@ -280,17 +267,17 @@ Value* Emitter::row_extreme(int a, const std::function<Value*()>& point) {
   };
   const bool contiguous = buffer || in.strides[a] == 1;
   // max and min need the element itself only for a NaN's payload or a zero's sign
-  Value* enabled = is_arg(r.code) ? b_.getTrue()
+  Value* enabled = fold.spec.index ? b_.getTrue()
                                   : b_.CreateOr(any_nan, b_.CreateFCmpOEQ(m, llvm::ConstantFP::get(m->getType(), 0.0)));
   Value* k = find_first(enabled, n, elem, contiguous, p_.vector_width, at, pred);
-  if (is_arg(r.code)) return fold.finish({m, k});
+  if (fold.spec.index) return fold.finish({m, k});
   Value* x = b_.CreateAlignedLoad(elem, at(k), llvm::Align(itemsize(t)));
   return fold.finish({b_.CreateSelect(enabled, x, m), k});
 }
 
 int Emitter::scratch_arrays() const {
   if (!p_.reduction || innermost_reduction(p_)) return 0;
-  return is_arg(p_.ops.back().code) ? 2 : 1;
+  return spec_of(g_, p_).index ? 2 : 1;
 }
 
 void Emitter::emit_reduction() {
@@ -314,7 +301,7 @@ void Emitter::emit_reduction() {
   };
   // C-order index over the reduced axes (argmax's answer)
   auto flat = [&]() -> Value* {
-    if (!is_arg(r.code)) return nullptr;
+    if (!fold.spec.index) return nullptr;
     Value* f = i64(0);
     for (int a : folded) f = b_.CreateAdd(b_.CreateMul(f, bound_[a], "", false, true), idx_[a], "", false, true);
     return f;

@@ -65,7 +65,9 @@ class Emitter {
   // --- emit_elementwise.cc
   /// Runs one non-reduction op at the current point.
   void emit_op(const Op& op);
-  /// elementwise.h's convert<U>(T).
+  /// Refuses an op on a dtype it has no loop for (ops.def).
+  void require_loop(OpCode code, DType t) const;
+  /// scalar_ops.inc's st::convert<U>(T).
   llvm::Value* convert(llvm::Value* x, DType from, DType to);
   llvm::Value* unary(OpCode code, DType t, llvm::Value* x);
   llvm::Value* predicate(OpCode code, DType t, llvm::Value* x);

@@ -1,0 +1,28 @@
+#include "ops/reduce_spec.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace strider {
+
+ReduceSpec reduce_spec(OpCode code, DType in) {
+  using C = ReduceSpec::Combine;
+  ReduceSpec s;
+  s.acc = in;
+  switch (code) {
+    case OpCode::sum:
+    case OpCode::prod:
+      s.combine = code == OpCode::sum ? C::Add : C::Multiply;
+      if (is_float(in)) s.acc = DType::Float64;
+      break;
+    case OpCode::any: s.combine = C::Or; s.acc = DType::Bool; break;
+    case OpCode::all: s.combine = C::And; s.acc = DType::Bool; break;
+    case OpCode::max: case OpCode::argmax: s.combine = C::Max; break;
+    case OpCode::min: case OpCode::argmin: s.combine = C::Min; break;
+    default: throw std::logic_error(std::string(op_name(code)) + " is not a reduction");
+  }
+  s.index = code == OpCode::argmax || code == OpCode::argmin;
+  return s;
+}
+
+}  // namespace strider

@@ -5,6 +5,7 @@
 #include "codegen/cuda/cuda_codegen.h"
 #include "codegen/llvm/codegen.h"
 #include "runtime/flags.h"
+#include "schedule/default_schedule.h"
 #include "transforms/passes.h"
 
 namespace strider {

@@ -220,7 +220,7 @@ Result whole(Lowering& l) {
 
 // Every step, by name: lower() runs them in its own order, run_passes in the order asked.
 const std::vector<Step>& steps() {
-  static const std::vector<Step> table = {
+  static const std::vector<Step> all = {
       {"verify_graph", verify, nothing},
       {"build_storage_table", storage_table,
        [](const Lowering& l) { return "// storage table\n" + print_storage_table(l.p.graph, l.p.table); }},
@@ -234,7 +234,7 @@ const std::vector<Step>& steps() {
       {"emit_cuda", cuda, cuda_text},
       {"lower", whole, nothing},
   };
-  return table;
+  return all;
 }
 
 const Step& find_step(const std::string& name) {

@@ -3,6 +3,7 @@
 
 #include "analysis/overlap.h"
 #include "ir/graph.h"
+#include "transforms/passes.h"
 
 namespace py = pybind11;
 
@@ -108,6 +109,7 @@ void bind_ir(py::module_& m) {
       .def("__str__", &print_graph);
 
   m.def("parse_graph", &parse_graph, "parses the IR text form");
+  m.def("pass_names", &pass_names, "the pipeline's step names, as run_passes, the logs and the dumps know them");
 }
 
 }  // namespace strider::python

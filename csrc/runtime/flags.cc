@@ -4,8 +4,6 @@
 #include <fstream>
 #include <iostream>
 
-#include "ir/graph.h"
-
 namespace strider {
 
 bool log_enabled(const char* category) {
@@ -19,15 +17,13 @@ void log_line(const char* category, const std::string& line) {
   if (log_enabled(category)) std::cerr << "[strider:" << category << "] " << line << "\n";
 }
 
-void debug_dump_text(const std::string& name, const std::string& text) {
+bool dumps_enabled() {
   const char* dir = std::getenv("STRIDER_DUMP_DIR");
-  if (!dir || !*dir) return;
-  std::ofstream(std::string(dir) + "/" + name) << text;
+  return dir && *dir;
 }
 
-void debug_dump(const char* pass, const Graph& g) {
-  if (!std::getenv("STRIDER_DUMP_DIR")) return;
-  debug_dump_text(g.name + "." + pass + ".ir", print_graph(g));
+void debug_dump_text(const std::string& name, const std::string& text) {
+  if (dumps_enabled()) std::ofstream(std::string(std::getenv("STRIDER_DUMP_DIR")) + "/" + name) << text;
 }
 
 }  // namespace strider

@@ -1,7 +1,7 @@
 #include <algorithm>
 
+#include "schedule/default_schedule.h"
 #include "schedule/legality.h"
-#include "transforms/passes.h"
 
 namespace strider {
 

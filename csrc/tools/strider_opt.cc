@@ -1,4 +1,5 @@
-// strider-opt: reads IR text, runs named passes, prints the result (drives the text tests).
+// strider-opt: reads IR text, runs the named steps of the pipeline's table (transforms/lower.cc),
+// prints the result (drives the text tests); an unknown name lists the known ones.
 //   strider-opt --passes=build_storage_table,build_dependence_dag [--schedule=N:primitives]...
 //               [--target=cpu|cuda] [file.ir | -]
 #include <fstream>

@@ -61,31 +61,29 @@ Graph buffer_overlapping_writes(const Graph& g, std::vector<std::string>* log = 
 /// rejected fusion is recorded with its reason.
 StageGraph fuse_stages(const Graph& g, const StorageTable& t, Target target = Target::Cpu);
 
-/// Points a stage needs before its outer loop is split across threads. Measured on the 2-core
-/// development machine with `out[...] = np.sqrt(a * b + 1.0)` (float32, serial against
-/// parallel schedules): parallel lost below 2^17 points, broke even near 2^18 and won 1.3x at
-/// 2^20 while the other core was partly busy.
-constexpr int64_t kParallelMinPoints = int64_t{1} << 18;
-
-/// The automatic schedule of a stage: innermost loop vectorized at the host's SIMD width when
-/// every access walks it contiguously, outer loop parallel when the stage is large.
-std::vector<Primitive> default_schedule(const Graph& g, const Stage& s);
-
 /// Compiles every stage to native code where the backend can (LLVM), or loads it from the disk
 /// cache (runtime/kernel_cache.h); records why not elsewhere, and counts compiles and disk hits.
 void compile_stages(Program& p);
 
-/// THE pipeline (lower.cc): verify, analyse, simplify, analyse again, fuse, schedule (the
-/// user's schedule text for a stage index where given, else the default), compile.
+/// THE pipeline (lower.cc), one step a line: verify_graph, build_storage_table,
+/// eliminate_dead_ops, inline_producers (eliminate_dead_ops again when it copied any),
+/// buffer_overlapping_writes (Target::Cuda), build_dependence_dag, verify_graph, fuse_stages,
+/// schedule_stages (the user's schedule text for a stage index where given, else the default),
+/// compile_stages. Each step is logged with its time and whether it changed anything
+/// (STRIDER_LOG=passes), and the IR after it is dumped to
+/// STRIDER_DUMP_DIR/<graph>.<NN>.<step>.ir, numbered in run order.
 /// `jit` false leaves every stage to the reference executor. Target::Cuda stages are fused for a
 /// GPU and left for its backend (runtime/cuda_executor.h) to compile.
 Program lower(Graph g, const std::map<int, std::string>& schedules = {}, bool jit = true, Target target = Target::Cpu);
 
-/// Runs the named passes in order on IR text and prints the result (the text tests and the
-/// strider-opt tool use this). Names: verify_graph, build_storage_table, build_dependence_dag,
-/// eliminate_dead_ops, inline_producers, buffer_overlapping_writes, fuse_stages (fused for
-/// `target` and scheduled by default), emit_cuda (fused for a GPU; each stage's CUDA C, or why the
-/// CUDA backend refuses it), lower.
+/// The names of the steps lower() runs, and of emit_cuda (fused for a GPU; each stage's CUDA C,
+/// or why the CUDA backend refuses it) and lower (the whole pipeline), which only run_passes runs.
+std::vector<std::string> pass_names();
+
+/// Runs the named steps in order on IR text and prints the resulting graph, followed by what
+/// each step printed (its storage table, edges, stages, ...): the text tests and the
+/// strider-opt tool use this. fuse_stages is followed by schedule_stages unless that is the
+/// next name, so that stages print scheduled. An unknown name throws, listing the known ones.
 std::string run_passes(const std::string& ir_text, const std::vector<std::string>& passes,
                        const std::map<int, std::string>& schedules = {}, Target target = Target::Cpu);
 

@@ -11,8 +11,8 @@
 
 #include "codegen/cuda/cuda_codegen.h"
 #include "runtime/cuda_loader.h"
-#include "runtime/flags.h"
-#include "transforms/passes.h"
+#include "support/flags.h"
+#include "driver/driver.h"
 
 namespace py = pybind11;
 
@@ -184,7 +184,7 @@ void bind_cuda(py::module_& m) {
   py::class_<CudaProgram, std::shared_ptr<CudaProgram>>(m, "CudaProgram")
       .def(py::init([](std::shared_ptr<Program> program, int ordinal) {
              py::gil_scoped_release release;  // NVRTC may compile for a while
-             return std::make_shared<CudaProgram>(std::move(program), ordinal);
+             return cuda_program(std::move(program), ordinal);
            }),
            py::arg("program"), py::arg("ordinal"))
       .def_property_readonly("arch", &CudaProgram::arch)

@@ -3,7 +3,7 @@
 
 #include "analysis/overlap.h"
 #include "ir/graph.h"
-#include "transforms/passes.h"
+#include "driver/driver.h"
 
 namespace py = pybind11;
 

@@ -4,7 +4,7 @@
 
 #include "codegen/llvm/codegen.h"
 #include "runtime/executor.h"
-#include "transforms/passes.h"
+#include "driver/driver.h"
 
 namespace py = pybind11;
 

@@ -6,10 +6,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "codegen/cuda/cuda_codegen.h"
 #include "runtime/cuda_loader.h"
 #include "runtime/executor.h"
-#include "runtime/flags.h"
+#include "support/flags.h"
 
 namespace strider {
 
@@ -106,7 +105,7 @@ struct CudaProgram::Kernel {
   std::vector<Driver::Function> functions;  // per launch
 };
 
-CudaProgram::CudaProgram(std::shared_ptr<const Program> program, int ordinal)
+CudaProgram::CudaProgram(std::shared_ptr<const Program> program, int ordinal, const CudaStageCompiler& compile)
     : program_(std::move(program)), ordinal_(ordinal) {
   const Driver& d = driver();
   DeviceState& dev = current(ordinal);
@@ -123,7 +122,7 @@ CudaProgram::CudaProgram(std::shared_ptr<const Program> program, int ordinal)
   for (size_t i = 0; i < stages.size(); ++i) {
     CudaCompiled c;
     try {
-      c = compile_cuda_stage(g, stages[i], arch_);
+      c = compile(g, stages[i], arch_);
     } catch (const std::invalid_argument& e) {
       fallbacks_[i] = e.what();
       log_line("cuda", "stage " + std::to_string(i) + " runs on the host: " + fallbacks_[i]);

@@ -5,11 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "transforms/passes.h"
+#include "runtime/kernel.h"
+#include "runtime/program.h"
 
 // Runs a lowered program on a CUDA device through the driver API (runtime/cuda_loader.h): every
-// stage in order on one stream, each as the kernels codegen/cuda emits for it, compiled by NVRTC
-// for the device's own architecture (cubins cached on disk; modules kept in memory per device).
+// stage in order on one stream, each as the kernels a CudaStageCompiler (codegen/cuda, which the
+// driver hands in) compiles for the device's own architecture; modules kept in memory per device.
 // A stage the CUDA backend refuses (overlapping accesses, run-time extents, a schedule with a
 // tail: what it names) runs on the host on the reference executor, between copies of the
 // storages its ops touch, so every program runs, with NumPy's semantics, at some speed.
@@ -17,9 +18,10 @@ namespace strider {
 
 class CudaProgram {
  public:
-  /// Loads every stage of `program` for device `ordinal`. Throws std::runtime_error when CUDA is unavailable,
-  /// NVRTC fails or the driver does (naming the call and the driver's error text).
-  CudaProgram(std::shared_ptr<const Program> program, int ordinal);
+  /// Compiles every stage of `program` with `compile` for device `ordinal` and loads it. Throws
+  /// std::runtime_error when CUDA is unavailable, compiling fails or the driver does (naming the
+  /// call and the driver's error text).
+  CudaProgram(std::shared_ptr<const Program> program, int ordinal, const CudaStageCompiler& compile);
   ~CudaProgram();
 
   /// One call. Per storage of the graph (Const ones excepted: uploaded once, here):

@@ -6,7 +6,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "codegen/llvm/codegen.h"
 #include "ops/reduce_spec.h"
 #include "runtime/elementwise.h"
 

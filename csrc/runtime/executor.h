@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "transforms/passes.h"
+#include "runtime/program.h"
 
 namespace strider {
 

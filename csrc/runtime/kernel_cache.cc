@@ -13,7 +13,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "runtime/flags.h"
+#include "support/flags.h"
 
 namespace strider {
 

@@ -1,4 +1,4 @@
-// strider-opt: reads IR text, runs the named steps of the pipeline's table (transforms/lower.cc),
+// strider-opt: reads IR text, runs the named steps of the pipeline's table (driver/lower.cc),
 // prints the result (drives the text tests); an unknown name lists the known ones.
 //   strider-opt --passes=build_storage_table,build_dependence_dag [--schedule=N:primitives]...
 //               [--target=cpu|cuda] [file.ir | -]
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "transforms/passes.h"
+#include "driver/driver.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> passes;

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "runtime/flags.h"
+#include "support/flags.h"
 #include "schedule/legality.h"
 #include "transforms/passes.h"
 

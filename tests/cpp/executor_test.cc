@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "driver/driver.h"
 #include "runtime/executor.h"
 
 namespace strider {

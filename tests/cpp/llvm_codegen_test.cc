@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "codegen/llvm/codegen.h"
+#include "driver/driver.h"
 #include "runtime/elementwise.h"
 #include "runtime/executor.h"
 #include "runtime/thread_pool.h"

@@ -4,7 +4,7 @@
 
 #include "codegen/cuda/cuda_emitter.h"
 #include "runtime/cuda_loader.h"
-#include "runtime/flags.h"
+#include "support/flags.h"
 #include "schedule/legality.h"
 
 #ifndef STRIDER_VERSION

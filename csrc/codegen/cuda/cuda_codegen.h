@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "runtime/kernel.h"
 #include "runtime/kernel_cache.h"
 #include "schedule/loop_nest.h"
 
@@ -39,25 +40,6 @@
 //   reference's domain_error); NaN payloads may differ where the hardware picks one of two NaNs.
 namespace strider {
 
-/// One kernel launch of a stage: 1-d grid and block.
-struct CudaLaunch {
-  std::string kernel;  // the extern "C" name
-  int64_t blocks = 1;
-  int threads = 256;
-};
-
-/// A stage as CUDA C and how to launch it. Every kernel of the stage takes the same parameters:
-/// a pointer per storage in `params` (in that order; const for those it only reads), then
-/// `int* err` when `error_flag`, then `void* scratch` (scratch_bytes, device memory) when nonzero.
-struct CudaStage {
-  std::string name;                  // strider_<16 hex digits of the stage's key>
-  std::string source;                // self-contained CUDA C
-  std::vector<int> params;           // storages passed by pointer (memory, extents, large constants)
-  std::vector<CudaLaunch> launches;  // in order, on one stream
-  bool error_flag = false;           // the kernels may set *err to 1 (integer power < 0)
-  int64_t scratch_bytes = 0;
-};
-
 /// Emits one stage; throws std::invalid_argument naming the op for anything the backend cannot
 /// compile (what make_plan refuses, an op/dtype pair without a loop in the reference, a stage
 /// whose points share an element one of them writes, a reduction split with a tail). A split with
@@ -72,13 +54,6 @@ const std::vector<std::string>& cuda_compile_options();
 /// backend's sources), nvrtc (version), arch ("sm_90"), options, stage (stage_text).
 CacheKey cuda_stage_cache_key(const Graph& g, const Stage& s, const std::string& arch,
                               const std::string& nvrtc_version);
-
-/// A stage compiled for `arch`: its CUDA C and launches, and the cubin.
-struct CudaCompiled {
-  CudaStage stage;
-  std::string cubin;
-  bool from_disk = false;  // loaded from the disk cache instead of compiled
-};
 
 /// Emits and compiles one stage with NVRTC for `arch`, or loads the cubin from `cache` (keyed by
 /// cuda_stage_cache_key; a compiled one is stored). Throws std::invalid_argument where

@@ -11,7 +11,7 @@
 
 #include "codegen/llvm/emitter.h"
 #include "codegen/llvm/jit.h"
-#include "runtime/flags.h"
+#include "support/flags.h"
 
 namespace strider {
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ir/graph.h"
+#include "runtime/kernel.h"
 #include "runtime/kernel_cache.h"
 #include "schedule/loop_nest.h"
 
@@ -24,21 +25,6 @@
 // A compiled stage is an object file; with a disk cache it is stored under the stage's key
 // (stage_cache_key) and a later process links the stored object instead of compiling.
 namespace strider {
-
-/// A stage compiled to native code.
-class CompiledStage {
- public:
-  virtual ~CompiledStage() = default;
-  /// Runs the whole loop nest. bases[s] is the base address of storage s (indexed like
-  /// Graph::storages; entries for the stage's register storages may be null). Throws
-  /// std::domain_error where the reference throws at run time (an integer power with a negative
-  /// exponent); elements before it may have been written, as in the reference.
-  virtual void run(char* const* bases) const = 0;
-  /// The optimized module as .ll text (dumps, tests).
-  virtual const std::string& llvm_ir() const = 0;
-  /// True when the machine code was loaded from the disk cache, false when LLVM compiled it.
-  virtual bool from_disk() const = 0;
-};
 
 /// False when built without LLVM (a stub is compiled then) or when the JIT cannot start.
 bool llvm_backend_available();

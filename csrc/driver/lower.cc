@@ -6,9 +6,9 @@
 
 #include "codegen/cuda/cuda_codegen.h"
 #include "codegen/llvm/codegen.h"
-#include "runtime/flags.h"
+#include "driver/driver.h"
 #include "schedule/default_schedule.h"
-#include "transforms/passes.h"
+#include "support/flags.h"
 
 namespace strider {
 
@@ -271,6 +271,12 @@ std::vector<std::string> pass_names() {
   std::vector<std::string> names;
   for (const Step& s : steps()) names.push_back(s.name);
   return names;
+}
+
+std::shared_ptr<CudaProgram> cuda_program(std::shared_ptr<const Program> p, int ordinal) {
+  return std::make_shared<CudaProgram>(std::move(p), ordinal, [](const Graph& g, const Stage& s, const std::string& arch) {
+    return compile_cuda_stage(g, s, arch);
+  });
 }
 
 Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit, Target target) {

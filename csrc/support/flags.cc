@@ -1,4 +1,4 @@
-#include "runtime/flags.h"
+#include "support/flags.h"
 
 #include <cstdlib>
 #include <fstream>

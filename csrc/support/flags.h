@@ -5,7 +5,7 @@
 namespace strider {
 
 /// The debug switches (README's table): STRIDER_LOG=passes,... writes lines to stderr;
-/// STRIDER_DUMP_DIR=dir receives the IR after each pipeline step (transforms/lower.cc), each
+/// STRIDER_DUMP_DIR=dir receives the IR after each pipeline step (driver/lower.cc), each
 /// stage's .ll and .cu.
 bool log_enabled(const char* category);
 void log_line(const char* category, const std::string& line);

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "schedule/loop_nest.h"
+
+// What the runtime runs, as the backends (codegen/llvm, codegen/cuda) deliver it: the runtime
+// knows compiled code only through these.
+namespace strider {
+
+/// A stage compiled to native code for the host (codegen/llvm/codegen.h compiles them).
+class CompiledStage {
+ public:
+  virtual ~CompiledStage() = default;
+  /// Runs the whole loop nest. bases[s] is the base address of storage s (indexed like
+  /// Graph::storages; entries for the stage's register storages may be null). Throws
+  /// std::domain_error where the reference throws at run time (kMayFail ops: an integer power with
+  /// a negative exponent); elements before it may have been written, as in the reference.
+  virtual void run(char* const* bases) const = 0;
+  /// The optimized module as .ll text (dumps, tests).
+  virtual const std::string& llvm_ir() const = 0;
+  /// True when the machine code was loaded from the disk cache, false when LLVM compiled it.
+  virtual bool from_disk() const = 0;
+};
+
+/// One kernel launch of a CUDA stage: 1-d grid and block.
+struct CudaLaunch {
+  std::string kernel;  // the extern "C" name
+  int64_t blocks = 1;
+  int threads = 256;
+};
+
+/// A stage as CUDA C and how to launch it. Every kernel of the stage takes the same parameters:
+/// a pointer per storage in `params` (in that order; const for those it only reads), then
+/// `int* err` when `error_flag`, then `void* scratch` (scratch_bytes, device memory) when nonzero.
+struct CudaStage {
+  std::string name;                  // strider_<16 hex digits of the stage's key>
+  std::string source;                // self-contained CUDA C
+  std::vector<int> params;           // storages passed by pointer (memory, extents, large constants)
+  std::vector<CudaLaunch> launches;  // in order, on one stream
+  bool error_flag = false;           // the kernels may set *err to 1 (kMayFail ops)
+  int64_t scratch_bytes = 0;
+};
+
+/// A stage compiled for one architecture: its CUDA C and launches, and the cubin.
+struct CudaCompiled {
+  CudaStage stage;
+  std::string cubin;
+  bool from_disk = false;  // loaded from the disk cache instead of compiled
+};
+
+/// Compiles a stage of a graph for an architecture ("sm_90"): codegen/cuda's compile_cuda_stage.
+/// Throws std::invalid_argument where the backend refuses the stage (it then runs on the host),
+/// std::runtime_error where compiling fails.
+using CudaStageCompiler = std::function<CudaCompiled(const Graph& g, const Stage& s, const std::string& arch)>;
+
+}  // namespace strider

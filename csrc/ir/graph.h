@@ -14,6 +14,12 @@ enum class OpCode : uint16_t {
 #include "ir/ops.def"
 };
 
+/// The number of op codes.
+constexpr int kNumOps = 0
+#define STRIDER_OP(name, kind, attrs) +1
+#include "ir/ops.def"
+    ;
+
 enum class OpKind : uint8_t { Copy, Unary, Binary, Ternary, Reduce, Arange };
 
 /// An op's attributes, as ops.def lists them (bits of op_attrs).

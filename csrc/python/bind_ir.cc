@@ -109,6 +109,28 @@ void bind_ir(py::module_& m) {
       .def("__str__", &print_graph);
 
   m.def("parse_graph", &parse_graph, "parses the IR text form");
+  m.def(
+      "op_table",
+      []() {
+        py::dict out;
+        for (int k = 0; k < kNumOps; ++k) {
+          const OpCode op = static_cast<OpCode>(k);
+          const uint32_t a = op_attrs(op);
+          py::list loops;
+          for (auto [bit, family] : {std::pair{kBool, "bool"}, std::pair{kInt, "int"}, std::pair{kFloat, "float"}})
+            if (a & bit) loops.append(family);
+          py::dict info;
+          info["arity"] = op_arity(op);
+          info["loops"] = loops;
+          info["predicate"] = is_predicate(op);
+          info["comparison"] = is_comparison(op);
+          info["libm"] = (a & kLibm) != 0;
+          info["may_fail"] = (a & kMayFail) != 0;
+          out[op_name(op)] = info;
+        }
+        return out;
+      },
+      "ops.def as data: per op its arity, loop families (bool, int, float) and attributes");
   m.def("pass_names", &pass_names, "the pipeline's step names, as run_passes, the logs and the dumps know them");
 }
 

@@ -16,59 +16,7 @@ from ._tracer import IR_DTYPES, Trace, Tracer, as_tracer, check_dtype, contiguou
 _TARGETS = ("cpu", "cuda", "auto")
 
 
-# -- arguments: pytrees of arrays, runtime scalars and static values --
-
-def _flatten(value, leaves):
-    """Replaces arrays and Python numbers by leaf markers; returns the static structure."""
-    if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(_flatten(v, leaves) for v in value))
-    if isinstance(value, dict):
-        return ("dict", tuple((k, _flatten(value[k], leaves)) for k in sorted(value)))
-    if isinstance(value, np.ndarray) and type(value) is not np.ndarray:
-        # np.matrix, masked arrays: the same operators mean other things (matrix `*`, masks)
-        raise unsupported(f"an argument of type {type(value).__name__} (a subclass of ndarray)",
-                          "pass np.asarray(x), or the data and mask as arrays")
-    if type(value) is int and not -2**63 <= value < 2**63:
-        # no int64 holds it: a static value, which NumPy's weak promotion then places (a float
-        # in float arithmetic, OverflowError against int64), as it does outside a trace
-        return ("static", "int", value)
-    if isinstance(value, (np.ndarray, np.generic, bool, int, float, _C.DeviceArray)):
-        leaves.append(value)
-        return ("leaf",)
-    if isinstance(value, Tracer):
-        raise unsupported("a traced value kept from an earlier trace as an argument",
-                          "pass arrays, and return what the compiled function computes")
-    if _cuda.on_device(value):
-        raise unsupported(f"an array in GPU memory ({type(value).__name__}) with target='cpu'",
-                          "compile with target='cuda' or target='auto'")
-    try:
-        hash(value)
-    except TypeError:
-        raise unsupported(f"an argument of type {type(value).__name__}",
-                          "pass arrays, numbers, or hashable static values") from None
-    return ("static", type(value).__name__, value)
-
-
-def _unflatten(spec, leaves):
-    kind = spec[0]
-    if kind == "leaf":
-        return next(leaves)
-    if kind == "static":
-        return spec[2].value if isinstance(spec[2], _Fixed) else spec[2]
-    if kind == "dict":
-        return {k: _unflatten(s, leaves) for k, s in spec[1]}
-    items = [_unflatten(s, leaves) for s in spec[1]]
-    return tuple(items) if kind == "tuple" else items
-
-
-def _layout(leaves):
-    """The cache key and aliasing layout of a call's leaves (C++: _C.call_layout): leaves whose
-    memory overlaps share one storage, an aliasing group."""
-    layout = _C.call_layout(tuple(leaves))
-    if layout is None:
-        _refuse_leaves(leaves)
-    return layout
-
+# -- arguments: what the dispatcher (C++) refuses, named --
 
 def _refuse_leaves(leaves):
     """Names the argument the dispatcher could not take."""
@@ -113,13 +61,12 @@ def _dense_order(view, size):
 
 class _Entry:
     """One traced signature: the lowered program and how a call maps onto it (planned here once,
-    run by _C.Runner on every call)."""
+    run by the dispatcher's Runner on every call)."""
 
-    __slots__ = ("program", "result_spec", "runner", "single", "finish", "used", "cuda")  # (a cheaper `used` store per call)
+    __slots__ = ("program", "runner", "cuda")
 
     def __init__(self, program, arg_storages, result_spec, outputs):
         self.program = program
-        self.result_spec = result_spec
         graph = program.graph
         views = list(graph.outputs)
         groups = [(sid, g) for sid, (kind, g) in arg_storages.items() if kind == "group"]
@@ -130,39 +77,19 @@ class _Entry:
         for v in views:
             if graph.storage_kind(v.storage) == "temp":
                 returned.setdefault(v.storage, []).append(v)
-        temps = []  # (storage, shape to allocate, () | axes to transpose | None: a view of it)
+        temps = []  # (storage, shape to allocate, TempForm, axes to transpose)
         for sid, vs in sorted(returned.items()):
             size = graph.storage_size(sid)
             order = _dense_order(vs[0], size) if len(vs) == 1 else None
             if order is None:
-                temps.append((sid, [max(size, 1)], None))
+                temps.append((sid, [max(size, 1)], _C.TempForm.viewed, []))
             else:
                 inverse = sorted(range(len(order)), key=order.__getitem__)
+                transposed = inverse != list(range(len(order)))
                 temps.append((sid, [vs[0].shape[d] for d in order],
-                              [] if inverse == list(range(len(order))) else inverse))
-        plan = []
-        for spec in outputs:
-            if spec[0] == "arg":
-                plan.append(("a", spec[1]))
-            elif spec[0] == "py":
-                plan.append(("p", spec[1]))
-            else:
-                _, k, _, scalar, weak, writeable = spec
-                plan.append(("v", k, bool(scalar), weak, bool(writeable)))
-        self.runner = _C.Runner(program, groups, scalars, temps, plan)
-        self.single = result_spec == ("leaf",)
-        # the fast path's last step: None when the first result is the function's result
-        self.finish = None if self.single else functools.partial(_finish, result_spec)
-        self.used = 0  # the function's cache_hits count at its latest call: recency for eviction
+                              _C.TempForm.transposed if transposed else _C.TempForm.buffer, inverse if transposed else []))
+        self.runner = _C.Runner(program, groups, scalars, temps, outputs, result_spec)
         self.cuda = None  # the program's stages loaded on a CUDA device (target="cuda")
-
-    def run(self, leaves, layout, latest_first=False, kind=None, stream=0):
-        results = self.runner.run(tuple(leaves), layout, latest_first, kind, stream)
-        return results[0] if self.single else _unflatten(self.result_spec, iter(results))
-
-
-def _finish(result_spec, results):
-    return _unflatten(result_spec, iter(results))
 
 
 class Explanation:
@@ -280,23 +207,13 @@ def _with_traced_numpy(fn):
     return clone
 
 
-class _Fixed:
-    """A default argument value: part of the trace, keyed by identity (it never changes)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def __hash__(self):
-        return id(self.value)
-
-    def __eq__(self, other):
-        return isinstance(other, _Fixed) and other.value is self.value
+_MISSING = object()  # a parameter the caller left out: the function applies its own default
 
 
-class CompiledFunction:
-    """A function compiled by strider.compile; call it like the original."""
+class CompiledFunction(_C.Dispatcher):
+    """A function compiled by strider.compile; call it like the original. Its calls are the
+    dispatcher's (C++: csrc/python/dispatcher.h), which enters Python only to trace a new
+    signature (_trace)."""
 
     def __init__(self, fn, target="cpu", static_argnames=(), cache=True, schedule=None,
                  max_signatures=64):
@@ -304,54 +221,38 @@ class CompiledFunction:
             raise ValueError(f"strider.compile: target {target!r} is not available; available: {_TARGETS}")
         if isinstance(static_argnames, str):
             static_argnames = (static_argnames,)
-        self._fn = fn
-        self._signature = inspect.signature(fn)
-        unknown = set(static_argnames) - set(self._signature.parameters)
+        signature = inspect.signature(fn)
+        unknown = set(static_argnames) - set(signature.parameters)
         if unknown:
             raise ValueError(f"strider.compile: static_argnames {sorted(unknown)} are not parameters of "
                              f"{fn.__name__}")
-        self._static = frozenset(static_argnames)
-        self._schedule = {int(k): str(v) for k, v in (schedule or {}).items()}
         if not (isinstance(max_signatures, int) and max_signatures >= 1):
             raise ValueError(f"strider.compile: max_signatures must be a positive int, not {max_signatures!r}")
-        self._use_cache = cache
-        self._max_signatures = max_signatures
-        self._cache = {}
-        params = list(self._signature.parameters.values())
-        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
-        self._params = params if plain and cache else None
-        self._lock = threading.Lock()
-        self._stats = {"traces": 0, "cache_hits": 0, "lowered": 0, "compiles": 0, "disk_hits": 0}
-        # the fast path (C++): calls shaped and valued like an earlier one run their entry directly
-        self._fast = _C.FastPath(self._stats, _MISS)
+        params = [(p.name, int(p.kind), p.default is not p.empty, p.name in static_argnames)
+                  for p in signature.parameters.values()]
+        super().__init__(params, target == "cuda", bool(cache), max_signatures)
+        self._fn = fn
+        self._signature = signature
+        self._schedule = {int(k): str(v) for k, v in (schedule or {}).items()}
         self.target = target
         self._options = dict(static_argnames=static_argnames, cache=cache, schedule=schedule,
                              max_signatures=max_signatures)
         self._gpu = None
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args, **kwargs):
-        if not LATEST_FIRST:
-            result = self._fast(args, kwargs)
-            if result is not _MISS:
-                return result
-        if current_trace() is not None:
-            # called by code being traced (another compiled function, or this one recursively):
-            # inlined, so the outer trace records these ops too and may fuse across the call
-            return _with_traced_numpy(self._fn)(*args, **kwargs)
-        entry, leaves, layout = self._lookup(args, kwargs)
-        return entry.run(leaves, layout, LATEST_FIRST)
+    # the dispatcher's table (tests read its length under this name too)
+    _fast = _C.Dispatcher._cache
 
     def explain(self, *args, **kwargs):
         """The IR, storages, dependency tables and DAG edges strider uses for this call."""
-        entry, _, _ = self._lookup(args, kwargs)
+        entry, _ = self._lookup(args, kwargs)
         return Explanation(entry.program, entry.cuda)
 
     def cuda_source(self, *args, **kwargs):
         """The CUDA C strider emits for this call's stages as target="cuda" makes them, as one
         listing: each stage's kernels after a `// stage N` line, or that line with the reason the
         CUDA backend refuses it."""
-        entry, _, _ = self._on_gpu()._lookup(args, kwargs)
+        entry, _ = self._on_gpu()._lookup(args, kwargs)
         parts = []
         for i, stage in enumerate(_C.cuda_source(entry.program)):
             if isinstance(stage, str):
@@ -370,92 +271,33 @@ class CompiledFunction:
             self._gpu = _CudaFunction(self._fn, target="cuda", **self._options)
         return self._gpu
 
-    def stats(self):
-        """Counters: traces (signatures traced), cache_hits (calls served from the memory cache),
-        lowered (programs built), compiles (stages LLVM, or NVRTC for target="cuda", compiled),
-        disk_hits (stages loaded from the disk cache instead of compiled)."""
-        return dict(self._stats)
-
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
 
-    def _lookup(self, args, kwargs):
-        bound = self._signature.bind(*args, **kwargs)
-        given = set(bound.arguments)
-        bound.apply_defaults()
-        leaves, structure = [], []
-        for name, value in bound.arguments.items():
-            if name not in given:  # a default the caller did not override never varies
-                structure.append((name, ("static", "default", _Fixed(value))))
-            elif name in self._static:
-                try:
-                    hash(value)
-                except TypeError:
-                    raise unsupported(f"static argument {name!r} of type {type(value).__name__} (unhashable)",
-                                      "pass a hashable value (a tuple instead of a list)") from None
-                structure.append((name, ("static", type(value).__name__, value)))
-            else:
-                structure.append((name, _flatten(value, leaves)))
-        if self.target != "cuda" and any(isinstance(leaf, _C.DeviceArray) for leaf in leaves):
-            raise unsupported("an array in GPU memory (DeviceArray) with target='cpu'",
-                              "compile with target='cuda' or target='auto'")
-        layout = _layout(leaves)
-        key = (tuple(structure), layout.key)
-        entry = self._cache.get(key) if self._use_cache else None
-        if entry is not None:
-            self._stats["cache_hits"] += 1
-            entry.used = self._stats["cache_hits"]
-            if self._cache.get(key) is entry:  # not evicted by another thread meanwhile
-                self._fast_insert(args, kwargs, entry)
-            return entry, leaves, layout
-        with self._lock:
-            entry = self._cache.get(key) if self._use_cache else None
-            if entry is None:
-                entry = self._trace(bound, structure, leaves, layout)
-                if self._use_cache:
-                    self._insert(key, entry)
-            else:
-                self._stats["cache_hits"] += 1
-            entry.used = self._stats["cache_hits"]
-            if self._use_cache:
-                self._fast_insert(args, kwargs, entry)
-        return entry, leaves, layout
+    def _inline(self, args, kwargs):
+        """A call made while this thread traces: the outer trace records these ops too and may
+        fuse across the call."""
+        return _with_traced_numpy(self._fn)(*args, **kwargs)
 
-    def _fast_insert(self, args, kwargs, entry):
-        """Gives the fast path a call that bound to `entry`, unless its shape does not take the
-        fast path: keywords out of the signature's order (the leaves would come in another
-        order), a signature with *args or **kwargs."""
-        if self._params is None or len(args) > len(self._params):
-            return
-        names = [p.name for p in self._params]
-        if kwargs:
-            at = [names.index(k) for k in kwargs]
-            if at[0] < len(args) or at != sorted(at):
-                return
-        mask = "".join("s" if name in self._static else "." for name in names[:len(args)] + list(kwargs))
-        self._fast.insert(args, kwargs, mask, entry, entry.runner, entry.finish)
+    def _bind_error(self, args, kwargs):
+        """Raises inspect's TypeError for arguments that do not bind to the function's parameters."""
+        self._signature.bind(*args, **kwargs)
 
-    def _insert(self, key, entry):
-        """Keeps at most max_signatures entries: the least recently called one makes room (its
-        compiled code is freed with it once no running call holds it)."""
-        if len(self._cache) >= self._max_signatures:
-            victim = min(self._cache, key=lambda k: self._cache[k].used)
-            self._fast.drop(self._cache.pop(victim))
-        self._cache[key] = entry
-
-    def _trace(self, bound, structure, leaves, layout):
-        self._stats["traces"] += 1
+    def _trace(self, sig):
+        """Traces and lowers the function for a new signature `sig` (a _C.CallSignature); the
+        dispatcher keeps the entry."""
+        leaves = sig.leaves
         with Trace(self._fn.__name__) as trace, _TracedNumpy():
             graph = trace.graph
             group_storage = [graph.add_storage(IR_DTYPES[dtype], extent, "arg", gi)
-                             for gi, (dtype, extent) in enumerate(zip(layout.group_dtype, layout.group_extent))]
+                             for gi, (dtype, extent) in enumerate(zip(sig.group_dtype, sig.group_extent))]
             arg_storages = {sid: ("group", gi) for gi, sid in enumerate(group_storage)}
             tracers = []
             for i, leaf in enumerate(leaves):
                 if isinstance(leaf, (np.ndarray, _C.DeviceArray)):
                     item = leaf.dtype.itemsize
-                    view = _C.View(group_storage[layout.leaf_group[i]], list(leaf.shape),
-                                   [s // item for s in leaf.strides], layout.leaf_offset[i])
+                    view = _C.View(group_storage[sig.leaf_group[i]], list(leaf.shape),
+                                   [s // item for s in leaf.strides], sig.leaf_offset[i])
                     writeable = leaf.writeable if isinstance(leaf, _C.DeviceArray) else leaf.flags.writeable
                     tracers.append(Tracer(trace, view, leaf.dtype, readonly=None if writeable else "arg"))
                 else:
@@ -467,17 +309,13 @@ class CompiledFunction:
                     weak = None if isinstance(leaf, np.generic) else type(leaf)
                     tracers.append(Tracer(trace, _C.View(sid, [], [], 0), dtype, weak=weak,
                                           scalar=isinstance(leaf, np.generic), readonly="arg"))
-            it = iter(tracers)
-            call_args = {name: _unflatten(spec, it) for name, spec in structure}
             posargs, kwargs = [], {}
             # a parameter the caller left out stays out: fn applies its own default, as in the
             # caller's call (NumPy's functions refuse some of their defaults passed explicitly:
             # np.sign(x, dtype=None, signature=None)); the ones after it then go by keyword
-            defaulted = {name for name, spec in structure if spec[:2] == ("static", "default")}
             by_keyword = False
-            for name, param in self._signature.parameters.items():
-                value = call_args[name]
-                if name in defaulted:
+            for value, (name, param) in zip(sig.arguments(tracers, _MISSING), self._signature.parameters.items()):
+                if value is _MISSING:
                     by_keyword = True
                 elif param.kind == param.VAR_POSITIONAL:
                     posargs.extend(value)
@@ -494,14 +332,14 @@ class CompiledFunction:
             outputs, views = [], []
             for value in out_leaves:
                 if isinstance(value, Tracer) and id(value) in arg_ids:
-                    outputs.append(("arg", arg_ids[id(value)]))
+                    outputs.append((_C.ResultKind.argument, arg_ids[id(value)]))
                 elif isinstance(value, (Tracer, np.ndarray, np.generic)):
                     t = _caller_owned(trace, value, arg_storages)
-                    outputs.append(("view", len(views), t.dtype, t._scalar or isinstance(value, np.generic),
+                    outputs.append((_C.ResultKind.view, len(views), bool(t._scalar or isinstance(value, np.generic)),
                                     t._weak, t._readonly is None))
                     views.append(t._view)
                 else:
-                    outputs.append(("py", value))
+                    outputs.append((_C.ResultKind.python, value))
             graph.outputs = views
         try:
             # CPU code only where the function runs on the CPU; a GPU runs a stage's points at
@@ -511,15 +349,19 @@ class CompiledFunction:
                                _C.Target.cuda if on_gpu else _C.Target.cpu)
         except _C.ScheduleError as e:
             raise ScheduleError(f"{self._fn.__name__}: {e}") from None
-        self._stats["lowered"] += 1
-        self._stats["compiles"] += program.compiled
-        self._stats["disk_hits"] += program.disk_hits
+        self._count("lowered", 1)
+        self._count("compiles", program.compiled)
+        self._count("disk_hits", program.disk_hits)
         entry = _Entry(program, arg_storages, result_spec, outputs)
-        self._prepare(entry, layout)
+        self._prepare(entry, sig)
         return entry
 
-    def _prepare(self, entry, layout):
+    def _prepare(self, entry, sig):
         """Readies a new entry to run (the CPU's kernels are compiled by lowering)."""
+
+
+# calls enter the dispatcher straight from CPython's call slot (no Python frame)
+_C.install_call_slot(CompiledFunction)
 
 
 def _flatten_result(value, leaves):
@@ -564,7 +406,6 @@ def _caller_owned(trace, value, arg_storages):
 
 # STRIDER_EXEC_ORDER=latest: run in the other extreme legal order of the DAG (checks its edges)
 LATEST_FIRST = os.environ.get("STRIDER_EXEC_ORDER") == "latest"
-_MISS = object()  # the fast path's answer for a call it does not know
 
 
 def _cuda_refusal(name):
@@ -594,36 +435,29 @@ class _CudaFunction(CompiledFunction):
             return super().__call__(*args, **kwargs)  # inlined into the calling trace
         if _C.cuda_unavailable_reason():
             raise _cuda_refusal(self.__name__)
-        # before the fast path, which knows only NumPy leaves (a torch tensor is hashable: it
-        # would pass for a static value there)
         dargs, dkwargs, kind = _cuda.device_leaves(args, kwargs)
         if kind is None:
             return super().__call__(*args, **kwargs)
-        stream = kind.stream()
-        result = self._fast(dargs, dkwargs, kind, stream)
-        if result is _MISS:
-            entry, leaves, layout = super()._lookup(dargs, dkwargs)  # leaves made: not again
-            result = entry.run(leaves, layout, kind=kind, stream=stream)
-        return kind.finish(result)
+        return kind.finish(self._dispatch(dargs, dkwargs, kind, kind.stream()))
 
     def _lookup(self, args, kwargs):
         args, kwargs, _ = _cuda.device_leaves(args, kwargs)
         return super()._lookup(args, kwargs)
 
-    def _prepare(self, entry, layout):
+    def _prepare(self, entry, sig):
         """Loads the entry's stages on the device of its arguments (device 0 for NumPy ones):
         NVRTC compiles them for that device, or the disk cache has them."""
         if _C.cuda_unavailable_reason():
             return  # explain() and cuda_source() work without a GPU; calls say why they cannot run
-        ordinal = next((o for o in layout.group_ordinal if o >= 0), 0)
+        ordinal = next((o for o in sig.group_ordinal if o >= 0), 0)
         try:
             cuda = _C.CudaProgram(entry.program, ordinal)
         except RuntimeError as e:
             raise StriderError(f"strider.compile: {self.__name__}: {e}") from None
         entry.runner.set_cuda(cuda)
         entry.cuda = cuda
-        self._stats["compiles"] += cuda.compiled
-        self._stats["disk_hits"] += cuda.disk_hits
+        self._count("compiles", cuda.compiled)
+        self._count("disk_hits", cuda.disk_hits)
 
 
 class _AutoFunction(CompiledFunction):
@@ -638,6 +472,8 @@ class _AutoFunction(CompiledFunction):
 
 # STRIDER_JIT=0: every stage on the reference executor
 JIT = os.environ.get("STRIDER_JIT", "1") != "0"
+
+_C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, globals())
 
 
 def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64):

@@ -680,3 +680,31 @@ def test_compute_at_refuses_what_could_change_the_result(fn, schedule, reason):
     x = np.random.default_rng(3).standard_normal((6, 3)).astype(np.float32)
     with pytest.raises(strider.ScheduleError, match=reason):
         strider.compile(fn, schedule=schedule)(x)
+
+
+def test_a_warm_call_enters_python_only_to_trace():
+    compiled = strider.compile(lambda a, b: a + b)
+    x = np.arange(4.0)
+    compiled(x, x + 1)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the call entered Python")
+
+    compiled._trace = compiled._inline = compiled._bind_error = refuse
+    np.testing.assert_array_equal(compiled(x, x + 2), x + x + 2)
+    np.testing.assert_array_equal(compiled(b=x + 3, a=x), x + x + 3)  # keywords bind in C++ too
+    with pytest.raises(AssertionError, match="entered Python"):
+        compiled(np.arange(5.0), x[:1])  # a new signature: traced
+
+
+def test_varargs_and_kwargs_given_nothing_hit_the_cache():
+    def f(x, *rest, **options):
+        return x * (2 if not rest and not options else 3)
+
+    compiled = strider.compile(f)
+    x = np.arange(3.0)
+    for _ in range(3):
+        np.testing.assert_array_equal(compiled(x), f(x))
+    assert compiled.stats()["traces"] == 1
+    np.testing.assert_array_equal(compiled(x, 1.0, k=2), f(x, 1.0, k=2))
+    assert compiled.stats()["traces"] == 2

@@ -1,0 +1,454 @@
+// A call's signature: binding, the one walk of its arguments, and the aliasing layout of its
+// array leaves (NumPy's C API for NumPy arrays, DeviceArray's fields for arrays in GPU memory).
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include "call_signature.h"
+
+#include <numpy/arrayobject.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "device_array.h"
+
+namespace strider::python {
+
+namespace {
+
+void import_numpy() {
+  if (PyArray_API == nullptr && _import_array() < 0) throw py::error_already_set();
+}
+
+bool supported_type(int t) {
+  return t == NPY_BOOL || t == NPY_INT32 || t == NPY_INT64 || t == NPY_FLOAT32 || t == NPY_FLOAT64 ||
+         (t == NPY_LONG && sizeof(long) == 8) || (t == NPY_INT && sizeof(int) == 4);
+}
+
+template <typename T>
+void put(std::string& key, T v) {
+  key.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+int64_t take_count(const char*& code) {
+  int64_t n;
+  std::memcpy(&n, code, sizeof n);
+  code += sizeof n;
+  return n;
+}
+
+void put_node(std::string& key, Node node, int64_t count) {
+  key += static_cast<char>(node);
+  put(key, count);
+}
+
+py::str type_name(PyObject* o) { return py::handle(reinterpret_cast<PyObject*>(Py_TYPE(o))).attr("__name__"); }
+
+std::string type_name_text(PyObject* o) { return type_name(o).cast<std::string>(); }
+
+bool int64_overflows(PyObject* o) {
+  int overflow = 0;
+  PyLong_AsLongLongAndOverflow(o, &overflow);
+  return overflow != 0;
+}
+
+// _cuda.on_device for a value that is no leaf: __cuda_array_interface__, or a DLPack device of
+// kind CUDA (2) or CUDA managed memory (13).
+bool on_device(PyObject* o) {
+  if (o == Py_None || PyUnicode_CheckExact(o) || PyType_Check(o) || PyArray_IsScalar(o, Generic)) return false;
+  if (PyObject_HasAttrString(o, "__cuda_array_interface__")) return true;
+  py::object device = py::reinterpret_steal<py::object>(PyObject_GetAttrString(o, "__dlpack_device__"));
+  if (!device) {
+    PyErr_Clear();
+    return false;
+  }
+  const int kind = device()[py::int_(0)].cast<int>();
+  return kind == 2 || kind == 13;
+}
+
+// Binds a call's arguments to the parameters as inspect.Signature.bind does: one value per
+// parameter, null for one the caller left out (a *args or **kwargs given nothing too). False
+// when they do not bind.
+bool bind(const std::vector<Param>& params, PyObject* args, PyObject* kwargs, std::vector<PyObject*>& values,
+          std::vector<py::object>& owned) {
+  const Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+  values.assign(params.size(), nullptr);
+  Py_ssize_t at = 0;
+  int var_positional = -1, var_keyword = -1;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ParamKind kind = params[i].kind;
+    if (kind == ParamKind::VarPositional) var_positional = static_cast<int>(i);
+    if (kind == ParamKind::VarKeyword) var_keyword = static_cast<int>(i);
+    if ((kind == ParamKind::PositionalOnly || kind == ParamKind::PositionalOrKeyword) && at < nargs)
+      values[i] = PyTuple_GET_ITEM(args, at++);
+  }
+  if (at < nargs) {
+    if (var_positional < 0) return false;
+    owned.push_back(py::reinterpret_steal<py::object>(PyTuple_GetSlice(args, at, nargs)));
+    values[var_positional] = owned.back().ptr();
+  }
+  if (kwargs && PyDict_GET_SIZE(kwargs)) {
+    py::dict extra;
+    PyObject *name, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwargs, &pos, &name, &value)) {
+      size_t i = 0;
+      for (; i < params.size(); ++i) {
+        const ParamKind kind = params[i].kind;
+        if (kind != ParamKind::PositionalOrKeyword && kind != ParamKind::KeywordOnly) continue;
+        if (params[i].name.ptr() == name) break;
+        const int same = PyObject_RichCompareBool(params[i].name.ptr(), name, Py_EQ);
+        if (same < 0) throw py::error_already_set();
+        if (same) break;
+      }
+      if (i < params.size()) {
+        if (values[i]) return false;  // given twice
+        values[i] = value;
+      } else if (var_keyword >= 0) {
+        extra[name] = value;
+      } else {
+        return false;
+      }
+    }
+    if (!extra.empty()) {
+      owned.push_back(std::move(extra));
+      values[var_keyword] = owned.back().ptr();
+    }
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ParamKind kind = params[i].kind;
+    if (!values[i] && !params[i].has_default && kind != ParamKind::VarPositional && kind != ParamKind::VarKeyword)
+      return false;
+  }
+  return true;
+}
+
+// The walk of one call's values (what _api traced by): tuples, lists and dicts are structure,
+// arrays and numbers leaves, other hashable values statics.
+class Walk {
+ public:
+  Walk(CallSignature& out, bool cuda_target) : out_(out), cuda_target_(cuda_target) {}
+
+  void static_value(PyObject* o, const py::str& name) {
+    if (PyObject_Hash(o) == -1) {
+      PyErr_Clear();
+      throw Refusal{"static argument '" + name.cast<std::string>() + "' of type " + type_name_text(o) + " (unhashable)",
+                    "pass a hashable value (a tuple instead of a list)"};
+    }
+    add_static(o);
+  }
+
+  void value(PyObject* o) {
+    if (Py_EnterRecursiveCall(" while reading a compiled function's arguments")) throw py::error_already_set();
+    struct Leave {
+      ~Leave() { Py_LeaveRecursiveCall(); }
+    } leave;
+    if (PyArray_CheckExact(o)) return leaf(o, LeafKind::HostArray);
+    if (PyTuple_Check(o) || PyList_Check(o)) {
+      const bool tuple = PyTuple_Check(o);
+      const Py_ssize_t n = tuple ? PyTuple_GET_SIZE(o) : PyList_GET_SIZE(o);
+      if (PyTuple_CheckExact(o) || PyList_CheckExact(o)) {
+        put_node(out_.key, tuple ? Node::Tuple : Node::List, n);
+      } else {
+        put_node(out_.key, Node::Named, n);
+        out_.statics.push_back(type_name(o));
+      }
+      for (Py_ssize_t i = 0; i < n; ++i) value(tuple ? PyTuple_GET_ITEM(o, i) : PyList_GET_ITEM(o, i));
+      return;
+    }
+    if (PyDict_Check(o)) {
+      py::list keys = py::reinterpret_steal<py::list>(PyDict_Keys(o));
+      if (!keys || PyList_Sort(keys.ptr()) < 0) throw py::error_already_set();
+      put_node(out_.key, Node::Dict, static_cast<int64_t>(keys.size()));
+      out_.statics.push_back(py::tuple(keys));
+      for (const py::handle& k : keys) value(py::reinterpret_borrow<py::object>(o)[k].ptr());
+      return;
+    }
+    if (PyArray_Check(o))  // np.matrix, masked arrays: the same operators mean other things
+      throw Refusal{"an argument of type " + type_name_text(o) + " (a subclass of ndarray)",
+                    "pass np.asarray(x), or the data and mask as arrays"};
+    if (PyLong_CheckExact(o) && int64_overflows(o)) {
+      // no int64 holds it: a static value, which NumPy's weak promotion then places (a float in
+      // float arithmetic, OverflowError against int64), as it does outside a trace
+      return add_static(o);
+    }
+    if (PyArray_IsScalar(o, Generic)) return leaf(o, LeafKind::NumpyScalar);
+    if (PyBool_Check(o)) return leaf(o, LeafKind::Bool);
+    if (PyLong_Check(o)) return leaf(o, LeafKind::Int);
+    if (PyFloat_Check(o)) return leaf(o, LeafKind::Float);
+    if (is_device_array(o)) {
+      if (!cuda_target_)
+        throw Refusal{"an array in GPU memory (DeviceArray) with target='cpu'", "compile with target='cuda' or target='auto'"};
+      return leaf(o, LeafKind::DeviceArray);
+    }
+    if (tracer_type && PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(tracer_type)))
+      throw Refusal{"a traced value kept from an earlier trace as an argument",
+                    "pass arrays, and return what the compiled function computes"};
+    if (on_device(o))
+      throw Refusal{"an array in GPU memory (" + type_name_text(o) + ") with target='cpu'",
+                    "compile with target='cuda' or target='auto'"};
+    if (PyObject_Hash(o) == -1) {
+      PyErr_Clear();
+      throw Refusal{"an argument of type " + type_name_text(o), "pass arrays, numbers, or hashable static values"};
+    }
+    add_static(o);
+  }
+
+  static PyObject* tracer_type;  // _tracer.Tracer, installed by _api
+
+ private:
+  void leaf(PyObject* o, LeafKind kind) {
+    out_.key += static_cast<char>(Node::Leaf);
+    out_.leaves.push_back(py::reinterpret_borrow<py::object>(o));
+    out_.kinds.push_back(kind);
+  }
+
+  void add_static(PyObject* o) {
+    out_.key += static_cast<char>(Node::Static);
+    out_.statics.push_back(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(o))));
+    out_.statics.push_back(py::reinterpret_borrow<py::object>(o));
+  }
+
+  CallSignature& out_;
+  bool cuda_target_;
+};
+
+PyObject* Walk::tracer_type = nullptr;
+
+struct Span {
+  uintptr_t lo, hi;
+  int leaf;
+};
+
+// An array leaf as the layout sees it.
+struct ArrayLeaf {
+  uintptr_t data = 0;
+  int ndim = 0;
+  const npy_intp* dims = nullptr;
+  const npy_intp* strides = nullptr;  // bytes
+  int type = 0, item = 0;
+  bool writeable = true;
+  int ordinal = -1;  // the CUDA device holding it; -1: host memory
+};
+
+// False when the layout refuses the leaf (its dtype or byte order).
+bool array_leaf(PyObject* o, LeafKind kind, ArrayLeaf& a) {
+  if (kind == LeafKind::HostArray) {
+    auto* arr = reinterpret_cast<PyArrayObject*>(o);
+    a = ArrayLeaf{reinterpret_cast<uintptr_t>(PyArray_DATA(arr)), PyArray_NDIM(arr), PyArray_DIMS(arr),
+                  PyArray_STRIDES(arr), PyArray_TYPE(arr), static_cast<int>(PyArray_ITEMSIZE(arr)),
+                  PyArray_ISWRITEABLE(arr) != 0, -1};
+    return supported_type(a.type) && PyArray_ISNBO(PyArray_DESCR(arr)->byteorder);
+  }
+  const auto& d = py::handle(o).cast<const DeviceArray&>();
+  static_assert(sizeof(npy_intp) == sizeof(int64_t));
+  a = ArrayLeaf{static_cast<uintptr_t>(d.ptr), static_cast<int>(d.shape.size()),
+                reinterpret_cast<const npy_intp*>(d.shape.data()), reinterpret_cast<const npy_intp*>(d.strides.data()),
+                d.typenum, d.itemsize, d.writeable, d.ordinal};
+  return supported_type(d.typenum);
+}
+
+// The aliasing layout of the leaves, appended to the key. Throws LayoutRefusal for leaves it
+// cannot lay out.
+void layout(CallSignature& out) {
+  const int n = static_cast<int>(out.leaves.size());
+  out.leaf_group.assign(n, -1);
+  out.leaf_offset.assign(n, 0);
+  std::vector<Span> spans, empties;
+  std::vector<ArrayLeaf> arrays(n);
+  for (int i = 0; i < n; ++i) {
+    PyObject* o = out.leaves[i].ptr();
+    const LeafKind kind = out.kinds[i];
+    if (kind == LeafKind::HostArray || kind == LeafKind::DeviceArray) {
+      if (!array_leaf(o, kind, arrays[i])) throw LayoutRefusal{};
+      const ArrayLeaf& a = arrays[i];
+      uintptr_t lo = a.data, hi = lo;
+      bool empty = false;
+      for (int d = 0; d < a.ndim; ++d) {
+        const npy_intp ext = a.dims[d], st = a.strides[d];
+        if (ext == 0) empty = true;
+        if (st % a.item) throw LayoutRefusal{};
+        if (st < 0) lo += st * (ext - 1);
+        else hi += st * (ext - 1);
+      }
+      if (empty) empties.push_back({lo, lo, i});  // touches nothing: extent 0
+      else spans.push_back({lo, hi + a.item, i});
+    } else if (kind == LeafKind::NumpyScalar) {
+      if (!supported_type(PyArray_DescrFromScalar(o)->type_num)) throw LayoutRefusal{};
+    } else if (kind == LeafKind::Int && int64_overflows(o)) {
+      throw LayoutRefusal{};  // a subclass of int past int64
+    }
+  }
+  // sweep the non-empty spans by address (host and device memory never share addresses: CUDA's
+  // unified addressing); an empty array touches nothing and is its own group
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.lo < b.lo; });
+  std::vector<int> group_of(n, -1);  // per leaf, in sweep order first
+  int groups = 0;
+  uintptr_t open_hi = 0;
+  for (size_t k = 0; k < spans.size(); ++k) {
+    if (k == 0 || spans[k].lo >= open_hi) ++groups;
+    open_hi = k == 0 ? spans[k].hi : std::max(open_hi, spans[k].hi);
+    group_of[spans[k].leaf] = groups - 1;
+  }
+  for (const Span& s : empties) group_of[s.leaf] = groups++;
+  // number groups by their first leaf, so storages follow the arguments' order
+  std::vector<int> renumber(groups, -1);
+  int next = 0;
+  for (int i = 0; i < n; ++i)
+    if (group_of[i] >= 0 && renumber[group_of[i]] < 0) renumber[group_of[i]] = next++;
+  out.bases.assign(groups, UINTPTR_MAX);
+  out.group_owner.assign(groups, -1);
+  out.group_dtype.assign(groups, -1);
+  out.group_ordinal.assign(groups, -1);
+  std::vector<uintptr_t> ends(groups, 0);
+  std::vector<Span> by_leaf(n, Span{0, 0, -1});
+  for (const Span& s : spans) by_leaf[s.leaf] = s;
+  for (const Span& s : empties) by_leaf[s.leaf] = s;
+  for (int i = 0; i < n; ++i) {
+    if (group_of[i] < 0) continue;
+    const int gi = group_of[i] = renumber[group_of[i]];
+    if (out.group_owner[gi] < 0) {
+      out.group_owner[gi] = i;
+      out.group_dtype[gi] = arrays[i].type;
+      out.group_ordinal[gi] = arrays[i].ordinal;
+    } else if (out.group_dtype[gi] != arrays[i].type || out.group_ordinal[gi] != arrays[i].ordinal) {
+      throw LayoutRefusal{};
+    }
+    out.bases[gi] = std::min(out.bases[gi], by_leaf[i].lo);
+    ends[gi] = std::max(ends[gi], by_leaf[i].hi);
+  }
+  out.group_extent.resize(groups);
+  for (int gi = 0; gi < groups; ++gi)
+    out.group_extent[gi] = static_cast<int64_t>((ends[gi] - out.bases[gi]) / arrays[out.group_owner[gi]].item);
+  for (int i = 0; i < n; ++i) {
+    if (group_of[i] < 0) continue;
+    const int gi = group_of[i];
+    const uintptr_t start = arrays[i].data;
+    if ((start - out.bases[gi]) % arrays[i].item) throw LayoutRefusal{};
+    out.leaf_group[i] = gi;
+    out.leaf_offset[i] = static_cast<int64_t>((start - out.bases[gi]) / arrays[i].item);
+  }
+  std::string& key = out.key;
+  for (int gi = 0; gi < groups; ++gi) {
+    key += 'G';
+    put(key, static_cast<int32_t>(out.group_dtype[gi]));
+    put(key, out.group_extent[gi]);
+    put(key, static_cast<int32_t>(out.group_ordinal[gi]));
+  }
+  for (int i = 0; i < n; ++i) {
+    const LeafKind kind = out.kinds[i];
+    key += static_cast<char>(kind);
+    if (kind == LeafKind::HostArray || kind == LeafKind::DeviceArray) {
+      const ArrayLeaf& a = arrays[i];
+      put(key, static_cast<int32_t>(a.ndim));
+      for (int d = 0; d < a.ndim; ++d) {
+        put(key, static_cast<int64_t>(a.dims[d]));
+        put(key, static_cast<int64_t>(a.strides[d]));
+      }
+      put(key, static_cast<char>(a.writeable));
+      put(key, static_cast<int32_t>(out.leaf_group[i]));
+      put(key, out.leaf_offset[i]);
+    } else if (kind == LeafKind::NumpyScalar) {
+      put(key, static_cast<int32_t>(PyArray_DescrFromScalar(out.leaves[i].ptr())->type_num));
+    }
+  }
+}
+
+}  // namespace
+
+void set_tracer_type(PyObject* type) {
+  Py_XINCREF(type);
+  Walk::tracer_type = type;
+}
+
+bool is_device_array(PyObject* o) {
+  static PyTypeObject* type = reinterpret_cast<PyTypeObject*>(py::type::of<DeviceArray>().ptr());
+  return PyObject_TypeCheck(o, type);
+}
+
+void call_signature(const std::vector<Param>& params, bool cuda_target, PyObject* args, PyObject* kwargs,
+                    CallSignature& out) {
+  import_numpy();
+  std::vector<PyObject*> values;
+  std::vector<py::object> owned;
+  if (!bind(params, args, kwargs, values, owned)) throw py::type_error();
+  out.key.reserve(64 + 48 * params.size());
+  Walk walk(out, cuda_target);
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!values[i]) out.key += static_cast<char>(Node::Default);  // the function's default never varies
+    else if (params[i].is_static) walk.static_value(values[i], params[i].name);
+    else walk.value(values[i]);
+  }
+  out.structure_end = out.key.size();
+  out.key += '|';
+  layout(out);
+}
+
+py::list CallSignature::arguments(const std::vector<py::object>& replacements, const py::object& missing) const {
+  py::list out;
+  const char* code = key.data();
+  const char* end = key.data() + structure_end;
+  const py::object* object = statics.data();
+  const py::object* leaf = replacements.data();
+  while (code < end) {
+    if (*code == static_cast<char>(Node::Default)) {
+      ++code;
+      out.append(missing);
+    } else {
+      out.append(build_tree(code, object, leaf));
+    }
+  }
+  return out;
+}
+
+py::object build_tree(const char*& code, const py::object*& object, const py::object*& leaf) {
+  const Node node = static_cast<Node>(*code++);
+  switch (node) {
+    case Node::Leaf: return *leaf++;
+    case Node::Static: ++object; return *object++;  // its type, then itself
+    case Node::Default: return py::none();
+    case Node::Dict: {
+      const int64_t n = take_count(code);
+      const py::tuple keys = (*object++).cast<py::tuple>();
+      py::dict d;
+      for (int64_t i = 0; i < n; ++i) d[keys[i]] = build_tree(code, object, leaf);
+      return std::move(d);
+    }
+    case Node::Tuple:
+    case Node::List:
+    case Node::Named: {
+      const int64_t n = take_count(code);
+      bool tuple = node == Node::Tuple;
+      if (node == Node::Named) tuple = (*object++).cast<std::string>() == "tuple";
+      py::list items(n);
+      for (int64_t i = 0; i < n; ++i) items[i] = build_tree(code, object, leaf);
+      if (tuple) return py::tuple(items);
+      return std::move(items);
+    }
+  }
+  throw std::logic_error("build_tree: unknown node");
+}
+
+void encode_result(const py::handle& spec, std::string& codes, std::vector<py::object>& objects) {
+  const std::string kind = spec[py::int_(0)].cast<std::string>();
+  if (kind == "leaf") {
+    codes += static_cast<char>(Node::Leaf);
+    return;
+  }
+  const py::tuple items = spec[py::int_(1)].cast<py::tuple>();
+  if (kind == "dict") {
+    put_node(codes, Node::Dict, static_cast<int64_t>(items.size()));
+    py::list keys;
+    for (const py::handle& kv : items) keys.append(kv[py::int_(0)]);
+    objects.push_back(py::tuple(keys));
+    for (const py::handle& kv : items) encode_result(kv[py::int_(1)], codes, objects);
+    return;
+  }
+  if (kind == "tuple" || kind == "list") {
+    put_node(codes, kind == "tuple" ? Node::Tuple : Node::List, static_cast<int64_t>(items.size()));
+  } else {
+    put_node(codes, Node::Named, static_cast<int64_t>(items.size()));
+    objects.push_back(py::str(kind));
+  }
+  for (const py::handle& item : items) encode_result(item, codes, objects);
+}
+
+}  // namespace strider::python

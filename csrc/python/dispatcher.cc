@@ -1,0 +1,162 @@
+// A compiled function's calls: signature, lookup, trace on a miss, eviction, counters, run.
+#include "dispatcher.h"
+
+#include <pybind11/detail/exception_translation.h>
+
+#include <algorithm>
+
+namespace py = pybind11;
+
+namespace strider::python {
+
+namespace {
+
+bool same_statics(const std::vector<py::object>& a, const std::vector<py::object>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const int same = PyObject_RichCompareBool(a[i].ptr(), b[i].ptr(), Py_EQ);
+    if (same < 0) throw py::error_already_set();
+    if (!same) return false;
+  }
+  return true;
+}
+
+bool tracing() { return !dispatch_hooks().current_trace().is_none(); }
+
+bool latest_first() {
+  static const py::str name("LATEST_FIRST");
+  PyObject* v = PyDict_GetItemWithError(dispatch_hooks().api_globals.ptr(), name.ptr());
+  if (!v && PyErr_Occurred()) throw py::error_already_set();
+  return v && PyObject_IsTrue(v) == 1;
+}
+
+py::tuple as_tuple(const std::vector<py::object>& items) {
+  py::tuple out(items.size());
+  for (size_t i = 0; i < items.size(); ++i) out[i] = items[i];
+  return out;
+}
+
+py::dict as_dict(PyObject* kwargs) { return kwargs ? py::reinterpret_borrow<py::dict>(kwargs) : py::dict(); }
+
+PyObject* call_slot(PyObject* self, PyObject* args, PyObject* kwargs) {
+  try {
+    auto& d = py::handle(self).cast<Dispatcher&>();
+    return d.call(self, args, kwargs, py::none(), 0).release().ptr();
+  } catch (...) {
+    py::detail::try_translate_exceptions();
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+DispatchHooks& dispatch_hooks() {
+  static DispatchHooks* hooks = new DispatchHooks();  // never destroyed: Python may be gone at exit
+  return *hooks;
+}
+
+Dispatcher::Dispatcher(std::vector<Param> params, bool cuda_target, bool cache, int max_signatures)
+    : params_(std::move(params)), cuda_target_(cuda_target), cache_(cache),
+      max_signatures_(static_cast<size_t>(max_signatures)) {}
+
+Dispatcher::Item* Dispatcher::find(const CallSignature& sig) {
+  auto it = table_.find(sig.key);
+  if (it == table_.end()) return nullptr;
+  for (Item& item : it->second)
+    if (same_statics(item.statics, sig.statics)) return &item;
+  return nullptr;
+}
+
+void Dispatcher::insert(const CallSignature& sig, Item item) {
+  if (size_ >= max_signatures_) {  // the least recently called makes room
+    auto victim = table_.end();
+    size_t at = 0;
+    for (auto it = table_.begin(); it != table_.end(); ++it)
+      for (size_t k = 0; k < it->second.size(); ++k)
+        if (victim == table_.end() || it->second[k].used < victim->second[at].used) victim = it, at = k;
+    victim->second.erase(victim->second.begin() + static_cast<std::ptrdiff_t>(at));
+    if (victim->second.empty()) table_.erase(victim);
+    --size_;
+  }
+  std::vector<Item>& items = table_[sig.key];
+  items.push_back(std::move(item));
+  ++size_;
+}
+
+Dispatcher::Found Dispatcher::resolve(py::handle self, PyObject* args, PyObject* kwargs, CallSignature& sig,
+                                      py::object* inlined) {
+  // a call made while this thread traces (another compiled function, or this one recursively)
+  // that the cache cannot serve runs inline: the outer trace records its ops and may fuse them
+  auto inline_call = [&]() -> bool {
+    if (!inlined || !tracing()) return false;
+    *inlined = self.attr("_inline")(py::reinterpret_borrow<py::tuple>(args), as_dict(kwargs));
+    return true;
+  };
+  try {
+    call_signature(params_, cuda_target_, args, kwargs, sig);
+  } catch (const Refusal& r) {
+    if (inline_call()) return {};
+    py::object error = dispatch_hooks().unsupported(r.what, r.instead);
+    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
+    throw py::error_already_set();
+  } catch (const LayoutRefusal&) {
+    if (inline_call()) return {};
+    dispatch_hooks().refuse_leaves(as_tuple(sig.leaves));
+    throw std::logic_error("strider: the dispatcher refused arguments that _refuse_leaves accepts");
+  } catch (const py::type_error&) {
+    if (inline_call()) return {};
+    self.attr("_bind_error")(py::reinterpret_borrow<py::tuple>(args), as_dict(kwargs));
+    throw std::logic_error("strider: the dispatcher could not bind arguments that inspect binds");
+  }
+  if (Item* item = cache_ ? find(sig) : nullptr) {
+    ++counters_.cache_hits;
+    item->used = ++clock_;
+    return {item->entry, item->runner};
+  }
+  if (inline_call()) return {};
+  std::unique_lock<std::mutex> lock(trace_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    py::gil_scoped_release release;
+    lock.lock();
+  }
+  if (Item* item = cache_ ? find(sig) : nullptr) {  // traced by another thread meanwhile
+    ++counters_.cache_hits;
+    item->used = ++clock_;
+    return {item->entry, item->runner};
+  }
+  ++counters_.traces;
+  py::object entry = self.attr("_trace")(py::cast(&sig, py::return_value_policy::reference));
+  Found found{entry, entry.attr("runner").cast<const Runner*>()};
+  if (cache_) insert(sig, Item{sig.statics, entry, found.runner, ++clock_});
+  return found;
+}
+
+py::object Dispatcher::call(py::handle self, PyObject* args, PyObject* kwargs, const py::object& kind,
+                            uintptr_t stream) {
+  CallSignature sig;
+  py::object inlined;
+  // holds the entry: another thread may evict it while this one runs without the GIL
+  const Found found = resolve(self, args, kwargs, sig, &inlined);
+  if (!found.runner) return inlined;
+  return found.runner->run(sig, latest_first(), kind, stream);
+}
+
+py::tuple Dispatcher::entry(py::handle self, PyObject* args, PyObject* kwargs) {
+  CallSignature sig;
+  py::object entry = resolve(self, args, kwargs, sig, nullptr).entry;
+  return py::make_tuple(entry, as_tuple(sig.leaves));
+}
+
+py::list Dispatcher::entries() const {
+  py::list out;
+  for (const auto& kv : table_)
+    for (const Item& item : kv.second) out.append(item.entry);
+  return out;
+}
+
+void install_call_slot(py::handle cls) {
+  if (!PyType_Check(cls.ptr())) throw py::type_error("install_call_slot: a class");
+  reinterpret_cast<PyTypeObject*>(cls.ptr())->tp_call = call_slot;
+}
+
+}  // namespace strider::python

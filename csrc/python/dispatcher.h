@@ -1,0 +1,81 @@
+#pragma once
+// The owner of a compiled function's calls: the signature of each call, the cache of traced
+// programs (at most max_signatures, the least recently called evicted), the counters; Python is
+// entered only to trace a signature it has not seen (CompiledFunction._trace in _api.py).
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "call_signature.h"
+#include "runner.h"
+
+namespace strider::python {
+
+/// What the dispatcher asks of Python, installed once by strider._api.
+struct DispatchHooks {
+  pybind11::object current_trace;  // () -> the trace running on this thread, or None
+  pybind11::object unsupported;    // (what, instead) -> the UnsupportedError to raise
+  pybind11::object refuse_leaves;  // (leaves) -> raises the error naming the leaf the layout refused
+  pybind11::dict api_globals;      // _api's namespace: LATEST_FIRST, read on each call
+};
+DispatchHooks& dispatch_hooks();
+
+/// The C++ base of CompiledFunction. The Python subclass implements _trace(signature) -> entry
+/// (with .runner, a Runner), _inline(args, kwargs) (a call made while this thread traces) and
+/// _bind_error(args, kwargs) (raises inspect's TypeError).
+class Dispatcher {
+ public:
+  /// Counters as CompiledFunction.stats() names them.
+  struct Counters {
+    int64_t traces = 0, cache_hits = 0, lowered = 0, compiles = 0, disk_hits = 0;
+  };
+
+  Dispatcher(std::vector<Param> params, bool cuda_target, bool cache, int max_signatures);
+
+  /// The function's result for a call; `kind` and `stream`: as Runner::run takes them.
+  pybind11::object call(pybind11::handle self, PyObject* args, PyObject* kwargs, const pybind11::object& kind,
+                        uintptr_t stream);
+  /// (entry, leaves) of a call's signature (traced when new), as explain() shows it.
+  pybind11::tuple entry(pybind11::handle self, PyObject* args, PyObject* kwargs);
+  Counters& counters() { return counters_; }
+  /// The entries kept.
+  pybind11::list entries() const;
+
+ private:
+  struct Item {
+    std::vector<pybind11::object> statics;
+    pybind11::object entry;  // _api._Entry: keeps `runner` alive
+    const Runner* runner;
+    uint64_t used;           // the clock at its latest call: recency for eviction
+  };
+
+  struct Found {
+    pybind11::object entry;
+    const Runner* runner = nullptr;
+  };
+  // The entry of the call's signature, tracing it when new; none (and `inlined` set) when the
+  // call runs inline in a trace of this thread.
+  Found resolve(pybind11::handle self, PyObject* args, PyObject* kwargs, CallSignature& sig,
+                      pybind11::object* inlined);
+  Item* find(const CallSignature& sig);
+  void insert(const CallSignature& sig, Item item);
+
+  std::vector<Param> params_;
+  bool cuda_target_, cache_;
+  size_t max_signatures_, size_ = 0;
+  Counters counters_;
+  uint64_t clock_ = 0;  // ticks at each call that finds or makes an item
+  std::unordered_map<std::string, std::vector<Item>> table_;
+  std::mutex trace_mutex_;          // one trace at a time; waiters release the GIL
+};
+
+/// Makes `cls` (a Python subclass of Dispatcher that does not override __call__) call
+/// Dispatcher::call straight from CPython's call slot.
+void install_call_slot(pybind11::handle cls);
+
+}  // namespace strider::python

@@ -1,0 +1,217 @@
+// Runs a traced signature's program on a call and builds the function's result.
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include "runner.h"
+
+#include <numpy/arrayobject.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+
+#include "device_array.h"
+
+namespace py = pybind11;
+
+namespace strider::python {
+
+namespace {
+
+// Programs of fewer points than this run holding the GIL: releasing and taking it back costs
+// more than their kernels, and other threads wait a few microseconds at most.
+constexpr int64_t kKeepGilPoints = 1 << 14;
+
+static_assert(sizeof(npy_intp) == sizeof(int64_t));
+
+int typenum(DType t) {
+  switch (t) {
+    case DType::Bool: return NPY_BOOL;
+    case DType::Int32: return NPY_INT32;
+    case DType::Int64: return NPY_INT64;
+    case DType::Float32: return NPY_FLOAT32;
+    case DType::Float64: break;
+  }
+  return NPY_FLOAT64;
+}
+
+// A runtime scalar argument in its storage's dtype (the same dtype as a NumPy scalar leaf;
+// Python's bool, int and float for weak ones).
+void store_scalar(PyObject* o, DType t, int64_t* slot) {
+  if (PyArray_IsScalar(o, Generic)) {
+    PyArray_ScalarAsCtype(o, slot);
+    return;
+  }
+  switch (t) {
+    case DType::Bool: *reinterpret_cast<bool*>(slot) = PyObject_IsTrue(o); break;
+    case DType::Float64: *reinterpret_cast<double*>(slot) = PyFloat_AsDouble(o); break;
+    default: *slot = PyLong_AsLongLong(o); break;
+  }
+  if (PyErr_Occurred()) throw py::error_already_set();
+}
+
+npy_intp* dims_of(const std::vector<int64_t>& v) { return const_cast<npy_intp*>(reinterpret_cast<const npy_intp*>(v.data())); }
+
+}  // namespace
+
+Runner::Runner(py::object program, std::vector<std::pair<int, int>> groups, std::vector<std::pair<int, int>> scalars,
+               std::vector<Temp> temps, std::vector<Output> outputs, const py::handle& result)
+    : program_obj_(std::move(program)), groups_(std::move(groups)), scalars_(std::move(scalars)),
+      temps_(std::move(temps)), outputs_(std::move(outputs)) {
+  if (PyArray_API == nullptr && _import_array() < 0) throw py::error_already_set();
+  program_ = program_obj_.cast<const Program*>();
+  int64_t points = 0;
+  for (const Stage& st : program_->stages.stages) points += shape_numel(st.domain);
+  release_gil_ = points >= kKeepGilPoints || program_->stages.stages.empty();
+  encode_result(result, result_codes_, result_objects_);
+}
+
+int Runner::group_of(int storage) const {
+  auto it = std::find_if(groups_.begin(), groups_.end(), [&](const auto& gs) { return gs.first == storage; });
+  return it->second;
+}
+
+py::object Runner::run(const CallSignature& call, bool latest_first, const py::object& kind, uintptr_t stream) const {
+  const Graph& g = program_->graph;
+  const bool on_device = !kind.is_none();
+  std::vector<void*> buffers(g.storages.size(), nullptr);
+  std::vector<uint64_t> device(on_device ? g.storages.size() : 0, 0);
+  for (const auto& [sid, group] : groups_) {
+    if (call.group_ordinal[group] >= 0) device.at(sid) = call.bases[group];
+    else buffers[sid] = reinterpret_cast<void*>(call.bases[group]);
+  }
+  std::vector<int64_t> slots(scalars_.size());  // 8 bytes hold any scalar dtype
+  for (size_t k = 0; k < scalars_.size(); ++k) {
+    const auto& [sid, leaf] = scalars_[k];
+    store_scalar(call.leaves[leaf].ptr(), g.storages[sid].dtype, &slots[k]);
+    buffers[sid] = &slots[k];
+  }
+  std::vector<py::object> temps;
+  std::vector<uint64_t> temp_ptrs;
+  for (const Temp& t : temps_) {
+    if (on_device) {
+      // the caller's kind of array: (array, device address)
+      py::tuple made = kind.attr("empty")(py::cast(t.shape), typenum(g.storages[t.storage].dtype));
+      temps.push_back(made[0]);
+      temp_ptrs.push_back(made[1].cast<uint64_t>());
+      device[t.storage] = temp_ptrs.back();
+      continue;
+    }
+    PyObject* arr = PyArray_SimpleNew(static_cast<int>(t.shape.size()), dims_of(t.shape),
+                                      typenum(g.storages[t.storage].dtype));
+    if (!arr) throw py::error_already_set();
+    temps.push_back(py::reinterpret_steal<py::object>(arr));
+    buffers[t.storage] = PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr));
+  }
+  auto go = [&] {
+    if (cuda_) cuda_->run(buffers, device, stream);
+    else execute(*program_, buffers, latest_first);
+  };
+  if (release_gil_) {
+    py::gil_scoped_release release;
+    go();
+  } else {
+    go();
+  }
+  std::vector<py::object> results;
+  results.reserve(outputs_.size());
+  for (const Output& o : outputs_) {
+    switch (o.kind) {
+      case ResultKind::Argument: {
+        const py::object& leaf = call.leaves[o.index];
+        // a device leaf stands for the caller's array (CPU calls never have one)
+        results.push_back(on_device && is_device_array(leaf.ptr()) ? leaf.cast<const DeviceArray&>().owner : leaf);
+        break;
+      }
+      case ResultKind::Python: results.push_back(o.value); break;
+      case ResultKind::View:
+        results.push_back(on_device ? device_view_result(o, call, temps, temp_ptrs, kind) : view_result(o, call, temps));
+        break;
+    }
+  }
+  if (result_codes_.size() == 1) return results[0];  // one leaf: the function's result
+  const char* code = result_codes_.data();
+  const py::object* object = result_objects_.data();
+  const py::object* leaf = results.data();
+  return build_tree(code, object, leaf);
+}
+
+py::object Runner::view_result(const Output& o, const CallSignature& call, const std::vector<py::object>& temps) const {
+  const View& v = program_->graph.outputs[o.index];
+  py::object arr;
+  char* base = nullptr;
+  py::object owner;
+  for (size_t k = 0; k < temps_.size() && !arr; ++k) {
+    if (temps_[k].storage != v.storage) continue;
+    if (temps_[k].form == TempForm::Buffer) {
+      arr = temps[k];
+    } else if (temps_[k].form == TempForm::Transposed) {
+      std::vector<int64_t> axes = temps_[k].axes;  // PyArray_Dims takes a mutable pointer
+      PyArray_Dims perm{dims_of(axes), static_cast<int>(axes.size())};
+      arr = py::reinterpret_steal<py::object>(PyArray_Transpose(reinterpret_cast<PyArrayObject*>(temps[k].ptr()), &perm));
+      if (!arr) throw py::error_already_set();
+    } else {
+      base = static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(temps[k].ptr())));
+      owner = temps[k];
+    }
+  }
+  if (!arr) {
+    if (!owner) {
+      const int group = group_of(v.storage);
+      base = reinterpret_cast<char*>(call.bases[group]);
+      owner = call.leaves[call.group_owner[group]];
+    }
+    const DType dtype = program_->graph.storages[v.storage].dtype;
+    const int type = typenum(dtype);
+    const npy_intp item = static_cast<npy_intp>(itemsize(dtype));
+    std::vector<npy_intp> dims(v.shape.begin(), v.shape.end()), strides;
+    for (int64_t st : v.strides) strides.push_back(st * item);
+    PyObject* a = PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(type), v.ndim(), dims.data(),
+                                       strides.data(), base + v.offset * item,
+                                       o.writeable ? NPY_ARRAY_WRITEABLE : 0, nullptr);
+    if (!a) throw py::error_already_set();
+    arr = py::reinterpret_steal<py::object>(a);
+    if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(a), owner.inc_ref().ptr()) < 0)
+      throw py::error_already_set();
+  }
+  if (!o.weak.is_none()) return o.weak(arr.attr("item")());
+  if (o.scalar) return py::reinterpret_steal<py::object>(PyArray_Return(reinterpret_cast<PyArrayObject*>(arr.inc_ref().ptr())));
+  return arr;
+}
+
+// A result in GPU memory: a returned temporary as allocated, else a view (of a temporary or of
+// an argument group) made by the caller's kind of array.
+py::object Runner::device_view_result(const Output& o, const CallSignature& call, const std::vector<py::object>& temps,
+                                      const std::vector<uint64_t>& temp_ptrs, const py::object& kind) const {
+  const View& v = program_->graph.outputs[o.index];
+  const DType dtype = program_->graph.storages[v.storage].dtype;
+  const int64_t item = itemsize(dtype);
+  py::object arr, owner;
+  uint64_t base = 0;
+  for (size_t k = 0; k < temps_.size(); ++k) {
+    if (temps_[k].storage != v.storage) continue;
+    if (temps_[k].form == TempForm::Buffer) arr = temps[k];
+    owner = temps[k];
+    base = temp_ptrs[k];
+  }
+  if (!owner) {
+    const int group = group_of(v.storage);
+    base = call.bases[group];
+    owner = call.leaves[call.group_owner[group]].cast<const DeviceArray&>().owner;
+  }
+  const uint64_t first = base + static_cast<uint64_t>(v.offset * item);
+  if (!o.weak.is_none()) {
+    // a Python scalar the function returned: its value, read back
+    PyObject* value = PyArray_SimpleNew(0, nullptr, typenum(dtype));
+    if (!value) throw py::error_already_set();
+    py::object holder = py::reinterpret_steal<py::object>(value);
+    cuda_download(cuda_->ordinal(), PyArray_DATA(reinterpret_cast<PyArrayObject*>(value)), first,
+                  static_cast<size_t>(item));
+    return o.weak(holder.attr("item")());
+  }
+  if (!arr) {
+    std::vector<int64_t> strides;
+    for (int64_t st : v.strides) strides.push_back(st * item);
+    arr = kind.attr("view")(owner, first, py::cast(v.shape), py::cast(strides), typenum(dtype), o.writeable);
+  }
+  return arr;
+}
+
+}  // namespace strider::python

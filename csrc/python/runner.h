@@ -1,0 +1,81 @@
+#pragma once
+// How one traced signature maps a call onto its lowered program and its results back: planned
+// once by _api when it traces, run by the dispatcher on every call.
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "call_signature.h"
+#include "runtime/cuda_executor.h"
+#include "runtime/executor.h"
+
+namespace strider::python {
+
+/// What one of a traced function's results is.
+enum class ResultKind {
+  Argument,  // an array argument, returned as the caller passed it
+  Python,    // a Python value the trace computed (the same on every call)
+  View,      // a view of a storage: a temporary the call allocates, or an argument's memory
+};
+
+/// How a returned temporary is allocated.
+enum class TempForm {
+  Buffer,      // in the result's shape: the buffer is the result
+  Transposed,  // in the result's axis order: the result is a transpose of it
+  Viewed,      // flat: the results are views of it
+};
+
+class Runner {
+ public:
+  struct Temp {
+    int storage;
+    std::vector<int64_t> shape;  // as allocated (dense, C order)
+    TempForm form;
+    std::vector<int64_t> axes;   // Transposed: the transpose's axes
+  };
+  struct Output {
+    ResultKind kind;
+    int index = 0;                 // the argument leaf (Argument) or graph output (View)
+    pybind11::object value;        // Python
+    bool scalar = false, writeable = true;
+    pybind11::object weak;         // View: Python type for weak scalars, or None
+  };
+
+  /// `groups`: (storage, aliasing group); `scalars`: (storage, leaf); `result`: _api's result spec.
+  Runner(pybind11::object program, std::vector<std::pair<int, int>> groups, std::vector<std::pair<int, int>> scalars,
+         std::vector<Temp> temps, std::vector<Output> outputs, const pybind11::handle& result);
+
+  /// Runs the program on the device when it was given a CUDA program.
+  void set_cuda(std::shared_ptr<CudaProgram> cuda) { cuda_ = std::move(cuda); }
+
+  /// Runs the program on the call and returns the function's result. `kind`: the caller's kind of
+  /// device array (python/strider/_cuda.py) when its arguments are in GPU memory, else None.
+  pybind11::object run(const CallSignature& call, bool latest_first, const pybind11::object& kind,
+                       uintptr_t stream) const;
+
+ private:
+  pybind11::object view_result(const Output& o, const CallSignature& call,
+                               const std::vector<pybind11::object>& temps) const;
+  pybind11::object device_view_result(const Output& o, const CallSignature& call,
+                                      const std::vector<pybind11::object>& temps,
+                                      const std::vector<uint64_t>& temp_ptrs, const pybind11::object& kind) const;
+  int group_of(int storage) const;
+
+  pybind11::object program_obj_;
+  const Program* program_ = nullptr;
+  bool release_gil_ = true;            // the program is large enough to run with the GIL released
+  std::shared_ptr<CudaProgram> cuda_;  // set: the stages run on a CUDA device
+  std::vector<std::pair<int, int>> groups_;   // (storage, aliasing group)
+  std::vector<std::pair<int, int>> scalars_;  // (storage, leaf)
+  std::vector<Temp> temps_;
+  std::vector<Output> outputs_;
+  std::string result_codes_;                  // the result's structure (call_signature.h's Node codes)
+  std::vector<pybind11::object> result_objects_;
+};
+
+}  // namespace strider::python

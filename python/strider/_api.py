@@ -1,17 +1,17 @@
-"""strider.compile: signatures, the trace cache, running a lowered program, building results."""
+"""strider.compile and CompiledFunction: the API over the dispatcher (C++: csrc/python/dispatcher.h),
+which owns every call and enters Python only to trace a new signature (CompiledFunction._trace)."""
 import functools
 import inspect
 import os
-import sys
-import threading
-import types
 
 import numpy as np
 
 from . import _C, _cuda
-from ._errors import ScheduleError, StriderError, UnsupportedError, _internal, unsupported
-from ._ops import CREATION
-from ._tracer import IR_DTYPES, Trace, Tracer, as_tracer, check_dtype, contiguous, current_trace
+from ._errors import ScheduleError, StriderError, unsupported
+from ._explain import Explanation
+from ._results import Entry, caller_owned, flatten_result
+from ._traced_numpy import TracedNumpy, with_traced_numpy
+from ._tracer import IR_DTYPES, Trace, Tracer, check_dtype, current_trace
 
 _TARGETS = ("cpu", "cuda", "auto")
 
@@ -45,166 +45,6 @@ def _refuse_leaves(leaves):
     raise unsupported("arguments that share memory at offsets that are not a multiple of their itemsize",
                       "pass one of them as a copy")
 
-
-# -- results --
-
-def _dense_order(view, size):
-    """The axes of `view`, outermost first, when it covers all `size` elements of its storage
-    densely in some axis order; None otherwise."""
-    if view.offset != 0 or view.numel != size or size == 0:
-        return None
-    # a size-1 axis sharing its stride with a longer one is the inner of the two (so it gets
-    # the stride NumPy gives it: C order (2, 1, 4) is (4, 4, 1), F order (1, 2, 2))
-    order = sorted(range(len(view.shape)), key=lambda d: (-abs(view.strides[d]), view.shape[d] == 1))
-    return order if contiguous(view.shape, view.strides, order) else None
-
-
-class _Entry:
-    """One traced signature: the lowered program and how a call maps onto it (planned here once,
-    run by the dispatcher's Runner on every call)."""
-
-    __slots__ = ("program", "runner", "cuda")
-
-    def __init__(self, program, arg_storages, result_spec, outputs):
-        self.program = program
-        graph = program.graph
-        views = list(graph.outputs)
-        groups = [(sid, g) for sid, (kind, g) in arg_storages.items() if kind == "group"]
-        scalars = [(sid, i) for sid, (kind, i) in arg_storages.items() if kind == "scalar"]
-        # returned temporaries are allocated by NumPy: in their final shape when one dense view
-        # returns them (the result is then the buffer itself, or a transpose of it)
-        returned = {}
-        for v in views:
-            if graph.storage_kind(v.storage) == "temp":
-                returned.setdefault(v.storage, []).append(v)
-        temps = []  # (storage, shape to allocate, TempForm, axes to transpose)
-        for sid, vs in sorted(returned.items()):
-            size = graph.storage_size(sid)
-            order = _dense_order(vs[0], size) if len(vs) == 1 else None
-            if order is None:
-                temps.append((sid, [max(size, 1)], _C.TempForm.viewed, []))
-            else:
-                inverse = sorted(range(len(order)), key=order.__getitem__)
-                transposed = inverse != list(range(len(order)))
-                temps.append((sid, [vs[0].shape[d] for d in order],
-                              _C.TempForm.transposed if transposed else _C.TempForm.buffer, inverse if transposed else []))
-        self.runner = _C.Runner(program, groups, scalars, temps, outputs, result_spec)
-        self.cuda = None  # the program's stages loaded on a CUDA device (target="cuda")
-
-
-class Explanation:
-    """What strider made of one call: the IR, the storages' dependency tables, the DAG."""
-
-    def __init__(self, program, cuda=None):
-        graph = program.graph
-        self.ir = str(graph)
-        self.tables = program.table_text
-        self.edges = list(program.edges)
-        self.stages = list(program.stages)          # dicts: domain, ops, reduce_axes, registers, loops, schedule,
-                                                    # computed_in (the stage whose loops run it, or -1)
-        self.rejections = list(program.rejections)  # why neighbouring ops were not fused
-        self.schedules = dict(program.schedules)    # stage index -> primitives, as compile(schedule=) takes
-        self.fallbacks = list(program.fallbacks)    # per stage: why it runs on the reference executor
-        self._stages_text = program.stages_text
-        self.code = [ll or None for ll in program.code]  # per stage: the optimized LLVM IR, None without
-        # target="cuda": per stage, why it runs on the host between copies ("" when on the device)
-        self.cuda_fallbacks = list(cuda.fallbacks) if cuda is not None else []
-        self._lines = [graph.op_line(i) for i in range(graph.num_ops)]
-        self._names = [graph.op_name(i) for i in range(graph.num_ops)]
-
-    def source_line(self, op):
-        file, line = self._lines[op]
-        return f"{os.path.basename(file)}:{line}"
-
-    def __str__(self):
-        lines = ["== IR ==", self.ir.rstrip(), "", "== storages: data-dependency tables ==",
-                 self.tables.rstrip(), "", "== DAG edges =="]
-        for src, dst, kind in self.edges:
-            lines.append(f"{kind}  op{src} ({self._names[src]} @ {self.source_line(src)}) -> "
-                         f"op{dst} ({self._names[dst]} @ {self.source_line(dst)})")
-        if not self.edges:
-            lines.append("(none)")
-        lines += ["", "== stages (loop nests) and fusion decisions ==", self._stages_text.rstrip()]
-        for i, why in enumerate(self.fallbacks):
-            if why:
-                lines.append(f"stage {i} runs on the reference executor: {why}")
-        return "\n".join(lines) + "\n"
-
-    __repr__ = __str__
-
-
-# -- the traced function --
-
-def _creation(traced, real):
-    """np.zeros & co. take no array, so NumPy cannot dispatch them to a Tracer: while a trace
-    runs, these wrappers stand in the numpy module and record into the trace of their thread
-    when called from user code; any other caller gets NumPy's own function."""
-
-    @functools.wraps(real)
-    def call(*args, **kwargs):
-        if current_trace() is None or _internal(sys._getframe(1).f_code.co_filename):
-            return real(*args, **kwargs)
-        return traced(*args, **kwargs)
-
-    return call
-
-
-def _refused(real, module):
-    """Random numbers would be drawn once while tracing and then replayed as constants on every
-    call: refuse them in traced code instead of answering wrongly."""
-
-    @functools.wraps(real)
-    def call(*args, **kwargs):
-        if current_trace() is None or _internal(sys._getframe(1).f_code.co_filename):
-            return real(*args, **kwargs)
-        raise unsupported(f"{module}.{real.__name__} inside a compiled function (it would be drawn once, "
-                          "at trace time)", "draw the random values outside and pass them as arguments")
-
-    return call
-
-
-_REAL = {(np, name): getattr(np, name) for name in CREATION}
-_WRAPPED = {(np, name): _creation(fn, _REAL[(np, name)]) for name, fn in CREATION.items()}
-for _name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "randint", "choice",
-              "permutation", "shuffle", "standard_normal", "integers", "beta", "binomial", "poisson",
-              "exponential"):
-    if hasattr(np.random, _name):
-        _REAL[(np.random, _name)] = getattr(np.random, _name)
-        _WRAPPED[(np.random, _name)] = _refused(_REAL[(np.random, _name)], "np.random")
-_BY_REAL_ID = {id(_REAL[key]): _WRAPPED[key] for key in _REAL}
-
-
-class _TracedNumpy:
-    """Installs the wrappers in the numpy module while any thread traces."""
-
-    _lock = threading.Lock()
-    _depth = 0
-
-    def __enter__(self):
-        with self._lock:
-            if _TracedNumpy._depth == 0:
-                for (module, name), fn in _WRAPPED.items():
-                    setattr(module, name, fn)
-            _TracedNumpy._depth += 1
-
-    def __exit__(self, *exc):
-        with self._lock:
-            _TracedNumpy._depth -= 1
-            if _TracedNumpy._depth == 0:
-                for (module, name), fn in _REAL.items():
-                    setattr(module, name, fn)
-
-
-def _with_traced_numpy(fn):
-    """fn, with names it imported straight from numpy (`from numpy import zeros`) rebound to the
-    wrappers; fn itself when it has none."""
-    g = getattr(fn, "__globals__", None)  # None for builtins (np.max), partials, callable objects
-    if g is None or not any(id(v) in _BY_REAL_ID for v in g.values()):
-        return fn
-    swapped = {k: _BY_REAL_ID.get(id(v), v) for k, v in g.items()}
-    clone = types.FunctionType(fn.__code__, swapped, fn.__name__, fn.__defaults__, fn.__closure__)
-    clone.__kwdefaults__ = fn.__kwdefaults__
-    return clone
 
 
 _MISSING = object()  # a parameter the caller left out: the function applies its own default
@@ -277,7 +117,7 @@ class CompiledFunction(_C.Dispatcher):
     def _inline(self, args, kwargs):
         """A call made while this thread traces: the outer trace records these ops too and may
         fuse across the call."""
-        return _with_traced_numpy(self._fn)(*args, **kwargs)
+        return with_traced_numpy(self._fn)(*args, **kwargs)
 
     def _bind_error(self, args, kwargs):
         """Raises inspect's TypeError for arguments that do not bind to the function's parameters."""
@@ -287,7 +127,7 @@ class CompiledFunction(_C.Dispatcher):
         """Traces and lowers the function for a new signature `sig` (a _C.CallSignature); the
         dispatcher keeps the entry."""
         leaves = sig.leaves
-        with Trace(self._fn.__name__) as trace, _TracedNumpy():
+        with Trace(self._fn.__name__) as trace, TracedNumpy():
             graph = trace.graph
             group_storage = [graph.add_storage(IR_DTYPES[dtype], extent, "arg", gi)
                              for gi, (dtype, extent) in enumerate(zip(sig.group_dtype, sig.group_extent))]
@@ -325,16 +165,16 @@ class CompiledFunction(_C.Dispatcher):
                     kwargs[name] = value
                 else:
                     posargs.append(value)
-            result = _with_traced_numpy(self._fn)(*posargs, **kwargs)
+            result = with_traced_numpy(self._fn)(*posargs, **kwargs)
             out_leaves = []
-            result_spec = _flatten_result(result, out_leaves)
+            result_spec = flatten_result(result, out_leaves)
             arg_ids = {id(t): i for i, t in enumerate(tracers) if isinstance(leaves[i], (np.ndarray, _C.DeviceArray))}
             outputs, views = [], []
             for value in out_leaves:
                 if isinstance(value, Tracer) and id(value) in arg_ids:
                     outputs.append((_C.ResultKind.argument, arg_ids[id(value)]))
                 elif isinstance(value, (Tracer, np.ndarray, np.generic)):
-                    t = _caller_owned(trace, value, arg_storages)
+                    t = caller_owned(trace, value, arg_storages)
                     outputs.append((_C.ResultKind.view, len(views), bool(t._scalar or isinstance(value, np.generic)),
                                     t._weak, t._readonly is None))
                     views.append(t._view)
@@ -352,7 +192,7 @@ class CompiledFunction(_C.Dispatcher):
         self._count("lowered", 1)
         self._count("compiles", program.compiled)
         self._count("disk_hits", program.disk_hits)
-        entry = _Entry(program, arg_storages, result_spec, outputs)
+        entry = Entry(program, arg_storages, result_spec, outputs)
         self._prepare(entry, sig)
         return entry
 
@@ -362,46 +202,6 @@ class CompiledFunction(_C.Dispatcher):
 
 # calls enter the dispatcher straight from CPython's call slot (no Python frame)
 _C.install_call_slot(CompiledFunction)
-
-
-def _flatten_result(value, leaves):
-    if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(_flatten_result(v, leaves) for v in value))
-    if isinstance(value, dict):
-        return ("dict", tuple((k, _flatten_result(value[k], leaves)) for k in value))
-    _check_result(value)
-    leaves.append(value)
-    return ("leaf",)
-
-
-def _check_result(value):
-    """Refuses results that would carry this trace's Tracers out unseen, to be returned again on
-    every call: generators (a generator function's body has not even run) and functions. The
-    message names the line that made them (the function has returned: no frame has it)."""
-    code = getattr(value, "gi_code", None) or getattr(value, "cr_code", None) or getattr(value, "ag_code", None)
-    if code is not None:
-        what = f"a generator or coroutine ({code.co_name})"
-    elif isinstance(value, types.FunctionType):
-        code = value.__code__
-        what = f"returning a function ({code.co_name})"
-    else:
-        return
-    raise UnsupportedError(f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}: {what} is not "
-                           "supported by strider.compile; return the arrays (a tuple or list of them)")
-
-
-def _caller_owned(trace, value, arg_storages):
-    """A result in memory the caller may keep: temporaries and views of array arguments as they
-    are; constants (NumPy arrays made while tracing) and scalar arguments copied."""
-    from ._ops import copy_
-
-    t = as_tracer(value)
-    kind = trace.graph.storage_kind(t._view.storage)
-    if kind == "temp" or (kind == "arg" and arg_storages[t._view.storage][0] == "group"):
-        return t
-    c = copy_(t)
-    c._scalar, c._weak = t._scalar, t._weak
-    return c
 
 
 # STRIDER_EXEC_ORDER=latest: run in the other extreme legal order of the DAG (checks its edges)

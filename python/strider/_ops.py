@@ -38,7 +38,7 @@ HANDLED = {
 }
 
 # Functions that take no array argument, so NumPy cannot dispatch them to a Tracer: the traced
-# function sees these through a stand-in for the numpy module (see _api.py).
+# function sees these through a stand-in for the numpy module (see _traced_numpy.py).
 CREATION = {
     "zeros": zeros, "ones": ones, "empty": empty, "full": full, "arange": arange, "linspace": linspace,
     "eye": eye, "identity": identity, "array": array, "asarray": asarray, "asanyarray": asarray,

@@ -1,0 +1,92 @@
+"""A traced signature's results: what the function returned (a pytree of traced values and Python
+values), and the plan the dispatcher's Runner (csrc/python/runner.h) follows to build them on
+every call."""
+import os
+import types
+
+from . import _C
+from ._errors import UnsupportedError
+from ._tracer import as_tracer, contiguous
+from ._ufuncs import copy_
+
+
+def dense_order(view, size):
+    """The axes of `view`, outermost first, when it covers all `size` elements of its storage
+    densely in some axis order; None otherwise."""
+    if view.offset != 0 or view.numel != size or size == 0:
+        return None
+    # a size-1 axis sharing its stride with a longer one is the inner of the two (so it gets
+    # the stride NumPy gives it: C order (2, 1, 4) is (4, 4, 1), F order (1, 2, 2))
+    order = sorted(range(len(view.shape)), key=lambda d: (-abs(view.strides[d]), view.shape[d] == 1))
+    return order if contiguous(view.shape, view.strides, order) else None
+
+
+class Entry:
+    """One traced signature: the lowered program and how a call maps onto it (planned here once,
+    run by the dispatcher's Runner on every call)."""
+
+    __slots__ = ("program", "runner", "cuda")
+
+    def __init__(self, program, arg_storages, result_spec, outputs):
+        self.program = program
+        graph = program.graph
+        views = list(graph.outputs)
+        groups = [(sid, g) for sid, (kind, g) in arg_storages.items() if kind == "group"]
+        scalars = [(sid, i) for sid, (kind, i) in arg_storages.items() if kind == "scalar"]
+        # returned temporaries are allocated by NumPy: in their final shape when one dense view
+        # returns them (the result is then the buffer itself, or a transpose of it)
+        returned = {}
+        for v in views:
+            if graph.storage_kind(v.storage) == "temp":
+                returned.setdefault(v.storage, []).append(v)
+        temps = []  # (storage, shape to allocate, TempForm, axes to transpose)
+        for sid, vs in sorted(returned.items()):
+            size = graph.storage_size(sid)
+            order = dense_order(vs[0], size) if len(vs) == 1 else None
+            if order is None:
+                temps.append((sid, [max(size, 1)], _C.TempForm.viewed, []))
+            else:
+                inverse = sorted(range(len(order)), key=order.__getitem__)
+                transposed = inverse != list(range(len(order)))
+                temps.append((sid, [vs[0].shape[d] for d in order],
+                              _C.TempForm.transposed if transposed else _C.TempForm.buffer, inverse if transposed else []))
+        self.runner = _C.Runner(program, groups, scalars, temps, outputs, result_spec)
+        self.cuda = None  # the program's stages loaded on a CUDA device (target="cuda")
+
+
+def flatten_result(value, leaves):
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(flatten_result(v, leaves) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, flatten_result(value[k], leaves)) for k in value))
+    check_result(value)
+    leaves.append(value)
+    return ("leaf",)
+
+
+def check_result(value):
+    """Refuses results that would carry this trace's Tracers out unseen, to be returned again on
+    every call: generators (a generator function's body has not even run) and functions. The
+    message names the line that made them (the function has returned: no frame has it)."""
+    code = getattr(value, "gi_code", None) or getattr(value, "cr_code", None) or getattr(value, "ag_code", None)
+    if code is not None:
+        what = f"a generator or coroutine ({code.co_name})"
+    elif isinstance(value, types.FunctionType):
+        code = value.__code__
+        what = f"returning a function ({code.co_name})"
+    else:
+        return
+    raise UnsupportedError(f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}: {what} is not "
+                           "supported by strider.compile; return the arrays (a tuple or list of them)")
+
+
+def caller_owned(trace, value, arg_storages):
+    """A result in memory the caller may keep: temporaries and views of array arguments as they
+    are; constants (NumPy arrays made while tracing) and scalar arguments copied."""
+    t = as_tracer(value)
+    kind = trace.graph.storage_kind(t._view.storage)
+    if kind == "temp" or (kind == "arg" and arg_storages[t._view.storage][0] == "group"):
+        return t
+    c = copy_(t)
+    c._scalar, c._weak = t._scalar, t._weak
+    return c

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "pytree.h"
+
 namespace strider::python {
 
 namespace py = pybind11;
@@ -22,19 +24,6 @@ struct Param {
   ParamKind kind;
   bool has_default = false;
   bool is_static = false;  // in static_argnames: keyed by value, never a leaf
-};
-
-/// A node of a pytree's structure as a signature records it. The call's arguments and a traced
-/// function's result share the encoding (codes in a string, sequence lengths after them) and
-/// one decoder, build_tree.
-enum class Node : char {
-  Leaf = 'X',     // the next leaf
-  Tuple = 'T',    // + length: a tuple of that many nodes
-  List = 'L',     // + length: a list
-  Named = 'N',    // + length: a subclass of tuple or list (its type's name is the next object): a list
-  Dict = 'M',     // + length: a dict (its keys, a tuple, are the next object)
-  Static = 'O',   // a static value (the next two objects: its type, then itself)
-  Default = 'D',  // a parameter the caller left out: the function applies its own default
 };
 
 /// What a leaf is, as the cache key tells leaves apart.
@@ -78,13 +67,6 @@ void call_signature(const std::vector<Param>& params, bool cuda_target, PyObject
 
 /// Installs _tracer.Tracer, the type of values a walk refuses as kept from an earlier trace.
 void set_tracer_type(PyObject* type);
-
-/// Appends a traced result's structure (_api's ("leaf",) | (type name, specs) | ("dict", ((key,
-/// spec), ...))) to `codes` and `objects`.
-void encode_result(const py::handle& spec, std::string& codes, std::vector<py::object>& objects);
-
-/// Decodes one node at `code`, advancing `code`, `object` and `leaf`.
-py::object build_tree(const char*& code, const py::object*& object, const py::object*& leaf);
 
 /// True for a DeviceArray (csrc/python/device_array.h).
 bool is_device_array(PyObject* o);

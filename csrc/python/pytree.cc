@@ -1,0 +1,77 @@
+// Encoding and decoding of pytree structure (pytree.h).
+#include "pytree.h"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace strider::python {
+
+namespace {
+
+int64_t take_count(const char*& code) {
+  int64_t n;
+  std::memcpy(&n, code, sizeof n);
+  code += sizeof n;
+  return n;
+}
+
+}  // namespace
+
+void put_node(std::string& codes, Node node, int64_t length) {
+  codes += static_cast<char>(node);
+  codes.append(reinterpret_cast<const char*>(&length), sizeof length);
+}
+
+py::object build_tree(const char*& code, const py::object*& object, const py::object*& leaf) {
+  const Node node = static_cast<Node>(*code++);
+  switch (node) {
+    case Node::Leaf: return *leaf++;
+    case Node::Static: ++object; return *object++;  // its type, then itself
+    case Node::Default: return py::none();
+    case Node::Dict: {
+      const int64_t n = take_count(code);
+      const py::tuple keys = (*object++).cast<py::tuple>();
+      py::dict d;
+      for (int64_t i = 0; i < n; ++i) d[keys[i]] = build_tree(code, object, leaf);
+      return std::move(d);
+    }
+    case Node::Tuple:
+    case Node::List:
+    case Node::Named: {
+      const int64_t n = take_count(code);
+      bool tuple = node == Node::Tuple;
+      if (node == Node::Named) tuple = (*object++).cast<std::string>() == "tuple";
+      py::list items(n);
+      for (int64_t i = 0; i < n; ++i) items[i] = build_tree(code, object, leaf);
+      if (tuple) return py::tuple(items);
+      return std::move(items);
+    }
+  }
+  throw std::logic_error("build_tree: unknown node");
+}
+
+void encode_result(const py::handle& spec, std::string& codes, std::vector<py::object>& objects) {
+  const std::string kind = spec[py::int_(0)].cast<std::string>();
+  if (kind == "leaf") {
+    codes += static_cast<char>(Node::Leaf);
+    return;
+  }
+  const py::tuple items = spec[py::int_(1)].cast<py::tuple>();
+  if (kind == "dict") {
+    put_node(codes, Node::Dict, static_cast<int64_t>(items.size()));
+    py::list keys;
+    for (const py::handle& kv : items) keys.append(kv[py::int_(0)]);
+    objects.push_back(py::tuple(keys));
+    for (const py::handle& kv : items) encode_result(kv[py::int_(1)], codes, objects);
+    return;
+  }
+  if (kind == "tuple" || kind == "list") {
+    put_node(codes, kind == "tuple" ? Node::Tuple : Node::List, static_cast<int64_t>(items.size()));
+  } else {
+    put_node(codes, Node::Named, static_cast<int64_t>(items.size()));
+    objects.push_back(py::str(kind));
+  }
+  for (const py::handle& item : items) encode_result(item, codes, objects);
+}
+
+}  // namespace strider::python

@@ -1,0 +1,39 @@
+#pragma once
+// The structure of a pytree (tuples, lists and dicts of leaves and static values) as a string of
+// node codes: the call's arguments in a signature's key and a traced function's result share
+// the encoding and one decoder.
+
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strider::python {
+
+namespace py = pybind11;
+
+/// A node of a pytree's structure as a signature records it. The call's arguments and a traced
+/// function's result share the encoding (codes in a string, sequence lengths after them) and
+/// one decoder, build_tree.
+enum class Node : char {
+  Leaf = 'X',     // the next leaf
+  Tuple = 'T',    // + length: a tuple of that many nodes
+  List = 'L',     // + length: a list
+  Named = 'N',    // + length: a subclass of tuple or list (its type's name is the next object): a list
+  Dict = 'M',     // + length: a dict (its keys, a tuple, are the next object)
+  Static = 'O',   // a static value (the next two objects: its type, then itself)
+  Default = 'D',  // a parameter the caller left out: the function applies its own default
+};
+
+/// Appends a node with a length (Tuple, List, Named, Dict) to `codes`.
+void put_node(std::string& codes, Node node, int64_t length);
+
+/// Appends a traced result's structure (_api's ("leaf",) | (type name, specs) | ("dict", ((key,
+/// spec), ...))) to `codes` and `objects`.
+void encode_result(const py::handle& spec, std::string& codes, std::vector<py::object>& objects);
+
+/// Decodes one node at `code`, advancing `code`, `object` and `leaf`.
+py::object build_tree(const char*& code, const py::object*& object, const py::object*& leaf);
+
+}  // namespace strider::python

@@ -8,14 +8,15 @@ import numpy as np
 from ._creation import (arange, array, asarray, ascontiguousarray, empty, empty_like, eye, full, full_like, identity,
                         linspace, ones, ones_like, pad, zeros, zeros_like)
 from ._errors import unsupported
-from ._reductions import (all_, any_, argmax, argmin, count_nonzero, dot, max_, mean, min_, norm, prod, std, sum_,
-                          var)
+from ._indexing import getitem, setitem
+from ._reductions import (REDUCTIONS, all_, any_, argmax, argmin, count_nonzero, dot, matmul, max_, mean, min_, norm, prod,
+                          std, sum_, var)
 from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_to, column_stack,
                       concatenate, copyto, diff, dsplit, dstack, expand_dims, fill, flip, fliplr, flipud, hsplit,
                       hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, result_type, shape, size, split,
                       squeeze, stack, swapaxes, tile, transpose, vsplit, vstack)
-from ._tracer import Tracer
-from ._ufuncs import astype, clip, copy_, fix, isclose, round_, ufunc_method, where
+from ._tracer import IMPL
+from ._ufuncs import astype, clip, copy_, fix, isclose, round_, ufunc_call, where
 
 __all__ = ["HANDLED", "CREATION", "array_function", "ufunc_method"]
 
@@ -64,42 +65,33 @@ def _builtin_round(self, ndigits=None):
     return r
 
 
-def _view_method(self, dtype=None, type=None):
-    if type is not None or (dtype is not None and np.dtype(dtype) != self.dtype):
-        raise unsupported(".view() with another dtype or type", "reinterpreting memory is not supported; use .astype")
-    return self.view_of(self._view)
+def ufunc_method(uf, method, inputs, kwargs):
+    if uf is np.matmul and method == "__call__":
+        return matmul(*inputs, **kwargs)
+    if method == "__call__":
+        return ufunc_call(uf, inputs, **kwargs)
+    if method == "reduce" and uf in _REDUCING_UFUNCS:
+        kwargs.setdefault("axis", 0)
+        return REDUCTIONS[_REDUCING_UFUNCS[uf]](*inputs, **kwargs)
+    raise unsupported(f"np.{uf.__name__}.{method}", "use the plain ufunc or a reduction such as np.sum")
 
 
-def _install_methods():
-    def method(fn):
-        return lambda self, *a, **k: fn(self, *a, **k)
+_REDUCING_UFUNCS = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
+                    np.logical_and: "all", np.logical_or: "any"}
 
-    for name, fn in {"sum": sum_, "prod": prod, "max": max_, "min": min_, "any": any_, "all": all_,
-                     "argmax": argmax, "argmin": argmin, "mean": mean, "var": var, "std": std,
-                     "swapaxes": swapaxes, "squeeze": squeeze, "clip": clip, "round": round_,
-                     "repeat": repeat, "astype": astype, "fill": fill, "ravel": ravel,
-                     "broadcast_to": broadcast_to, "dot": dot}.items():
-        setattr(Tracer, name, method(fn))
-    Tracer.copy = lambda self, order="C": copy_(self, order)
-    Tracer.flatten = lambda self, order="C": copy_(self.ravel(order))
-    Tracer.reshape = lambda self, *shape, order="C", copy=None: reshape(
-        self, shape[0] if len(shape) == 1 else shape, order, copy=copy)
-    Tracer.transpose = lambda self, *axes: transpose(
-        self, None if not axes else (axes[0] if len(axes) == 1 and np.iterable(axes[0]) else axes))
-    Tracer.T = property(lambda self: transpose(self))
-    Tracer.real = property(lambda self: self)
-    Tracer.__round__ = _builtin_round
-    Tracer.__copy__ = lambda self: copy_(self)
-
-    def _no(name, instead):
-        def raiser(self, *a, **k):
-            raise unsupported(f"{name}", instead)
-        return raiser
-
-    Tracer.nonzero = _no(".nonzero()", "boolean masks and nonzero are not supported yet; use np.where(cond, a, b)")
-    Tracer.sort = _no(".sort()", "sorting is not supported yet")
-    Tracer.argsort = _no(".argsort()", "sorting is not supported yet")
-    Tracer.view = _view_method
-
-
-_install_methods()
+IMPL.update({
+    "array": array, "ufunc_method": ufunc_method, "array_function": array_function,
+    "__getitem__": getitem, "__setitem__": setitem,
+    "sum": sum_, "prod": prod, "max": max_, "min": min_, "any": any_, "all": all_, "argmax": argmax,
+    "argmin": argmin, "mean": mean, "var": var, "std": std, "swapaxes": swapaxes, "squeeze": squeeze,
+    "clip": clip, "round": round_, "repeat": repeat, "astype": astype, "fill": fill, "ravel": ravel,
+    "broadcast_to": broadcast_to, "dot": dot,
+    "copy": lambda self, order="C": copy_(self, order),
+    "flatten": lambda self, order="C": copy_(self.ravel(order)),
+    "reshape": lambda self, *shape, order="C", copy=None: reshape(
+        self, shape[0] if len(shape) == 1 else shape, order, copy=copy),
+    "transpose": lambda self, *axes: transpose(
+        self, None if not axes else (axes[0] if len(axes) == 1 and np.iterable(axes[0]) else axes)),
+    "__round__": _builtin_round,
+    "__copy__": lambda self: copy_(self),
+})

@@ -6,6 +6,23 @@ import numpy as np
 from . import _C
 from ._errors import trace_error, unsupported, user_location
 
+# What Tracer's NumPy protocols, indexing and ndarray methods call, by name: the implementations
+# sit above this module (they make Tracers), so the registry (_ops), which imports them all,
+# fills this table once.
+IMPL = {}
+
+
+class _Method:
+    """A method of Tracer whose implementation is IMPL[its name]."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, cls=None):
+        fn = IMPL[self.name]
+        return fn if obj is None else fn.__get__(obj, cls)
+
+
 # dtypes the IR carries, by NumPy dtype.
 IR_DTYPES = {
     np.dtype(np.bool_): "bool",
@@ -175,9 +192,7 @@ def as_tracer(x, dtype=None):
                               "global or a closure?)", "use only values computed in this call")
         return x if dtype is None else x.astype(dtype, copy=False)
     if isinstance(x, (list, tuple)):
-        from ._ops import array
-
-        return array(x, dtype=dtype)
+        return IMPL["array"](x, dtype=dtype)
     if not isinstance(x, (bool, int, float, np.generic, np.ndarray)) and not hasattr(type(x), "__array__"):
         raise unsupported(f"a value of type {type(x).__name__} in an array operation",
                           "use arrays, Python numbers or NumPy scalars")
@@ -329,25 +344,59 @@ class Tracer:
 
     # -- NumPy's dispatch protocols --
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from ._ops import ufunc_method
-
-        return ufunc_method(ufunc, method, inputs, kwargs)
+        return IMPL["ufunc_method"](ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from ._ops import array_function
-
-        return array_function(func, args, kwargs)
+        return IMPL["array_function"](func, args, kwargs)
 
     # -- indexing --
-    def __getitem__(self, key):
-        from ._indexing import getitem
+    __getitem__ = _Method()
+    __setitem__ = _Method()
 
-        return getitem(self, key)
+    # -- ndarray's methods (IMPL has them from _ops) --
+    sum = _Method()
+    prod = _Method()
+    max = _Method()
+    min = _Method()
+    any = _Method()
+    all = _Method()
+    argmax = _Method()
+    argmin = _Method()
+    mean = _Method()
+    var = _Method()
+    std = _Method()
+    swapaxes = _Method()
+    squeeze = _Method()
+    clip = _Method()
+    round = _Method()
+    repeat = _Method()
+    astype = _Method()
+    fill = _Method()
+    ravel = _Method()
+    broadcast_to = _Method()
+    dot = _Method()
+    copy = _Method()
+    flatten = _Method()
+    reshape = _Method()
+    transpose = _Method()
+    __round__ = _Method()
+    __copy__ = _Method()
+    T = property(lambda self: self.transpose())
+    real = property(lambda self: self)
 
-    def __setitem__(self, key, value):
-        from ._indexing import setitem
+    def view(self, dtype=None, type=None):
+        if type is not None or (dtype is not None and np.dtype(dtype) != self.dtype):
+            raise unsupported(".view() with another dtype or type", "reinterpreting memory is not supported; use .astype")
+        return self.view_of(self._view)
 
-        setitem(self, key, value)
+    def nonzero(self, *a, **k):
+        raise unsupported(".nonzero()", "boolean masks and nonzero are not supported yet; use np.where(cond, a, b)")
+
+    def sort(self, *a, **k):
+        raise unsupported(".sort()", "sorting is not supported yet")
+
+    def argsort(self, *a, **k):
+        raise unsupported(".argsort()", "sorting is not supported yet")
 
 
 def _install_operators():

@@ -34,10 +34,6 @@ UFUNCS = {
 }
 
 
-_REDUCING_UFUNCS = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
-                    np.logical_and: "all", np.logical_or: "any"}
-
-
 _WEAK_OF_KIND = {"b": bool, "i": int, "f": float}
 
 
@@ -140,21 +136,6 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
                         f"with casting rule {casting!r}")
     assign(out, result)
     return out
-
-
-def ufunc_method(uf, method, inputs, kwargs):
-    if uf is np.matmul and method == "__call__":
-        from ._reductions import matmul
-
-        return matmul(*inputs, **kwargs)
-    if method == "__call__":
-        return ufunc_call(uf, inputs, **kwargs)
-    if method == "reduce" and uf in _REDUCING_UFUNCS:
-        kwargs.setdefault("axis", 0)
-        from ._reductions import REDUCTIONS
-
-        return REDUCTIONS[_REDUCING_UFUNCS[uf]](*inputs, **kwargs)
-    raise unsupported(f"np.{uf.__name__}.{method}", "use the plain ufunc or a reduction such as np.sum")
 
 
 def copy_(a, order="K", subok=False):

@@ -62,53 +62,20 @@ char* bytes_of(const py::array& a, size_t bytes) {
   return static_cast<char*>(const_cast<void*>(a.data()));
 }
 
-// _cuda.device_leaves' walk (python/strider/_cuda.py has the contract): host values stay as they
-// are, DeviceArrays become leaves owned by the caller's object, anything else goes to the
-// Python `classify`, which knows CuPy, PyTorch, JAX and the protocols.
-struct LeafWalk {
-  py::object classify, generic;  // value -> None | (leaf, kind); ordinal -> kind of a DeviceArray
-  py::object kind = py::none();  // the first device array's kind: results follow its library
-  std::vector<int> ordinals;
-
-  py::object walk(const py::handle& v, int depth) {
-    PyObject* o = v.ptr();
-    if (PyArray_CheckExact(o) || PyFloat_CheckExact(o) || PyLong_CheckExact(o) || PyBool_Check(o) || o == Py_None ||
-        PyUnicode_CheckExact(o) || PyArray_IsScalar(o, Generic) || PyType_Check(o))
-      return py::reinterpret_borrow<py::object>(v);
-    if (depth > 32) throw py::value_error("arguments nested more than 32 deep");
-    if (PyTuple_CheckExact(o) || PyList_CheckExact(o)) {
-      const bool tuple = PyTuple_CheckExact(o);
-      const Py_ssize_t n = tuple ? PyTuple_GET_SIZE(o) : PyList_GET_SIZE(o);
-      py::list items(n);
-      for (Py_ssize_t i = 0; i < n; ++i)
-        items[i] = walk(tuple ? PyTuple_GET_ITEM(o, i) : PyList_GET_ITEM(o, i), depth + 1);
-      return tuple ? py::object(py::tuple(items)) : py::object(items);
-    }
-    if (PyDict_CheckExact(o)) {
-      py::dict out;
-      for (auto item : py::reinterpret_borrow<py::dict>(v)) out[item.first] = walk(item.second, depth + 1);
-      return out;
-    }
-    if (py::isinstance<DeviceArray>(v)) {
-      DeviceArray a = v.cast<DeviceArray>();
-      a.owner = py::reinterpret_borrow<py::object>(v);
-      found(generic(a.ordinal), a.ordinal);
-      return py::cast(std::move(a));
-    }
-    py::object r = classify(v);
-    if (r.is_none()) return py::reinterpret_borrow<py::object>(v);
-    py::object leaf = r[py::int_(0)];
-    found(r[py::int_(1)], leaf.cast<const DeviceArray&>().ordinal);
-    return leaf;
-  }
-
-  void found(py::object k, int ordinal) {
-    if (kind.is_none()) kind = std::move(k);
-    if (std::find(ordinals.begin(), ordinals.end(), ordinal) == ordinals.end()) ordinals.push_back(ordinal);
-  }
-};
-
 }  // namespace
+
+DeviceArray device_array_empty(int ordinal, std::vector<int64_t> shape, int typenum) {
+  DeviceArray a;
+  a.typenum = typenum;
+  a.itemsize = static_cast<int>(dtype_of(typenum).itemsize());
+  a.strides = byte_strides(contiguous_strides(shape), a.itemsize);
+  auto buf = std::make_shared<DeviceBuffer>(ordinal, static_cast<size_t>(shape_numel(shape) * a.itemsize));
+  a.ptr = buf->ptr;
+  a.shape = std::move(shape);
+  a.ordinal = ordinal;
+  a.owner = py::cast(std::move(buf));
+  return a;
+}
 
 void bind_cuda(py::module_& m) {
   if (PyArray_API == nullptr && _import_array() < 0) throw py::error_already_set();
@@ -144,19 +111,7 @@ void bind_cuda(py::module_& m) {
       .def("__dlpack__", &device_array_to_dlpack, py::kw_only(), py::arg("stream") = py::none(),
            py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
       .def("__dlpack_device__", [](const DeviceArray& a) { return py::make_tuple(2, a.ordinal); })  // kDLCUDA
-      .def_static("empty",
-                  [](int ordinal, std::vector<int64_t> shape, int typenum) {
-                    DeviceArray a;
-                    a.typenum = typenum;
-                    a.itemsize = static_cast<int>(dtype_of(typenum).itemsize());
-                    a.strides = byte_strides(contiguous_strides(shape), a.itemsize);
-                    auto buf = std::make_shared<DeviceBuffer>(ordinal, static_cast<size_t>(shape_numel(shape) * a.itemsize));
-                    a.ptr = buf->ptr;
-                    a.shape = std::move(shape);
-                    a.ordinal = ordinal;
-                    a.owner = py::cast(std::move(buf));
-                    return a;
-                  },
+      .def_static("empty", &device_array_empty,
                   py::arg("ordinal"), py::arg("shape"), py::arg("typenum"),
                   "a C-contiguous array of NumPy type number `typenum` in new device memory it owns")
       .def_readonly("ptr", &DeviceArray::ptr)
@@ -191,19 +146,6 @@ void bind_cuda(py::module_& m) {
       .def_property_readonly("fallbacks", &CudaProgram::fallbacks)
       .def_property_readonly("compiled", &CudaProgram::compiled)
       .def_property_readonly("disk_hits", &CudaProgram::disk_hits);
-  m.def("device_leaves",
-        [](const py::tuple& args, const py::dict& kwargs, py::object classify, py::object generic) {
-          LeafWalk w{std::move(classify), std::move(generic)};
-          py::object a = w.walk(args, 0), k = w.walk(kwargs, 0);
-          if (w.ordinals.size() > 1) {
-            std::sort(w.ordinals.begin(), w.ordinals.end());
-            throw py::value_error("arrays on different CUDA devices (" + py::str(py::cast(w.ordinals)).cast<std::string>() +
-                                  ") in one call");
-          }
-          return py::make_tuple(a, k, w.kind);
-        },
-        py::arg("args"), py::arg("kwargs"), py::arg("classify"), py::arg("generic"),
-        "(args, kwargs, kind): every array in GPU memory made a DeviceArray leaf (python/strider/_cuda.py)");
   m.def("cuda_pointer_ordinal", &cuda_pointer_ordinal, py::arg("ptr"), "the CUDA device holding ptr");
   m.def("cuda_download",
         [](int ordinal, uint64_t src, py::array dst) { cuda_download(ordinal, bytes_of(dst, dst.nbytes()), src, dst.nbytes()); },

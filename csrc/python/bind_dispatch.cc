@@ -25,8 +25,7 @@ int64_t& counter(Dispatcher& d, const std::string& name) {
   throw py::key_error(name);
 }
 
-template <typename T>
-py::list dtypes(const std::vector<T>& typenums) {
+py::list dtypes(const std::pmr::vector<int>& typenums) {
   py::list out;
   for (int t : typenums)
     out.append(py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(PyArray_DescrFromType(t))));
@@ -47,7 +46,7 @@ void bind_dispatch(py::module_& m) {
       .value("viewed", TempForm::Viewed);
 
   py::class_<CallSignature>(m, "CallSignature", "A call's signature: its leaves and their aliasing layout")
-      .def_property_readonly("key", [](const CallSignature& s) { return py::bytes(s.key); })
+      .def_property_readonly("key", [](const CallSignature& s) { return py::bytes(s.key.data(), s.key.size()); })
       .def_property_readonly("leaves",
                              [](const CallSignature& s) {
                                py::tuple out(s.leaves.size());
@@ -97,27 +96,23 @@ void bind_dispatch(py::module_& m) {
       .def("set_cuda", &Runner::set_cuda, py::arg("program"));
 
   py::class_<Dispatcher> d(m, "Dispatcher", "The C++ base of CompiledFunction: it owns every call (dispatcher.h)");
-  d.def(py::init([](const py::list& params, bool cuda_target, bool cache, int max_signatures) {
+  d.def(py::init([](const py::list& params, const std::string& target, bool cache, int max_signatures) {
           std::vector<Param> ps;
           for (const py::handle& p : params) {
             auto [name, kind, has_default, is_static] = p.cast<std::tuple<py::str, int, bool, bool>>();
             ps.push_back(Param{name, static_cast<ParamKind>(kind), has_default, is_static});
           }
-          return std::make_unique<Dispatcher>(std::move(ps), cuda_target, cache, max_signatures);
+          const DevicePolicy policy = target == "cuda" ? DevicePolicy::Take
+                                      : target == "auto" ? DevicePolicy::Route
+                                                         : DevicePolicy::Refuse;
+          return std::make_unique<Dispatcher>(std::move(ps), policy, cache, max_signatures);
         }),
-        py::arg("params"), py::arg("cuda_target"), py::arg("cache"), py::arg("max_signatures"),
-        "params: (name, inspect kind, has a default, static) per parameter")
+        py::arg("params"), py::arg("target"), py::arg("cache"), py::arg("max_signatures"),
+        "params: (name, inspect kind, has a default, static) per parameter; target: 'cpu', 'cuda' or 'auto'")
       .def("__call__",
            [](py::object self, py::args args, const py::kwargs& kwargs) {
-             return self.cast<Dispatcher&>().call(self, args.ptr(), kwargs.ptr(), py::none(), 0);
+             return self.cast<Dispatcher&>().call(self, args.ptr(), kwargs.ptr());
            })
-      .def(
-          "_dispatch",
-          [](py::object self, const py::tuple& args, const py::dict& kwargs, const py::object& kind, uintptr_t stream) {
-            return self.cast<Dispatcher&>().call(self, args.ptr(), kwargs.ptr(), kind, stream);
-          },
-          py::arg("args"), py::arg("kwargs"), py::arg("kind"), py::arg("stream"),
-          "the call's result, its arrays in GPU memory of the caller's `kind`, run on `stream`")
       .def(
           "_lookup",
           [](py::object self, const py::tuple& args, const py::dict& kwargs) {
@@ -145,16 +140,17 @@ void bind_dispatch(py::module_& m) {
   m.def(
       "set_dispatch_hooks",
       [](py::object current_trace, py::object unsupported, py::object refuse_leaves, py::handle tracer_type,
-         py::dict api_globals) {
+         py::dict api_globals, py::object classify) {
         DispatchHooks& h = dispatch_hooks();
         h.current_trace = std::move(current_trace);
         h.unsupported = std::move(unsupported);
         h.refuse_leaves = std::move(refuse_leaves);
         h.api_globals = std::move(api_globals);
+        h.classify = std::move(classify);
         set_tracer_type(tracer_type.ptr());
       },
       py::arg("current_trace"), py::arg("unsupported"), py::arg("refuse_leaves"), py::arg("tracer_type"),
-      py::arg("api_globals"), "what the dispatcher asks of Python (installed once by strider._api)");
+      py::arg("api_globals"), py::arg("classify"), "what the dispatcher asks of Python (installed once by strider._api)");
 }
 
 }  // namespace strider::python

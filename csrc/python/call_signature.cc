@@ -23,8 +23,8 @@ bool supported_type(int t) {
          (t == NPY_LONG && sizeof(long) == 8) || (t == NPY_INT && sizeof(int) == 4);
 }
 
-template <typename T>
-void put(std::string& key, T v) {
+template <typename String, typename T>
+void put(String& key, T v) {
   key.append(reinterpret_cast<const char*>(&v), sizeof v);
 }
 
@@ -55,8 +55,8 @@ bool on_device(PyObject* o) {
 // Binds a call's arguments to the parameters as inspect.Signature.bind does: one value per
 // parameter, null for one the caller left out (a *args or **kwargs given nothing too). False
 // when they do not bind.
-bool bind(const std::vector<Param>& params, PyObject* args, PyObject* kwargs, std::vector<PyObject*>& values,
-          std::vector<py::object>& owned) {
+bool bind(const std::vector<Param>& params, PyObject* args, PyObject* kwargs, std::pmr::vector<PyObject*>& values,
+          std::pmr::vector<py::object>& owned) {
   const Py_ssize_t nargs = PyTuple_GET_SIZE(args);
   values.assign(params.size(), nullptr);
   Py_ssize_t at = 0;
@@ -113,7 +113,8 @@ bool bind(const std::vector<Param>& params, PyObject* args, PyObject* kwargs, st
 // arrays and numbers leaves, other hashable values statics.
 class Walk {
  public:
-  Walk(CallSignature& out, bool cuda_target) : out_(out), cuda_target_(cuda_target) {}
+  Walk(CallSignature& out, DevicePolicy policy, const py::object& classify)
+      : out_(out), policy_(policy), classify_(classify) {}
 
   void static_value(PyObject* o, const py::str& name) {
     if (PyObject_Hash(o) == -1) {
@@ -163,16 +164,17 @@ class Walk {
     if (PyLong_Check(o)) return leaf(o, LeafKind::Int);
     if (PyFloat_Check(o)) return leaf(o, LeafKind::Float);
     if (is_device_array(o)) {
-      if (!cuda_target_)
-        throw Refusal{"an array in GPU memory (DeviceArray) with target='cpu'", "compile with target='cuda' or target='auto'"};
-      return leaf(o, LeafKind::DeviceArray);
+      if (policy_ != DevicePolicy::Take) refuse_device(o);
+      return device_leaf(o, py::object());
+    }
+    if (policy_ == DevicePolicy::Take) {
+      py::object found = classify_(py::handle(o));
+      if (!found.is_none()) return device_leaf(found[py::int_(0)].ptr(), found[py::int_(1)], o);
     }
     if (tracer_type && PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(tracer_type)))
       throw Refusal{"a traced value kept from an earlier trace as an argument",
                     "pass arrays, and return what the compiled function computes"};
-    if (on_device(o))
-      throw Refusal{"an array in GPU memory (" + type_name_text(o) + ") with target='cpu'",
-                    "compile with target='cuda' or target='auto'"};
+    if (on_device(o)) refuse_device(o);
     if (PyObject_Hash(o) == -1) {
       PyErr_Clear();
       throw Refusal{"an argument of type " + type_name_text(o), "pass arrays, numbers, or hashable static values"};
@@ -183,10 +185,30 @@ class Walk {
   static PyObject* tracer_type;  // _tracer.Tracer, installed by _api
 
  private:
-  void leaf(PyObject* o, LeafKind kind) {
+  void leaf(PyObject* o, LeafKind kind, PyObject* caller = nullptr) {
     out_.key += static_cast<char>(Node::Leaf);
     out_.leaves.push_back(py::reinterpret_borrow<py::object>(o));
     out_.kinds.push_back(kind);
+    if (caller) {  // callers stays empty until a leaf stands for a caller's array
+      out_.callers.resize(out_.leaves.size());
+      out_.callers.back() = py::reinterpret_borrow<py::object>(caller);
+    }
+  }
+
+  // An array in GPU memory where the target is the CPU: target="auto" runs the call on the GPU.
+  [[noreturn]] void refuse_device(PyObject* o) {
+    Refusal r{"an array in GPU memory (" + type_name_text(o) + ") with target='cpu'",
+              "compile with target='cuda' or target='auto'"};
+    if (policy_ == DevicePolicy::Route) throw OnDevice{std::move(r)};
+    throw r;
+  }
+
+  // An array in GPU memory: results follow the first one's library (`kind`; null for a
+  // DeviceArray), as NumPy-style libraries do.
+  void device_leaf(PyObject* o, py::object kind, PyObject* caller = nullptr) {
+    if (!out_.on_device) out_.device_kind = std::move(kind);
+    out_.on_device = true;
+    leaf(o, LeafKind::DeviceArray, caller);
   }
 
   void add_static(PyObject* o) {
@@ -196,7 +218,8 @@ class Walk {
   }
 
   CallSignature& out_;
-  bool cuda_target_;
+  DevicePolicy policy_;
+  const py::object& classify_;
 };
 
 PyObject* Walk::tracer_type = nullptr;
@@ -240,8 +263,10 @@ void layout(CallSignature& out) {
   const int n = static_cast<int>(out.leaves.size());
   out.leaf_group.assign(n, -1);
   out.leaf_offset.assign(n, 0);
-  std::vector<Span> spans, empties;
-  std::vector<ArrayLeaf> arrays(n);
+  std::pmr::memory_resource* memory = out.key.get_allocator().resource();
+  std::pmr::vector<Span> spans(memory), empties(memory);
+  spans.reserve(n);
+  std::pmr::vector<ArrayLeaf> arrays(n, memory);
   for (int i = 0; i < n; ++i) {
     PyObject* o = out.leaves[i].ptr();
     const LeafKind kind = out.kinds[i];
@@ -268,7 +293,7 @@ void layout(CallSignature& out) {
   // sweep the non-empty spans by address (host and device memory never share addresses: CUDA's
   // unified addressing); an empty array touches nothing and is its own group
   std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.lo < b.lo; });
-  std::vector<int> group_of(n, -1);  // per leaf, in sweep order first
+  std::pmr::vector<int> group_of(n, -1, memory);  // per leaf, in sweep order first
   int groups = 0;
   uintptr_t open_hi = 0;
   for (size_t k = 0; k < spans.size(); ++k) {
@@ -278,7 +303,7 @@ void layout(CallSignature& out) {
   }
   for (const Span& s : empties) group_of[s.leaf] = groups++;
   // number groups by their first leaf, so storages follow the arguments' order
-  std::vector<int> renumber(groups, -1);
+  std::pmr::vector<int> renumber(groups, -1, memory);
   int next = 0;
   for (int i = 0; i < n; ++i)
     if (group_of[i] >= 0 && renumber[group_of[i]] < 0) renumber[group_of[i]] = next++;
@@ -286,8 +311,8 @@ void layout(CallSignature& out) {
   out.group_owner.assign(groups, -1);
   out.group_dtype.assign(groups, -1);
   out.group_ordinal.assign(groups, -1);
-  std::vector<uintptr_t> ends(groups, 0);
-  std::vector<Span> by_leaf(n, Span{0, 0, -1});
+  std::pmr::vector<uintptr_t> ends(groups, 0, memory);
+  std::pmr::vector<Span> by_leaf(n, Span{0, 0, -1}, memory);
   for (const Span& s : spans) by_leaf[s.leaf] = s;
   for (const Span& s : empties) by_leaf[s.leaf] = s;
   for (int i = 0; i < n; ++i) {
@@ -314,7 +339,7 @@ void layout(CallSignature& out) {
     out.leaf_group[i] = gi;
     out.leaf_offset[i] = static_cast<int64_t>((start - out.bases[gi]) / arrays[i].item);
   }
-  std::string& key = out.key;
+  auto& key = out.key;
   for (int gi = 0; gi < groups; ++gi) {
     key += 'G';
     put(key, static_cast<int32_t>(out.group_dtype[gi]));
@@ -340,6 +365,20 @@ void layout(CallSignature& out) {
   }
 }
 
+// Refuses arrays on more than one CUDA device in one call.
+void one_device(const CallSignature& out) {
+  std::vector<int> ordinals;
+  for (size_t i = 0; i < out.leaves.size(); ++i)
+    if (out.kinds[i] == LeafKind::DeviceArray) ordinals.push_back(py::handle(out.leaves[i]).cast<const DeviceArray&>().ordinal);
+  std::sort(ordinals.begin(), ordinals.end());
+  ordinals.erase(std::unique(ordinals.begin(), ordinals.end()), ordinals.end());
+  if (ordinals.size() > 1) {
+    std::string listed;
+    for (int o : ordinals) listed += (listed.empty() ? "" : ", ") + std::to_string(o);
+    throw py::value_error("arrays on different CUDA devices ([" + listed + "]) in one call");
+  }
+}
+
 }  // namespace
 
 void set_tracer_type(PyObject* type) {
@@ -352,14 +391,17 @@ bool is_device_array(PyObject* o) {
   return PyObject_TypeCheck(o, type);
 }
 
-void call_signature(const std::vector<Param>& params, bool cuda_target, PyObject* args, PyObject* kwargs,
-                    CallSignature& out) {
+void call_signature(const std::vector<Param>& params, DevicePolicy policy, const py::object& classify, PyObject* args,
+                    PyObject* kwargs, CallSignature& out) {
   import_numpy();
-  std::vector<PyObject*> values;
-  std::vector<py::object> owned;
+  std::pmr::memory_resource* memory = out.key.get_allocator().resource();
+  std::pmr::vector<PyObject*> values(memory);
+  std::pmr::vector<py::object> owned(memory);
   if (!bind(params, args, kwargs, values, owned)) throw py::type_error();
   out.key.reserve(64 + 48 * params.size());
-  Walk walk(out, cuda_target);
+  out.leaves.reserve(8);
+  out.kinds.reserve(8);
+  Walk walk(out, policy, classify);
   for (size_t i = 0; i < params.size(); ++i) {
     if (!values[i]) out.key += static_cast<char>(Node::Default);  // the function's default never varies
     else if (params[i].is_static) walk.static_value(values[i], params[i].name);
@@ -367,6 +409,7 @@ void call_signature(const std::vector<Param>& params, bool cuda_target, PyObject
   }
   out.structure_end = out.key.size();
   out.key += '|';
+  if (out.on_device) one_device(out);
   layout(out);
 }
 

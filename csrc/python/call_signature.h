@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -26,44 +27,73 @@ struct Param {
   bool is_static = false;  // in static_argnames: keyed by value, never a leaf
 };
 
+/// Why a call cannot run, in NumPy's terms: what it passed and what to pass instead.
+struct Refusal {
+  std::string what, instead;
+};
+
+/// What a call does with arrays in GPU memory: the compiled function's target decides.
+enum class DevicePolicy {
+  Refuse,  // target="cpu": say so
+  Route,   // target="auto": the call runs as target="cuda" (OnDevice)
+  Take,    // target="cuda": leaves, read and written in place
+};
+
 /// What a leaf is, as the cache key tells leaves apart.
 enum class LeafKind : char { HostArray = 'A', DeviceArray = 'D', NumpyScalar = 'S', Bool = 'b', Int = 'i', Float = 'f' };
 
 /// A call's signature: what the dispatcher looks its traced program up by, and what a trace and
 /// a run read from the call.
 struct CallSignature {
-  std::string key;                   // structure codes, '|', the leaves' layout
-  size_t structure_end = 0;          // where the structure codes end in `key`
-  std::vector<py::object> statics;   // objects the structure names, compared by value on lookup
-  std::vector<py::object> leaves;    // arrays and runtime scalars, in walk order
-  std::vector<LeafKind> kinds;       // per leaf
+  /// Allocates from `memory` (the dispatcher's arena on its stack: a call allocates nothing).
+  explicit CallSignature(std::pmr::memory_resource* memory)
+      : key(memory), statics(memory), leaves(memory), kinds(memory), callers(memory), bases(memory),
+        group_owner(memory), group_dtype(memory), group_ordinal(memory), group_extent(memory),
+        leaf_group(memory), leaf_offset(memory) {}
+
+  std::pmr::string key;                   // structure codes, '|', the leaves' layout
+  size_t structure_end = 0;               // where the structure codes end in `key`
+  std::pmr::vector<py::object> statics;   // objects the structure names, compared by value on lookup
+  std::pmr::vector<py::object> leaves;    // arrays and runtime scalars, in walk order
+  std::pmr::vector<LeafKind> kinds;       // per leaf
+  std::pmr::vector<py::object> callers;   // per leaf, or empty: the caller's array a DeviceArray leaf
+                                          // stands for (CuPy, PyTorch, JAX; python/strider/_cuda.py)
+  bool on_device = false;                 // a leaf is in GPU memory
+  py::object device_kind;                 // when the first such leaf is no DeviceArray: its library's kind
+                                          // of array (_cuda.py), which makes the results and names the stream
   // how the array leaves map onto storages: leaves whose bytes overlap share one storage (an
   // aliasing group) whose base is the lowest address among them
-  std::vector<uintptr_t> bases;      // per group
-  std::vector<int> group_owner;      // per group: a leaf of the group (keeps its memory alive)
-  std::vector<int> group_dtype;      // per group: NumPy type number
-  std::vector<int> group_ordinal;    // per group: the CUDA device holding it, -1: host memory
-  std::vector<int64_t> group_extent; // per group: elements from the base to the end of the last leaf
-  std::vector<int> leaf_group;       // per leaf: its group, -1 for scalars
-  std::vector<int64_t> leaf_offset;  // per leaf: elements from its group's base to its first element
+  std::pmr::vector<uintptr_t> bases;      // per group
+  std::pmr::vector<int> group_owner;      // per group: a leaf of the group (keeps its memory alive)
+  std::pmr::vector<int> group_dtype;      // per group: NumPy type number
+  std::pmr::vector<int> group_ordinal;    // per group: the CUDA device holding it, -1: host memory
+  std::pmr::vector<int64_t> group_extent; // per group: elements from the base to the end of the last leaf
+  std::pmr::vector<int> leaf_group;       // per leaf: its group, -1 for scalars
+  std::pmr::vector<int64_t> leaf_offset;  // per leaf: elements from its group's base to its first element
+
+  /// The caller's array that leaf `i` stands for: itself, unless a DeviceArray leaf was made for it.
+  const py::object& caller(size_t i) const { return i < callers.size() && callers[i] ? callers[i] : leaves[i]; }
 
   /// The call's arguments rebuilt with `leaves` in place of its leaves: one value per parameter,
   /// `missing` for a parameter the caller left out.
   py::list arguments(const std::vector<py::object>& leaves, const py::object& missing) const;
 };
 
-/// Why a call cannot run, in NumPy's terms: what it passed and what to pass instead.
-struct Refusal {
-  std::string what, instead;
+/// target="auto" met an array in GPU memory: the call runs as target="cuda" (`refusal`: what
+/// target="cpu" would say).
+struct OnDevice {
+  Refusal refusal;
 };
 /// The leaves' layout refused them (dtype, byte order, strides, aliasing): _api says which one.
 struct LayoutRefusal {};
 
 /// Binds a call's arguments to `params` and walks them into `out`. Throws Refusal or
-/// LayoutRefusal for a call the function cannot run, py::type_error when the arguments do not
-/// bind (its message is inspect's: the dispatcher asks inspect to raise it).
-void call_signature(const std::vector<Param>& params, bool cuda_target, PyObject* args, PyObject* kwargs,
-                    CallSignature& out);
+/// LayoutRefusal for a call the function cannot run, OnDevice (policy Route), py::type_error
+/// when the arguments do not bind (its message is inspect's: the dispatcher asks inspect to raise
+/// it). `classify` (policy Take): _cuda._classify, value -> None | (DeviceArray leaf, kind), for
+/// values of array libraries in GPU memory.
+void call_signature(const std::vector<Param>& params, DevicePolicy policy, const py::object& classify, PyObject* args,
+                    PyObject* kwargs, CallSignature& out);
 
 /// Installs _tracer.Tracer, the type of values a walk refuses as kept from an earlier trace.
 void set_tracer_type(PyObject* type);

@@ -29,6 +29,10 @@ inline std::vector<int64_t> byte_strides(Shape strides, int64_t itemsize) {
   return strides;
 }
 
+/// A C-contiguous array of NumPy type number `typenum` in new device memory it owns (freed with
+/// its last view).
+DeviceArray device_array_empty(int ordinal, std::vector<int64_t> shape, int typenum);
+
 /// `value.__dlpack__(stream=stream)` as a leaf: a CUDA tensor of one of strider's dtypes, else
 /// TypeError naming what it is. Writeable unless `writeable` is false or the producer marks the
 /// tensor read-only or a copy; the producer's deleter runs when the last view of it goes.

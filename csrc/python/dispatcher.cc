@@ -5,13 +5,15 @@
 
 #include <algorithm>
 
+#include "runtime/cuda_loader.h"
+
 namespace py = pybind11;
 
 namespace strider::python {
 
 namespace {
 
-bool same_statics(const std::vector<py::object>& a, const std::vector<py::object>& b) {
+bool same_statics(const std::vector<py::object>& a, const std::pmr::vector<py::object>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     const int same = PyObject_RichCompareBool(a[i].ptr(), b[i].ptr(), Py_EQ);
@@ -20,6 +22,12 @@ bool same_statics(const std::vector<py::object>& a, const std::vector<py::object
   }
   return true;
 }
+
+// A call's signature lives in an arena on the dispatcher's stack (heap past it).
+constexpr size_t kArenaBytes = 4096;
+
+// CUDA's legacy default stream (CU_STREAM_LEGACY): it orders kernels with every blocking stream
+constexpr uintptr_t kLegacyStream = 1;
 
 bool tracing() { return !dispatch_hooks().current_trace().is_none(); }
 
@@ -30,7 +38,7 @@ bool latest_first() {
   return v && PyObject_IsTrue(v) == 1;
 }
 
-py::tuple as_tuple(const std::vector<py::object>& items) {
+py::tuple as_tuple(const std::pmr::vector<py::object>& items) {
   py::tuple out(items.size());
   for (size_t i = 0; i < items.size(); ++i) out[i] = items[i];
   return out;
@@ -38,10 +46,16 @@ py::tuple as_tuple(const std::vector<py::object>& items) {
 
 py::dict as_dict(PyObject* kwargs) { return kwargs ? py::reinterpret_borrow<py::dict>(kwargs) : py::dict(); }
 
+[[noreturn]] void refuse(const Refusal& r) {
+  py::object error = dispatch_hooks().unsupported(r.what, r.instead);
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
+  throw py::error_already_set();
+}
+
 PyObject* call_slot(PyObject* self, PyObject* args, PyObject* kwargs) {
   try {
     auto& d = py::handle(self).cast<Dispatcher&>();
-    return d.call(self, args, kwargs, py::none(), 0).release().ptr();
+    return d.call(self, args, kwargs).release().ptr();
   } catch (...) {
     py::detail::try_translate_exceptions();
     return nullptr;
@@ -55,15 +69,17 @@ DispatchHooks& dispatch_hooks() {
   return *hooks;
 }
 
-Dispatcher::Dispatcher(std::vector<Param> params, bool cuda_target, bool cache, int max_signatures)
-    : params_(std::move(params)), cuda_target_(cuda_target), cache_(cache),
+Dispatcher::Dispatcher(std::vector<Param> params, DevicePolicy policy, bool cache, int max_signatures)
+    : params_(std::move(params)), policy_(policy), cache_(cache),
       max_signatures_(static_cast<size_t>(max_signatures)) {}
 
+size_t Dispatcher::hash(const CallSignature& sig) { return std::hash<std::string_view>()(std::string_view(sig.key)); }
+
 Dispatcher::Item* Dispatcher::find(const CallSignature& sig) {
-  auto it = table_.find(sig.key);
+  auto it = table_.find(hash(sig));
   if (it == table_.end()) return nullptr;
   for (Item& item : it->second)
-    if (same_statics(item.statics, sig.statics)) return &item;
+    if (std::string_view(item.key) == std::string_view(sig.key) && same_statics(item.statics, sig.statics)) return &item;
   return nullptr;
 }
 
@@ -78,7 +94,7 @@ void Dispatcher::insert(const CallSignature& sig, Item item) {
     if (victim->second.empty()) table_.erase(victim);
     --size_;
   }
-  std::vector<Item>& items = table_[sig.key];
+  std::vector<Item>& items = table_[hash(sig)];
   items.push_back(std::move(item));
   ++size_;
 }
@@ -93,12 +109,17 @@ Dispatcher::Found Dispatcher::resolve(py::handle self, PyObject* args, PyObject*
     return true;
   };
   try {
-    call_signature(params_, cuda_target_, args, kwargs, sig);
+    call_signature(params_, policy_, dispatch_hooks().classify, args, kwargs, sig);
+  } catch (const OnDevice& d) {  // target="auto": the call runs as target="cuda"
+    if (inline_call()) return {};
+    if (!inlined) refuse(d.refusal);  // explain(): the CPU's program
+    if (!gpu_) gpu_ = self.attr("_on_gpu")();
+    *inlined = py::reinterpret_steal<py::object>(PyObject_Call(gpu_.ptr(), args, kwargs));
+    if (!*inlined) throw py::error_already_set();
+    return {};
   } catch (const Refusal& r) {
     if (inline_call()) return {};
-    py::object error = dispatch_hooks().unsupported(r.what, r.instead);
-    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
-    throw py::error_already_set();
+    refuse(r);
   } catch (const LayoutRefusal&) {
     if (inline_call()) return {};
     dispatch_hooks().refuse_leaves(as_tuple(sig.leaves));
@@ -127,22 +148,38 @@ Dispatcher::Found Dispatcher::resolve(py::handle self, PyObject* args, PyObject*
   ++counters_.traces;
   py::object entry = self.attr("_trace")(py::cast(&sig, py::return_value_policy::reference));
   Found found{entry, entry.attr("runner").cast<const Runner*>()};
-  if (cache_) insert(sig, Item{sig.statics, entry, found.runner, ++clock_});
+  if (cache_)
+    insert(sig, Item{std::string(sig.key), {sig.statics.begin(), sig.statics.end()}, entry, found.runner, ++clock_});
   return found;
 }
 
-py::object Dispatcher::call(py::handle self, PyObject* args, PyObject* kwargs, const py::object& kind,
-                            uintptr_t stream) {
-  CallSignature sig;
+py::object Dispatcher::call(py::handle self, PyObject* args, PyObject* kwargs) {
+  if (policy_ == DevicePolicy::Take && !cuda_unavailable_reason().empty()) {
+    if (tracing()) return self.attr("_inline")(py::reinterpret_borrow<py::tuple>(args), as_dict(kwargs));
+    self.attr("_cuda_refusal")();
+    throw std::logic_error("strider: _cuda_refusal returned");
+  }
+  alignas(std::max_align_t) std::byte arena_bytes[kArenaBytes];
+  std::pmr::monotonic_buffer_resource arena(arena_bytes, sizeof arena_bytes);
+  CallSignature sig(&arena);
   py::object inlined;
   // holds the entry: another thread may evict it while this one runs without the GIL
   const Found found = resolve(self, args, kwargs, sig, &inlined);
   if (!found.runner) return inlined;
-  return found.runner->run(sig, latest_first(), kind, stream);
+  if (!sig.device_kind) {
+    // NumPy arrays (copied to the device and back for target="cuda"), or DeviceArrays, whose
+    // kernels run on the legacy default stream
+    return found.runner->run(sig, latest_first(), sig.on_device ? kLegacyStream : 0);
+  }
+  // the arrays of a library: its current stream, and its kind of array for the results
+  const py::object kind = sig.device_kind;
+  const auto stream = kind.attr("stream")().cast<uintptr_t>();
+  return kind.attr("finish")(found.runner->run(sig, latest_first(), stream));
 }
 
 py::tuple Dispatcher::entry(py::handle self, PyObject* args, PyObject* kwargs) {
-  CallSignature sig;
+  std::pmr::monotonic_buffer_resource arena;
+  CallSignature sig(&arena);
   py::object entry = resolve(self, args, kwargs, sig, nullptr).entry;
   return py::make_tuple(entry, as_tuple(sig.leaves));
 }

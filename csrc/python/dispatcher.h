@@ -22,12 +22,14 @@ struct DispatchHooks {
   pybind11::object unsupported;    // (what, instead) -> the UnsupportedError to raise
   pybind11::object refuse_leaves;  // (leaves) -> raises the error naming the leaf the layout refused
   pybind11::dict api_globals;      // _api's namespace: LATEST_FIRST, read on each call
+  pybind11::object classify;       // _cuda._classify: value -> None | (DeviceArray leaf, kind)
 };
 DispatchHooks& dispatch_hooks();
 
 /// The C++ base of CompiledFunction. The Python subclass implements _trace(signature) -> entry
-/// (with .runner, a Runner), _inline(args, kwargs) (a call made while this thread traces) and
-/// _bind_error(args, kwargs) (raises inspect's TypeError).
+/// (with .runner, a Runner), _inline(args, kwargs) (a call made while this thread traces),
+/// _bind_error(args, kwargs) (raises inspect's TypeError), _cuda_refusal() (raises why CUDA is
+/// unavailable) and _on_gpu() (the function compiled for target="cuda", for target="auto").
 class Dispatcher {
  public:
   /// Counters as CompiledFunction.stats() names them.
@@ -35,11 +37,10 @@ class Dispatcher {
     int64_t traces = 0, cache_hits = 0, lowered = 0, compiles = 0, disk_hits = 0;
   };
 
-  Dispatcher(std::vector<Param> params, bool cuda_target, bool cache, int max_signatures);
+  Dispatcher(std::vector<Param> params, DevicePolicy policy, bool cache, int max_signatures);
 
-  /// The function's result for a call; `kind` and `stream`: as Runner::run takes them.
-  pybind11::object call(pybind11::handle self, PyObject* args, PyObject* kwargs, const pybind11::object& kind,
-                        uintptr_t stream);
+  /// The function's result for a call.
+  pybind11::object call(pybind11::handle self, PyObject* args, PyObject* kwargs);
   /// (entry, leaves) of a call's signature (traced when new), as explain() shows it.
   pybind11::tuple entry(pybind11::handle self, PyObject* args, PyObject* kwargs);
   Counters& counters() { return counters_; }
@@ -48,6 +49,7 @@ class Dispatcher {
 
  private:
   struct Item {
+    std::string key;
     std::vector<pybind11::object> statics;
     pybind11::object entry;  // _api._Entry: keeps `runner` alive
     const Runner* runner;
@@ -62,15 +64,18 @@ class Dispatcher {
   // call runs inline in a trace of this thread.
   Found resolve(pybind11::handle self, PyObject* args, PyObject* kwargs, CallSignature& sig,
                       pybind11::object* inlined);
+  static size_t hash(const CallSignature& sig);
   Item* find(const CallSignature& sig);
   void insert(const CallSignature& sig, Item item);
 
   std::vector<Param> params_;
-  bool cuda_target_, cache_;
+  DevicePolicy policy_;
+  bool cache_;
+  pybind11::object gpu_;  // target="auto": the function compiled for target="cuda", once asked for
   size_t max_signatures_, size_ = 0;
   Counters counters_;
   uint64_t clock_ = 0;  // ticks at each call that finds or makes an item
-  std::unordered_map<std::string, std::vector<Item>> table_;
+  std::unordered_map<size_t, std::vector<Item>> table_;  // by the key's hash
   std::mutex trace_mutex_;          // one trace at a time; waiters release the GIL
 };
 

@@ -17,11 +17,6 @@ int64_t take_count(const char*& code) {
 
 }  // namespace
 
-void put_node(std::string& codes, Node node, int64_t length) {
-  codes += static_cast<char>(node);
-  codes.append(reinterpret_cast<const char*>(&length), sizeof length);
-}
-
 py::object build_tree(const char*& code, const py::object*& object, const py::object*& leaf) {
   const Node node = static_cast<Node>(*code++);
   switch (node) {

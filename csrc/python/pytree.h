@@ -26,8 +26,13 @@ enum class Node : char {
   Default = 'D',  // a parameter the caller left out: the function applies its own default
 };
 
-/// Appends a node with a length (Tuple, List, Named, Dict) to `codes`.
-void put_node(std::string& codes, Node node, int64_t length);
+/// Appends a node with a length (Tuple, List, Named, Dict) to `codes` (a std::string or
+/// std::pmr::string).
+template <typename String>
+void put_node(String& codes, Node node, int64_t length) {
+  codes += static_cast<char>(node);
+  codes.append(reinterpret_cast<const char*>(&length), sizeof length);
+}
 
 /// Appends a traced result's structure (_api's ("leaf",) | (type name, specs) | ("dict", ((key,
 /// spec), ...))) to `codes` and `objects`.

@@ -68,9 +68,10 @@ int Runner::group_of(int storage) const {
   return it->second;
 }
 
-py::object Runner::run(const CallSignature& call, bool latest_first, const py::object& kind, uintptr_t stream) const {
+py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t stream) const {
   const Graph& g = program_->graph;
-  const bool on_device = !kind.is_none();
+  const bool on_device = call.on_device;
+  const py::object& kind = call.device_kind;  // null: results in GPU memory are DeviceArrays
   std::vector<void*> buffers(g.storages.size(), nullptr);
   std::vector<uint64_t> device(on_device ? g.storages.size() : 0, 0);
   for (const auto& [sid, group] : groups_) {
@@ -87,10 +88,16 @@ py::object Runner::run(const CallSignature& call, bool latest_first, const py::o
   std::vector<uint64_t> temp_ptrs;
   for (const Temp& t : temps_) {
     if (on_device) {
-      // the caller's kind of array: (array, device address)
-      py::tuple made = kind.attr("empty")(py::cast(t.shape), typenum(g.storages[t.storage].dtype));
-      temps.push_back(made[0]);
-      temp_ptrs.push_back(made[1].cast<uint64_t>());
+      const int type = typenum(g.storages[t.storage].dtype);
+      if (kind) {  // the caller's kind of array: (array, device address)
+        py::tuple made = kind.attr("empty")(py::cast(t.shape), type);
+        temps.push_back(made[0]);
+        temp_ptrs.push_back(made[1].cast<uint64_t>());
+      } else {
+        DeviceArray made = device_array_empty(cuda_->ordinal(), t.shape, type);
+        temp_ptrs.push_back(made.ptr);
+        temps.push_back(py::cast(std::move(made)));
+      }
       device[t.storage] = temp_ptrs.back();
       continue;
     }
@@ -114,15 +121,10 @@ py::object Runner::run(const CallSignature& call, bool latest_first, const py::o
   results.reserve(outputs_.size());
   for (const Output& o : outputs_) {
     switch (o.kind) {
-      case ResultKind::Argument: {
-        const py::object& leaf = call.leaves[o.index];
-        // a device leaf stands for the caller's array (CPU calls never have one)
-        results.push_back(on_device && is_device_array(leaf.ptr()) ? leaf.cast<const DeviceArray&>().owner : leaf);
-        break;
-      }
+      case ResultKind::Argument: results.push_back(call.caller(o.index)); break;
       case ResultKind::Python: results.push_back(o.value); break;
       case ResultKind::View:
-        results.push_back(on_device ? device_view_result(o, call, temps, temp_ptrs, kind) : view_result(o, call, temps));
+        results.push_back(on_device ? device_view_result(o, call, temps, temp_ptrs) : view_result(o, call, temps));
         break;
     }
   }
@@ -179,7 +181,7 @@ py::object Runner::view_result(const Output& o, const CallSignature& call, const
 // A result in GPU memory: a returned temporary as allocated, else a view (of a temporary or of
 // an argument group) made by the caller's kind of array.
 py::object Runner::device_view_result(const Output& o, const CallSignature& call, const std::vector<py::object>& temps,
-                                      const std::vector<uint64_t>& temp_ptrs, const py::object& kind) const {
+                                      const std::vector<uint64_t>& temp_ptrs) const {
   const View& v = program_->graph.outputs[o.index];
   const DType dtype = program_->graph.storages[v.storage].dtype;
   const int64_t item = itemsize(dtype);
@@ -194,7 +196,7 @@ py::object Runner::device_view_result(const Output& o, const CallSignature& call
   if (!owner) {
     const int group = group_of(v.storage);
     base = call.bases[group];
-    owner = call.leaves[call.group_owner[group]].cast<const DeviceArray&>().owner;
+    owner = call.caller(call.group_owner[group]);
   }
   const uint64_t first = base + static_cast<uint64_t>(v.offset * item);
   if (!o.weak.is_none()) {
@@ -206,12 +208,21 @@ py::object Runner::device_view_result(const Output& o, const CallSignature& call
                   static_cast<size_t>(item));
     return o.weak(holder.attr("item")());
   }
-  if (!arr) {
-    std::vector<int64_t> strides;
-    for (int64_t st : v.strides) strides.push_back(st * item);
-    arr = kind.attr("view")(owner, first, py::cast(v.shape), py::cast(strides), typenum(dtype), o.writeable);
-  }
-  return arr;
+  if (arr) return arr;
+  std::vector<int64_t> strides;
+  for (int64_t st : v.strides) strides.push_back(st * item);
+  if (call.device_kind)
+    return call.device_kind.attr("view")(owner, first, py::cast(v.shape), py::cast(strides), typenum(dtype), o.writeable);
+  DeviceArray view;
+  view.ptr = first;
+  view.shape = v.shape;
+  view.strides = std::move(strides);
+  view.typenum = typenum(dtype);
+  view.itemsize = static_cast<int>(item);
+  view.writeable = o.writeable;
+  view.ordinal = cuda_->ordinal();
+  view.owner = std::move(owner);
+  return py::cast(std::move(view));
 }
 
 }  // namespace strider::python

@@ -53,17 +53,17 @@ class Runner {
   /// Runs the program on the device when it was given a CUDA program.
   void set_cuda(std::shared_ptr<CudaProgram> cuda) { cuda_ = std::move(cuda); }
 
-  /// Runs the program on the call and returns the function's result. `kind`: the caller's kind of
-  /// device array (python/strider/_cuda.py) when its arguments are in GPU memory, else None.
-  pybind11::object run(const CallSignature& call, bool latest_first, const pybind11::object& kind,
-                       uintptr_t stream) const;
+  /// Runs the program on the call (on `stream` when it runs on a CUDA device) and returns the
+  /// function's result: arrays in GPU memory are DeviceArrays, or of the caller's library
+  /// (call.device_kind, python/strider/_cuda.py).
+  pybind11::object run(const CallSignature& call, bool latest_first, uintptr_t stream) const;
 
  private:
   pybind11::object view_result(const Output& o, const CallSignature& call,
                                const std::vector<pybind11::object>& temps) const;
   pybind11::object device_view_result(const Output& o, const CallSignature& call,
                                       const std::vector<pybind11::object>& temps,
-                                      const std::vector<uint64_t>& temp_ptrs, const pybind11::object& kind) const;
+                                      const std::vector<uint64_t>& temp_ptrs) const;
   int group_of(int storage) const;
 
   pybind11::object program_obj_;

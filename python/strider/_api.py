@@ -70,7 +70,7 @@ class CompiledFunction(_C.Dispatcher):
             raise ValueError(f"strider.compile: max_signatures must be a positive int, not {max_signatures!r}")
         params = [(p.name, int(p.kind), p.default is not p.empty, p.name in static_argnames)
                   for p in signature.parameters.values()]
-        super().__init__(params, target == "cuda", bool(cache), max_signatures)
+        super().__init__(params, target, bool(cache), max_signatures)
         self._fn = fn
         self._signature = signature
         self._schedule = {int(k): str(v) for k, v in (schedule or {}).items()}
@@ -214,15 +214,6 @@ def _cuda_refusal(name):
                         f"{_C.cuda_unavailable_reason()}; pass NumPy arrays and use target='cpu'")
 
 
-def _on_device(value):
-    """True for an array in GPU memory, also inside lists, tuples and dicts."""
-    if isinstance(value, (tuple, list)):
-        return any(_on_device(v) for v in value)
-    if isinstance(value, dict):
-        return any(_on_device(v) for v in value.values())
-    return _cuda.on_device(value)
-
-
 class _CudaFunction(CompiledFunction):
     """strider.compile(fn, target="cuda"): the stages run on a GPU. Arrays in GPU memory
     (__cuda_array_interface__: CuPy, PyTorch, Numba; DLPack: JAX, read only) are read and written
@@ -230,19 +221,8 @@ class _CudaFunction(CompiledFunction):
     current stream; NumPy arrays are copied to the device and back (in-place writes included),
     results are NumPy arrays."""
 
-    def __call__(self, *args, **kwargs):
-        if current_trace() is not None:
-            return super().__call__(*args, **kwargs)  # inlined into the calling trace
-        if _C.cuda_unavailable_reason():
-            raise _cuda_refusal(self.__name__)
-        dargs, dkwargs, kind = _cuda.device_leaves(args, kwargs)
-        if kind is None:
-            return super().__call__(*args, **kwargs)
-        return kind.finish(self._dispatch(dargs, dkwargs, kind, kind.stream()))
-
-    def _lookup(self, args, kwargs):
-        args, kwargs, _ = _cuda.device_leaves(args, kwargs)
-        return super()._lookup(args, kwargs)
+    def _cuda_refusal(self):
+        raise _cuda_refusal(self.__name__)
 
     def _prepare(self, entry, sig):
         """Loads the entry's stages on the device of its arguments (device 0 for NumPy ones):
@@ -262,18 +242,17 @@ class _CudaFunction(CompiledFunction):
 
 class _AutoFunction(CompiledFunction):
     """strider.compile(fn, target="auto"): runs where the arguments live: on the CPU for NumPy
-    arrays, on their GPU (target="cuda") for arrays in GPU memory."""
+    arrays, on their GPU (target="cuda", self._on_gpu()) for arrays in GPU memory."""
 
-    def __call__(self, *args, **kwargs):
-        if current_trace() is None and (_on_device(args) or _on_device(kwargs)):
-            return self._on_gpu()(*args, **kwargs)
-        return super().__call__(*args, **kwargs)
+
+_C.install_call_slot(_CudaFunction)
+_C.install_call_slot(_AutoFunction)
 
 
 # STRIDER_JIT=0: every stage on the reference executor
 JIT = os.environ.get("STRIDER_JIT", "1") != "0"
 
-_C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, globals())
+_C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, globals(), _cuda.classify)
 
 
 def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64):

@@ -210,24 +210,14 @@ def _kind(library, ordinal):
     return kind
 
 
-def _generic(ordinal):
-    return _kind(_Generic, ordinal)
-
-
-def _classify(value):
-    """(leaf, kind) for an array in GPU memory that is no DeviceArray, else None."""
+def classify(value):
+    """(DeviceArray leaf, kind) for an array in GPU memory of a library (the dispatcher asks, in C++,
+    for each argument value it does not know), else None."""
     if not on_device(value):
         return None
     library = _library(value)
     leaf = _kind(library, 0).leaf(value)
     return leaf, _kind(library, leaf.ordinal)
-
-
-def device_leaves(args, kwargs):
-    """(args, kwargs) with every array in GPU memory (also inside lists, tuples and dicts) made a
-    DeviceArray leaf, and the caller's kind of array (None when there is none): results follow the
-    first device argument's library, as NumPy-style libraries do. The walk is C++'s."""
-    return _C.device_leaves(tuple(args), kwargs, _classify, _generic)
 
 
 def to_numpy(array):

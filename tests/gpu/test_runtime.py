@@ -2,6 +2,8 @@
 read and written in place, views returned as views, aliasing and overlapping arguments, stages the
 CUDA backend refuses run on the host between copies, the error flag, scratch memory, the caller's
 kind of result, target="auto". Compared with NumPy on every call."""
+import sys
+
 import numpy as np
 import pytest
 from conftest import counters, fake_driver, needs_cuda, to_device, to_numpy
@@ -237,3 +239,26 @@ def test_identical_stages_share_one_module():
     mid = counters()["modules"]
     cuda(lambda b: b * 7 - 2)(np.arange(3.0))
     assert mid == before + 1 and counters()["modules"] == mid
+
+
+def _python_entered(fn, *args):
+    """fn(*args) and the Python functions it entered, by name (sys.setprofile sees calls from C++
+    too)."""
+    entered = []
+    sys.setprofile(lambda frame, event, arg: entered.append(frame.f_code.co_name) if event == "call" else None)
+    try:
+        result = fn(*args)
+    finally:
+        sys.setprofile(None)
+    return result, entered
+
+
+def test_a_warm_call_with_device_arrays_enters_no_python():
+    fn = cuda(lambda a, b: (a * b + 1, a[::2]))
+    host = np.arange(12, dtype=np.float32)
+    a, b = to_device(host), to_device(host[::-1].copy())
+    fn(a, b)
+    (r, v), entered = _python_entered(fn, a, b)
+    assert entered == []
+    assert isinstance(r, _C.DeviceArray) and v.owner is a
+    compare(host * host[::-1] + 1, to_numpy(r))

@@ -5,6 +5,7 @@ the user's source lines).
 import inspect
 import os
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -695,6 +696,13 @@ def test_a_warm_call_enters_python_only_to_trace():
     np.testing.assert_array_equal(compiled(b=x + 3, a=x), x + x + 3)  # keywords bind in C++ too
     with pytest.raises(AssertionError, match="entered Python"):
         compiled(np.arange(5.0), x[:1])  # a new signature: traced
+    entered = []
+    sys.setprofile(lambda frame, event, arg: entered.append(frame.f_code.co_name) if event == "call" else None)
+    try:
+        compiled(x, x + 2)
+    finally:
+        sys.setprofile(None)
+    assert entered == []
 
 
 def test_varargs_and_kwargs_given_nothing_hit_the_cache():

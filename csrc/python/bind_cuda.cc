@@ -4,8 +4,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <algorithm>
-
 #include "device_array.h"
 #include "runtime/cuda_executor.h"
 

@@ -51,7 +51,7 @@ class Dispatcher {
   struct Item {
     std::string key;
     std::vector<pybind11::object> statics;
-    pybind11::object entry;  // _api._Entry: keeps `runner` alive
+    pybind11::object entry;  // _results.Entry: keeps `runner` alive
     const Runner* runner;
     uint64_t used;           // the clock at its latest call: recency for eviction
   };

@@ -47,12 +47,7 @@ void bind_dispatch(py::module_& m) {
 
   py::class_<CallSignature>(m, "CallSignature", "A call's signature: its leaves and their aliasing layout")
       .def_property_readonly("key", [](const CallSignature& s) { return py::bytes(s.key.data(), s.key.size()); })
-      .def_property_readonly("leaves",
-                             [](const CallSignature& s) {
-                               py::tuple out(s.leaves.size());
-                               for (size_t i = 0; i < s.leaves.size(); ++i) out[i] = s.leaves[i];
-                               return out;
-                             })
+      .def_property_readonly("leaves", &CallSignature::leaf_tuple)
       .def_property_readonly("group_dtype", [](const CallSignature& s) { return dtypes(s.group_dtype); })
       .def_readonly("group_extent", &CallSignature::group_extent)
       .def_readonly("group_ordinal", &CallSignature::group_ordinal)

@@ -413,6 +413,12 @@ void call_signature(const std::vector<Param>& params, DevicePolicy policy, const
   layout(out);
 }
 
+py::tuple CallSignature::leaf_tuple() const {
+  py::tuple out(leaves.size());
+  for (size_t i = 0; i < leaves.size(); ++i) out[i] = leaves[i];
+  return out;
+}
+
 py::list CallSignature::arguments(const std::vector<py::object>& replacements, const py::object& missing) const {
   py::list out;
   const char* code = key.data();

@@ -71,6 +71,9 @@ struct CallSignature {
   std::pmr::vector<int> leaf_group;       // per leaf: its group, -1 for scalars
   std::pmr::vector<int64_t> leaf_offset;  // per leaf: elements from its group's base to its first element
 
+  /// The leaves as a tuple.
+  py::tuple leaf_tuple() const;
+
   /// The caller's array that leaf `i` stands for: itself, unless a DeviceArray leaf was made for it.
   const py::object& caller(size_t i) const { return i < callers.size() && callers[i] ? callers[i] : leaves[i]; }
 

@@ -3,7 +3,8 @@
 
 #include <pybind11/detail/exception_translation.h>
 
-#include <algorithm>
+#include <cstddef>
+#include <memory_resource>
 
 #include "runtime/cuda_loader.h"
 
@@ -36,12 +37,6 @@ bool latest_first() {
   PyObject* v = PyDict_GetItemWithError(dispatch_hooks().api_globals.ptr(), name.ptr());
   if (!v && PyErr_Occurred()) throw py::error_already_set();
   return v && PyObject_IsTrue(v) == 1;
-}
-
-py::tuple as_tuple(const std::pmr::vector<py::object>& items) {
-  py::tuple out(items.size());
-  for (size_t i = 0; i < items.size(); ++i) out[i] = items[i];
-  return out;
 }
 
 py::dict as_dict(PyObject* kwargs) { return kwargs ? py::reinterpret_borrow<py::dict>(kwargs) : py::dict(); }
@@ -122,7 +117,7 @@ Dispatcher::Found Dispatcher::resolve(py::handle self, PyObject* args, PyObject*
     refuse(r);
   } catch (const LayoutRefusal&) {
     if (inline_call()) return {};
-    dispatch_hooks().refuse_leaves(as_tuple(sig.leaves));
+    dispatch_hooks().refuse_leaves(sig.leaf_tuple());
     throw std::logic_error("strider: the dispatcher refused arguments that _refuse_leaves accepts");
   } catch (const py::type_error&) {
     if (inline_call()) return {};
@@ -181,7 +176,7 @@ py::tuple Dispatcher::entry(py::handle self, PyObject* args, PyObject* kwargs) {
   std::pmr::monotonic_buffer_resource arena;
   CallSignature sig(&arena);
   py::object entry = resolve(self, args, kwargs, sig, nullptr).entry;
-  return py::make_tuple(entry, as_tuple(sig.leaves));
+  return py::make_tuple(entry, sig.leaf_tuple());
 }
 
 py::list Dispatcher::entries() const {

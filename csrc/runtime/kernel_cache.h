@@ -11,7 +11,7 @@
 
 // The disk half of the kernel cache: compiled stages as files, so that a new process running the
 // same function with the same signature loads machine code instead of compiling it. (The memory
-// half is the trace cache of each compiled function, python/strider/_api.py.)
+// half is the trace cache of each compiled function, csrc/python/dispatcher.h.)
 //
 // Switches (the README's table):
 //   STRIDER_CACHE_DIR=dir  where entries live; default $XDG_CACHE_HOME/strider, else

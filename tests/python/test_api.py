@@ -511,9 +511,10 @@ def test_fast_dispatch_counts_hits_and_keeps_aliasing_apart():
 
 
 def _no_general_path(compiled):
+    """Calls of compiled may no longer trace (the one way a call enters Python)."""
     def refuse(*args, **kwargs):
-        raise AssertionError("the call took the general path")
-    compiled._lookup = refuse
+        raise AssertionError("the call traced")
+    compiled._trace = refuse
 
 
 def test_fast_dispatch_takes_tuples_keywords_and_statics():

@@ -46,7 +46,6 @@ def _refuse_leaves(leaves):
                       "pass one of them as a copy")
 
 
-
 _MISSING = object()  # a parameter the caller left out: the function applies its own default
 
 

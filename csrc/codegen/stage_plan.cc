@@ -200,6 +200,7 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
       if (k + 1 != p.ops.size()) refuse(p, k, "a reduction must be the last op of its stage");
       if (p.registers.count(op.output.storage)) refuse(p, k, "a reduction's result cannot be a register");
       p.reduction = true;
+      p.reduce = reduce_spec(op.code, g.dtype_of(op.inputs[0]));
       for (size_t a = 0; a < op.axes.size(); ++a)
         if (op.axes[a] < 0 || op.axes[a] >= rank || (a > 0 && op.axes[a] <= op.axes[a - 1]))
           refuse(p, k, "reduction axes must be ascending domain axes");
@@ -225,8 +226,7 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   }
 
   if (p.reduction) {
-    const Op& r = p.ops.back();
-    const bool no_identity = !reduce_spec(r.code, g.dtype_of(r.inputs[0])).has_identity();
+    const bool no_identity = !p.reduce.has_identity();
     bool kept_empty = false, folded_empty = false, folded_dynamic = false;
     for (int d = 0; d < rank; ++d) {
       if (!p.reduced[d]) kept_empty = kept_empty || (p.domain[d] == 0 && p.extent[d] < 0);

@@ -9,6 +9,7 @@
 
 #include "analysis/overlap.h"
 #include "ir/graph.h"
+#include "ops/reduce_spec.h"
 #include "schedule/loop_nest.h"
 
 namespace strider::detail {
@@ -24,6 +25,7 @@ struct StagePlan {
   std::vector<int> op_ids;    // graph op indices, for messages
   std::set<int> registers;
   bool reduction = false;     // the last op is a reduction
+  ReduceSpec reduce;          // how it folds (when `reduction`)
   int vector_width = 1;       // a power of two
   int unroll = 1;
   bool parallel = false;      // split axis 0 across the thread pool

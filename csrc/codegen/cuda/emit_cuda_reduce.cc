@@ -19,7 +19,6 @@
 #include <functional>
 
 #include "codegen/cuda/cuda_emitter.h"
-#include "ops/reduce_spec.h"
 
 namespace strider::detail {
 
@@ -36,10 +35,9 @@ void CudaEmitter::emit_reduction() {
   const size_t last = p_.ops.size() - 1;
   const Op& r = p_.ops[last];
   cur_op_ = static_cast<int>(last);
-  const OpCode code = r.code;
   const DType in = g_.dtype_of(r.inputs[0]);
   const DType out = g_.dtype_of(r.output);
-  const ReduceSpec spec = reduce_spec(code, in);
+  const ReduceSpec& spec = p_.reduce;
   using C = ReduceSpec::Combine;
   const bool extreme = !spec.has_identity();
   std::vector<int> kept, folded;

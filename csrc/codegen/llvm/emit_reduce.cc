@@ -15,7 +15,6 @@
 // scan reads the input again, or a row buffer on the stack where the input lives in registers.
 
 #include "codegen/llvm/emitter.h"
-#include "ops/reduce_spec.h"
 
 namespace strider::detail {
 
@@ -23,8 +22,6 @@ using llvm::Value;
 
 namespace {
 
-// what a stage's final reduction folds (ops/reduce_spec.h)
-ReduceSpec spec_of(const Graph& g, const StagePlan& p) { return reduce_spec(p.ops.back().code, g.dtype_of(p.ops.back().inputs[0])); }
 
 bool innermost_reduction(const StagePlan& p) {
   bool seen = false;
@@ -38,9 +35,8 @@ bool innermost_reduction(const StagePlan& p) {
 // One reduction's accumulator: its values, start, step and result, as ops/reduce_spec.h says.
 struct Fold {
   Emitter& e;
-  OpCode code;
+  const ReduceSpec& spec;
   DType in, out;
-  ReduceSpec spec = reduce_spec(code, in);
 
   using C = ReduceSpec::Combine;
   llvm::IRBuilder<>& b() { return e.b_; }
@@ -121,7 +117,7 @@ constexpr int64_t kRowBufferBytes = 16384;
 
 bool row_extreme_applies(const Graph& g, const StagePlan& p, const std::vector<int>& folded) {
   const Op& r = p.ops.back();
-  if (spec_of(g, p).has_identity() || folded.size() != 1) return false;
+  if (p.reduce.has_identity() || folded.size() != 1) return false;
   const int a = folded[0];
   if (p.extent[a] >= 0 || p.domain[a] < 1) return false;
   const bool in_registers = p.registers.count(r.inputs[0].storage) > 0;
@@ -201,7 +197,7 @@ Value* Emitter::row_extreme(int a, const std::function<Value*()>& point) {
   const int64_t n = p_.domain[a];
   const bool fp = is_float(t);
   const View& in = r.inputs[0];
-  Fold fold{*this, r.code, t, g_.dtype_of(r.output)};
+  Fold fold{*this, p_.reduce, t, g_.dtype_of(r.output)};
   const bool up = fold.spec.is_max();
   llvm::Type* elem = mem_type(t);
 
@@ -277,14 +273,14 @@ Value* Emitter::row_extreme(int a, const std::function<Value*()>& point) {
 
 int Emitter::scratch_arrays() const {
   if (!p_.reduction || innermost_reduction(p_)) return 0;
-  return spec_of(g_, p_).index ? 2 : 1;
+  return p_.reduce.index ? 2 : 1;
 }
 
 void Emitter::emit_reduction() {
   const int last = static_cast<int>(p_.ops.size()) - 1;
   const Op& r = p_.ops[last];
   cur_op_ = last;
-  Fold fold{*this, r.code, g_.dtype_of(r.inputs[0]), g_.dtype_of(r.output)};
+  Fold fold{*this, p_.reduce, g_.dtype_of(r.inputs[0]), g_.dtype_of(r.output)};
   std::vector<int> kept, folded;
   for (int a = 0; a < p_.rank(); ++a) (p_.reduced[a] ? folded : kept).push_back(a);
 

@@ -2,7 +2,7 @@
 # Each installs what is missing and rebuilds only when sources changed.
 PY ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo)
-APT_PACKAGES := cmake g++ ninja-build libisl-dev libgtest-dev llvm-16-dev
+APT_PACKAGES := cmake g++ ninja-build libisl-dev libgtest-dev llvm-16-dev clang-16
 PIP_PACKAGES := "numpy>=2.0" "pybind11>=2.12" "scikit-build-core>=0.8" "pytest>=7" "hypothesis>=6" \
 	nbclient nbformat ipykernel matplotlib
 BUILD_DIR := build/dev

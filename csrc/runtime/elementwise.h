@@ -70,22 +70,19 @@ bool compare(OpCode op, T a, T b) {
   no_loop<T>(op);
 }
 
-/// st::<op>_fails of a kMayFail op (ops.def): whether NumPy raises for these inputs.
-template <typename T>
-bool fails(OpCode op, T a, T b) {
-  return op == OpCode::power && st::power_fails(a, b);
-}
-
-/// A binary op that keeps its inputs' dtype; throws std::domain_error where NumPy raises.
+/// A binary op that keeps its inputs' dtype; throws std::domain_error where NumPy raises (where
+/// st::<op>_fails, for a kMayFail op).
 template <typename T>
 T binary_same(OpCode op, T a, T b) {
+  // <op>_fails is looked up unqualified: a dependent name, never looked up for an op without it
+  using namespace st;
   switch (op) {
 #define STRIDER_OP(name, kind, attrs)
 #define STRIDER_BINARY(name, attrs)                                                         \
     case OpCode::name:                                                                      \
       if constexpr (((attrs) & kComparison) == 0 && ((attrs) & loop_of<T>()) != 0) {        \
         if constexpr (((attrs) & kMayFail) != 0)                                            \
-          if (fails(op, a, b)) throw std::domain_error(kMayFailMessage);                    \
+          if (name##_fails(a, b)) throw std::domain_error(kMayFailMessage);                 \
         return st::name(a, b);                                                              \
       }                                                                                     \
       break;

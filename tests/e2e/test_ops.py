@@ -336,6 +336,13 @@ def test_int_div_edges(op, dt):
     check(BINARY[op], a, b)
 
 
+@pytest.mark.parametrize("dt", INTS, ids=dtid)
+def test_int_reciprocal_edges(dt):
+    # NumPy's integer loop converts 1.0 / x: 0 gives inf converted, the type's lowest value on x86
+    info = np.iinfo(dt)
+    check(lambda x: np.reciprocal(x), np.array([0, 1, -1, 2, -2, 7, info.min, info.max], dt))
+
+
 def test_float_floordiv_mod_not_floor_of_quotient():
     # NumPy's float // and % follow divmod: 1.0 // 0.1 == 9.0 (not floor(1.0 / 0.1) == 10.0).
     check(lambda a, b: (a // b, a % b, np.floor(a / b)),

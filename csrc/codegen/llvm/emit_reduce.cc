@@ -89,17 +89,9 @@ struct Fold {
       case C::Min: break;
     }
     // st::replaces: NaN wins, then strictly better values, so the first occurrence is kept
-    const bool up = spec.is_max();
     Value* best = s[0];
-    Value* take;
-    if (is_float(in)) {
-      Value* better = up ? b().CreateFCmpOGT(x, best) : b().CreateFCmpOLT(x, best);
-      take = b().CreateAnd(b().CreateFCmpORD(best, best), b().CreateOr(b().CreateFCmpUNO(x, x), better));
-    } else if (in == DType::Bool) {
-      take = up ? b().CreateICmpUGT(x, best) : b().CreateICmpULT(x, best);
-    } else {
-      take = up ? b().CreateICmpSGT(x, best) : b().CreateICmpSLT(x, best);
-    }
+    Value* take = e.call_scalar(std::string(spec.is_max() ? "st_replaces_max_" : "st_replaces_min_") + dtype_name(in),
+                                b().getInt1Ty(), {x, best});
     Emitter::Values next{b().CreateSelect(take, x, best)};
     if (spec.index) next.push_back(b().CreateSelect(take, flat, s[1]));
     return next;

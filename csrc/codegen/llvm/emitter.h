@@ -5,6 +5,7 @@
 // emit_elementwise.cc (scalar semantics), vector_math.cc (libm and libmvec), emit_reduce.cc.
 
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -65,21 +66,23 @@ class Emitter {
   // --- emit_elementwise.cc
   /// Runs one non-reduction op at the current point.
   void emit_op(const Op& op);
-  /// Refuses an op on a dtype it has no loop for (ops.def).
-  void require_loop(OpCode code, DType t) const;
-  /// scalar_ops.inc's st::convert<U>(T).
+  /// st::<op> of ops/scalar_ops.inc on inputs of dtype t (refused where ops.def has no loop);
+  /// a kMayFail op also sets the error flag where st::<op>_fails.
+  llvm::Value* scalar_op(OpCode code, DType t, const Values& args);
+  /// st::convert<to>(x).
   llvm::Value* convert(llvm::Value* x, DType from, DType to);
-  llvm::Value* unary(OpCode code, DType t, llvm::Value* x);
-  llvm::Value* predicate(OpCode code, DType t, llvm::Value* x);
-  llvm::Value* compare(OpCode code, DType t, llvm::Value* a, llvm::Value* b);
-  llvm::Value* binary(OpCode code, DType t, llvm::Value* a, llvm::Value* b);
-  llvm::Value* int_power(llvm::Value* base, llvm::Value* exp);
+  /// A call of `name` from scalar_ops_bitcode.cc, which link_scalar_ops brings into the module.
+  llvm::Value* call_scalar(const std::string& name, llvm::Type* result, const Values& args);
+  /// Links the bodies of the functions call_scalar called, to be inlined (after emitting).
+  void link_scalar_ops();
   [[noreturn]] void refuse(const std::string& why) const;
 
   // --- vector_math.cc
   /// A call of libm's `name` (the double spelling; f32 appends 'f') that the loop vectorizer may
   /// widen to libmvec.
   llvm::Value* call_math(const std::string& name, DType t, const Values& args);
+  /// Replaces f's calls of libm functions (and of the intrinsics that lower to them) by call_math.
+  void widen_math_calls(llvm::Function& f);
 
   // --- emit_reduce.cc
   void emit_reduction();
@@ -114,6 +117,7 @@ class Emitter {
   std::vector<llvm::Value*> bound_;  // per axis: its extent
   std::vector<llvm::Value*> reg_;    // per storage: the register value at this point
   std::vector<llvm::MDNode*> scope_, noalias_;  // per object: storages, then scratch arrays
+  std::map<std::string, llvm::FunctionType*> scalar_calls_;  // what call_scalar called
   size_t scratch_bytes_ = 0;
 };
 

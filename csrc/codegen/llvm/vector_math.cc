@@ -8,6 +8,7 @@
 // (remainders, loops that do not vectorize) calls libm itself, bit-identical to the reference.
 
 #include <llvm/Analysis/VectorUtils.h>
+#include <llvm/IR/InstIterator.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include "codegen/llvm/emitter.h"
@@ -126,6 +127,46 @@ Value* Emitter::call_math(const std::string& name, DType t, const Values& args) 
   // kept alive until the vectorizer has looked (what InjectTLIMappings does too)
   llvm::appendToCompilerUsed(m_, keep);
   return call;
+}
+
+namespace {
+
+// The libm function (double spelling) a call of f computes, or "" for none: the bitcode of
+// ops/scalar_ops.inc calls libm directly, or through the intrinsics clang makes of exp, log, pow,
+// sin, cos and their kin (the others, sqrt and floor among them, are single instructions).
+std::string libm_name(const llvm::Function& f) {
+  if (f.isIntrinsic()) {
+    switch (f.getIntrinsicID()) {
+      case llvm::Intrinsic::exp: return "exp";
+      case llvm::Intrinsic::exp2: return "exp2";
+      case llvm::Intrinsic::log: return "log";
+      case llvm::Intrinsic::log2: return "log2";
+      case llvm::Intrinsic::log10: return "log10";
+      case llvm::Intrinsic::sin: return "sin";
+      case llvm::Intrinsic::cos: return "cos";
+      case llvm::Intrinsic::pow: return "pow";
+      default: return "";
+    }
+  }
+  if (!f.isDeclaration() || !f.getReturnType()->isFloatingPointTy()) return "";
+  const std::string name = f.getName().str();
+  return f.getReturnType()->isFloatTy() ? name.substr(0, name.size() - 1) : name;  // expf: exp
+}
+
+}  // namespace
+
+void Emitter::widen_math_calls(llvm::Function& f) {
+  for (llvm::Instruction& inst : llvm::make_early_inc_range(llvm::instructions(f))) {
+    auto* call = llvm::dyn_cast<llvm::CallInst>(&inst);
+    const llvm::Function* callee = call ? call->getCalledFunction() : nullptr;
+    const std::string name = callee ? libm_name(*callee) : "";
+    if (name.empty()) continue;
+    b_.SetInsertPoint(call);
+    Value* v = call_math(name, callee->getReturnType()->isFloatTy() ? DType::Float32 : DType::Float64,
+                         Values(call->arg_begin(), call->arg_end()));
+    call->replaceAllUsesWith(v);
+    call->eraseFromParent();
+  }
 }
 
 void drop_unused_vector_math(llvm::Module& m) {

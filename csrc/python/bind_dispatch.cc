@@ -135,17 +135,18 @@ void bind_dispatch(py::module_& m) {
   m.def(
       "set_dispatch_hooks",
       [](py::object current_trace, py::object unsupported, py::object refuse_leaves, py::handle tracer_type,
-         py::dict api_globals, py::object classify) {
+         py::dict api_globals, py::object library, py::object kind) {
         DispatchHooks& h = dispatch_hooks();
         h.current_trace = std::move(current_trace);
         h.unsupported = std::move(unsupported);
         h.refuse_leaves = std::move(refuse_leaves);
         h.api_globals = std::move(api_globals);
-        h.classify = std::move(classify);
+        h.device_kinds.install(std::move(library), std::move(kind));
         set_tracer_type(tracer_type.ptr());
       },
       py::arg("current_trace"), py::arg("unsupported"), py::arg("refuse_leaves"), py::arg("tracer_type"),
-      py::arg("api_globals"), py::arg("classify"), "what the dispatcher asks of Python (installed once by strider._api)");
+      py::arg("api_globals"), py::arg("library"), py::arg("kind"),
+      "what the dispatcher asks of Python (installed once by strider._api)");
 }
 
 }  // namespace strider::python

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "device_array.h"
+#include "runtime/cuda_loader.h"
 
 namespace strider::python {
 
@@ -36,20 +37,6 @@ bool int64_overflows(PyObject* o) {
   int overflow = 0;
   PyLong_AsLongLongAndOverflow(o, &overflow);
   return overflow != 0;
-}
-
-// _cuda.on_device for a value that is no leaf: __cuda_array_interface__, or a DLPack device of
-// kind CUDA (2) or CUDA managed memory (13).
-bool on_device(PyObject* o) {
-  if (o == Py_None || PyUnicode_CheckExact(o) || PyType_Check(o) || PyArray_IsScalar(o, Generic)) return false;
-  if (PyObject_HasAttrString(o, "__cuda_array_interface__")) return true;
-  py::object device = py::reinterpret_steal<py::object>(PyObject_GetAttrString(o, "__dlpack_device__"));
-  if (!device) {
-    PyErr_Clear();
-    return false;
-  }
-  const int kind = device()[py::int_(0)].cast<int>();
-  return kind == 2 || kind == 13;
 }
 
 // Binds a call's arguments to the parameters as inspect.Signature.bind does: one value per
@@ -113,8 +100,7 @@ bool bind(const std::vector<Param>& params, PyObject* args, PyObject* kwargs, st
 // arrays and numbers leaves, other hashable values statics.
 class Walk {
  public:
-  Walk(CallSignature& out, DevicePolicy policy, const py::object& classify)
-      : out_(out), policy_(policy), classify_(classify) {}
+  Walk(CallSignature& out, DevicePolicy policy, DeviceKinds& kinds) : out_(out), policy_(policy), kinds_(kinds) {}
 
   void static_value(PyObject* o, const py::str& name) {
     if (PyObject_Hash(o) == -1) {
@@ -167,14 +153,14 @@ class Walk {
       if (policy_ != DevicePolicy::Take) refuse_device(o);
       return device_leaf(o, py::object());
     }
-    if (policy_ == DevicePolicy::Take) {
-      py::object found = classify_(py::handle(o));
-      if (!found.is_none()) return device_leaf(found[py::int_(0)].ptr(), found[py::int_(1)], o);
-    }
     if (tracer_type && PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(tracer_type)))
       throw Refusal{"a traced value kept from an earlier trace as an argument",
                     "pass arrays, and return what the compiled function computes"};
-    if (on_device(o)) refuse_device(o);
+    if (on_device(o)) {
+      if (policy_ != DevicePolicy::Take) refuse_device(o);
+      DeviceKinds::Leaf found = kinds_.leaf(o);
+      return device_leaf(found.leaf.ptr(), found.kind, o);
+    }
     if (PyObject_Hash(o) == -1) {
       PyErr_Clear();
       throw Refusal{"an argument of type " + type_name_text(o), "pass arrays, numbers, or hashable static values"};
@@ -195,12 +181,15 @@ class Walk {
     }
   }
 
-  // An array in GPU memory where the target is the CPU: target="auto" runs the call on the GPU.
-  [[noreturn]] void refuse_device(PyObject* o) {
+  // An array in GPU memory where the target is the CPU: target="auto" goes on as target="cuda",
+  // whose function then runs the call on this walk.
+  void refuse_device(PyObject* o) {
     Refusal r{"an array in GPU memory (" + type_name_text(o) + ") with target='cpu'",
               "compile with target='cuda' or target='auto'"};
-    if (policy_ == DevicePolicy::Route) throw OnDevice{std::move(r)};
-    throw r;
+    if (policy_ != DevicePolicy::Route) throw r;
+    out_.routed = std::move(r);
+    if (!cuda_unavailable_reason().empty()) throw RoutedNowhere{};
+    policy_ = DevicePolicy::Take;
   }
 
   // An array in GPU memory: results follow the first one's library (`kind`; null for a
@@ -219,7 +208,7 @@ class Walk {
 
   CallSignature& out_;
   DevicePolicy policy_;
-  const py::object& classify_;
+  DeviceKinds& kinds_;
 };
 
 PyObject* Walk::tracer_type = nullptr;
@@ -381,6 +370,18 @@ void one_device(const CallSignature& out) {
 
 }  // namespace
 
+bool on_device(PyObject* o) {
+  if (o == Py_None || PyUnicode_CheckExact(o) || PyType_Check(o) || PyArray_IsScalar(o, Generic)) return false;
+  if (PyObject_HasAttrString(o, "__cuda_array_interface__")) return true;
+  py::object device = py::reinterpret_steal<py::object>(PyObject_GetAttrString(o, "__dlpack_device__"));
+  if (!device) {
+    PyErr_Clear();
+    return false;
+  }
+  const int kind = device()[py::int_(0)].cast<int>();
+  return kind == 2 || kind == 13;  // kDLCUDA, kDLCUDAManaged
+}
+
 void set_tracer_type(PyObject* type) {
   Py_XINCREF(type);
   Walk::tracer_type = type;
@@ -391,7 +392,7 @@ bool is_device_array(PyObject* o) {
   return PyObject_TypeCheck(o, type);
 }
 
-void call_signature(const std::vector<Param>& params, DevicePolicy policy, const py::object& classify, PyObject* args,
+void call_signature(const std::vector<Param>& params, DevicePolicy policy, DeviceKinds& kinds, PyObject* args,
                     PyObject* kwargs, CallSignature& out) {
   import_numpy();
   std::pmr::memory_resource* memory = out.key.get_allocator().resource();
@@ -401,7 +402,7 @@ void call_signature(const std::vector<Param>& params, DevicePolicy policy, const
   out.key.reserve(64 + 48 * params.size());
   out.leaves.reserve(8);
   out.kinds.reserve(8);
-  Walk walk(out, policy, classify);
+  Walk walk(out, policy, kinds);
   for (size_t i = 0; i < params.size(); ++i) {
     if (!values[i]) out.key += static_cast<char>(Node::Default);  // the function's default never varies
     else if (params[i].is_static) walk.static_value(values[i], params[i].name);

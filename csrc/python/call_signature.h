@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <memory_resource>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "device_leaf.h"
 #include "pytree.h"
 
 namespace strider::python {
@@ -35,7 +37,8 @@ struct Refusal {
 /// What a call does with arrays in GPU memory: the compiled function's target decides.
 enum class DevicePolicy {
   Refuse,  // target="cpu": say so
-  Route,   // target="auto": the call runs as target="cuda" (OnDevice)
+  Route,   // target="auto": at an array in GPU memory the walk goes on as Take and the call runs as
+           // target="cuda" (CallSignature::routed)
   Take,    // target="cuda": leaves, read and written in place
 };
 
@@ -59,8 +62,9 @@ struct CallSignature {
   std::pmr::vector<py::object> callers;   // per leaf, or empty: the caller's array a DeviceArray leaf
                                           // stands for (CuPy, PyTorch, JAX; python/strider/_cuda.py)
   bool on_device = false;                 // a leaf is in GPU memory
-  py::object device_kind;                 // when the first such leaf is no DeviceArray: its library's kind
-                                          // of array (_cuda.py), which makes the results and names the stream
+  std::optional<Refusal> routed;          // policy Route met one: what target="cpu" would say
+  py::object device_kind;                 // the first such leaf's library kind where its results need
+                                          // one (_cuda.py: it names the stream, makes the arrays)
   // how the array leaves map onto storages: leaves whose bytes overlap share one storage (an
   // aliasing group) whose base is the lowest address among them
   std::pmr::vector<uintptr_t> bases;      // per group
@@ -82,20 +86,17 @@ struct CallSignature {
   py::list arguments(const std::vector<py::object>& leaves, const py::object& missing) const;
 };
 
-/// target="auto" met an array in GPU memory: the call runs as target="cuda" (`refusal`: what
-/// target="cpu" would say).
-struct OnDevice {
-  Refusal refusal;
-};
+/// Policy Route met an array in GPU memory where CUDA is unavailable: the walk stops there
+/// (CallSignature::routed says what target="cpu" would have said).
+struct RoutedNowhere {};
 /// The leaves' layout refused them (dtype, byte order, strides, aliasing): _api says which one.
 struct LayoutRefusal {};
 
 /// Binds a call's arguments to `params` and walks them into `out`. Throws Refusal or
-/// LayoutRefusal for a call the function cannot run, OnDevice (policy Route), py::type_error
+/// LayoutRefusal for a call the function cannot run, RoutedNowhere, py::type_error
 /// when the arguments do not bind (its message is inspect's: the dispatcher asks inspect to raise
-/// it). `classify` (policy Take): _cuda._classify, value -> None | (DeviceArray leaf, kind), for
-/// values of array libraries in GPU memory.
-void call_signature(const std::vector<Param>& params, DevicePolicy policy, const py::object& classify, PyObject* args,
+/// it). `kinds` (policy Take) reads the values of array libraries in GPU memory.
+void call_signature(const std::vector<Param>& params, DevicePolicy policy, DeviceKinds& kinds, PyObject* args,
                     PyObject* kwargs, CallSignature& out);
 
 /// Installs _tracer.Tracer, the type of values a walk refuses as kept from an earlier trace.
@@ -103,5 +104,8 @@ void set_tracer_type(PyObject* type);
 
 /// True for a DeviceArray (csrc/python/device_array.h).
 bool is_device_array(PyObject* o);
+/// True for an array in GPU memory: __cuda_array_interface__, or a DLPack device of kind CUDA or
+/// CUDA managed memory.
+bool on_device(PyObject* o);
 
 }  // namespace strider::python

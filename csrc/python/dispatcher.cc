@@ -104,17 +104,15 @@ Dispatcher::Found Dispatcher::resolve(py::handle self, PyObject* args, PyObject*
     return true;
   };
   try {
-    call_signature(params_, policy_, dispatch_hooks().classify, args, kwargs, sig);
-  } catch (const OnDevice& d) {  // target="auto": the call runs as target="cuda"
-    if (inline_call()) return {};
-    if (!inlined) refuse(d.refusal);  // explain(): the CPU's program
-    if (!gpu_) gpu_ = self.attr("_on_gpu")();
-    *inlined = py::reinterpret_steal<py::object>(PyObject_Call(gpu_.ptr(), args, kwargs));
-    if (!*inlined) throw py::error_already_set();
-    return {};
+    call_signature(params_, policy_, dispatch_hooks().device_kinds, args, kwargs, sig);
   } catch (const Refusal& r) {
     if (inline_call()) return {};
     refuse(r);
+  } catch (const RoutedNowhere&) {
+    if (inline_call()) return {};
+    if (!inlined) refuse(*sig.routed);  // explain(): the CPU's program
+    self.attr("_on_gpu")().attr("_cuda_refusal")();
+    throw std::logic_error("strider: _cuda_refusal returned");
   } catch (const LayoutRefusal&) {
     if (inline_call()) return {};
     dispatch_hooks().refuse_leaves(sig.leaf_tuple());
@@ -124,22 +122,35 @@ Dispatcher::Found Dispatcher::resolve(py::handle self, PyObject* args, PyObject*
     self.attr("_bind_error")(py::reinterpret_borrow<py::tuple>(args), as_dict(kwargs));
     throw std::logic_error("strider: the dispatcher could not bind arguments that inspect binds");
   }
-  if (Item* item = cache_ ? find(sig) : nullptr) {
-    ++counters_.cache_hits;
-    item->used = ++clock_;
-    return {item->entry, item->runner};
+  if (sig.routed) {  // target="auto": the function compiled for target="cuda" runs it, on this walk
+    if (!inlined) refuse(*sig.routed);  // explain(): the CPU's program
+    if (!gpu_) gpu_ = self.attr("_on_gpu")();
+    Dispatcher& gpu = gpu_.cast<Dispatcher&>();
+    if (Found hit = gpu.cached(sig); hit.runner) return hit;
+    if (inline_call()) return {};
+    return gpu.lookup(gpu_, sig);
   }
+  if (Found hit = cached(sig); hit.runner) return hit;
   if (inline_call()) return {};
+  return lookup(self, sig);
+}
+
+Dispatcher::Found Dispatcher::cached(const CallSignature& sig) {
+  Item* item = cache_ ? find(sig) : nullptr;
+  if (!item) return {};
+  ++counters_.cache_hits;
+  item->used = ++clock_;
+  return {item->entry, item->runner};
+}
+
+Dispatcher::Found Dispatcher::lookup(py::handle self, const CallSignature& sig) {
+  if (Found hit = cached(sig); hit.runner) return hit;
   std::unique_lock<std::mutex> lock(trace_mutex_, std::try_to_lock);
   if (!lock.owns_lock()) {
     py::gil_scoped_release release;
     lock.lock();
   }
-  if (Item* item = cache_ ? find(sig) : nullptr) {  // traced by another thread meanwhile
-    ++counters_.cache_hits;
-    item->used = ++clock_;
-    return {item->entry, item->runner};
-  }
+  if (Found hit = cached(sig); hit.runner) return hit;  // traced by another thread meanwhile
   ++counters_.traces;
   py::object entry = self.attr("_trace")(py::cast(&sig, py::return_value_policy::reference));
   Found found{entry, entry.attr("runner").cast<const Runner*>()};
@@ -166,10 +177,14 @@ py::object Dispatcher::call(py::handle self, PyObject* args, PyObject* kwargs) {
     // kernels run on the legacy default stream
     return found.runner->run(sig, latest_first(), sig.on_device ? kLegacyStream : 0);
   }
-  // the arrays of a library: its current stream, and its kind of array for the results
-  const py::object kind = sig.device_kind;
-  const auto stream = kind.attr("stream")().cast<uintptr_t>();
-  return kind.attr("finish")(found.runner->run(sig, latest_first(), stream));
+  // the arrays of a library: Python once, where its kind names the stream, allocates the
+  // temporaries as its arrays, runs the program and gives the results back as its arrays
+  const bool order = latest_first();
+  const Runner* runner = found.runner;
+  py::cpp_function run([&sig, order, runner](uintptr_t stream, const py::list& made) {
+    return runner->run(sig, order, stream, &made);
+  });
+  return sig.device_kind.attr("call")(run, runner->temp_specs());
 }
 
 py::tuple Dispatcher::entry(py::handle self, PyObject* args, PyObject* kwargs) {

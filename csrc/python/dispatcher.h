@@ -22,7 +22,7 @@ struct DispatchHooks {
   pybind11::object unsupported;    // (what, instead) -> the UnsupportedError to raise
   pybind11::object refuse_leaves;  // (leaves) -> raises the error naming the leaf the layout refused
   pybind11::dict api_globals;      // _api's namespace: LATEST_FIRST, read on each call
-  pybind11::object classify;       // _cuda._classify: value -> None | (DeviceArray leaf, kind)
+  DeviceKinds device_kinds;        // reads arrays in GPU memory (_cuda.library, _cuda.kind)
 };
 DispatchHooks& dispatch_hooks();
 
@@ -64,6 +64,10 @@ class Dispatcher {
   // call runs inline in a trace of this thread.
   Found resolve(pybind11::handle self, PyObject* args, PyObject* kwargs, CallSignature& sig,
                       pybind11::object* inlined);
+  // The entry of a walked signature: cached, else traced (by _trace on `self`).
+  Found lookup(pybind11::handle self, const CallSignature& sig);
+  // The cached entry of a signature, or none.
+  Found cached(const CallSignature& sig);
   static size_t hash(const CallSignature& sig);
   Item* find(const CallSignature& sig);
   void insert(const CallSignature& sig, Item item);

@@ -68,10 +68,15 @@ int Runner::group_of(int storage) const {
   return it->second;
 }
 
-py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t stream) const {
+py::list Runner::temp_specs() const {
+  py::list out;
+  for (const Temp& t : temps_) out.append(py::make_tuple(py::cast(t.shape), typenum(program_->graph.storages[t.storage].dtype)));
+  return out;
+}
+
+py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t stream, const py::list* made) const {
   const Graph& g = program_->graph;
   const bool on_device = call.on_device;
-  const py::object& kind = call.device_kind;  // null: results in GPU memory are DeviceArrays
   std::vector<void*> buffers(g.storages.size(), nullptr);
   std::vector<uint64_t> device(on_device ? g.storages.size() : 0, 0);
   for (const auto& [sid, group] : groups_) {
@@ -86,17 +91,17 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
   }
   std::vector<py::object> temps;
   std::vector<uint64_t> temp_ptrs;
-  for (const Temp& t : temps_) {
+  for (size_t k = 0; k < temps_.size(); ++k) {
+    const Temp& t = temps_[k];
     if (on_device) {
-      const int type = typenum(g.storages[t.storage].dtype);
-      if (kind) {  // the caller's kind of array: (array, device address)
-        py::tuple made = kind.attr("empty")(py::cast(t.shape), type);
-        temps.push_back(made[0]);
-        temp_ptrs.push_back(made[1].cast<uint64_t>());
+      if (made) {
+        const py::tuple pair = (*made)[k].cast<py::tuple>();
+        temps.push_back(pair[0]);
+        temp_ptrs.push_back(pair[1].cast<uint64_t>());
       } else {
-        DeviceArray made = device_array_empty(cuda_->ordinal(), t.shape, type);
-        temp_ptrs.push_back(made.ptr);
-        temps.push_back(py::cast(std::move(made)));
+        DeviceArray buffer = device_array_empty(cuda_->ordinal(), t.shape, typenum(g.storages[t.storage].dtype));
+        temp_ptrs.push_back(buffer.ptr);
+        temps.push_back(py::cast(std::move(buffer)));
       }
       device[t.storage] = temp_ptrs.back();
       continue;
@@ -178,8 +183,8 @@ py::object Runner::view_result(const Output& o, const CallSignature& call, const
   return arr;
 }
 
-// A result in GPU memory: a returned temporary as allocated, else a view (of a temporary or of
-// an argument group) made by the caller's kind of array.
+// A result in GPU memory: a returned temporary as allocated, else a DeviceArray viewing a
+// temporary or an argument group (owned by it: the caller's kind views the owner instead).
 py::object Runner::device_view_result(const Output& o, const CallSignature& call, const std::vector<py::object>& temps,
                                       const std::vector<uint64_t>& temp_ptrs) const {
   const View& v = program_->graph.outputs[o.index];
@@ -211,8 +216,6 @@ py::object Runner::device_view_result(const Output& o, const CallSignature& call
   if (arr) return arr;
   std::vector<int64_t> strides;
   for (int64_t st : v.strides) strides.push_back(st * item);
-  if (call.device_kind)
-    return call.device_kind.attr("view")(owner, first, py::cast(v.shape), py::cast(strides), typenum(dtype), o.writeable);
   DeviceArray view;
   view.ptr = first;
   view.shape = v.shape;

@@ -54,9 +54,14 @@ class Runner {
   void set_cuda(std::shared_ptr<CudaProgram> cuda) { cuda_ = std::move(cuda); }
 
   /// Runs the program on the call (on `stream` when it runs on a CUDA device) and returns the
-  /// function's result: arrays in GPU memory are DeviceArrays, or of the caller's library
-  /// (call.device_kind, python/strider/_cuda.py).
-  pybind11::object run(const CallSignature& call, bool latest_first, uintptr_t stream) const;
+  /// function's result. Arrays in GPU memory are DeviceArrays: in strider's memory, or where
+  /// `made` is given, in the temporaries the caller's library made (per temp_specs(): its arrays
+  /// and their addresses, as (array, address) pairs), or views of the caller's arrays; the
+  /// caller's kind (python/strider/_cuda.py) turns them into its arrays.
+  pybind11::object run(const CallSignature& call, bool latest_first, uintptr_t stream,
+                       const pybind11::list* made = nullptr) const;
+  /// The temporaries a call allocates: (shape, NumPy type number) each.
+  pybind11::list temp_specs() const;
 
  private:
   pybind11::object view_result(const Output& o, const CallSignature& call,

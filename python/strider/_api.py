@@ -251,7 +251,7 @@ _C.install_call_slot(_AutoFunction)
 # STRIDER_JIT=0: every stage on the reference executor
 JIT = os.environ.get("STRIDER_JIT", "1") != "0"
 
-_C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, globals(), _cuda.classify)
+_C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, globals(), _cuda.library, _cuda.kind)
 
 
 def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64):

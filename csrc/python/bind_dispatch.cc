@@ -90,6 +90,9 @@ void bind_dispatch(py::module_& m) {
            "type or None, writeable), the result's spec")
       .def("set_cuda", &Runner::set_cuda, py::arg("program"));
 
+  py::class_<DeviceRun>(m, "DeviceRun", "one call's run, for its caller's kind of array: run(stream, temporaries)")
+      .def("__call__", &DeviceRun::operator(), py::arg("stream"), py::arg("made"));
+
   py::class_<Dispatcher> d(m, "Dispatcher", "The C++ base of CompiledFunction: it owns every call (dispatcher.h)");
   d.def(py::init([](const py::list& params, const std::string& target, bool cache, int max_signatures) {
           std::vector<Param> ps;

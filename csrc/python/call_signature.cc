@@ -156,10 +156,11 @@ class Walk {
     if (tracer_type && PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(tracer_type)))
       throw Refusal{"a traced value kept from an earlier trace as an argument",
                     "pass arrays, and return what the compiled function computes"};
-    if (on_device(o)) {
-      if (policy_ != DevicePolicy::Take) refuse_device(o);
-      DeviceKinds::Leaf found = kinds_.leaf(o);
-      return device_leaf(found.leaf.ptr(), found.kind, o);
+    if (policy_ == DevicePolicy::Route && kinds_.on_device(o)) refuse_device(o);  // from here on: Take
+    if (policy_ == DevicePolicy::Take) {
+      if (std::optional<DeviceKinds::Leaf> found = kinds_.leaf_of(o)) return device_leaf(found->leaf.ptr(), found->kind, o);
+    } else if (policy_ == DevicePolicy::Refuse && on_device(o)) {
+      refuse_device(o);
     }
     if (PyObject_Hash(o) == -1) {
       PyErr_Clear();

@@ -5,6 +5,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include "call_signature.h"
 #include "device_array.h"
 #include "runtime/cuda_executor.h"
 
@@ -22,10 +23,8 @@ constexpr int kLegacyStream = 1;
   throw py::error_already_set();
 }
 
-// The array __cuda_array_interface__ (version 2 or 3) describes; its owner is o.
-DeviceArray from_cuda_array_interface(PyObject* o) {
-  py::object cai = py::reinterpret_steal<py::object>(PyObject_GetAttrString(o, "__cuda_array_interface__"));
-  if (!cai) throw py::error_already_set();  // PyTorch's for a tensor that requires grad: its own advice
+// The array `cai`, o's __cuda_array_interface__ (version 2 or 3), describes; its owner is o.
+DeviceArray from_cuda_array_interface(PyObject* o, const py::object& cai) {
   if (!PyDict_Check(cai.ptr())) type_error("__cuda_array_interface__ is not a dict");
   const py::dict d = py::reinterpret_borrow<py::dict>(cai);
   if (d.contains("mask") && !d["mask"].is_none()) type_error("masked __cuda_array_interface__ arrays are not supported");
@@ -71,12 +70,33 @@ const DeviceKinds::Library& DeviceKinds::library_of(PyObject* o) {
   return libraries_.emplace(type, std::move(lib)).first->second;
 }
 
-DeviceKinds::Leaf DeviceKinds::leaf(PyObject* o) {
+bool DeviceKinds::on_device(PyObject* o) const {
+  auto at = libraries_.find(Py_TYPE(o));
+  return (at != libraries_.end() && !at->second.dlpack) || python::on_device(o);
+}
+
+std::optional<DeviceKinds::Leaf> DeviceKinds::leaf_of(PyObject* o) {
+  auto at = libraries_.find(Py_TYPE(o));
+  if (at != libraries_.end() && !at->second.dlpack) {
+    // a type known to export the interface: read once (PyTorch's raises for a tensor that
+    // requires grad, with its own advice)
+    py::object cai = py::reinterpret_steal<py::object>(PyObject_GetAttrString(o, "__cuda_array_interface__"));
+    if (cai) return leaf(at->second, o, std::move(cai));
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+    PyErr_Clear();
+  }
+  if (!python::on_device(o)) return std::nullopt;
   const Library& lib = library_of(o);
+  py::object cai;
+  if (!lib.dlpack) cai = py::reinterpret_borrow<py::object>(o).attr("__cuda_array_interface__");
+  return leaf(lib, o, std::move(cai));
+}
+
+DeviceKinds::Leaf DeviceKinds::leaf(const Library& lib, PyObject* o, py::object cai) {
   DeviceArray a;
   try {
     a = lib.dlpack ? device_array_from_dlpack(py::reinterpret_borrow<py::object>(o), py::int_(kLegacyStream), lib.writeable)
-                   : from_cuda_array_interface(o);
+                   : from_cuda_array_interface(o, cai);
   } catch (const py::builtin_exception& e) {
     // raised as Python raises it: the dispatcher takes a C++ TypeError for arguments that do not bind
     e.set_error();

@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 
 #include <map>
+#include <optional>
 #include <utility>
 
 namespace strider::python {
@@ -21,8 +22,12 @@ class DeviceKinds {
   /// `library(value)` -> the library class of an array in GPU memory (_cuda.library);
   /// `kind(library, ordinal)` -> its kind object on that device (_cuda.kind).
   void install(pybind11::object library, pybind11::object kind);
-  /// An array in GPU memory (on_device, no DeviceArray) as a leaf.
-  Leaf leaf(PyObject* o);
+  /// Whether o is an array in GPU memory (on_device), without reading the interface of a type
+  /// known to export it.
+  bool on_device(PyObject* o) const;
+  /// o as a leaf where it is an array in GPU memory (DeviceArrays aside), else nullopt. Reads
+  /// an array's __cuda_array_interface__ once once its type is known.
+  std::optional<Leaf> leaf_of(PyObject* o);
 
  private:
   struct Library {
@@ -33,6 +38,7 @@ class DeviceKinds {
     bool wraps = false;      // results need the kind's call(); else they stay DeviceArrays
   };
   const Library& library_of(PyObject* o);
+  Leaf leaf(const Library& lib, PyObject* o, pybind11::object interface);
 
   pybind11::object library_, kind_;
   std::map<PyTypeObject*, Library> libraries_;

@@ -179,12 +179,7 @@ py::object Dispatcher::call(py::handle self, PyObject* args, PyObject* kwargs) {
   }
   // the arrays of a library: Python once, where its kind names the stream, allocates the
   // temporaries as its arrays, runs the program and gives the results back as its arrays
-  const bool order = latest_first();
-  const Runner* runner = found.runner;
-  py::cpp_function run([&sig, order, runner](uintptr_t stream, const py::list& made) {
-    return runner->run(sig, order, stream, &made);
-  });
-  return sig.device_kind.attr("call")(run, runner->temp_specs());
+  return sig.device_kind.attr("call")(DeviceRun{found.runner, &sig, latest_first()}, found.runner->temp_specs());
 }
 
 py::tuple Dispatcher::entry(py::handle self, PyObject* args, PyObject* kwargs) {

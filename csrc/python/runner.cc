@@ -61,17 +61,13 @@ Runner::Runner(py::object program, std::vector<std::pair<int, int>> groups, std:
   for (const Stage& st : program_->stages.stages) points += shape_numel(st.domain);
   release_gil_ = points >= kKeepGilPoints || program_->stages.stages.empty();
   encode_result(result, result_codes_, result_objects_);
+  for (const Temp& t : temps_)
+    temp_specs_.append(py::make_tuple(py::cast(t.shape), typenum(program_->graph.storages[t.storage].dtype)));
 }
 
 int Runner::group_of(int storage) const {
   auto it = std::find_if(groups_.begin(), groups_.end(), [&](const auto& gs) { return gs.first == storage; });
   return it->second;
-}
-
-py::list Runner::temp_specs() const {
-  py::list out;
-  for (const Temp& t : temps_) out.append(py::make_tuple(py::cast(t.shape), typenum(program_->graph.storages[t.storage].dtype)));
-  return out;
 }
 
 py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t stream, const py::list* made) const {

@@ -61,7 +61,7 @@ class Runner {
   pybind11::object run(const CallSignature& call, bool latest_first, uintptr_t stream,
                        const pybind11::list* made = nullptr) const;
   /// The temporaries a call allocates: (shape, NumPy type number) each.
-  pybind11::list temp_specs() const;
+  const pybind11::list& temp_specs() const { return temp_specs_; }
 
  private:
   pybind11::object view_result(const Output& o, const CallSignature& call,
@@ -78,9 +78,21 @@ class Runner {
   std::vector<std::pair<int, int>> groups_;   // (storage, aliasing group)
   std::vector<std::pair<int, int>> scalars_;  // (storage, leaf)
   std::vector<Temp> temps_;
+  pybind11::list temp_specs_;
   std::vector<Output> outputs_;
   std::string result_codes_;                  // the result's structure (call_signature.h's Node codes)
   std::vector<pybind11::object> result_objects_;
+};
+
+/// One call's run, handed to the caller's kind of array (python/strider/_cuda.py), whose
+/// call(run, temps) calls it with the stream and the temporaries it made.
+struct DeviceRun {
+  const Runner* runner;
+  const CallSignature* call;
+  bool latest_first;
+  pybind11::object operator()(uintptr_t stream, const pybind11::list& made) const {
+    return runner->run(*call, latest_first, stream, &made);
+  }
 };
 
 }  // namespace strider::python

@@ -70,24 +70,29 @@ const DeviceKinds::Library& DeviceKinds::library_of(PyObject* o) {
   return libraries_.emplace(type, std::move(lib)).first->second;
 }
 
-bool DeviceKinds::on_device(PyObject* o) const {
+py::object DeviceKinds::interface_of(PyObject* o) {
   auto at = libraries_.find(Py_TYPE(o));
-  return (at != libraries_.end() && !at->second.dlpack) || python::on_device(o);
-}
-
-std::optional<DeviceKinds::Leaf> DeviceKinds::leaf_of(PyObject* o) {
-  auto at = libraries_.find(Py_TYPE(o));
-  if (at != libraries_.end() && !at->second.dlpack) {
-    // a type known to export the interface: read once (PyTorch's raises for a tensor that
-    // requires grad, with its own advice)
-    py::object cai = py::reinterpret_steal<py::object>(PyObject_GetAttrString(o, "__cuda_array_interface__"));
-    if (cai) return leaf(at->second, o, std::move(cai));
+  if (at == libraries_.end() || at->second.dlpack) return py::object();
+  // PyTorch's raises for a tensor that requires grad, with its own advice; one on the host has none
+  py::object cai = py::reinterpret_steal<py::object>(PyObject_GetAttrString(o, "__cuda_array_interface__"));
+  if (!cai) {
     if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
     PyErr_Clear();
   }
+  return cai;
+}
+
+bool DeviceKinds::on_device(PyObject* o) {
+  read_ = {py::reinterpret_borrow<py::object>(o), interface_of(o)};
+  return read_.second || python::on_device(o);
+}
+
+std::optional<DeviceKinds::Leaf> DeviceKinds::leaf_of(PyObject* o) {
+  py::object cai = read_.first.ptr() == o ? std::move(read_.second) : interface_of(o);
+  read_ = {};
+  if (cai) return leaf(libraries_.at(Py_TYPE(o)), o, std::move(cai));
   if (!python::on_device(o)) return std::nullopt;
   const Library& lib = library_of(o);
-  py::object cai;
   if (!lib.dlpack) cai = py::reinterpret_borrow<py::object>(o).attr("__cuda_array_interface__");
   return leaf(lib, o, std::move(cai));
 }

@@ -22,9 +22,9 @@ class DeviceKinds {
   /// `library(value)` -> the library class of an array in GPU memory (_cuda.library);
   /// `kind(library, ordinal)` -> its kind object on that device (_cuda.kind).
   void install(pybind11::object library, pybind11::object kind);
-  /// Whether o is an array in GPU memory (on_device), without reading the interface of a type
-  /// known to export it.
-  bool on_device(PyObject* o) const;
+  /// Whether o is an array in GPU memory (on_device); the interface it reads for that is the one
+  /// leaf_of(o) then uses.
+  bool on_device(PyObject* o);
   /// o as a leaf where it is an array in GPU memory (DeviceArrays aside), else nullopt. Reads
   /// an array's __cuda_array_interface__ once once its type is known.
   std::optional<Leaf> leaf_of(PyObject* o);
@@ -38,11 +38,15 @@ class DeviceKinds {
     bool wraps = false;      // results need the kind's call(); else they stay DeviceArrays
   };
   const Library& library_of(PyObject* o);
+  // o's __cuda_array_interface__ where its type is known to export it, else null (o has none)
+  pybind11::object interface_of(PyObject* o);
   Leaf leaf(const Library& lib, PyObject* o, pybind11::object interface);
 
   pybind11::object library_, kind_;
   std::map<PyTypeObject*, Library> libraries_;
   std::map<std::pair<PyObject*, int>, pybind11::object> kinds_;
+  // on_device's object (held, so that no other takes its address) and the interface it read
+  std::pair<pybind11::object, pybind11::object> read_;
 };
 
 }  // namespace strider::python

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import needs_cuda
+from conftest import counters, fake_driver, needs_cuda
 
 import strider
 from strider.testing import compare
@@ -93,3 +93,30 @@ def test_auto_walks_the_arguments_once():
         fn(*d, 0.5)
         reads[target] = cupy.ndarray.interface_reads - before
     assert reads["auto"] == reads["cuda"] > 0
+
+
+class Tensor:
+    """A library's array type whose instances may live on the host, as PyTorch's do: there it has
+    no __cuda_array_interface__ (reading it raises AttributeError)."""
+
+    def __init__(self, device_array=None):
+        self.device_array = device_array
+
+    @property
+    def __cuda_array_interface__(self):
+        if self.device_array is None:
+            raise AttributeError("a tensor on the host")
+        return self.device_array.__cuda_array_interface__
+
+
+def test_auto_runs_on_the_host_when_a_device_type_holds_a_host_array():
+    fn = strider.compile(lambda a, t: a * 2, target="auto")
+    a = np.arange(3.0)
+    on_gpu = fn(cupy.asarray(a), Tensor(cupy.asarray(a)))
+    assert type(on_gpu) is cupy.ndarray  # the first leaf's library gives the results
+    launches = counters()["launches"] if fake_driver() else None
+    got = fn(a, Tensor())  # the same type, on the host: a static argument, and the CPU runs the call
+    assert type(got) is np.ndarray
+    compare(a * 2, got)
+    if launches is not None:
+        assert counters()["launches"] == launches

@@ -138,7 +138,7 @@ void bind_dispatch(py::module_& m) {
   m.def(
       "set_dispatch_hooks",
       [](py::object current_trace, py::object unsupported, py::object refuse_leaves, py::handle tracer_type,
-         py::dict api_globals, py::object library, py::object kind) {
+         py::dict api_globals, py::object library, py::object kind, py::handle freeze) {
         DispatchHooks& h = dispatch_hooks();
         h.current_trace = std::move(current_trace);
         h.unsupported = std::move(unsupported);
@@ -146,9 +146,10 @@ void bind_dispatch(py::module_& m) {
         h.api_globals = std::move(api_globals);
         h.device_kinds.install(std::move(library), std::move(kind));
         set_tracer_type(tracer_type.ptr());
+        set_freeze(freeze.ptr());
       },
       py::arg("current_trace"), py::arg("unsupported"), py::arg("refuse_leaves"), py::arg("tracer_type"),
-      py::arg("api_globals"), py::arg("library"), py::arg("kind"),
+      py::arg("api_globals"), py::arg("library"), py::arg("kind"), py::arg("freeze"),
       "what the dispatcher asks of Python (installed once by strider._api)");
 }
 

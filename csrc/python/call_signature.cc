@@ -103,12 +103,16 @@ class Walk {
   Walk(CallSignature& out, DevicePolicy policy, DeviceKinds& kinds) : out_(out), policy_(policy), kinds_(kinds) {}
 
   void static_value(PyObject* o, const py::str& name) {
-    if (PyObject_Hash(o) == -1) {
+    if (PyObject_Hash(o) != -1) return add_static(o);
+    PyErr_Clear();
+    // lists and ndarrays: kept by value, as _frozen.Frozen
+    py::object frozen = py::reinterpret_steal<py::object>(PyObject_CallOneArg(freeze, o));
+    if (!frozen) {
       PyErr_Clear();
       throw Refusal{"static argument '" + name.cast<std::string>() + "' of type " + type_name_text(o) + " (unhashable)",
-                    "pass a hashable value (a tuple instead of a list)"};
+                    "pass a hashable value, or lists, tuples and ndarrays of them"};
     }
-    add_static(o);
+    add_static(frozen.ptr());
   }
 
   void value(PyObject* o) {
@@ -170,6 +174,7 @@ class Walk {
   }
 
   static PyObject* tracer_type;  // _tracer.Tracer, installed by _api
+  static PyObject* freeze;       // _frozen.Frozen, installed by _api
 
  private:
   void leaf(PyObject* o, LeafKind kind, PyObject* caller = nullptr) {
@@ -213,6 +218,7 @@ class Walk {
 };
 
 PyObject* Walk::tracer_type = nullptr;
+PyObject* Walk::freeze = nullptr;
 
 struct Span {
   uintptr_t lo, hi;
@@ -386,6 +392,11 @@ bool on_device(PyObject* o) {
 void set_tracer_type(PyObject* type) {
   Py_XINCREF(type);
   Walk::tracer_type = type;
+}
+
+void set_freeze(PyObject* freeze) {
+  Py_XINCREF(freeze);
+  Walk::freeze = freeze;
 }
 
 bool is_device_array(PyObject* o) {

@@ -101,6 +101,8 @@ void call_signature(const std::vector<Param>& params, DevicePolicy policy, Devic
 
 /// Installs _tracer.Tracer, the type of values a walk refuses as kept from an earlier trace.
 void set_tracer_type(PyObject* type);
+/// Installs _frozen.Frozen, which keeps an unhashable static argument by value.
+void set_freeze(PyObject* freeze);
 
 /// True for a DeviceArray (csrc/python/device_array.h).
 bool is_device_array(PyObject* o);

@@ -9,6 +9,7 @@ import numpy as np
 from . import _C, _cuda
 from ._errors import ScheduleError, StriderError, unsupported
 from ._explain import Explanation
+from ._frozen import Frozen
 from ._results import Entry, caller_owned, flatten_result
 from ._traced_numpy import TracedNumpy, with_traced_numpy
 from ._tracer import IR_DTYPES, Trace, Tracer, check_dtype, current_trace
@@ -145,6 +146,7 @@ class CompiledFunction(_C.Dispatcher):
                     check_dtype(dtype, f"argument {i}")
                     sid = graph.add_storage(IR_DTYPES[dtype], 1, "arg", len(group_storage) + i)
                     arg_storages[sid] = ("scalar", i)
+                    trace.scalar_arguments.add(sid)
                     weak = None if isinstance(leaf, np.generic) else type(leaf)
                     tracers.append(Tracer(trace, _C.View(sid, [], [], 0), dtype, weak=weak,
                                           scalar=isinstance(leaf, np.generic), readonly="arg"))
@@ -154,6 +156,8 @@ class CompiledFunction(_C.Dispatcher):
             # np.sign(x, dtype=None, signature=None)); the ones after it then go by keyword
             by_keyword = False
             for value, (name, param) in zip(sig.arguments(tracers, _MISSING), self._signature.parameters.items()):
+                if isinstance(value, Frozen):
+                    value = value.thaw()
                 if value is _MISSING:
                     by_keyword = True
                 elif param.kind == param.VAR_POSITIONAL:
@@ -251,7 +255,8 @@ _C.install_call_slot(_AutoFunction)
 # STRIDER_JIT=0: every stage on the reference executor
 JIT = os.environ.get("STRIDER_JIT", "1") != "0"
 
-_C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, globals(), _cuda.library, _cuda.kind)
+_C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, globals(), _cuda.library, _cuda.kind,
+                      Frozen)
 
 
 def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64):

@@ -9,7 +9,8 @@ from . import _C
 from ._errors import unsupported
 from ._indexing import assign
 from ._shapes import _shape_arg, moveaxis, stack
-from ._tracer import Tracer, as_tracer, check_dtype, current_trace, emit, fresh, like_order, untraced
+from ._tracer import (Tracer, as_tracer, check_dtype, concrete, current_trace, emit, fresh, known_by_static,
+                      like_order, untraced)
 from ._ufuncs import astype, copy_, promo_arg, where
 
 
@@ -72,11 +73,18 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw
     return _like(a, fill_value, dtype, order, shape, "np.full_like")
 
 
+def _known_number(v, what):
+    """A traced 0-d value as the number tracing knows it is (Trace.fold); others as they are."""
+    if not isinstance(v, Tracer):
+        return v
+    value = concrete(v) if v.ndim == 0 else None
+    if value is None:
+        raise known_by_static(v, what, "its length must be known while tracing")
+    return value[()]
+
+
 def arange(start, stop=None, step=None, dtype=None, **kwargs):
-    for v in (start, stop, step):
-        if isinstance(v, Tracer):
-            raise unsupported("np.arange with a traced bound", "its length must be known while tracing: "
-                              "pass the bounds as Python numbers or static arguments (static_argnames)")
+    start, stop, step = (_known_number(v, "a bound of np.arange") for v in (start, stop, step))
     args = [v for v in (start, stop, step) if v is not None] if stop is not None or step is not None else [start]
     real = np.arange(*args, dtype=dtype)
     check_dtype(real.dtype, "np.arange")

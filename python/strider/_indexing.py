@@ -2,7 +2,7 @@
 import numpy as np
 
 from ._errors import unsupported
-from ._tracer import Tracer, as_tracer, check_writeable
+from ._tracer import Tracer, as_tracer, check_writeable, concrete, emit, known_by_static
 
 
 def _advanced(kind):
@@ -11,17 +11,31 @@ def _advanced(kind):
                        "select values elementwise")
 
 
+def _traced_index(what, t):
+    return known_by_static(t, what, "indexing by values computed in the function is not supported yet: return the "
+                           "array and the index, and index after the call")
+
+
+def _known_index(k):
+    """An index (or a slice's bounds) tracing knows the value of (Trace.fold) as that value."""
+    if isinstance(k, Tracer) and k.ndim == 0 and k.dtype.kind in "iu" and concrete(k) is not None:
+        return int(concrete(k))
+    if isinstance(k, slice) and any(isinstance(p, Tracer) for p in (k.start, k.stop, k.step)):
+        return slice(*(_known_index(p) for p in (k.start, k.stop, k.step)))
+    return k
+
+
 def normalize_key(key, shape):
     """NumPy's basic-indexing key as C++ IndexItems, and whether NumPy would return a scalar."""
     if not isinstance(key, tuple):
         key = (key,)
+    key = tuple(_known_index(k) for k in key)
     for k in key:
         if isinstance(k, Tracer):
             if k.dtype == np.bool_:
                 raise _advanced("a boolean mask")
             if k.ndim == 0:
-                raise unsupported("indexing with a traced integer", "make the index a Python int or a "
-                                  "static argument (static_argnames)")
+                raise _traced_index("an index", k)
             raise _advanced("an integer array")
         if isinstance(k, (bool, np.bool_)):
             raise _advanced("a boolean scalar")
@@ -48,8 +62,7 @@ def normalize_key(key, shape):
         elif isinstance(k, slice):
             for part in (k.start, k.stop, k.step):
                 if isinstance(part, Tracer):
-                    raise unsupported("a slice bound that is a traced value", "make it a Python int or a "
-                                      "static argument (static_argnames)")
+                    raise _traced_index("a slice bound", part)
             start, stop, step = k.indices(shape[dim])
             items.append(("s", start, step, len(range(start, stop, step))))
             dim += 1
@@ -69,9 +82,7 @@ def getitem(t, key):
     if not scalar:
         return t.view_of(view)
     # NumPy hands back a scalar: a copy, unaffected by later writes to the array
-    out = t._trace.temp((), t.dtype)
-    t._trace.op("copy", [t.view_of(view)], out)
-    return Tracer(t._trace, out, t.dtype, scalar=True)
+    return emit("copy", [t.view_of(view)], (), t.dtype, scalar=True)
 
 
 def assign(dest, value):

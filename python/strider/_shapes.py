@@ -9,7 +9,8 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from . import _C, _ufuncs
 from ._errors import unsupported
 from ._indexing import assign
-from ._tracer import Tracer, as_tracer, check_dtype, check_writeable, contiguous, fresh, keep_order, shape_of
+from ._tracer import (Tracer, as_tracer, check_dtype, check_writeable, concrete, contiguous, fresh, keep_order,
+                      known_by_static, shape_of)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
 
 
@@ -48,9 +49,9 @@ def moveaxis(a, source, destination):
 
 def _shape_arg(shape, what):
     dims = tuple(shape) if np.iterable(shape) and not isinstance(shape, Tracer) else (shape,)
-    if any(isinstance(d, Tracer) for d in dims):
-        raise unsupported(f"{what} with a size that is a traced value", "sizes must be known while tracing: "
-                          "pass them as Python ints or static arguments (static_argnames)")
+    for d in dims:
+        if isinstance(d, Tracer) and (d.ndim != 0 or concrete(d) is None):
+            raise known_by_static(d, f"a size of {what}", "sizes must be known while tracing")
     return tuple(operator.index(d) for d in dims)
 
 

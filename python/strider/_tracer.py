@@ -20,7 +20,34 @@ class _Method:
 
     def __get__(self, obj, cls=None):
         fn = IMPL[self.name]
-        return fn if obj is None else fn.__get__(obj, cls)
+        if obj is None:
+            return fn
+        check_live(obj)
+        return fn.__get__(obj, cls)
+
+
+def known_by_static(t, what, data_instead):
+    """The advice for a traced value whose value tracing needs: a number the caller passes can be
+    made static; one computed from the data cannot (data_instead says what to do)."""
+    if t._view.storage in t._trace.scalar_arguments:
+        return unsupported(f"{what} that is a traced number", "make it a Python number or a static argument "
+                           "(static_argnames)")
+    return unsupported(f"{what} computed from the data (its value is known only when the function runs)",
+                       data_instead)
+
+
+def check_live(*values):
+    """The documented TraceError for a Tracer of another call (or of no call: used after the
+    compiled function returned), whichever side of an operation it is on."""
+    trace = current_trace()
+    for x in values:
+        if isinstance(x, Tracer) and x._trace is not trace:
+            if trace is None:
+                raise trace_error("a traced value was used after its compiled function returned (kept in a global, "
+                                  "a closure or an object?)", "return it from the compiled function and use the "
+                                  "returned array")
+            raise trace_error("a traced value from another call of a compiled function was used (kept in a global, "
+                              "a closure or an object?)", "use only values computed in this call")
 
 
 # dtypes the IR carries, by NumPy dtype.
@@ -67,6 +94,8 @@ class Trace:
 
     def __init__(self, name):
         self.graph = _C.Graph(name)
+        self.scalar_arguments = set()  # storages of the numbers the caller passes (not static)
+        self.known = {}  # storage -> its contents (flat), where tracing knows them: constants folded
         self._prev = None
 
     def __enter__(self):
@@ -93,6 +122,33 @@ class Trace:
     def op(self, name, inputs, output, axes=()):
         file, line = user_location()
         self.graph.add_op(name, [t._view for t in inputs], output, list(axes), file, line)
+        self.known.pop(output.storage, None)  # written: what tracing knew of it no longer holds
+
+    def fold(self, name, inputs, output, dtype, axes=()):
+        """Records what a fresh result holds where tracing knows its inputs (constants and what was
+        computed from them), so that shapes, indices and Python decisions computed from static
+        values stay known; the op still runs."""
+        if name not in _FOLDABLE or int(np.prod(output.shape, dtype=np.int64)) > _FOLD_MAX:
+            return
+        values = [concrete(t) for t in inputs]
+        if any(v is None for v in values):
+            return
+        with np.errstate(all="ignore"):
+            if name == "copy":
+                value = values[0]
+            elif name == "cast":
+                value = values[0].astype(dtype)
+            elif axes:  # a reduction; argmax and argmin of several axes index them flattened
+                every = len(axes) == values[0].ndim
+                if name in ("argmax", "argmin") and not every and len(axes) > 1:
+                    return
+                axis = None if every else axes[0] if name in ("argmax", "argmin") else tuple(axes)
+                value = np.asarray(getattr(np, name)(values[0], axis=axis)).reshape(output.shape).astype(dtype)
+            else:
+                value = getattr(np, name)(*values)
+        flat = np.empty(int(np.prod(output.shape, dtype=np.int64)), dtype)
+        np.lib.stride_tricks.as_strided(flat, output.shape, [s * flat.itemsize for s in output.strides])[...] = value
+        self.known[output.storage] = flat
 
     def const(self, value, dtype=None):
         """A Tracer over a constant (data copied into the graph)."""
@@ -101,9 +157,27 @@ class Trace:
         check_dtype(arr.dtype, "a constant")
         arr = np.array(arr, order="C")
         sid = self.graph.add_const(IR_DTYPES[arr.dtype], arr.tobytes())
+        self.known[sid] = arr.reshape(-1)
         strides = [s // arr.itemsize for s in arr.strides]
         view = _C.View(sid, list(arr.shape), strides, 0)
         return Tracer(self, view, arr.dtype, readonly="const")
+
+
+# the ops Trace.fold computes: copies, casts, reductions and NumPy's ufuncs of ops.def's
+# elementwise ops (its names are NumPy's), on results up to this many elements (shapes, indices and decisions need
+# few; tables run compiled)
+_FOLD_MAX = 4096
+_FOLDABLE = {"copy", "cast", "sum", "prod", "max", "min", "argmax", "argmin", "any", "all"} | {
+    name for name, op in _C.op_table().items() if op["loops"] and isinstance(getattr(np, name, None), np.ufunc)}
+
+
+def concrete(t):
+    """What a Tracer holds where tracing knows it (Trace.fold), as a NumPy array; else None."""
+    flat = t._trace.known.get(t._view.storage)
+    if flat is None:
+        return None
+    view = t._view
+    return np.lib.stride_tricks.as_strided(flat[view.offset:], t.shape, [s * flat.itemsize for s in view.strides]).copy()
 
 
 def fresh(shape, dtype, order=None):
@@ -179,6 +253,7 @@ def emit(name, inputs, shape, dtype, axes=(), order=None, **flags):
     trace = current_trace()
     view = trace.temp(shape, dtype, order)
     trace.op(name, inputs, view, axes)
+    trace.fold(name, inputs, view, np.dtype(dtype), axes)
     return Tracer(trace, view, dtype, **flags)
 
 
@@ -187,9 +262,7 @@ def as_tracer(x, dtype=None):
     when given, with NumPy's checks: an out-of-range Python int raises OverflowError)."""
     trace = current_trace()
     if isinstance(x, Tracer):
-        if x._trace is not trace:
-            raise trace_error("a traced value from another call of a compiled function was used (kept in a "
-                              "global or a closure?)", "use only values computed in this call")
+        check_live(x)
         return x if dtype is None else x.astype(dtype, copy=False)
     if isinstance(x, (list, tuple)):
         return IMPL["array"](x, dtype=dtype)
@@ -289,23 +362,38 @@ class Tracer:
         return Tracer(self._trace, view, self.dtype, scalar=scalar,
                       readonly=self._readonly if readonly is None else readonly)
 
-    # -- conversions a trace cannot make --
+    # -- conversions a trace makes only of what it knows (Trace.fold) --
+    def _known_item(self, convert):
+        value = concrete(self)
+        if value is None or value.size != 1:
+            return None
+        return convert(value.reshape(()).item())
+
     def __bool__(self):
+        value = concrete(self)
+        if value is not None:
+            return bool(value)  # NumPy's rules (its error for more than one element)
         raise trace_error("the truth value of a traced array is not known while tracing (Python `if`, "
                           "`while`, `and`/`or` or bool() on an array value)",
                           "use np.where(cond, a, b) to select values, or make the deciding "
                           "argument static with static_argnames")
 
     def __float__(self):
+        if (value := self._known_item(float)) is not None:
+            return value
         raise trace_error("float() of a traced array", "keep the value as an array (0-d arrays work in "
                           "arithmetic), or make the argument static")
 
     def __int__(self):
+        if (value := self._known_item(int)) is not None:
+            return value
         raise trace_error("int() of a traced array", "keep the value as an array, or make the argument static")
 
     def __index__(self):
-        raise trace_error("a traced value used as an index or size",
-                          "use a Python int or a static argument (static_argnames) for shapes and indices")
+        if self.dtype.kind in "iu" and self.ndim == 0 and (value := self._known_item(int)) is not None:
+            return value
+        raise known_by_static(self, "an index or size", "shapes and indices must be known while tracing: return "
+                              "the values and index or allocate after the call")
 
     def __complex__(self):
         raise unsupported("complex()", "strider has no complex dtypes")
@@ -319,6 +407,9 @@ class Tracer:
                           "compiled function")
 
     def __array__(self, dtype=None, copy=None):
+        value = concrete(self)
+        if value is not None:  # np.int64(n) of a value tracing knows
+            return value if dtype is None else value.astype(dtype)
         raise trace_error("a traced array was converted to a concrete NumPy array (np.asarray, a NumPy "
                           "array created outside the trace, or a library that is not NumPy)",
                           "create arrays with NumPy functions inside the compiled function")
@@ -344,9 +435,11 @@ class Tracer:
 
     # -- NumPy's dispatch protocols --
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        check_live(*inputs, *kwargs.get("out", ()))
         return IMPL["ufunc_method"](ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
+        check_live(self)
         return IMPL["array_function"](func, args, kwargs)
 
     # -- indexing --

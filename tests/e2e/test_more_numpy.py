@@ -3,6 +3,7 @@ count_nonzero, pad, linalg.norm."""
 import numpy as np
 import pytest
 
+import strider
 from differential import check, check_raises
 
 
@@ -86,3 +87,32 @@ def test_pad_other_modes_are_refused():
 def test_linalg_norm(axis, keepdims):
     check(lambda x: np.linalg.norm(x, axis=axis, keepdims=keepdims), ar((3, 4), np.float32), rtol=1e-6)
     check(lambda x: np.linalg.norm(x, axis=axis, keepdims=keepdims), ar((3, 4), np.int32), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# Values tracing knows (constants, static arguments through NumPy, and what is computed from them)
+# stay known: sizes, indices, slice bounds and Python decisions computed from them work
+# ---------------------------------------------------------------------------------------------
+def _grid(x, shape):
+    h, w = np.array(shape[:2])  # a static shape through NumPy
+    if np.array(shape).prod() > 10:  # a Python decision on a value computed from it
+        x = x * 2
+    xs = np.arange(w - 1) * 0.5
+    return x[:h, :w - 1] + xs, x.reshape(np.array(x.shape)[0], -1)[: np.int64(h) // 2]
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 2), (4, 5, 3)])
+def test_static_values_through_numpy_stay_known(shape):
+    check(_grid, ar((4, 5)), shape, static_argnames=("shape",))
+
+
+def test_a_known_array_written_is_known_no_more():
+    def f(x):
+        n = np.array([2, 3])
+        n[0] = x.shape[0]  # written: what tracing knew of n[0] no longer holds
+        return np.zeros(n[0]) + x[0]
+
+    try:
+        check(f, ar((5,)))
+    except strider.UnsupportedError:  # refusing is fine; the first value of n[0] would be wrong
+        pass

@@ -156,6 +156,29 @@ def test_static_value_changes_shapes_of_results():
     assert counters(f) == (3, 1)
 
 
+def test_unhashable_static_values_are_kept_by_value():
+    # an anchors table or a list of strides as a static argument: equal values share a trace, and
+    # a caller that changes the original in place gets a new one, never the first call's values
+    @strider.compile(static_argnames=("strides", "table"))
+    def f(x, strides, table):
+        assert isinstance(strides, list) and isinstance(table, np.ndarray)
+        return x[:3] / strides + table
+
+    x = arr((4,))
+    strides, table = [8.0, 16.0, 32.0], np.array([1.0, 2.0, 3.0], np.float32)
+    same(f(x, strides, table), x[:3] / strides + table)
+    same(f(x, list(strides), table.copy()), x[:3] / strides + table)
+    assert counters(f) == (1, 1)
+    strides[0] = 4.0
+    table[2] = -1.0
+    same(f(x, strides, table), x[:3] / strides + table)
+    assert counters(f) == (2, 1)
+    same(f(x, strides, table.astype(np.float64)), x[:3] / strides + table.astype(np.float64))  # dtype is part of it
+    assert counters(f) == (3, 1)
+    with pytest.raises(strider.UnsupportedError, match="static argument 'strides' of type set"):
+        f(x, {8.0}, table)
+
+
 def test_runtime_scalars_do_not_retrace():
     @strider.compile
     def f(x, s, t):

@@ -519,6 +519,18 @@ def test_tracer_escaping_through_a_closure():
 
     raises_at(use_in_another_trace, (x5(),), r"another call")
 
+    # from either side of an operator, through NumPy, a method or an index: the same TraceError
+    uses = [lambda: 1 + escaped, lambda: escaped * 2, lambda: 2 < escaped, lambda: np.exp(escaped),
+            lambda: np.concatenate([escaped, escaped]), lambda: escaped.sum(), lambda: escaped[0], lambda: escaped.T]
+    for use in uses:
+        with pytest.raises(strider.TraceError, match="used after its compiled function returned"):
+            use()
+
+    def right_side_in_another_trace(x):
+        return 1.5 * escaped + x  # <- error
+
+    raises_at(right_side_in_another_trace, (x5(),), r"another call")
+
 
 def test_keyword_only_and_variadic_arguments():
     def kwonly(x, *, scale, shift=1.0):

@@ -1,0 +1,39 @@
+"""Static arguments that are not hashable (lists, ndarrays, and lists and tuples of them), kept by
+value: the dispatcher compares their Frozen forms, and a trace gets a copy, so a caller that
+changes the original later makes a new signature, never a stale answer."""
+import numpy as np
+
+
+class Frozen:
+    __slots__ = ("_key", "_copy")
+
+    def __init__(self, value):
+        self._key = _key(value)
+        self._copy = _copy(value)
+
+    def __eq__(self, other):
+        return type(other) is Frozen and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def thaw(self):
+        """A copy of the value, for one trace."""
+        return _copy(self._copy)
+
+
+def _key(value):
+    if isinstance(value, np.ndarray):
+        return (type(value), value.dtype.str, value.shape, value.tobytes())
+    if type(value) in (list, tuple):
+        return (type(value), tuple(_key(v) for v in value))
+    hash(value)  # TypeError: nothing to keep it by
+    return (type(value), value)
+
+
+def _copy(value):
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if type(value) in (list, tuple):
+        return type(value)(_copy(v) for v in value)
+    return value

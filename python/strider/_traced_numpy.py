@@ -1,6 +1,8 @@
 """NumPy as a traced function sees it: creation functions (np.zeros & co.) that record into the
-trace, random functions refused."""
+trace, random functions refused, np.vectorize of a Python function traced on the whole array, and
+the math module's functions applied to traced values as NumPy's ufuncs."""
 import functools
+import math
 import sys
 import threading
 import types
@@ -9,7 +11,7 @@ import numpy as np
 
 from ._errors import _internal, unsupported
 from ._ops import CREATION
-from ._tracer import current_trace
+from ._tracer import Tracer, as_tracer, current_trace
 
 
 def _creation(traced, real):
@@ -40,6 +42,71 @@ def _refused(real, module):
     return call
 
 
+def _traced_call(args, kwargs=None):
+    """Whether a call, in a trace, has a traced argument (else the real function runs, which
+    could do nothing with one)."""
+    return current_trace() is not None and any(isinstance(a, Tracer) for a in (*args, *(kwargs or {}).values()))
+
+
+# math's functions on traced values: NumPy's ufunc on the values as float64 (what math computes
+# in), the result as math gives it (a float, an int or a bool). Where math raises ValueError (an
+# argument outside the domain, floor of NaN) the value is not known while tracing: NumPy's answer
+# (NaN, or the cast of NaN) stands instead
+_MATH = {
+    "exp": (np.exp, float), "expm1": (np.expm1, float), "log2": (np.log2, float), "log10": (np.log10, float),
+    "log1p": (np.log1p, float), "sqrt": (np.sqrt, float), "sin": (np.sin, float), "cos": (np.cos, float),
+    "tan": (np.tan, float), "asin": (np.arcsin, float), "acos": (np.arccos, float), "atan": (np.arctan, float),
+    "sinh": (np.sinh, float), "cosh": (np.cosh, float), "tanh": (np.tanh, float), "asinh": (np.arcsinh, float),
+    "acosh": (np.arccosh, float), "atanh": (np.arctanh, float), "atan2": (np.arctan2, float),
+    "hypot": (np.hypot, float), "copysign": (np.copysign, float), "pow": (np.power, float),
+    "fabs": (np.absolute, float), "floor": (np.floor, int), "ceil": (np.ceil, int), "trunc": (np.trunc, int),
+    "isnan": (np.isnan, bool), "isinf": (np.isinf, bool), "isfinite": (np.isfinite, bool),
+}
+_PYTHON_DTYPES = {float: np.float64, int: np.int64, bool: np.bool_}
+
+
+def _math(real, uf, result):
+    def traced(*args):
+        values = [a.astype(np.float64) if isinstance(a, Tracer) else float(a) for a in args]
+        if uf is np.log and len(values) == 2:  # log(x, base)
+            r = np.log(values[0]) / np.log(values[1])
+        else:
+            r = uf(*values).astype(_PYTHON_DTYPES[result])
+        if r.ndim == 0:
+            r._weak, r._scalar = result, False  # a Python number, as math returns
+        return r
+
+    @functools.wraps(real)
+    def call(*args):
+        return traced(*args) if _traced_call(args) else real(*args)
+
+    return call
+
+
+def _vectorize_call(real):
+    """np.vectorize(f)(x) of traced arrays: f runs once on the whole arrays, whose operators and
+    NumPy and math functions are elementwise, instead of once per element; the result broadcast
+    to the arguments' shape, in otypes[0] where given."""
+
+    @functools.wraps(real)
+    def call(self, *args, **kwargs):
+        if not _traced_call(args, kwargs):
+            return real(self, *args, **kwargs)
+        if self.signature is not None or self.excluded or (self.otypes and len(self.otypes) != 1):
+            raise unsupported("np.vectorize with signature=, excluded= or several otypes on traced values",
+                              "write the function on whole arrays")
+        shape = np.broadcast_shapes(*(np.shape(a) for a in (*args, *kwargs.values())))
+        r = self.pyfunc(*args, **kwargs)
+        r = r if isinstance(r, Tracer) else as_tracer(r)
+        if self.otypes:
+            r = r.astype(self.otypes[0])
+        elif isinstance(r, Tracer) and r._weak is not None:  # a Python number per element: its dtype
+            r = r.astype(_PYTHON_DTYPES[r._weak])
+        return np.broadcast_to(r, shape).copy()
+
+    return call
+
+
 _REAL = {(np, name): getattr(np, name) for name in CREATION}
 _WRAPPED = {(np, name): _creation(fn, _REAL[(np, name)]) for name, fn in CREATION.items()}
 for _name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "randint", "choice",
@@ -48,6 +115,13 @@ for _name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "
     if hasattr(np.random, _name):
         _REAL[(np.random, _name)] = getattr(np.random, _name)
         _WRAPPED[(np.random, _name)] = _refused(_REAL[(np.random, _name)], "np.random")
+for _name, (_uf, _result) in _MATH.items():
+    _REAL[(math, _name)] = getattr(math, _name)
+    _WRAPPED[(math, _name)] = _math(_REAL[(math, _name)], _uf, _result)
+_REAL[(math, "log")] = math.log
+_WRAPPED[(math, "log")] = _math(math.log, np.log, float)
+_REAL[(np.vectorize, "__call__")] = np.vectorize.__call__
+_WRAPPED[(np.vectorize, "__call__")] = _vectorize_call(np.vectorize.__call__)
 _BY_REAL_ID = {id(_REAL[key]): _WRAPPED[key] for key in _REAL}
 
 

@@ -1,5 +1,8 @@
 """Differential tests for NumPy functions beyond the basics: split, matmul/dot, isclose,
-count_nonzero, pad, linalg.norm."""
+count_nonzero, pad, linalg.norm, np.vectorize and the math module; values tracing knows."""
+import math
+from math import sqrt
+
 import numpy as np
 import pytest
 
@@ -116,3 +119,43 @@ def test_a_known_array_written_is_known_no_more():
         check(f, ar((5,)))
     except strider.UnsupportedError:  # refusing is fine; the first value of n[0] would be wrong
         pass
+
+
+# ---------------------------------------------------------------------------------------------
+# np.vectorize of Python scalar functions and the math module on traced values
+# (a TensorRT sample's YOLOv3 decode: np.vectorize(math.exp)); transcendental: within 1e-14
+# ---------------------------------------------------------------------------------------------
+def _sigmoid(v):
+    return 1.0 / (1.0 + math.exp(-v))
+
+
+_SIGMOID = np.vectorize(_sigmoid)  # made outside the compiled function
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn", [
+    lambda x: np.vectorize(math.exp)(x),
+    lambda x: _SIGMOID(x) * 2,
+    lambda x: np.vectorize(lambda v: math.floor(v) + math.hypot(v, 3.0))(x),
+    lambda x: np.vectorize(lambda v: 3.0)(x),
+    lambda x: np.vectorize(lambda v: v * 2, otypes=[np.float32])(x),
+], ids=["exp", "sigmoid_outside", "floor_hypot", "constant", "otypes"])
+def test_vectorize_of_python_functions(fn, dtype):
+    check(fn, (ar((3, 4)) / 3).astype(dtype), rtol=1e-14)
+
+
+def test_vectorize_keeps_integer_results():
+    check(lambda x: np.vectorize(lambda v: v * 3 + 1)(x), ar((5,), np.int32))
+
+
+def test_math_functions_on_traced_values():
+    def f(x, s):
+        return x * sqrt(s) + math.floor(s) + math.log(s, 2) + math.atan2(s, 2.0), math.isfinite(s)
+
+    check(f, ar((4,), np.float32), 2.5, rtol=1e-14)
+
+
+def test_vectorize_with_python_branches_is_refused_by_name():
+    f = strider.compile(lambda x: np.vectorize(lambda v: v if v > 0 else 0.0)(x))
+    with pytest.raises(strider.TraceError, match="truth value of a traced array"):
+        f(ar((3,)))

@@ -122,17 +122,17 @@ Dispatcher::Found Dispatcher::resolve(py::handle self, PyObject* args, PyObject*
     self.attr("_bind_error")(py::reinterpret_borrow<py::tuple>(args), as_dict(kwargs));
     throw std::logic_error("strider: the dispatcher could not bind arguments that inspect binds");
   }
-  if (sig.routed) {  // target="auto": the function compiled for target="cuda" runs it, on this walk
+  Dispatcher* d = this;  // whose cache and trace serve the call
+  py::handle owner = self;
+  if (sig.routed) {  // target="auto": the function compiled for target="cuda", on this walk
     if (!inlined) refuse(*sig.routed);  // explain(): the CPU's program
     if (!gpu_) gpu_ = self.attr("_on_gpu")();
-    Dispatcher& gpu = gpu_.cast<Dispatcher&>();
-    if (Found hit = gpu.cached(sig); hit.runner) return hit;
-    if (inline_call()) return {};
-    return gpu.lookup(gpu_, sig);
+    d = &gpu_.cast<Dispatcher&>();
+    owner = gpu_;
   }
-  if (Found hit = cached(sig); hit.runner) return hit;
+  if (Found hit = d->cached(sig); hit.runner) return hit;
   if (inline_call()) return {};
-  return lookup(self, sig);
+  return d->lookup(owner, sig);
 }
 
 Dispatcher::Found Dispatcher::cached(const CallSignature& sig) {
@@ -144,7 +144,6 @@ Dispatcher::Found Dispatcher::cached(const CallSignature& sig) {
 }
 
 Dispatcher::Found Dispatcher::lookup(py::handle self, const CallSignature& sig) {
-  if (Found hit = cached(sig); hit.runner) return hit;
   std::unique_lock<std::mutex> lock(trace_mutex_, std::try_to_lock);
   if (!lock.owns_lock()) {
     py::gil_scoped_release release;

@@ -64,7 +64,8 @@ class Dispatcher {
   // call runs inline in a trace of this thread.
   Found resolve(pybind11::handle self, PyObject* args, PyObject* kwargs, CallSignature& sig,
                       pybind11::object* inlined);
-  // The entry of a walked signature: cached, else traced (by _trace on `self`).
+  // The entry of a walked signature the cache did not have (cached() first): traced by _trace on
+  // `self`, unless another thread traced it meanwhile.
   Found lookup(pybind11::handle self, const CallSignature& sig);
   // The cached entry of a signature, or none.
   Found cached(const CallSignature& sig);

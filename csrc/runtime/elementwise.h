@@ -10,12 +10,6 @@
 // An op applied to a dtype it has no loop for (ops.def) throws std::logic_error.
 namespace strider::detail {
 
-/// ops.def's loop attribute for the C type T.
-template <typename T>
-constexpr uint32_t loop_of() {
-  return st::is_bool_v<T> ? kBool : st::is_float_v<T> ? kFloat : kInt;
-}
-
 [[noreturn]] inline void no_loop(OpCode op, const char* family) {
   throw std::logic_error(std::string(op_name(op)) + " has no " + family + " loop");
 }

@@ -9,7 +9,7 @@ from . import _C
 from ._errors import unsupported
 from ._indexing import assign
 from ._shapes import _shape_arg, moveaxis, stack
-from ._tracer import (Tracer, as_tracer, check_dtype, concrete, current_trace, emit, fresh, known_by_static,
+from ._tracer import (Tracer, as_tracer, check_dtype, current_trace, emit, fresh, known_by_static, known_scalar,
                       like_order, untraced)
 from ._ufuncs import astype, copy_, promo_arg, where
 
@@ -77,10 +77,10 @@ def _known_number(v, what):
     """A traced 0-d value as the number tracing knows it is (Trace.fold); others as they are."""
     if not isinstance(v, Tracer):
         return v
-    value = concrete(v) if v.ndim == 0 else None
+    value = known_scalar(v)
     if value is None:
         raise known_by_static(v, what, "its length must be known while tracing")
-    return value[()]
+    return value
 
 
 def arange(start, stop=None, step=None, dtype=None, **kwargs):

@@ -36,11 +36,7 @@ class _Generic:
     def call(self, run, temps):
         """run(stream, temporaries) on the library's current stream, with its arrays as the
         temporaries (`temps`: (shape, NumPy type number) each), and the result as its arrays."""
-        made = []
-        for shape, typenum in temps:
-            array, ptr = self.empty(shape, typenum)
-            made.append((array, ptr))
-        return self.finish(run(self.stream(), made))
+        return self.finish(run(self.stream(), [self.empty(shape, typenum) for shape, typenum in temps]))
 
     def stream(self):
         return _LEGACY_STREAM

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ._errors import unsupported
-from ._tracer import Tracer, as_tracer, check_writeable, concrete, emit, known_by_static
+from ._tracer import Tracer, as_tracer, check_writeable, emit, known_by_static, known_scalar
 
 
 def _advanced(kind):
@@ -18,8 +18,8 @@ def _traced_index(what, t):
 
 def _known_index(k):
     """An index (or a slice's bounds) tracing knows the value of (Trace.fold) as that value."""
-    if isinstance(k, Tracer) and k.ndim == 0 and k.dtype.kind in "iu" and concrete(k) is not None:
-        return int(concrete(k))
+    if isinstance(k, Tracer) and k.dtype.kind in "iu" and (value := known_scalar(k)) is not None:
+        return int(value)
     if isinstance(k, slice) and any(isinstance(p, Tracer) for p in (k.start, k.stop, k.step)):
         return slice(*(_known_index(p) for p in (k.start, k.stop, k.step)))
     return k

@@ -9,8 +9,8 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from . import _C, _ufuncs
 from ._errors import unsupported
 from ._indexing import assign
-from ._tracer import (Tracer, as_tracer, check_dtype, check_writeable, concrete, contiguous, fresh, keep_order,
-                      known_by_static, shape_of)
+from ._tracer import (Tracer, as_tracer, check_dtype, check_writeable, contiguous, fresh, keep_order,
+                      known_by_static, known_scalar, shape_of)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
 
 
@@ -50,7 +50,7 @@ def moveaxis(a, source, destination):
 def _shape_arg(shape, what):
     dims = tuple(shape) if np.iterable(shape) and not isinstance(shape, Tracer) else (shape,)
     for d in dims:
-        if isinstance(d, Tracer) and (d.ndim != 0 or concrete(d) is None):
+        if isinstance(d, Tracer) and known_scalar(d) is None:
             raise known_by_static(d, f"a size of {what}", "sizes must be known while tracing")
     return tuple(operator.index(d) for d in dims)
 

@@ -128,7 +128,8 @@ class Trace:
         """Records what a fresh result holds where tracing knows its inputs (constants and what was
         computed from them), so that shapes, indices and Python decisions computed from static
         values stay known; the op still runs."""
-        if name not in _FOLDABLE or int(np.prod(output.shape, dtype=np.int64)) > _FOLD_MAX:
+        size = int(np.prod(output.shape, dtype=np.int64))
+        if name not in _FOLDABLE or size > _FOLD_MAX:
             return
         values = [concrete(t) for t in inputs]
         if any(v is None for v in values):
@@ -146,8 +147,8 @@ class Trace:
                 value = np.asarray(getattr(np, name)(values[0], axis=axis)).reshape(output.shape).astype(dtype)
             else:
                 value = getattr(np, name)(*values)
-        flat = np.empty(int(np.prod(output.shape, dtype=np.int64)), dtype)
-        np.lib.stride_tricks.as_strided(flat, output.shape, [s * flat.itemsize for s in output.strides])[...] = value
+        flat = np.empty(size, dtype)
+        _strided(flat, output)[...] = value
         self.known[output.storage] = flat
 
     def const(self, value, dtype=None):
@@ -164,20 +165,29 @@ class Trace:
 
 
 # the ops Trace.fold computes: copies, casts, reductions and NumPy's ufuncs of ops.def's
-# elementwise ops (its names are NumPy's), on results up to this many elements (shapes, indices and decisions need
-# few; tables run compiled)
+# elementwise ops (its names are NumPy's), on results up to this many elements (shapes, indices
+# and decisions need few; tables run compiled)
 _FOLD_MAX = 4096
 _FOLDABLE = {"copy", "cast", "sum", "prod", "max", "min", "argmax", "argmin", "any", "all"} | {
     name for name, op in _C.op_table().items() if op["loops"] and isinstance(getattr(np, name, None), np.ufunc)}
 
 
+def _strided(flat, view):
+    """A view's elements in its storage's contents `flat`, as a NumPy view."""
+    return np.lib.stride_tricks.as_strided(flat[view.offset:], tuple(view.shape),
+                                           [s * flat.itemsize for s in view.strides])
+
+
 def concrete(t):
     """What a Tracer holds where tracing knows it (Trace.fold), as a NumPy array; else None."""
     flat = t._trace.known.get(t._view.storage)
-    if flat is None:
-        return None
-    view = t._view
-    return np.lib.stride_tricks.as_strided(flat[view.offset:], t.shape, [s * flat.itemsize for s in view.strides]).copy()
+    return None if flat is None else _strided(flat, t._view).copy()
+
+
+def known_scalar(t):
+    """A 0-d Tracer's value as a NumPy scalar where tracing knows it; else None."""
+    value = concrete(t) if t.ndim == 0 else None
+    return None if value is None else value[()]
 
 
 def fresh(shape, dtype, order=None):
@@ -390,8 +400,8 @@ class Tracer:
         raise trace_error("int() of a traced array", "keep the value as an array, or make the argument static")
 
     def __index__(self):
-        if self.dtype.kind in "iu" and self.ndim == 0 and (value := self._known_item(int)) is not None:
-            return value
+        if self.dtype.kind in "iu" and (value := known_scalar(self)) is not None:
+            return int(value)
         raise known_by_static(self, "an index or size", "shapes and indices must be known while tracing: return "
                               "the values and index or allocate after the call")
 

@@ -1,6 +1,6 @@
 // ops/scalar_ops.inc as LLVM bitcode for the LLVM backend: compiled by clang at build time (not by
 // the host compiler; CMakeLists.txt), embedded, and linked into every stage module that calls it
-// (scalar_ops_link.cc), where the optimizer inlines it and the loop vectorizer widens it. So the JIT
+// (Emitter::link_scalar_ops in emit_elementwise.cc), where the optimizer inlines it and the loop vectorizer widens it. So the JIT
 // computes each op with the very text the reference executor and the CUDA prelude compile.
 //
 // One C-named function per elementwise op and loop dtype (dtype_name spells the suffix):
@@ -11,25 +11,16 @@
 //   st_replaces_max_<t>(x, kept), _min_  the extremes' fold rule
 // A dtype the op has no loop for (ops.def) gets a body that traps: the emitter never calls it.
 
-#include <math.h>
 #include <stdint.h>
 
 #include <type_traits>
 
-#include "ir/graph.h"
-
-#define ST_FN static inline
-#include "ops/scalar_ops.inc"
-#undef ST_FN
+#include "ops/scalar_ops.h"
 
 using namespace strider;  // ops.def's attributes
+using strider::detail::loop_of;
 
 namespace {
-
-template <class T>
-constexpr uint32_t loop_of() {
-  return st::is_bool_v<T> ? kBool : st::is_float_v<T> ? kFloat : kInt;
-}
 
 // f(args...) where the op has a loop for T; the discarded call is never instantiated
 template <uint32_t attrs, class R, class T, class F, class... A>
@@ -44,16 +35,14 @@ using result_t = std::conditional_t<(attrs & (kPredicate | kComparison)) != 0, b
 
 }  // namespace
 
-#define ST_RESULT(attrs, T) result_t<attrs, T>
-
-#define ST_UNARY_FOR(name, attrs, T, t)                                   \
-  extern "C" auto st_##name##_##t(T x) -> ST_RESULT(attrs, T) {           \
-    return on_loop<attrs, ST_RESULT(attrs, T), T>([](auto v) { return st::name(v); }, x); \
+#define ST_UNARY_FOR(name, attrs, T, t)                                                    \
+  extern "C" result_t<attrs, T> st_##name##_##t(T x) {                                     \
+    return on_loop<attrs, result_t<attrs, T>, T>([](auto v) { return st::name(v); }, x);   \
   }
-#define ST_BINARY_FOR(name, attrs, T, t)                                                          \
-  extern "C" auto st_##name##_##t(T a, T b) -> ST_RESULT(attrs, T) {                              \
-    return on_loop<attrs, ST_RESULT(attrs, T), T>([](auto u, auto v) { return st::name(u, v); }, a, b); \
-  }                                                                                               \
+#define ST_BINARY_FOR(name, attrs, T, t)                                                            \
+  extern "C" result_t<attrs, T> st_##name##_##t(T a, T b) {                                         \
+    return on_loop<attrs, result_t<attrs, T>, T>([](auto u, auto v) { return st::name(u, v); }, a, b); \
+  }                                                                                                 \
   extern "C" bool st_##name##_fails_##t(T a, T b) {                                               \
     return on_loop<(attrs) & kMayFail ? (attrs) : 0u, bool, T>(                          \
         [](auto u, auto v) { using namespace st; return name##_fails(u, v); }, a, b);             \

@@ -88,7 +88,9 @@ void bind_dispatch(py::module_& m) {
            "program, [(storage, group)], [(storage, leaf)], [(storage, shape, TempForm, axes)], outputs: "
            "(ResultKind.argument, leaf) | (ResultKind.python, object) | (ResultKind.view, output index, scalar, weak "
            "type or None, writeable), the result's spec")
-      .def("set_cuda", &Runner::set_cuda, py::arg("program"));
+      .def("set_cuda", &Runner::set_cuda, py::arg("program"))
+      .def("set_post", &Runner::set_post, py::arg("post"),
+           "passes each result through post(result, args, kwargs), with the call's arguments");
 
   py::class_<DeviceRun>(m, "DeviceRun", "one call's run, for its caller's kind of array: run(stream, temporaries)")
       .def("__call__", &DeviceRun::operator(), py::arg("stream"), py::arg("made"));
@@ -119,6 +121,19 @@ void bind_dispatch(py::module_& m) {
           py::arg("args"), py::arg("kwargs"), "(entry, leaves) of the call's signature (traced when new)")
       .def("_count", [](Dispatcher& self, const std::string& name, int64_t n) { counter(self, name) += n; })
       .def_property_readonly("_cache", &Dispatcher::entries, "the entries kept")
+      .def(
+          "_set_sources",
+          [](Dispatcher& self, const py::list& sources) {
+            std::vector<Source> out;
+            for (const py::handle& h : sources) {
+              auto [param, root, key, attrs] = h.cast<std::tuple<int, py::object, py::object, std::vector<py::object>>>();
+              out.push_back(Source{param, root, key, std::move(attrs)});
+            }
+            self.set_sources(std::move(out));
+          },
+          py::arg("sources"),
+          "(parameter or -1, root, key, attributes) per source every call reads (call_signature.h); drops the "
+          "entries kept")
       .def("stats",
            [](Dispatcher& self) {
              const Dispatcher::Counters& c = counters(self);
@@ -138,7 +153,7 @@ void bind_dispatch(py::module_& m) {
   m.def(
       "set_dispatch_hooks",
       [](py::object current_trace, py::object unsupported, py::object refuse_leaves, py::handle tracer_type,
-         py::dict api_globals, py::object library, py::object kind, py::handle freeze) {
+         py::dict api_globals, py::object library, py::object kind, py::handle freeze, py::handle missing) {
         DispatchHooks& h = dispatch_hooks();
         h.current_trace = std::move(current_trace);
         h.unsupported = std::move(unsupported);
@@ -146,10 +161,10 @@ void bind_dispatch(py::module_& m) {
         h.api_globals = std::move(api_globals);
         h.device_kinds.install(std::move(library), std::move(kind));
         set_tracer_type(tracer_type.ptr());
-        set_freeze(freeze.ptr());
+        set_freeze(freeze.ptr(), missing.ptr());
       },
       py::arg("current_trace"), py::arg("unsupported"), py::arg("refuse_leaves"), py::arg("tracer_type"),
-      py::arg("api_globals"), py::arg("library"), py::arg("kind"), py::arg("freeze"),
+      py::arg("api_globals"), py::arg("library"), py::arg("kind"), py::arg("freeze"), py::arg("missing"),
       "what the dispatcher asks of Python (installed once by strider._api)");
 }
 

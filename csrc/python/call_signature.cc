@@ -96,6 +96,15 @@ bool bind(const std::vector<Param>& params, PyObject* args, PyObject* kwargs, st
   return true;
 }
 
+// True for a NumPy array the layout takes: a dtype the IR carries, native byte order, strides a
+// multiple of the itemsize.
+bool layable(PyArrayObject* a) {
+  if (!supported_type(PyArray_TYPE(a)) || !PyArray_ISNBO(PyArray_DESCR(a)->byteorder)) return false;
+  for (int d = 0; d < PyArray_NDIM(a); ++d)
+    if (PyArray_STRIDES(a)[d] % PyArray_ITEMSIZE(a)) return false;
+  return true;
+}
+
 // The walk of one call's values (what _api traced by): tuples, lists and dicts are structure,
 // arrays and numbers leaves, other hashable values statics.
 class Walk {
@@ -120,6 +129,7 @@ class Walk {
     struct Leave {
       ~Leave() { Py_LeaveRecursiveCall(); }
     } leave;
+    if (source_ && source_value(o)) return;
     if (PyArray_CheckExact(o)) return leaf(o, LeafKind::HostArray);
     if (PyTuple_Check(o) || PyList_Check(o)) {
       const bool tuple = PyTuple_Check(o);
@@ -173,8 +183,17 @@ class Walk {
     add_static(o);
   }
 
+  /// A source's value (call_signature.h's Source), or `missing` where it could not be read.
+  void source(const py::object& o) {
+    source_ = true;
+    if (o) value(o.ptr());
+    else add_static(missing);
+    source_ = false;
+  }
+
   static PyObject* tracer_type;  // _tracer.Tracer, installed by _api
   static PyObject* freeze;       // _frozen.Frozen, installed by _api
+  static PyObject* missing;      // what a source that cannot be read stands as, installed by _api
 
  private:
   void leaf(PyObject* o, LeafKind kind, PyObject* caller = nullptr) {
@@ -185,6 +204,28 @@ class Walk {
       out_.callers.resize(out_.leaves.size());
       out_.callers.back() = py::reinterpret_borrow<py::object>(caller);
     }
+  }
+
+  // A source's value other than a container: arrays the layout takes are leaves (read and written
+  // in place on every call), the rest static, numbers included (a shape or a loop bound is read
+  // from them); an unhashable value is kept by value. False for a container (structure, as for
+  // arguments) and a Tracer (refused).
+  bool source_value(PyObject* o) {
+    if (PyTuple_Check(o) || PyList_Check(o) || PyDict_Check(o)) return false;
+    if (tracer_type && PyObject_TypeCheck(o, reinterpret_cast<PyTypeObject*>(tracer_type))) return false;
+    if (PyArray_CheckExact(o) && layable(reinterpret_cast<PyArrayObject*>(o))) {
+      leaf(o, LeafKind::HostArray);
+      return true;
+    }
+    if (!PyArray_Check(o) && PyObject_Hash(o) != -1) {
+      add_static(o);
+      return true;
+    }
+    PyErr_Clear();
+    py::object frozen = py::reinterpret_steal<py::object>(PyObject_CallOneArg(freeze, o));
+    if (!frozen) PyErr_Clear();
+    add_static(frozen ? frozen.ptr() : o);  // else compared by ==
+    return true;
   }
 
   // An array in GPU memory where the target is the CPU: target="auto" goes on as target="cuda",
@@ -215,10 +256,40 @@ class Walk {
   CallSignature& out_;
   DevicePolicy policy_;
   DeviceKinds& kinds_;
+  bool source_ = false;  // walking a source's value
 };
 
 PyObject* Walk::tracer_type = nullptr;
 PyObject* Walk::freeze = nullptr;
+PyObject* Walk::missing = nullptr;
+
+// A source's value as this call reads it; null where a step is missing (an attribute, a global,
+// an empty cell, a parameter left out).
+py::object read_source(const Source& s, const std::pmr::vector<PyObject*>& values) {
+  PyObject* o = nullptr;
+  if (s.param >= 0) {
+    o = values[s.param];
+  } else if (PyDict_Check(s.root.ptr())) {
+    o = PyDict_GetItemWithError(s.root.ptr(), s.key.ptr());
+    if (!o && PyErr_Occurred()) throw py::error_already_set();
+  } else if (PyCell_Check(s.root.ptr())) {
+    o = PyCell_GET(s.root.ptr());
+  } else {
+    o = s.root.ptr();
+  }
+  if (!o) return {};
+  py::object v = py::reinterpret_borrow<py::object>(o);
+  for (const py::object& attr : s.attrs) {
+    PyObject* next = PyObject_GetAttr(v.ptr(), attr.ptr());
+    if (!next) {
+      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+      PyErr_Clear();
+      return {};
+    }
+    v = py::reinterpret_steal<py::object>(next);
+  }
+  return v;
+}
 
 struct Span {
   uintptr_t lo, hi;
@@ -394,9 +465,11 @@ void set_tracer_type(PyObject* type) {
   Walk::tracer_type = type;
 }
 
-void set_freeze(PyObject* freeze) {
+void set_freeze(PyObject* freeze, PyObject* missing) {
   Py_XINCREF(freeze);
+  Py_XINCREF(missing);
   Walk::freeze = freeze;
+  Walk::missing = missing;
 }
 
 bool is_device_array(PyObject* o) {
@@ -404,9 +477,11 @@ bool is_device_array(PyObject* o) {
   return PyObject_TypeCheck(o, type);
 }
 
-void call_signature(const std::vector<Param>& params, DevicePolicy policy, DeviceKinds& kinds, PyObject* args,
-                    PyObject* kwargs, CallSignature& out) {
+void call_signature(const std::vector<Param>& params, const std::vector<Source>& sources, DevicePolicy policy,
+                    DeviceKinds& kinds, PyObject* args, PyObject* kwargs, CallSignature& out) {
   import_numpy();
+  out.args = args;
+  out.kwargs = kwargs;
   std::pmr::memory_resource* memory = out.key.get_allocator().resource();
   std::pmr::vector<PyObject*> values(memory);
   std::pmr::vector<py::object> owned(memory);
@@ -420,10 +495,30 @@ void call_signature(const std::vector<Param>& params, DevicePolicy policy, Devic
     else if (params[i].is_static) walk.static_value(values[i], params[i].name);
     else walk.value(values[i]);
   }
+  for (const Source& s : sources) walk.source(read_source(s, values));
   out.structure_end = out.key.size();
   out.key += '|';
   if (out.on_device) one_device(out);
   layout(out);
+}
+
+void CallSignature::clear() {
+  key.clear();
+  structure_end = 0;
+  statics.clear();
+  leaves.clear();
+  kinds.clear();
+  callers.clear();
+  on_device = false;
+  routed.reset();
+  device_kind = py::object();
+  bases.clear();
+  group_owner.clear();
+  group_dtype.clear();
+  group_ordinal.clear();
+  group_extent.clear();
+  leaf_group.clear();
+  leaf_offset.clear();
 }
 
 py::tuple CallSignature::leaf_tuple() const {

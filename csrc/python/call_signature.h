@@ -29,6 +29,16 @@ struct Param {
   bool is_static = false;  // in static_argnames: keyed by value, never a leaf
 };
 
+/// A value a compiled function reads that the caller does not pass: an attribute of an object
+/// argument (`self.stride`), a module global or a closure variable (python/strider/_capture.py).
+/// Each call reads it again and walks it as a source (arrays leaves, the rest static).
+struct Source {
+  int param = -1;                  // the root: this parameter's value, or else
+  py::object root;                 // a dict (`key`: the item), a cell (its contents) or an object
+  py::object key;
+  std::vector<py::object> attrs;   // then these attributes, in turn
+};
+
 /// Why a call cannot run, in NumPy's terms: what it passed and what to pass instead.
 struct Refusal {
   std::string what, instead;
@@ -74,6 +84,11 @@ struct CallSignature {
   std::pmr::vector<int64_t> group_extent; // per group: elements from the base to the end of the last leaf
   std::pmr::vector<int> leaf_group;       // per leaf: its group, -1 for scalars
   std::pmr::vector<int64_t> leaf_offset;  // per leaf: elements from its group's base to its first element
+  PyObject* args = nullptr;               // the call's own (borrowed, for the call): a Runner's post
+  PyObject* kwargs = nullptr;             // step replays writes into its containers
+
+  /// Empty again, for another walk of the same call.
+  void clear();
 
   /// The leaves as a tuple.
   py::tuple leaf_tuple() const;
@@ -82,7 +97,8 @@ struct CallSignature {
   const py::object& caller(size_t i) const { return i < callers.size() && callers[i] ? callers[i] : leaves[i]; }
 
   /// The call's arguments rebuilt with `leaves` in place of its leaves: one value per parameter,
-  /// `missing` for a parameter the caller left out.
+  /// `missing` for a parameter the caller left out, then one per source (`missing` where it could
+  /// not be read).
   py::list arguments(const std::vector<py::object>& leaves, const py::object& missing) const;
 };
 
@@ -92,17 +108,18 @@ struct RoutedNowhere {};
 /// The leaves' layout refused them (dtype, byte order, strides, aliasing): _api says which one.
 struct LayoutRefusal {};
 
-/// Binds a call's arguments to `params` and walks them into `out`. Throws Refusal or
+/// Binds a call's arguments to `params` and walks them, then `sources`, into `out`. Throws Refusal or
 /// LayoutRefusal for a call the function cannot run, RoutedNowhere, py::type_error
 /// when the arguments do not bind (its message is inspect's: the dispatcher asks inspect to raise
 /// it). `kinds` (policy Take) reads the values of array libraries in GPU memory.
-void call_signature(const std::vector<Param>& params, DevicePolicy policy, DeviceKinds& kinds, PyObject* args,
-                    PyObject* kwargs, CallSignature& out);
+void call_signature(const std::vector<Param>& params, const std::vector<Source>& sources, DevicePolicy policy,
+                    DeviceKinds& kinds, PyObject* args, PyObject* kwargs, CallSignature& out);
 
 /// Installs _tracer.Tracer, the type of values a walk refuses as kept from an earlier trace.
 void set_tracer_type(PyObject* type);
-/// Installs _frozen.Frozen, which keeps an unhashable static argument by value.
-void set_freeze(PyObject* freeze);
+/// Installs _frozen.Frozen, which keeps an unhashable static argument by value, and the object a
+/// source that cannot be read stands as.
+void set_freeze(PyObject* freeze, PyObject* missing);
 
 /// True for a DeviceArray (csrc/python/device_array.h).
 bool is_device_array(PyObject* o);

@@ -24,6 +24,10 @@ bool same_statics(const std::vector<py::object>& a, const std::pmr::vector<py::o
   return true;
 }
 
+// Walks of one call when its traces keep finding new sources (a trace that fails on one, as
+// `self.buf[:] = x` does before it is a source, finds the next one on the next walk).
+constexpr int kMaxWalks = 64;
+
 // A call's signature lives in an arena on the dispatcher's stack (heap past it).
 constexpr size_t kArenaBytes = 4096;
 
@@ -49,7 +53,11 @@ py::dict as_dict(PyObject* kwargs) { return kwargs ? py::reinterpret_borrow<py::
 
 PyObject* call_slot(PyObject* self, PyObject* args, PyObject* kwargs) {
   try {
-    auto& d = py::handle(self).cast<Dispatcher&>();
+    // pybind11's instance holds the Dispatcher's pointer first in its simple layout: read it
+    // there rather than through a cast, which looks the type up on every call
+    auto* inst = reinterpret_cast<py::detail::instance*>(self);
+    auto& d = inst->simple_layout ? *static_cast<Dispatcher*>(inst->simple_value_holder[0])
+                                  : py::handle(self).cast<Dispatcher&>();
     return d.call(self, args, kwargs).release().ptr();
   } catch (...) {
     py::detail::try_translate_exceptions();
@@ -96,6 +104,17 @@ void Dispatcher::insert(const CallSignature& sig, Item item) {
 
 Dispatcher::Found Dispatcher::resolve(py::handle self, PyObject* args, PyObject* kwargs, CallSignature& sig,
                                       py::object* inlined) {
+  // a trace that finds sources the walk did not read asks for another walk (in practice one)
+  for (int walks = 0;; ++walks) {
+    if (walks == kMaxWalks) throw std::runtime_error("strider: the sources a compiled function reads did not settle");
+    if (walks) sig.clear();
+    Found found = walk_and_find(self, args, kwargs, sig, inlined);
+    if (!found.walk_again) return found;
+  }
+}
+
+Dispatcher::Found Dispatcher::walk_and_find(py::handle self, PyObject* args, PyObject* kwargs, CallSignature& sig,
+                                            py::object* inlined) {
   // a call made while this thread traces (another compiled function, or this one recursively)
   // that the cache cannot serve runs inline: the outer trace records its ops and may fuse them
   auto inline_call = [&]() -> bool {
@@ -104,7 +123,7 @@ Dispatcher::Found Dispatcher::resolve(py::handle self, PyObject* args, PyObject*
     return true;
   };
   try {
-    call_signature(params_, policy_, dispatch_hooks().device_kinds, args, kwargs, sig);
+    call_signature(params_, sources_, policy_, dispatch_hooks().device_kinds, args, kwargs, sig);
   } catch (const Refusal& r) {
     if (inline_call()) return {};
     refuse(r);
@@ -152,6 +171,7 @@ Dispatcher::Found Dispatcher::lookup(py::handle self, const CallSignature& sig) 
   if (Found hit = cached(sig); hit.runner) return hit;  // traced by another thread meanwhile
   ++counters_.traces;
   py::object entry = self.attr("_trace")(py::cast(&sig, py::return_value_policy::reference));
+  if (entry.is_none()) return Found{{}, nullptr, true};  // new sources (set_sources): walk again
   Found found{entry, entry.attr("runner").cast<const Runner*>()};
   if (cache_)
     insert(sig, Item{std::string(sig.key), {sig.statics.begin(), sig.statics.end()}, entry, found.runner, ++clock_});
@@ -193,6 +213,12 @@ py::list Dispatcher::entries() const {
   for (const auto& kv : table_)
     for (const Item& item : kv.second) out.append(item.entry);
   return out;
+}
+
+void Dispatcher::set_sources(std::vector<Source> sources) {
+  sources_ = std::move(sources);
+  table_.clear();
+  size_ = 0;
 }
 
 void install_call_slot(py::handle cls) {

@@ -27,7 +27,8 @@ struct DispatchHooks {
 DispatchHooks& dispatch_hooks();
 
 /// The C++ base of CompiledFunction. The Python subclass implements _trace(signature) -> entry
-/// (with .runner, a Runner), _inline(args, kwargs) (a call made while this thread traces),
+/// (with .runner, a Runner; None when the trace found sources it had not read: set_sources, and
+/// the call is walked again), _inline(args, kwargs) (a call made while this thread traces),
 /// _bind_error(args, kwargs) (raises inspect's TypeError), _cuda_refusal() (raises why CUDA is
 /// unavailable) and _on_gpu() (the function compiled for target="cuda", for target="auto").
 class Dispatcher {
@@ -46,6 +47,9 @@ class Dispatcher {
   Counters& counters() { return counters_; }
   /// The entries kept.
   pybind11::list entries() const;
+  /// Replaces the sources every call reads (call_signature.h); the entries kept go, as their keys
+  /// did not read them.
+  void set_sources(std::vector<Source> sources);
 
  private:
   struct Item {
@@ -59,10 +63,14 @@ class Dispatcher {
   struct Found {
     pybind11::object entry;
     const Runner* runner = nullptr;
+    bool walk_again = false;  // the trace set new sources
   };
   // The entry of the call's signature, tracing it when new; none (and `inlined` set) when the
   // call runs inline in a trace of this thread.
   Found resolve(pybind11::handle self, PyObject* args, PyObject* kwargs, CallSignature& sig,
+                      pybind11::object* inlined);
+  // One walk of the call and its entry (resolve).
+  Found walk_and_find(pybind11::handle self, PyObject* args, PyObject* kwargs, CallSignature& sig,
                       pybind11::object* inlined);
   // The entry of a walked signature the cache did not have (cached() first): traced by _trace on
   // `self`, unless another thread traced it meanwhile.
@@ -74,6 +82,7 @@ class Dispatcher {
   void insert(const CallSignature& sig, Item item);
 
   std::vector<Param> params_;
+  std::vector<Source> sources_;
   DevicePolicy policy_;
   bool cache_;
   pybind11::object gpu_;  // target="auto": the function compiled for target="cuda", once asked for

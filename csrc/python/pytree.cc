@@ -36,9 +36,13 @@ py::object build_tree(const char*& code, const py::object*& object, const py::ob
       const int64_t n = take_count(code);
       bool tuple = node == Node::Tuple;
       if (node == Node::Named) tuple = (*object++).cast<std::string>() == "tuple";
+      if (tuple) {
+        py::tuple items(n);
+        for (int64_t i = 0; i < n; ++i) PyTuple_SET_ITEM(items.ptr(), i, build_tree(code, object, leaf).release().ptr());
+        return std::move(items);
+      }
       py::list items(n);
-      for (int64_t i = 0; i < n; ++i) items[i] = build_tree(code, object, leaf);
-      if (tuple) return py::tuple(items);
+      for (int64_t i = 0; i < n; ++i) PyList_SET_ITEM(items.ptr(), i, build_tree(code, object, leaf).release().ptr());
       return std::move(items);
     }
   }

@@ -6,6 +6,8 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <memory_resource>
 
 #include "device_array.h"
 
@@ -63,6 +65,14 @@ Runner::Runner(py::object program, std::vector<std::pair<int, int>> groups, std:
   encode_result(result, result_codes_, result_objects_);
   for (const Temp& t : temps_)
     temp_specs_.append(py::make_tuple(py::cast(t.shape), typenum(program_->graph.storages[t.storage].dtype)));
+  // a 0-d temporary returned only as scalars needs no array: a host run writes it into a slot
+  for (const Temp& t : temps_) {
+    bool only_scalars = t.shape.empty() && t.form == TempForm::Buffer;
+    for (const Output& o : outputs_)
+      if (o.kind == ResultKind::View && program_->graph.outputs[o.index].storage == t.storage)
+        only_scalars = only_scalars && (o.scalar || !o.weak.is_none());
+    in_slot_.push_back(only_scalars);
+  }
 }
 
 int Runner::group_of(int storage) const {
@@ -79,16 +89,26 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
     if (call.group_ordinal[group] >= 0) device.at(sid) = call.bases[group];
     else buffers[sid] = reinterpret_cast<void*>(call.bases[group]);
   }
-  std::vector<int64_t> slots(scalars_.size());  // 8 bytes hold any scalar dtype
+  // the call's bookkeeping lives on the stack (heap past it): a small call allocates little
+  alignas(std::max_align_t) std::byte arena_bytes[1024];
+  std::pmr::monotonic_buffer_resource arena(arena_bytes, sizeof arena_bytes);
+  std::pmr::vector<int64_t> slots(scalars_.size(), &arena);  // 8 bytes hold any scalar dtype
   for (size_t k = 0; k < scalars_.size(); ++k) {
     const auto& [sid, leaf] = scalars_[k];
     store_scalar(call.leaves[leaf].ptr(), g.storages[sid].dtype, &slots[k]);
     buffers[sid] = &slots[k];
   }
-  std::vector<py::object> temps;
-  std::vector<uint64_t> temp_ptrs;
+  std::pmr::vector<py::object> temps(&arena);
+  std::pmr::vector<uint64_t> temp_ptrs(&arena);
+  std::pmr::vector<int64_t> temp_slots(temps_.size(), &arena);  // in_slot_ temporaries
+  temps.reserve(temps_.size());
   for (size_t k = 0; k < temps_.size(); ++k) {
     const Temp& t = temps_[k];
+    if (!on_device && in_slot_[k]) {
+      buffers[t.storage] = &temp_slots[k];
+      temps.emplace_back();
+      continue;
+    }
     if (on_device) {
       if (made) {
         const py::tuple pair = (*made)[k].cast<py::tuple>();
@@ -118,31 +138,40 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
   } else {
     go();
   }
-  std::vector<py::object> results;
+  std::pmr::vector<py::object> results(&arena);
   results.reserve(outputs_.size());
   for (const Output& o : outputs_) {
     switch (o.kind) {
       case ResultKind::Argument: results.push_back(call.caller(o.index)); break;
       case ResultKind::Python: results.push_back(o.value); break;
       case ResultKind::View:
-        results.push_back(on_device ? device_view_result(o, call, temps, temp_ptrs) : view_result(o, call, temps));
+        results.push_back(on_device ? device_view_result(o, call, temps, temp_ptrs)
+                                    : view_result(o, call, temps, temp_slots));
         break;
     }
   }
-  if (result_codes_.size() == 1) return results[0];  // one leaf: the function's result
-  const char* code = result_codes_.data();
-  const py::object* object = result_objects_.data();
-  const py::object* leaf = results.data();
-  return build_tree(code, object, leaf);
+  py::object result;
+  if (result_codes_.size() == 1) {
+    result = results[0];  // one leaf: the function's result
+  } else {
+    const char* code = result_codes_.data();
+    const py::object* object = result_objects_.data();
+    const py::object* leaf = results.data();
+    result = build_tree(code, object, leaf);
+  }
+  if (!post_) return result;
+  return post_(result, py::handle(call.args), call.kwargs ? py::handle(call.kwargs) : py::handle(Py_None));
 }
 
-py::object Runner::view_result(const Output& o, const CallSignature& call, const std::vector<py::object>& temps) const {
+py::object Runner::view_result(const Output& o, const CallSignature& call, const Objects& temps,
+                               const std::pmr::vector<int64_t>& temp_slots) const {
   const View& v = program_->graph.outputs[o.index];
   py::object arr;
   char* base = nullptr;
   py::object owner;
   for (size_t k = 0; k < temps_.size() && !arr; ++k) {
     if (temps_[k].storage != v.storage) continue;
+    if (in_slot_[k]) return scalar_result(o, program_->graph.storages[v.storage].dtype, &temp_slots[k]);
     if (temps_[k].form == TempForm::Buffer) {
       arr = temps[k];
     } else if (temps_[k].form == TempForm::Transposed) {
@@ -179,10 +208,32 @@ py::object Runner::view_result(const Output& o, const CallSignature& call, const
   return arr;
 }
 
+py::object Runner::scalar_result(const Output& o, DType dtype, const void* data) const {
+  if (o.weak.is_none()) {
+    PyArray_Descr* descr = PyArray_DescrFromType(typenum(dtype));
+    PyObject* scalar = PyArray_Scalar(const_cast<void*>(data), descr, nullptr);
+    Py_DECREF(descr);
+    if (!scalar) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(scalar);
+  }
+  // a Python number: the value as ndarray.item() gives it, of the weak type
+  PyObject* value = nullptr;
+  switch (dtype) {
+    case DType::Bool: value = PyBool_FromLong(*static_cast<const bool*>(data)); break;
+    case DType::Int32: value = PyLong_FromLong(*static_cast<const int32_t*>(data)); break;
+    case DType::Int64: value = PyLong_FromLongLong(*static_cast<const int64_t*>(data)); break;
+    case DType::Float32: value = PyFloat_FromDouble(*static_cast<const float*>(data)); break;
+    case DType::Float64: value = PyFloat_FromDouble(*static_cast<const double*>(data)); break;
+  }
+  if (!value) throw py::error_already_set();
+  py::object item = py::reinterpret_steal<py::object>(value);
+  return Py_TYPE(value) == reinterpret_cast<PyTypeObject*>(o.weak.ptr()) ? item : o.weak(item);
+}
+
 // A result in GPU memory: a returned temporary as allocated, else a DeviceArray viewing a
 // temporary or an argument group (owned by it: the caller's kind views the owner instead).
-py::object Runner::device_view_result(const Output& o, const CallSignature& call, const std::vector<py::object>& temps,
-                                      const std::vector<uint64_t>& temp_ptrs) const {
+py::object Runner::device_view_result(const Output& o, const CallSignature& call, const Objects& temps,
+                                      const std::pmr::vector<uint64_t>& temp_ptrs) const {
   const View& v = program_->graph.outputs[o.index];
   const DType dtype = program_->graph.storages[v.storage].dtype;
   const int64_t item = itemsize(dtype);

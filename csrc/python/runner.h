@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <memory_resource>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +53,10 @@ class Runner {
 
   /// Runs the program on the device when it was given a CUDA program.
   void set_cuda(std::shared_ptr<CudaProgram> cuda) { cuda_ = std::move(cuda); }
+  /// Passes each result through `post(result, args, kwargs)` with the call's arguments
+  /// (_capture.py: it replays the function's writes on Python objects and containers and returns
+  /// the function's own result).
+  void set_post(pybind11::object post) { post_ = std::move(post); }
 
   /// Runs the program on the call (on `stream` when it runs on a CUDA device) and returns the
   /// function's result. Arrays in GPU memory are DeviceArrays: in strider's memory, or where
@@ -64,20 +69,24 @@ class Runner {
   const pybind11::list& temp_specs() const { return temp_specs_; }
 
  private:
-  pybind11::object view_result(const Output& o, const CallSignature& call,
-                               const std::vector<pybind11::object>& temps) const;
-  pybind11::object device_view_result(const Output& o, const CallSignature& call,
-                                      const std::vector<pybind11::object>& temps,
-                                      const std::vector<uint64_t>& temp_ptrs) const;
+  using Objects = std::pmr::vector<pybind11::object>;
+  pybind11::object view_result(const Output& o, const CallSignature& call, const Objects& temps,
+                               const std::pmr::vector<int64_t>& temp_slots) const;
+  // A scalar result (NumPy's, or a weak Python number) of the `dtype` value at `data`.
+  pybind11::object scalar_result(const Output& o, DType dtype, const void* data) const;
+  pybind11::object device_view_result(const Output& o, const CallSignature& call, const Objects& temps,
+                                      const std::pmr::vector<uint64_t>& temp_ptrs) const;
   int group_of(int storage) const;
 
   pybind11::object program_obj_;
   const Program* program_ = nullptr;
   bool release_gil_ = true;            // the program is large enough to run with the GIL released
   std::shared_ptr<CudaProgram> cuda_;  // set: the stages run on a CUDA device
+  pybind11::object post_;              // set: what each result goes through
   std::vector<std::pair<int, int>> groups_;   // (storage, aliasing group)
   std::vector<std::pair<int, int>> scalars_;  // (storage, leaf)
   std::vector<Temp> temps_;
+  std::vector<char> in_slot_;                 // per temp: a 0-d one returned only as scalars (no array)
   pybind11::list temp_specs_;
   std::vector<Output> outputs_;
   std::string result_codes_;                  // the result's structure (call_signature.h's Node codes)

@@ -7,6 +7,7 @@ import os
 import numpy as np
 
 from . import _C, _cuda
+from ._capture import _MISSING, Capture, replay, static_sources
 from ._errors import ScheduleError, StriderError, unsupported
 from ._explain import Explanation
 from ._frozen import Frozen
@@ -47,16 +48,13 @@ def _refuse_leaves(leaves):
                       "pass one of them as a copy")
 
 
-_MISSING = object()  # a parameter the caller left out: the function applies its own default
-
-
 class CompiledFunction(_C.Dispatcher):
     """A function compiled by strider.compile; call it like the original. Its calls are the
     dispatcher's (C++: csrc/python/dispatcher.h), which enters Python only to trace a new
     signature (_trace)."""
 
     def __init__(self, fn, target="cpu", static_argnames=(), cache=True, schedule=None,
-                 max_signatures=64):
+                 max_signatures=64, constants=()):
         if target not in _TARGETS:
             raise ValueError(f"strider.compile: target {target!r} is not available; available: {_TARGETS}")
         if isinstance(static_argnames, str):
@@ -75,10 +73,16 @@ class CompiledFunction(_C.Dispatcher):
         self._signature = signature
         self._schedule = {int(k): str(v) for k, v in (schedule or {}).items()}
         self.target = target
+        if isinstance(constants, str):
+            constants = (constants,)
         self._options = dict(static_argnames=static_argnames, cache=cache, schedule=schedule,
-                             max_signatures=max_signatures)
+                             max_signatures=max_signatures, constants=constants)
+        self._constants = tuple(constants)
         self._gpu = None
         functools.update_wrapper(self, fn)
+        # the data it reads besides its arguments, read on every call (_capture.py)
+        self._sources = static_sources(fn, self._constants)
+        self._set_sources(self._sources)
 
     # the dispatcher's table (tests read its length under this name too)
     _fast = _C.Dispatcher._cache
@@ -125,7 +129,19 @@ class CompiledFunction(_C.Dispatcher):
 
     def _trace(self, sig):
         """Traces and lowers the function for a new signature `sig` (a _C.CallSignature); the
-        dispatcher keeps the entry."""
+        dispatcher keeps the entry. None when the function read sources the call's walk did not
+        (_capture.py): the dispatcher walks the call again with them."""
+        try:
+            return self._trace_and_lower(sig)
+        except BaseException:
+            capture = getattr(self, "_capture", None)
+            if capture is not None:  # the trace's writes on objects go: they hold its Tracers
+                capture.undo()
+            raise
+        finally:
+            self._capture = None
+
+    def _trace_and_lower(self, sig):
         leaves = sig.leaves
         with Trace(self._fn.__name__) as trace, TracedNumpy():
             graph = trace.graph
@@ -151,13 +167,16 @@ class CompiledFunction(_C.Dispatcher):
                     tracers.append(Tracer(trace, _C.View(sid, [], [], 0), dtype, weak=weak,
                                           scalar=isinstance(leaf, np.generic), readonly="arg"))
             posargs, kwargs = [], {}
+            values = [v.thaw() if isinstance(v, Frozen) else v for v in sig.arguments(tracers, _MISSING)]
+            nparams = len(self._signature.parameters)
+            capture = Capture(self._fn, list(self._signature.parameters), values[:nparams], self._sources,
+                              values[nparams:], self._constants)
+            self._capture = trace.capture = capture
             # a parameter the caller left out stays out: fn applies its own default, as in the
             # caller's call (NumPy's functions refuse some of their defaults passed explicitly:
             # np.sign(x, dtype=None, signature=None)); the ones after it then go by keyword
             by_keyword = False
-            for value, (name, param) in zip(sig.arguments(tracers, _MISSING), self._signature.parameters.items()):
-                if isinstance(value, Frozen):
-                    value = value.thaw()
+            for value, (name, param) in zip(values, self._signature.parameters.items()):
                 if value is _MISSING:
                     by_keyword = True
                 elif param.kind == param.VAR_POSITIONAL:
@@ -168,7 +187,21 @@ class CompiledFunction(_C.Dispatcher):
                     kwargs[name] = value
                 else:
                     posargs.append(value)
-            result = with_traced_numpy(self._fn)(*posargs, **kwargs)
+            try:
+                result = with_traced_numpy(self._fn)(*posargs, **kwargs)
+            except Exception:
+                if not capture.found:
+                    raise
+                # it failed on a value read as a constant that is a source (`self.buf[:] = x`)
+            finally:
+                effects = capture.restore()
+            if capture.found:  # reads the walk did not make: walk the call again with them
+                capture.undo()
+                self._sources = self._sources + capture.found
+                self._set_sources(self._sources)
+                return None
+            if effects:
+                result = (result, [v for _, _, v in effects])
             out_leaves = []
             result_spec = flatten_result(result, out_leaves)
             arg_ids = {id(t): i for i, t in enumerate(tracers) if isinstance(leaves[i], (np.ndarray, _C.DeviceArray))}
@@ -196,6 +229,8 @@ class CompiledFunction(_C.Dispatcher):
         self._count("compiles", program.compiled)
         self._count("disk_hits", program.disk_hits)
         entry = Entry(program, arg_storages, result_spec, outputs)
+        if effects:
+            entry.runner.set_post(replay([(kind, source) for kind, source, _ in effects], self._signature))
         self._prepare(entry, sig)
         return entry
 
@@ -256,10 +291,11 @@ _C.install_call_slot(_AutoFunction)
 JIT = os.environ.get("STRIDER_JIT", "1") != "0"
 
 _C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, globals(), _cuda.library, _cuda.kind,
-                      Frozen)
+                      Frozen, _MISSING)
 
 
-def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64):
+def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64,
+            constants=()):
     """Compiles a NumPy function; use as @strider.compile or @strider.compile(...).
 
     target: "cpu" (LLVM); "cuda" (stages compiled by NVRTC for the GPU and launched through the
@@ -271,9 +307,14 @@ def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=N
     f.explain(*args).schedules shows the defaults as text to start from.
     max_signatures: how many call signatures (traced and compiled programs) the function keeps in
     memory; a new one past it evicts the least recently called.
+    constants: what the function reads besides its arguments (attributes of an object argument,
+    module globals, closure variables) that is read once, when a signature is traced, and kept
+    as a constant of its program: names as the function writes them ("ANCHORS", "self.priors";
+    "self.cfg" covers what is read through it). Everything else such is read on every call:
+    arrays as inputs (read and written in place), other values as part of the signature.
     """
     options = dict(target=target, static_argnames=static_argnames, cache=cache, schedule=schedule,
-                   max_signatures=max_signatures)
+                   max_signatures=max_signatures, constants=constants)
     kind = {"cuda": _CudaFunction, "auto": _AutoFunction}.get(target, CompiledFunction)
     if fn is None:
         return lambda f: kind(f, **options)

@@ -90,6 +90,10 @@ def broadcast_shape(*shapes):
 def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True, **kwargs):
     name = UFUNCS.get(uf)
     if name is None:
+        if all("O" in t for t in uf.types):  # np.frompyfunc's: Python objects in, Python objects out
+            fn = uf.__name__.removesuffix(" (vectorized)")
+            raise unsupported(f"np.frompyfunc({fn}) (its results are object arrays, a dtype strider does not carry)",
+                              "use np.vectorize(f, otypes=[np.float64]), which strider traces")
         raise unsupported(f"np.{uf.__name__}", "see the README for the supported NumPy functions")
     if where is not True:
         raise unsupported(f"np.{uf.__name__}(..., where=...)", "compute the result and select with np.where")

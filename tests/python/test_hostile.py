@@ -25,6 +25,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import types
 
 import numpy as np
 import pytest
@@ -182,6 +183,33 @@ def vectorize(x):
     return np.vectorize(lambda v: v + 1)(x)
 
 
+_TABLE = np.linspace(-1.0, 1.0, 5)
+_SCRATCH = np.zeros(5)
+
+
+class _Config:
+    offset = 0.5
+
+    def __init__(self):
+        self.scale = np.full(5, 2.0)
+
+
+_CONFIG = _Config()
+
+
+def global_array(x):
+    return x * _TABLE  # read on every call
+
+
+def write_into_global(x):
+    _SCRATCH[:] = x * 3  # the module's array holds it after every call
+    return _SCRATCH + 1
+
+
+def attributes_of_a_global_object(x):
+    return x * _CONFIG.scale + _CONFIG.offset
+
+
 def returns_lambda(x):
     y = x + 1
     return lambda: y  # <- error
@@ -272,8 +300,11 @@ CONSTRUCTS = [
     ("flat_attribute", flat_attribute, ERROR, r"\.flat\b"),
     ("set_shape", set_shape, ERROR, r"shape"),
     ("asarray_tolist", asarray_tolist, ERROR, r"tolist"),
-    ("frompyfunc", frompyfunc, ERROR, r"vectorized|frompyfunc"),
+    ("frompyfunc", frompyfunc, ERROR, r"np.frompyfunc\(.*object arrays.*np.vectorize"),
     ("vectorize", vectorize, SAME, None),
+    ("global_array", global_array, SAME, None),
+    ("write_into_global", write_into_global, SAME, None),
+    ("attributes_of_a_global_object", attributes_of_a_global_object, SAME, None),
     ("returns_lambda", returns_lambda, ERROR, r"returning a function"),
     ("for_over_traced", for_over_traced, SAME, None),
     ("for_over_0d", for_over_0d, NUMPY, None),
@@ -493,20 +524,19 @@ def test_compiled_function_calling_itself():
 
 
 def test_tracer_escaping_through_a_closure():
-    kept = []
+    # an object inside a list is one strider does not follow (tests/python/test_state.py has the
+    # state it does): its attribute keeps the trace's value
+    kept = [types.SimpleNamespace()]
 
     def f(x):
         y = x * 2
-        kept.append(y)  # Python state is mutated while tracing only
+        kept[0].y = y
         return y + 1
 
     compiled = strider.compile(f)
     check(f, x5())
-    kept.clear()
     compiled(x5())
-    compiled(x5())
-    assert len(kept) == 1
-    escaped = kept[0]
+    escaped = kept[0].y
 
     def use_outside():
         return escaped + 1  # <- error

@@ -1,0 +1,394 @@
+"""The Python state a compiled function reads and writes besides its arguments: attributes of
+object arguments (`self.stride`), module globals and closure variables.
+
+What it reads are *sources* (csrc/python/call_signature.h's Source): every call reads them again,
+arrays as inputs of the program (read and written in place, as NumPy would), other values as
+static parts of the cache key (a change makes a new signature, never a stale answer). A trace
+finds them: globals and closure variables by the bytecode that loads them, attributes by
+recording reads on the objects it reaches, whose class is swapped for a recording subclass while
+the function traces. What it writes (attributes, items of lists and dicts it read, globals,
+closure variables) is replayed after every call with that call's arrays."""
+import dis
+import enum
+import types
+
+import numpy as np
+
+from ._tracer import Tracer, current_trace
+
+_MISSING = object()  # a source that cannot be read (C++'s Walk::missing), a parameter left out
+_HELPER_DEPTH = 3    # how deep calls of plain functions are followed for the globals they read
+
+
+def _is_data(value, depth=0):
+    """True for what a source holds: arrays, numbers, strings and containers of them (objects
+    inside containers are static, compared by ==)."""
+    if isinstance(value, (np.ndarray, np.generic, bool, int, float, complex, str, bytes, type(None))):
+        return True
+    if type(value) in (list, tuple, dict) and depth < 4:
+        items = value.values() if type(value) is dict else value
+        return all(_is_data(v, depth + 1) or _hashable(v) for v in items)
+    return False
+
+
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return not isinstance(value, (types.FunctionType, types.MethodType, type, types.ModuleType))
+
+
+def _has_tracer(value, depth=0):
+    if isinstance(value, Tracer):
+        return True
+    if isinstance(value, (list, tuple)) and depth < 8:
+        return any(_has_tracer(v, depth + 1) for v in value)
+    if isinstance(value, dict) and depth < 8:
+        return any(_has_tracer(v, depth + 1) for v in value.values())
+    return False
+
+
+def _adoptable(value):
+    """Objects whose attributes a trace follows: instances of Python classes, and objects with a
+    plain __dict__ (types.SimpleNamespace)."""
+    cls = type(value)
+    return ((cls.__flags__ & (1 << 9) or type(getattr(value, "__dict__", None)) is dict)  # Py_TPFLAGS_HEAPTYPE
+            and not isinstance(value, (type, types.ModuleType, types.FunctionType, types.MethodType, Tracer,
+                                       np.ndarray, np.generic, list, tuple, dict, enum.Enum))
+            and not callable(getattr(cls, "_trace", None)))  # compiled functions
+
+
+def _slot(holder, key):
+    """A global, an attribute in an object's __dict__ (holder: a dict) or a cell's contents."""
+    return holder[key] if isinstance(holder, dict) else holder.cell_contents
+
+
+def _set_slot(holder, key, value):
+    if isinstance(holder, dict):
+        holder[key] = value
+    else:
+        holder.cell_contents = value
+
+
+_RECORDING = {}  # class -> its recording subclass
+
+
+def _recording_class(cls):
+    rec = _RECORDING.get(cls)
+    if rec is None:
+        def __getattribute__(obj, name, _get=cls.__getattribute__):
+            value = _get(obj, name)
+            capture = _active()
+            return value if capture is None else capture.read(obj, name, value)
+
+        def __setattr__(obj, name, value, _set=cls.__setattr__):
+            capture = _active()
+            if capture is not None:
+                capture.wrote(obj, name)
+            _set(obj, name, value)
+
+        rec = type(cls)(cls.__name__, (cls,), {"__slots__": (), "__getattribute__": __getattribute__,
+                                               "__setattr__": __setattr__, "__module__": cls.__module__,
+                                               "__qualname__": cls.__qualname__})
+        _RECORDING[cls] = rec
+    return rec
+
+
+def _active():
+    trace = current_trace()
+    return None if trace is None else getattr(trace, "capture", None)
+
+
+def _functions(fn):
+    """fn and the plain functions it calls by global name (followed _HELPER_DEPTH deep), with
+    their code objects."""
+    seen, out, todo = set(), [], [(fn, 0)]
+    while todo:
+        f, depth = todo.pop()
+        f = getattr(f, "__func__", f)
+        f = getattr(f, "_fn", f)  # a compiled function runs inline in this trace
+        if not isinstance(f, types.FunctionType) or id(f) in seen:
+            continue
+        seen.add(id(f))
+        out.append(f)
+        if depth < _HELPER_DEPTH:
+            for name in _global_names(f.__code__):
+                v = f.__globals__.get(name)
+                if isinstance(v, types.FunctionType) or callable(getattr(v, "_trace", None)):
+                    todo.append((v, depth + 1))
+    return out
+
+
+def _global_names(code):
+    names = set()
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "STORE_GLOBAL", "LOAD_NAME"):
+            names.add(ins.argval)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def source_name(source, params):
+    """A source as the user writes it: `self.stride`, `ANCHORS`, `scale`."""
+    param, root, key, attrs = source
+    head = params[param] if param >= 0 else key
+    return ".".join((head,) + attrs)
+
+
+def _under(name, constants):
+    return any(name == c or name.startswith(c + ".") for c in constants)
+
+
+def static_sources(fn, constants):
+    """The globals and closure variables `fn` and the functions it calls read that hold data (a
+    trace does not need to find them)."""
+    out = []
+    for f in _functions(fn):
+        for name in sorted(_global_names(f.__code__)):
+            if name in f.__globals__ and _is_data(f.__globals__[name]) and not _under(name, constants):
+                out.append((-1, f.__globals__, name, ()))
+        for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:  # not yet assigned
+                continue
+            if _is_data(value) and not _under(name, constants):
+                out.append((-1, cell, name, ()))
+    return out
+
+
+def ident(source):
+    param, root, key, attrs = source
+    return (param, id(root), key if isinstance(root, dict) else None, attrs)
+
+
+def _resolve(source, param_values, steps):
+    """The object `steps` attributes down a source's root (all of them: len(attrs))."""
+    param, root, key, attrs = source
+    if param >= 0:
+        obj = param_values[param]
+    elif isinstance(root, dict):
+        obj = root[key]
+    elif isinstance(root, types.CellType):
+        obj = root.cell_contents
+    else:
+        obj = root
+    for a in attrs[:steps]:
+        obj = getattr(obj, a)
+    return obj
+
+
+def _containers(value, depth=0):
+    """(container, a copy of its items) for the lists and dicts in `value`."""
+    if type(value) not in (list, dict, tuple) or depth > 8:
+        return []
+    out = [] if type(value) is tuple else [(value, value.copy())]
+    for v in (value.values() if type(value) is dict else value):
+        out.extend(_containers(v, depth + 1))
+    return out
+
+
+def _fill(container, items):
+    """Gives a list or dict `items`' contents, keeping its identity."""
+    if type(container) is list:
+        container[:] = items
+    else:
+        container.clear()
+        container.update(items)
+
+
+def _snapshot(value):
+    """What a container holds, deeply, by identity: a trace's writes into it show as a change."""
+    if type(value) in (list, tuple):
+        return (type(value), tuple((id(v), _snapshot(v)) for v in value))
+    if type(value) is dict:
+        return (dict, tuple((k, id(v), _snapshot(v)) for k, v in value.items()))
+    return None
+
+
+class Capture:
+    """One trace's reads and writes of sources. `sources` are those the dispatcher read for this
+    call and `values` their traced forms (Tracers for arrays; _MISSING where absent)."""
+
+    def __init__(self, fn, params, param_values, sources, values, constants):
+        self.params = params
+        self.param_values = param_values
+        self.constants = constants
+        self.traced = {ident(s): v for s, v in zip(sources, values) if v is not _MISSING}
+        self.known = {ident(s) for s in sources}
+        self.found = []  # new sources, in order
+        self.paths = {}  # id(object) -> (its source path, the object)
+        self.swapped = []  # (object, its class)
+        self.written = {}  # source path ident -> (source, value before, existed)
+        self.patched = []  # (source, holder, key, value put there, value before)
+        self.opened = []  # (object, its path, its attributes): objects followed through __dict__
+        self.snapshots = []  # (source, traced container, snapshot)
+        self.saved = []  # (container, its items): the real containers a dropped trace may write
+        self.fn = fn
+        for s, v in zip(sources, values):
+            if v is _MISSING:
+                continue
+            if s[3] == () and s[0] < 0:  # a global or a closure variable: the code reads it there
+                self._put(s, s[1], s[2], v)
+            if type(v) in (list, dict):
+                self.snapshots.append((s, v, _snapshot(v)))
+        roots = [((i, None, name, ()), v) for i, (name, v) in enumerate(zip(params, param_values))]
+        for path, v in roots:  # lists and dicts the caller passes: the function gets copies
+            if type(v) in (list, dict):
+                self.snapshots.append((path, v, _snapshot(v)))
+        bound = getattr(fn, "__self__", None)
+        if bound is not None and not isinstance(bound, types.ModuleType):
+            roots.append(((-1, bound, "self", ()), bound))
+        for f in _functions(fn):
+            for name in sorted(_global_names(f.__code__)):
+                v = f.__globals__.get(name)
+                roots.append(((-1, f.__globals__, name, ()), v))
+            for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
+                try:
+                    roots.append(((-1, cell, name, ()), cell.cell_contents))
+                except ValueError:  # not yet assigned
+                    pass
+        for path, value in roots:
+            if _adoptable(value):
+                self._adopt(value, path)
+
+    # -- while tracing --
+
+    def _put(self, source, holder, key, value):
+        """The trace sees `value` (the source's traced form) where the code reads the source."""
+        self.patched.append((source, holder, key, value, _slot(holder, key)))
+        _set_slot(holder, key, value)
+
+    def _adopt(self, obj, path):
+        if id(obj) in self.paths or _under(source_name(path, self.params), self.constants):
+            return
+        self.paths[id(obj)] = (path, obj)
+        cls = type(obj)
+        try:  # object's own __setattr__: the class's may refuse (a frozen dataclass)
+            object.__setattr__(obj, "__class__", _recording_class(cls))
+            self.swapped.append((obj, cls))
+            return
+        except TypeError:
+            pass
+        # a class Python cannot swap (types.SimpleNamespace): every attribute of its __dict__ is
+        # read, and the trace sees the traced forms there
+        attrs = vars(obj)
+        self.opened.append((obj, path, set(attrs)))
+        for name, value in list(attrs.items()):
+            if not name.startswith("__"):
+                source = (path[0], path[1], path[2], path[3] + (name,))
+                if ident(source) in self.traced:
+                    self._put(source, attrs, name, self.traced[ident(source)])
+                else:
+                    self._found(source, value)
+
+    def _found(self, source, value):
+        """A value the trace read at `source`, as this call's walk did not: a new source (data), or
+        an object to follow."""
+        i = ident(source)
+        if i in self.known or _has_tracer(value):
+            return
+        if _is_data(value):
+            if not _under(source_name(source, self.params), self.constants):
+                self.known.add(i)
+                self.found.append(source)
+                self.saved.extend(_containers(value))
+        elif _adoptable(value):
+            self._adopt(value, source)
+
+    def read(self, obj, name, value):
+        found = self.paths.get(id(obj))
+        if found is None or found[1] is not obj or name.startswith("__"):
+            return value
+        param, root, key, attrs = found[0]
+        source = (param, root, key, attrs + (name,))
+        i = ident(source)
+        if i in self.written:
+            return value
+        if i in self.traced:
+            return self.traced[i]
+        self._found(source, value)
+        return value
+
+    def wrote(self, obj, name):
+        found = self.paths.get(id(obj))
+        if found is None or found[1] is not obj or name.startswith("__"):
+            return
+        param, root, key, attrs = found[0]
+        source = (param, root, key, attrs + (name,))
+        i = ident(source)
+        if i not in self.written:
+            try:
+                before = object.__getattribute__(obj, name)
+            except AttributeError:
+                before = _MISSING
+            self.written[i] = (source, before)
+
+    # -- after tracing --
+
+    def restore(self):
+        """Gives back the objects' classes, and the globals and closure variables the trace saw as
+        traced values; returns the writes to replay: (kind, source, value) each."""
+        for obj, cls in self.swapped:
+            object.__setattr__(obj, "__class__", cls)
+        effects = []
+        for source, holder, key, put, before in reversed(self.patched):
+            now = _slot(holder, key)
+            _set_slot(holder, key, before)
+            if now is not put:
+                effects.append(("set", source, now))
+        for obj, (param, root, key, attrs), names in self.opened:
+            for name in vars(obj).keys() - names:
+                self.written.setdefault(ident((param, root, key, attrs + (name,))),
+                                        ((param, root, key, attrs + (name,)), _MISSING))
+        for source, container, snap in self.snapshots:
+            if _snapshot(container) != snap:
+                effects.append(("fill", source, container))
+        for source, before in self.written.values():
+            effects.append(("set", source, _resolve(source, self.param_values, len(source[3]))))
+        return effects
+
+    def undo(self):
+        """Puts back what the trace wrote on objects (the trace is dropped: its Tracers must not
+        stay there)."""
+        for container, items in self.saved:
+            _fill(container, items)
+        for source, before in self.written.values():
+            obj = _resolve(source, self.param_values, len(source[3]) - 1)
+            if before is _MISSING:
+                try:
+                    delattr(obj, source[3][-1])
+                except AttributeError:
+                    pass
+            else:
+                setattr(obj, source[3][-1], before)
+
+
+def replay(effects, signature):
+    """post(result, args, kwargs) for the Runner: applies each call's writes (their values
+    computed by that call, in `result`'s second item; parameters as the call binds them) and
+    returns the function's own result."""
+    def post(result, args, kwargs):
+        value, written = result
+        param_values = None
+        if any(source[0] >= 0 for _, source in effects):
+            bound = signature.bind(*args, **(kwargs or {}))
+            param_values = [bound.arguments.get(name, _MISSING) for name in signature.parameters]
+        for (kind, source), v in zip(effects, written):
+            param, root, key, attrs = source
+            if kind == "set" and not attrs:
+                if isinstance(root, dict):
+                    root[key] = v
+                else:
+                    root.cell_contents = v
+                continue
+            target = _resolve(source, param_values, len(attrs) - 1 if kind == "set" else len(attrs))
+            if kind == "set":
+                setattr(target, attrs[-1], v)
+            else:
+                _fill(target, v)
+        return value
+    return post

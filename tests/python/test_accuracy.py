@@ -1,0 +1,74 @@
+"""The accuracy the README states, where strider's results are not bit-exact with NumPy's:
+transcendental functions (a vectorized math library, as NumPy's own are) within 4 ulps,
+logaddexp within 2 ulps of the larger of its operands and result, float sums within
+2·eps·sum(|x|) (another order of additions than NumPy's pairwise sum). Everything else is
+exact, which the differential tests check with tolerance 0."""
+import numpy as np
+import pytest
+
+import strider
+
+N = 20000
+UNARY = {"exp": (-80, 80), "exp2": (-100, 100), "expm1": (-50, 50), "log": (1e-3, 1e6), "log2": (1e-3, 1e6),
+         "log10": (1e-3, 1e6), "log1p": (-0.9, 1e5), "sin": (-1e3, 1e3), "cos": (-1e3, 1e3), "tan": (-1e3, 1e3),
+         "arcsin": (-1, 1), "arccos": (-1, 1), "arctan": (-1e3, 1e3), "sinh": (-80, 80), "cosh": (-80, 80),
+         "tanh": (-20, 20), "arcsinh": (-1e3, 1e3), "arccosh": (1, 1e3), "arctanh": (-0.999, 0.999),
+         "cbrt": (-1e6, 1e6)}
+BINARY = {"power": ((0.01, 100), (-20, 20)), "arctan2": ((-10, 10), (-10, 10)), "hypot": ((-1e3, 1e3), (-1e3, 1e3))}
+FLOATS = (np.float32, np.float64)
+
+
+def ulps(expected, got):
+    """The largest distance in units in the last place (NaNs equal NaNs)."""
+    bits = np.int32 if expected.dtype == np.float32 else np.int64
+    ordered = [np.where(v.view(bits) < 0, np.iinfo(bits).min - v.view(bits).astype(np.int64), v.view(bits))
+               for v in (expected, got)]
+    d = np.abs(ordered[0].astype(np.int64) - ordered[1])
+    d[(expected == got) | (np.isnan(expected) & np.isnan(got))] = 0
+    return int(d.max())
+
+
+def uniform(dtype, lo, hi, seed):
+    return np.random.default_rng(seed).uniform(lo, hi, N).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_transcendental_within_4_ulps(name, dtype):
+    uf = getattr(np, name)
+    x = uniform(dtype, *UNARY[name], seed=len(name))
+    with np.errstate(all="ignore"):
+        assert ulps(uf(x), strider.compile(lambda x: uf(x))(x)) <= 4
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_transcendental_within_4_ulps(name, dtype):
+    uf = getattr(np, name)
+    (l1, h1), (l2, h2) = BINARY[name]
+    x, y = uniform(dtype, l1, h1, 1), uniform(dtype, l2, h2, 2)
+    with np.errstate(all="ignore"):
+        assert ulps(uf(x, y), strider.compile(lambda x, y: uf(x, y))(x, y)) <= 4
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_logaddexp_within_2_ulps_of_its_largest_magnitude(dtype):
+    x, y = uniform(dtype, -50, 50, 3), uniform(dtype, -50, 50, 4)
+    expected, got = np.logaddexp(x, y), strider.compile(lambda x, y: np.logaddexp(x, y))(x, y)
+    scale = np.spacing(np.maximum(np.maximum(abs(x), abs(y)), abs(expected)))
+    assert np.max(np.abs(expected.astype(np.float64) - got) / scale) <= 2
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_float_sums_within_2_eps_of_the_sum_of_magnitudes(dtype):
+    x = np.random.default_rng(5).standard_normal((400, 500)).astype(dtype)
+
+    def sums(x):
+        return x.sum(), x.sum(axis=0), x.sum(axis=1), x.mean(axis=1) * 500, x @ np.ones(500, dtype)
+
+    magnitude = np.abs(x).astype(np.float64)
+    bounds = (magnitude.sum(), magnitude.sum(axis=0), magnitude.sum(axis=1), magnitude.sum(axis=1),
+              magnitude.sum(axis=1))
+    eps = np.finfo(dtype).eps
+    for expected, got, bound in zip(sums(x), strider.compile(sums)(x), bounds):
+        assert np.all(np.abs(np.float64(expected) - np.float64(got)) <= 2 * eps * bound)

@@ -1,0 +1,312 @@
+"""Python state a compiled function reads and writes besides its arguments (_capture.py): arrays
+and numbers on `self`, module globals and closure variables are read on every call, never frozen
+at trace time; what the function writes on objects, into their lists and dicts, into globals and
+closure variables is what NumPy leaves there after every call. Each scenario runs a plain object
+and a compiled one side by side and compares results and state after every step."""
+import dataclasses
+import enum
+import types
+
+import numpy as np
+import pytest
+
+import strider
+from differential import assert_same
+from strider._tracer import Tracer
+
+
+def same_state(a, b, path="state"):
+    assert not isinstance(b, Tracer), f"{path} holds a traced value"
+    if isinstance(a, np.ndarray):
+        assert_same(a, b, what=path)
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            same_state(x, y, f"{path}[{i}]")
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for k in a:
+            same_state(a[k], b[k], f"{path}[{k!r}]")
+    elif hasattr(a, "__dict__") and not isinstance(a, (type, types.FunctionType)):
+        assert type(a) is type(b), path
+        same_state(vars(a), vars(b), path)
+    else:
+        assert a == b and type(a) is type(b), (path, a, b)
+
+
+class Twins:
+    """A plain object and its twin whose method `name` is compiled (called as compiled(twin, ...)),
+    made by `make`; each step runs on both and compares."""
+
+    def __init__(self, make, name, **options):
+        self.plain, self.twin = make(), make()
+        self.method = getattr(self.plain, name)
+        self.compiled = strider.compile(getattr(type(self.twin), name), **options)
+
+    def call(self, *args):
+        expected = self.method(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+        got = self.compiled(self.twin, *args)
+        same_state(expected, got, "result")
+        same_state(self.plain, self.twin)
+        return got
+
+    def change(self, mutate):
+        mutate(self.plain)
+        mutate(self.twin)
+
+
+class Head:
+    def __init__(self):
+        self.stride = np.array([8.0, 16.0, 32.0])
+        self.scale = 2.0
+        self.cfg = types.SimpleNamespace(eps=1e-3)
+        self.opts = Options()
+        self.grid = [np.zeros((1, 1))] * 3
+        self.shapes = {}
+
+    def decode(self, x):
+        return x * self.stride * self.scale + self.opts.shift + self.cfg.eps
+
+    def make_grid(self, n):
+        return np.arange(n, dtype=np.float64)[:, None] + np.zeros((1, 3))
+
+    def forward(self, xs):
+        out = []
+        for i, x in enumerate(xs):
+            if self.grid[i].shape != x.shape:
+                self.grid[i] = self.make_grid(x.shape[0])
+            self.shapes[i] = x.shape
+            out.append(x + self.grid[i] * self.stride)
+        self.anchors = out[0] * 0.5
+        return out
+
+    def write_in_place(self, x):
+        self.stride[:] = x
+        self.stride *= 2
+        return self.stride
+
+
+class Options:
+    shift = 0.0
+
+    def __init__(self):
+        self.shift = 1.0
+
+
+def x3(seed=0):
+    return np.random.default_rng(seed).standard_normal(3)
+
+
+def test_arrays_and_numbers_on_self_are_read_on_every_call():
+    t = Twins(Head, "decode")
+    t.call(x3())
+    t.change(lambda h: h.stride.__setitem__(0, 100.0))  # in place
+    t.call(x3(1))
+    t.change(lambda h: setattr(h, "scale", 3.0))  # a number: a new signature
+    t.call(x3(2))
+    t.change(lambda h: setattr(h, "stride", np.array([1.0, 2.0, 3.0])))  # rebound
+    t.call(x3(3))
+    t.change(lambda h: setattr(h.opts, "shift", -5.0))  # through an attribute
+    t.call(x3(4))
+    t.change(lambda h: setattr(h, "opts", Options()))
+    t.call(x3(5))
+    t.change(lambda h: setattr(h.cfg, "eps", 0.5))  # on an object of a C class
+    t.call(x3(5))
+    calls = t.compiled.stats()
+    t.call(x3(6))  # nothing changed: served from the cache
+    assert t.compiled.stats()["traces"] == calls["traces"]
+    assert t.compiled.stats()["cache_hits"] == calls["cache_hits"] + 1
+
+
+def test_state_cached_on_self_is_what_numpy_leaves_there():
+    t = Twins(Head, "forward")
+    xs = [np.ones((4, 3)), np.ones((2, 3)) * 2]
+    for k in range(4):
+        t.call([x * (k + 1) for x in xs])
+    assert all(isinstance(g, np.ndarray) for g in t.twin.grid)
+    # a later uncompiled method uses what the compiled one cached
+    assert_same(t.plain.anchors + t.plain.grid[0], t.twin.anchors + t.twin.grid[0])
+    t.call([np.ones((5, 3)), np.ones((2, 3))])  # a new grid shape: made again
+
+
+def test_writes_into_arrays_on_self_are_writes_into_the_callers_arrays():
+    t = Twins(Head, "write_in_place")
+    kept = t.twin.stride
+    got = t.call(x3())
+    assert got is kept and t.twin.stride is kept  # the same array, as NumPy returns it
+
+
+class Decorated:
+    """strider.compile as a decorator in the class body: `self` is a static argument."""
+
+    def __init__(self, scale):
+        self.scale = scale
+        self.bias = np.zeros(3)
+        self.calls = 0
+
+    @strider.compile
+    def f(self, x):
+        self.calls += 1
+        self.last = x * self.scale
+        return self.last + self.bias
+
+
+def test_decorated_in_the_class_body():
+    a, b = Decorated(2.0), Decorated(3.0)
+    x = x3()
+    assert_same(x * 2.0, a.f(x))
+    assert_same(x * 3.0, b.f(x))
+    a.bias += 1
+    assert_same(x * 2.0 + 1, a.f(x))
+    a.scale = 5.0
+    assert_same(x * 5.0 + 1, a.f(x))
+    assert a.calls == 3 and b.calls == 1
+    assert_same(x * 5.0, a.last)
+    assert type(a) is Decorated and type(a.last) is np.ndarray
+
+
+def test_bound_method_compiled():
+    h = Head()
+    f = strider.compile(h.decode)
+    x = x3()
+    assert_same(h.decode(x), f(x))
+    h.stride[1] = -1.0
+    h.scale = 0.5
+    assert_same(h.decode(x), f(x))
+
+
+ANCHORS = np.array([1.0, 2.0, 3.0])
+THRESHOLD = 0.5
+CACHE = {}
+
+
+def _helper(x):
+    return x - ANCHORS  # a global read by a function the compiled one calls
+
+
+def uses_globals(x):
+    CACHE["last"] = x * THRESHOLD
+    return _helper(x) * THRESHOLD
+
+
+def test_module_globals_are_read_on_every_call():
+    global THRESHOLD, ANCHORS
+    f = strider.compile(uses_globals)
+    saved = ANCHORS, THRESHOLD
+    try:
+        x = x3()
+        assert_same((x - ANCHORS) * THRESHOLD, f(x))
+        ANCHORS[0] = 10.0
+        assert_same((x - ANCHORS) * THRESHOLD, f(x))
+        THRESHOLD = 0.25
+        assert_same((x - ANCHORS) * THRESHOLD, f(x))
+        ANCHORS = np.zeros(3)
+        assert_same(x * THRESHOLD, f(x))
+        assert_same(x * THRESHOLD, CACHE["last"])
+    finally:
+        ANCHORS, THRESHOLD = saved
+        CACHE.clear()
+
+
+SCRATCH = np.zeros(3)
+
+
+def writes_into_a_global_array(x):
+    SCRATCH[1:] = x[:2] * 3
+    return SCRATCH.sum()
+
+
+def test_writes_into_global_arrays_are_writes_into_them():
+    f = strider.compile(writes_into_a_global_array)
+    for k in range(3):
+        x = x3(k)
+        got = f(x)
+        assert_same(np.concatenate([[0.0], x[:2] * 3]), SCRATCH)
+        assert_same(SCRATCH.sum(), got)
+    assert f.stats()["traces"] == 1
+
+
+def test_closure_variables_are_read_and_written_as_numpy_leaves_them():
+    table = np.arange(3.0)
+    kept = []
+    count = 0
+
+    def f(x):
+        nonlocal count
+        count += 1
+        kept.append(x + table)
+        return x * table
+
+    g = strider.compile(f)
+    x = x3()
+    assert_same(x * table, g(x))
+    table[:] = 7.0
+    assert_same(x * 7.0, g(x))
+    assert count == 2 and len(kept) == 2
+    assert_same(x + 7.0, kept[1])
+    assert all(type(k) is np.ndarray for k in kept)
+
+
+def test_constants_are_read_once():
+    h = Head()
+    f = strider.compile(Head.decode, constants=("self.stride",))
+    x = x3()
+    first = f(h, x)
+    h.stride[:] = 0.0
+    assert_same(first, f(h, x))  # as asked: the trace's values
+    h.scale = 1.0  # not a constant: read on every call, and a new signature reads the rest again
+    assert_same(x * 0.0 + 1.0 + 1e-3, f(h, x))
+
+
+def test_a_failed_trace_leaves_objects_as_they_were():
+    class Bad:
+        def __init__(self):
+            self.stride = np.ones(3)
+
+        def f(self, x):
+            self.partial = x * 2
+            self.stride = self.stride + 1
+            return np.frompyfunc(abs, 1, 1)(x)
+
+    b = Bad()
+    with pytest.raises(strider.StriderError):
+        strider.compile(Bad.f)(b, x3())
+    assert not hasattr(b, "partial") and type(b) is Bad
+    assert_same(b.stride, np.ones(3))
+
+
+def test_writes_into_containers_the_caller_passes():
+    def f(x, out, log):
+        out["boxes"] = x * 2
+        log.append(x.sum())
+        return x + 1
+
+    g = strider.compile(f)
+    for k in range(3):
+        x = x3(k)
+        out_np, log_np, out_st, log_st = {"keep": 1}, [], {"keep": 1}, []
+        same_state(f(x, out_np, log_np), g(x, out_st, log_st), "result")
+        same_state((out_np, log_np), (out_st, log_st))
+    assert g.stats()["traces"] == 1
+
+
+class Mode(enum.Enum):
+    FAST = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    scale: float
+    mode: Mode
+
+
+def test_frozen_dataclasses_and_enums():
+    def f(x, cfg):
+        return x * cfg.scale if cfg.mode is Mode.FAST else x
+
+    g = strider.compile(f)
+    x = x3()
+    for scale in (2.0, 3.0):
+        cfg = Frozen(scale, Mode.FAST)
+        assert_same(f(x, cfg), g(x, cfg))
+        assert type(cfg) is Frozen and type(cfg.mode) is Mode

@@ -4,7 +4,7 @@ PY ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo)
 APT_PACKAGES := cmake g++ ninja-build libisl-dev libgtest-dev llvm-16-dev clang-16
 PIP_PACKAGES := "numpy>=2.0" "pybind11>=2.12" "scikit-build-core>=0.8" "pytest>=7" "hypothesis>=6" \
-	nbclient nbformat ipykernel matplotlib
+	nbclient nbformat ipykernel matplotlib cloudpickle
 BUILD_DIR := build/dev
 STAMPS := .stamps
 SOURCES := $(shell find csrc -type f) CMakeLists.txt pyproject.toml $(wildcard tests/cpp/*.cc tests/cuda_fake/*)

@@ -1,8 +1,11 @@
 """strider.compile and CompiledFunction: the API over the dispatcher (C++: csrc/python/dispatcher.h),
 which owns every call and enters Python only to trace a new signature (CompiledFunction._trace)."""
 import functools
+import importlib
 import inspect
 import os
+import pickle
+import sys
 
 import numpy as np
 
@@ -117,6 +120,24 @@ class CompiledFunction(_C.Dispatcher):
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
+
+    def __reduce__(self):
+        """Pickles by reference (module and qualified name) where the module holds this compiled
+        function under its name, else as strider.compile of the function (by reference where
+        importable, by value through cloudpickle otherwise) with the same options; a process
+        that loads it traces on its first call and finds the stages in the disk cache."""
+        if _importable(self._fn) is self:
+            return _imported, (self._fn.__module__, self._fn.__qualname__)
+        fn = self._fn
+        if _importable(fn) is not fn:
+            try:
+                import cloudpickle
+            except ImportError:
+                raise pickle.PicklingError(
+                    f"strider.compile: {self.__name__} is not importable by name (a lambda, a closure or a local "
+                    "function): install cloudpickle to pickle it by value") from None
+            fn = _ByValue(cloudpickle.dumps(fn))
+        return _compiled, (fn, self.target, self._options)
 
     def _inline(self, args, kwargs):
         """A call made while this thread traces: the outer trace records these ops too and may
@@ -240,6 +261,39 @@ class CompiledFunction(_C.Dispatcher):
 
 # calls enter the dispatcher straight from CPython's call slot (no Python frame)
 _C.install_call_slot(CompiledFunction)
+
+
+def _importable(fn):
+    """What fn's module holds under fn's qualified name; None for a lambda or a local function."""
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    if not module or not qualname or "<" in qualname:
+        return None
+    obj = sys.modules.get(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def _imported(module, qualname):
+    """A pickled compiled function, by reference."""
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class _ByValue:
+    """A function pickled by value (cloudpickle's bytes), loaded back by _compiled."""
+
+    def __init__(self, data):
+        self.data = data
+
+
+def _compiled(fn, target, options):
+    """A pickled compiled function, made again from its function and options."""
+    if isinstance(fn, _ByValue):
+        fn = pickle.loads(fn.data)
+    return compile(fn, target=target, **options)
 
 
 # STRIDER_EXEC_ORDER=latest: run in the other extreme legal order of the DAG (checks its edges)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import strider
-from strider import _api
+from strider import _C
 from strider.testing import clone_args, compare, compare_calls, leaves
 
 SUPPORTED_DTYPES = {np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.float64)}
@@ -51,10 +51,11 @@ class _exec_order:
         self.latest = order == "latest"
 
     def __enter__(self):
-        self.saved, _api.LATEST_FIRST = _api.LATEST_FIRST, self.latest
+        self.saved = _C.exec_order_latest()
+        _C.set_exec_order(self.latest)
 
     def __exit__(self, *exc):
-        _api.LATEST_FIRST = self.saved
+        _C.set_exec_order(self.saved)
 
 
 def check_raises(fn, *args, exc, static_argnames=(), **kwargs):

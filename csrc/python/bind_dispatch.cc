@@ -53,6 +53,7 @@ void bind_dispatch(py::module_& m) {
       .def_readonly("group_ordinal", &CallSignature::group_ordinal)
       .def_readonly("leaf_group", &CallSignature::leaf_group)
       .def_readonly("leaf_offset", &CallSignature::leaf_offset)
+      .def_readonly("leaf_ordinal", &CallSignature::leaf_ordinal)
       .def("arguments", &CallSignature::arguments, py::arg("leaves"), py::arg("missing"),
            "the call's arguments with `leaves` in place of its leaves: one value per parameter, `missing` for one "
            "the caller left out");
@@ -143,28 +144,35 @@ void bind_dispatch(py::module_& m) {
              out["lowered"] = c.lowered;
              out["compiles"] = c.compiles;
              out["disk_hits"] = c.disk_hits;
+             out["specialized"] = c.specialized;
              return out;
            },
            "Counters: traces (signatures traced), cache_hits (calls served from the memory cache), lowered (programs "
            "built), compiles (stages LLVM, or NVRTC for target=\"cuda\", compiled), disk_hits (stages loaded from the "
-           "disk cache instead of compiled).");
+           "disk cache instead of compiled), specialized (numbers the caller passes made static because tracing "
+           "needed their values).")
+      .def("_specialize", &Dispatcher::specialize, py::arg("ordinals"),
+           "makes the numbers at these leaf ordinals static; drops the entries kept");
+  m.def(
+      "set_exec_order", [](bool latest) { dispatch_hooks().latest_first = latest; }, py::arg("latest"),
+      "latest=True: calls run their programs in the other extreme legal order of the DAG (checks its edges)");
+  m.def("exec_order_latest", [] { return dispatch_hooks().latest_first; }, "whether set_exec_order(True) is in force");
   m.def("install_call_slot", &install_call_slot, py::arg("cls"),
         "makes calls of `cls` (a subclass of Dispatcher that keeps its __call__) enter the dispatcher directly");
   m.def(
       "set_dispatch_hooks",
       [](py::object current_trace, py::object unsupported, py::object refuse_leaves, py::handle tracer_type,
-         py::dict api_globals, py::object library, py::object kind, py::handle freeze, py::handle missing) {
+         py::object library, py::object kind, py::handle freeze, py::handle missing) {
         DispatchHooks& h = dispatch_hooks();
         h.current_trace = std::move(current_trace);
         h.unsupported = std::move(unsupported);
         h.refuse_leaves = std::move(refuse_leaves);
-        h.api_globals = std::move(api_globals);
         h.device_kinds.install(std::move(library), std::move(kind));
         set_tracer_type(tracer_type.ptr());
         set_freeze(freeze.ptr(), missing.ptr());
       },
       py::arg("current_trace"), py::arg("unsupported"), py::arg("refuse_leaves"), py::arg("tracer_type"),
-      py::arg("api_globals"), py::arg("library"), py::arg("kind"), py::arg("freeze"), py::arg("missing"),
+      py::arg("library"), py::arg("kind"), py::arg("freeze"), py::arg("missing"),
       "what the dispatcher asks of Python (installed once by strider._api)");
 }
 

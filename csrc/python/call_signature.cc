@@ -109,7 +109,8 @@ bool layable(PyArrayObject* a) {
 // arrays and numbers leaves, other hashable values statics.
 class Walk {
  public:
-  Walk(CallSignature& out, DevicePolicy policy, DeviceKinds& kinds) : out_(out), policy_(policy), kinds_(kinds) {}
+  Walk(CallSignature& out, DevicePolicy policy, DeviceKinds& kinds, const std::vector<int>& static_numbers)
+      : out_(out), policy_(policy), kinds_(kinds), static_numbers_(static_numbers) {}
 
   void static_value(PyObject* o, const py::str& name) {
     if (PyObject_Hash(o) != -1) return add_static(o);
@@ -197,6 +198,11 @@ class Walk {
 
  private:
   void leaf(PyObject* o, LeafKind kind, PyObject* caller = nullptr) {
+    const int ordinal = ordinal_++;
+    const bool number = kind == LeafKind::NumpyScalar || kind == LeafKind::Bool || kind == LeafKind::Int ||
+                        kind == LeafKind::Float;
+    if (number && std::binary_search(static_numbers_.begin(), static_numbers_.end(), ordinal)) return add_static(o);
+    out_.leaf_ordinal.push_back(ordinal);
     out_.key += static_cast<char>(Node::Leaf);
     out_.leaves.push_back(py::reinterpret_borrow<py::object>(o));
     out_.kinds.push_back(kind);
@@ -257,6 +263,8 @@ class Walk {
   DevicePolicy policy_;
   DeviceKinds& kinds_;
   bool source_ = false;  // walking a source's value
+  const std::vector<int>& static_numbers_;
+  int ordinal_ = 0;  // of the next value that could be a leaf
 };
 
 PyObject* Walk::tracer_type = nullptr;
@@ -477,8 +485,9 @@ bool is_device_array(PyObject* o) {
   return PyObject_TypeCheck(o, type);
 }
 
-void call_signature(const std::vector<Param>& params, const std::vector<Source>& sources, DevicePolicy policy,
-                    DeviceKinds& kinds, PyObject* args, PyObject* kwargs, CallSignature& out) {
+void call_signature(const std::vector<Param>& params, const std::vector<Source>& sources,
+                    const std::vector<int>& static_numbers, DevicePolicy policy, DeviceKinds& kinds, PyObject* args,
+                    PyObject* kwargs, CallSignature& out) {
   import_numpy();
   out.args = args;
   out.kwargs = kwargs;
@@ -489,7 +498,7 @@ void call_signature(const std::vector<Param>& params, const std::vector<Source>&
   out.key.reserve(64 + 48 * params.size());
   out.leaves.reserve(8);
   out.kinds.reserve(8);
-  Walk walk(out, policy, kinds);
+  Walk walk(out, policy, kinds, static_numbers);
   for (size_t i = 0; i < params.size(); ++i) {
     if (!values[i]) out.key += static_cast<char>(Node::Default);  // the function's default never varies
     else if (params[i].is_static) walk.static_value(values[i], params[i].name);
@@ -519,6 +528,7 @@ void CallSignature::clear() {
   group_extent.clear();
   leaf_group.clear();
   leaf_offset.clear();
+  leaf_ordinal.clear();
 }
 
 py::tuple CallSignature::leaf_tuple() const {

@@ -62,7 +62,7 @@ struct CallSignature {
   explicit CallSignature(std::pmr::memory_resource* memory)
       : key(memory), statics(memory), leaves(memory), kinds(memory), callers(memory), bases(memory),
         group_owner(memory), group_dtype(memory), group_ordinal(memory), group_extent(memory),
-        leaf_group(memory), leaf_offset(memory) {}
+        leaf_group(memory), leaf_offset(memory), leaf_ordinal(memory) {}
 
   std::pmr::string key;                   // structure codes, '|', the leaves' layout
   size_t structure_end = 0;               // where the structure codes end in `key`
@@ -84,6 +84,8 @@ struct CallSignature {
   std::pmr::vector<int64_t> group_extent; // per group: elements from the base to the end of the last leaf
   std::pmr::vector<int> leaf_group;       // per leaf: its group, -1 for scalars
   std::pmr::vector<int64_t> leaf_offset;  // per leaf: elements from its group's base to its first element
+  std::pmr::vector<int> leaf_ordinal;     // per leaf: its place among the values the walk could have
+                                          // made leaves (Dispatcher::specialize names them so)
   PyObject* args = nullptr;               // the call's own (borrowed, for the call): a Runner's post
   PyObject* kwargs = nullptr;             // step replays writes into its containers
 
@@ -108,12 +110,14 @@ struct RoutedNowhere {};
 /// The leaves' layout refused them (dtype, byte order, strides, aliasing): _api says which one.
 struct LayoutRefusal {};
 
-/// Binds a call's arguments to `params` and walks them, then `sources`, into `out`. Throws Refusal or
+/// Binds a call's arguments to `params` and walks them, then `sources`, into `out`. The numbers
+/// whose leaf ordinals `static_numbers` (sorted) lists are static instead of leaves. Throws Refusal or
 /// LayoutRefusal for a call the function cannot run, RoutedNowhere, py::type_error
 /// when the arguments do not bind (its message is inspect's: the dispatcher asks inspect to raise
 /// it). `kinds` (policy Take) reads the values of array libraries in GPU memory.
-void call_signature(const std::vector<Param>& params, const std::vector<Source>& sources, DevicePolicy policy,
-                    DeviceKinds& kinds, PyObject* args, PyObject* kwargs, CallSignature& out);
+void call_signature(const std::vector<Param>& params, const std::vector<Source>& sources,
+                    const std::vector<int>& static_numbers, DevicePolicy policy, DeviceKinds& kinds, PyObject* args,
+                    PyObject* kwargs, CallSignature& out);
 
 /// Installs _tracer.Tracer, the type of values a walk refuses as kept from an earlier trace.
 void set_tracer_type(PyObject* type);

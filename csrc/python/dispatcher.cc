@@ -3,6 +3,7 @@
 
 #include <pybind11/detail/exception_translation.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <memory_resource>
 
@@ -36,12 +37,7 @@ constexpr uintptr_t kLegacyStream = 1;
 
 bool tracing() { return !dispatch_hooks().current_trace().is_none(); }
 
-bool latest_first() {
-  static const py::str name("LATEST_FIRST");
-  PyObject* v = PyDict_GetItemWithError(dispatch_hooks().api_globals.ptr(), name.ptr());
-  if (!v && PyErr_Occurred()) throw py::error_already_set();
-  return v && PyObject_IsTrue(v) == 1;
-}
+bool latest_first() { return dispatch_hooks().latest_first; }
 
 py::dict as_dict(PyObject* kwargs) { return kwargs ? py::reinterpret_borrow<py::dict>(kwargs) : py::dict(); }
 
@@ -123,7 +119,7 @@ Dispatcher::Found Dispatcher::walk_and_find(py::handle self, PyObject* args, PyO
     return true;
   };
   try {
-    call_signature(params_, sources_, policy_, dispatch_hooks().device_kinds, args, kwargs, sig);
+    call_signature(params_, sources_, static_numbers_, policy_, dispatch_hooks().device_kinds, args, kwargs, sig);
   } catch (const Refusal& r) {
     if (inline_call()) return {};
     refuse(r);
@@ -171,7 +167,7 @@ Dispatcher::Found Dispatcher::lookup(py::handle self, const CallSignature& sig) 
   if (Found hit = cached(sig); hit.runner) return hit;  // traced by another thread meanwhile
   ++counters_.traces;
   py::object entry = self.attr("_trace")(py::cast(&sig, py::return_value_policy::reference));
-  if (entry.is_none()) return Found{{}, nullptr, true};  // new sources (set_sources): walk again
+  if (entry.is_none()) return Found{{}, nullptr, true};  // new sources or static numbers: walk again
   Found found{entry, entry.attr("runner").cast<const Runner*>()};
   if (cache_)
     insert(sig, Item{std::string(sig.key), {sig.statics.begin(), sig.statics.end()}, entry, found.runner, ++clock_});
@@ -217,6 +213,15 @@ py::list Dispatcher::entries() const {
 
 void Dispatcher::set_sources(std::vector<Source> sources) {
   sources_ = std::move(sources);
+  table_.clear();
+  size_ = 0;
+}
+
+void Dispatcher::specialize(const std::vector<int>& ordinals) {
+  for (int o : ordinals)
+    if (!std::binary_search(static_numbers_.begin(), static_numbers_.end(), o))
+      static_numbers_.insert(std::upper_bound(static_numbers_.begin(), static_numbers_.end(), o), o);
+  counters_.specialized += static_cast<int64_t>(ordinals.size());
   table_.clear();
   size_ = 0;
 }

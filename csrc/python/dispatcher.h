@@ -21,7 +21,7 @@ struct DispatchHooks {
   pybind11::object current_trace;  // () -> the trace running on this thread, or None
   pybind11::object unsupported;    // (what, instead) -> the UnsupportedError to raise
   pybind11::object refuse_leaves;  // (leaves) -> raises the error naming the leaf the layout refused
-  pybind11::dict api_globals;      // _api's namespace: LATEST_FIRST, read on each call
+  bool latest_first = false;       // run in the other extreme legal order (STRIDER_EXEC_ORDER=latest)
   DeviceKinds device_kinds;        // reads arrays in GPU memory (_cuda.library, _cuda.kind)
 };
 DispatchHooks& dispatch_hooks();
@@ -35,7 +35,7 @@ class Dispatcher {
  public:
   /// Counters as CompiledFunction.stats() names them.
   struct Counters {
-    int64_t traces = 0, cache_hits = 0, lowered = 0, compiles = 0, disk_hits = 0;
+    int64_t traces = 0, cache_hits = 0, lowered = 0, compiles = 0, disk_hits = 0, specialized = 0;
   };
 
   Dispatcher(std::vector<Param> params, DevicePolicy policy, bool cache, int max_signatures);
@@ -50,6 +50,9 @@ class Dispatcher {
   /// Replaces the sources every call reads (call_signature.h); the entries kept go, as their keys
   /// did not read them.
   void set_sources(std::vector<Source> sources);
+  /// Makes the numbers at these leaf ordinals (CallSignature::leaf_ordinal) static from now on:
+  /// a trace needed their values. The entries kept go.
+  void specialize(const std::vector<int>& ordinals);
 
  private:
   struct Item {
@@ -83,6 +86,7 @@ class Dispatcher {
 
   std::vector<Param> params_;
   std::vector<Source> sources_;
+  std::vector<int> static_numbers_;  // sorted leaf ordinals (specialize)
   DevicePolicy policy_;
   bool cache_;
   pybind11::object gpu_;  // target="auto": the function compiled for target="cuda", once asked for

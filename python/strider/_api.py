@@ -3,6 +3,7 @@ which owns every call and enters Python only to trace a new signature (CompiledF
 import functools
 import importlib
 import inspect
+import logging
 import os
 import pickle
 import sys
@@ -10,15 +11,16 @@ import sys
 import numpy as np
 
 from . import _C, _cuda
-from ._capture import _MISSING, Capture, replay, static_sources
+from ._capture import _MISSING, Capture, replay, source_name, static_sources
 from ._errors import ScheduleError, StriderError, unsupported
 from ._explain import Explanation
 from ._frozen import Frozen
 from ._results import Entry, caller_owned, flatten_result
 from ._traced_numpy import TracedNumpy, with_traced_numpy
-from ._tracer import IR_DTYPES, Trace, Tracer, check_dtype, current_trace
+from ._tracer import IR_DTYPES, Specialize, Trace, Tracer, check_dtype, current_trace
 
 _TARGETS = ("cpu", "cuda", "auto")
+_LOG = logging.getLogger("strider")
 
 
 # -- arguments: what the dispatcher (C++) refuses, named --
@@ -93,7 +95,8 @@ class CompiledFunction(_C.Dispatcher):
     def explain(self, *args, **kwargs):
         """The IR, storages, dependency tables and DAG edges strider uses for this call."""
         entry, _ = self._lookup(args, kwargs)
-        return Explanation(entry.program, entry.cuda)
+        params = list(self._signature.parameters)
+        return Explanation(entry.program, entry.cuda, [source_name(s, params) for s in self._sources])
 
     def cuda_source(self, *args, **kwargs):
         """The CUDA C strider emits for this call's stages as target="cuda" makes them, as one
@@ -210,6 +213,11 @@ class CompiledFunction(_C.Dispatcher):
                     posargs.append(value)
             try:
                 result = with_traced_numpy(self._fn)(*posargs, **kwargs)
+            except Specialize as s:  # numbers the caller passes are needed as values
+                capture.restore()
+                capture.undo()
+                self._specialize_numbers(sig, [arg_storages[sid][1] for sid in s.storages])
+                return None
             except Exception:
                 if not capture.found:
                     raise
@@ -255,6 +263,15 @@ class CompiledFunction(_C.Dispatcher):
         self._prepare(entry, sig)
         return entry
 
+    def _specialize_numbers(self, sig, leaves):
+        """Makes the numbers at these leaves static from now on (their values join the signature),
+        and says so once per number in the log."""
+        for i in leaves:
+            _LOG.info("strider.compile: %s: the number %r it is given (leaf %d) is needed as a value while tracing "
+                      "(a size, an index, a Python decision): it is static from now on", self.__name__,
+                      sig.leaves[i], i)
+        self._specialize([sig.leaf_ordinal[i] for i in leaves])
+
     def _prepare(self, entry, sig):
         """Readies a new entry to run (the CPU's kernels are compiled by lowering)."""
 
@@ -297,7 +314,7 @@ def _compiled(fn, target, options):
 
 
 # STRIDER_EXEC_ORDER=latest: run in the other extreme legal order of the DAG (checks its edges)
-LATEST_FIRST = os.environ.get("STRIDER_EXEC_ORDER") == "latest"
+_C.set_exec_order(os.environ.get("STRIDER_EXEC_ORDER") == "latest")
 
 
 def _cuda_refusal(name):
@@ -344,8 +361,7 @@ _C.install_call_slot(_AutoFunction)
 # STRIDER_JIT=0: every stage on the reference executor
 JIT = os.environ.get("STRIDER_JIT", "1") != "0"
 
-_C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, globals(), _cuda.library, _cuda.kind,
-                      Frozen, _MISSING)
+_C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, _cuda.library, _cuda.kind, Frozen, _MISSING)
 
 
 def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64,

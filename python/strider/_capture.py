@@ -22,7 +22,10 @@ _HELPER_DEPTH = 3    # how deep calls of plain functions are followed for the gl
 
 def _is_data(value, depth=0):
     """True for what a source holds: arrays, numbers, strings and containers of them (objects
-    inside containers are static, compared by ==)."""
+    inside containers are static, compared by ==); never a Tracer (one kept from an earlier call
+    raises where it is used)."""
+    if type(value) is Tracer:
+        return False
     if isinstance(value, (np.ndarray, np.generic, bool, int, float, complex, str, bytes, type(None))):
         return True
     if type(value) in (list, tuple, dict) and depth < 4:
@@ -227,6 +230,7 @@ class Capture:
         self.opened = []  # (object, its path, its attributes): objects followed through __dict__
         self.snapshots = []  # (source, traced container, snapshot)
         self.saved = []  # (container, its items): the real containers a dropped trace may write
+        self.effects = None  # what restore found
         self.fn = fn
         for s, v in zip(sources, values):
             if v is _MISSING:
@@ -331,7 +335,10 @@ class Capture:
 
     def restore(self):
         """Gives back the objects' classes, and the globals and closure variables the trace saw as
-        traced values; returns the writes to replay: (kind, source, value) each."""
+        traced values; returns the writes to replay: (kind, source, value) each (once: again, the
+        same list)."""
+        if self.effects is not None:
+            return self.effects
         for obj, cls in self.swapped:
             object.__setattr__(obj, "__class__", cls)
         effects = []
@@ -349,6 +356,7 @@ class Capture:
                 effects.append(("fill", source, container))
         for source, before in self.written.values():
             effects.append(("set", source, _resolve(source, self.param_values, len(source[3]))))
+        self.effects = effects
         return effects
 
     def undo(self):

@@ -5,8 +5,9 @@ import os
 class Explanation:
     """What strider made of one call: the IR, the storages' dependency tables, the DAG."""
 
-    def __init__(self, program, cuda=None):
+    def __init__(self, program, cuda=None, reads=()):
         graph = program.graph
+        self.reads = list(reads)  # what the call reads besides its arguments (self.stride, GLOBALS, ...)
         self.ir = str(graph)
         self.tables = program.table_text
         self.edges = list(program.edges)
@@ -34,6 +35,7 @@ class Explanation:
                          f"op{dst} ({self._names[dst]} @ {self.source_line(dst)})")
         if not self.edges:
             lines.append("(none)")
+        lines += ["", "== read on every call besides the arguments ==", ", ".join(self.reads) or "(nothing)"]
         lines += ["", "== stages (loop nests) and fusion decisions ==", self._stages_text.rstrip()]
         for i, why in enumerate(self.fallbacks):
             if why:

@@ -26,14 +26,29 @@ class _Method:
         return fn.__get__(obj, cls)
 
 
+class Specialize(BaseException):
+    """Tracing needs the value of numbers the caller passes (a size, an index, a Python `if`):
+    the compiled function makes them static, its signature holding their values, and traces
+    again (_api). A BaseException, so that the user's `except Exception` lets it through."""
+
+    def __init__(self, storages):
+        super().__init__(storages)
+        self.storages = storages
+
+
+def needs_value(t, error):
+    """What to raise where tracing needs t's value: Specialize where t is computed from numbers
+    the caller passes (and constants) alone, else `error`."""
+    storages = t._trace.from_arguments(t)
+    return Specialize(storages) if storages else error
+
+
 def known_by_static(t, what, data_instead):
-    """The advice for a traced value whose value tracing needs: a number the caller passes can be
-    made static; one computed from the data cannot (data_instead says what to do)."""
-    if t._view.storage in t._trace.scalar_arguments:
-        return unsupported(f"{what} that is a traced number", "make it a Python number or a static argument "
-                           "(static_argnames)")
-    return unsupported(f"{what} computed from the data (its value is known only when the function runs)",
-                       data_instead)
+    """What to raise for a traced value whose value tracing needs: Specialize for one computed
+    from the numbers the caller passes; the limitation for one computed from the data
+    (data_instead says what to do)."""
+    return needs_value(t, unsupported(f"{what} computed from the data (its value is known only when the function "
+                                      "runs)", data_instead))
 
 
 def check_live(*values):
@@ -96,6 +111,8 @@ class Trace:
         self.graph = _C.Graph(name)
         self.scalar_arguments = set()  # storages of the numbers the caller passes (not static)
         self.known = {}  # storage -> its contents (flat), where tracing knows them: constants folded
+        # storage -> the scalar arguments it was computed from, with constants alone
+        self.derived = {}
         self._prev = None
 
     def __enter__(self):
@@ -123,6 +140,27 @@ class Trace:
         file, line = user_location()
         self.graph.add_op(name, [t._view for t in inputs], output, list(axes), file, line)
         self.known.pop(output.storage, None)  # written: what tracing knew of it no longer holds
+        self.derived.pop(output.storage, None)
+
+    def from_arguments(self, t):
+        """The storages of the scalar arguments t is computed from, with constants alone; empty
+        where it depends on anything else (arrays, data)."""
+        sid = t._view.storage
+        return frozenset({sid}) if sid in self.scalar_arguments else self.derived.get(sid, frozenset())
+
+    def derive(self, inputs, output):
+        """Notes that a fresh result is computed from scalar arguments and constants alone."""
+        found = frozenset()
+        for t in inputs:
+            sid = t._view.storage
+            if sid in self.known:
+                continue
+            args = self.from_arguments(t)
+            if not args:
+                return
+            found |= args
+        if found:
+            self.derived[output.storage] = found
 
     def fold(self, name, inputs, output, dtype, axes=()):
         """Records what a fresh result holds where tracing knows its inputs (constants and what was
@@ -264,6 +302,7 @@ def emit(name, inputs, shape, dtype, axes=(), order=None, **flags):
     view = trace.temp(shape, dtype, order)
     trace.op(name, inputs, view, axes)
     trace.fold(name, inputs, view, np.dtype(dtype), axes)
+    trace.derive(inputs, view)
     return Tracer(trace, view, dtype, **flags)
 
 
@@ -327,6 +366,15 @@ class Tracer:
 
     # -- metadata (static while tracing) --
     @property
+    def __class__(self):
+        """What the user's isinstance checks see (type(x) stays Tracer): np.ndarray, the NumPy
+        scalar type for what NumPy hands back as one, Tracer for a traced Python number (whose
+        isinstance(x, int) NumPy's own code does not expect to be true of an array)."""
+        if self._weak is not None:
+            return Tracer
+        return self.dtype.type if self._scalar else np.ndarray
+
+    @property
     def shape(self):
         return tuple(self._view.shape)
 
@@ -383,21 +431,20 @@ class Tracer:
         value = concrete(self)
         if value is not None:
             return bool(value)  # NumPy's rules (its error for more than one element)
-        raise trace_error("the truth value of a traced array is not known while tracing (Python `if`, "
+        raise needs_value(self, trace_error("the truth value of a traced array is not known while tracing (Python `if`, "
                           "`while`, `and`/`or` or bool() on an array value)",
-                          "use np.where(cond, a, b) to select values, or make the deciding "
-                          "argument static with static_argnames")
+                          "use np.where(cond, a, b) to select values"))
 
     def __float__(self):
         if (value := self._known_item(float)) is not None:
             return value
-        raise trace_error("float() of a traced array", "keep the value as an array (0-d arrays work in "
-                          "arithmetic), or make the argument static")
+        raise needs_value(self, trace_error("float() of a traced array", "keep the value as an array (0-d "
+                                            "arrays work in arithmetic)"))
 
     def __int__(self):
         if (value := self._known_item(int)) is not None:
             return value
-        raise trace_error("int() of a traced array", "keep the value as an array, or make the argument static")
+        raise needs_value(self, trace_error("int() of a traced array", "keep the value as an array"))
 
     def __index__(self):
         if self.dtype.kind in "iu" and (value := known_scalar(self)) is not None:
@@ -420,9 +467,10 @@ class Tracer:
         value = concrete(self)
         if value is not None:  # np.int64(n) of a value tracing knows
             return value if dtype is None else value.astype(dtype)
-        raise trace_error("a traced array was converted to a concrete NumPy array (np.asarray, a NumPy "
-                          "array created outside the trace, or a library that is not NumPy)",
-                          "create arrays with NumPy functions inside the compiled function")
+        raise needs_value(self, trace_error("a traced array was converted to a concrete NumPy array (np.asarray, "
+                                            "a NumPy array created outside the trace, or a library that is not "
+                                            "NumPy)", "create arrays with NumPy functions inside the compiled "
+                                            "function"))
 
     def __hash__(self):
         raise TypeError("unhashable type: 'Tracer'")

@@ -181,28 +181,23 @@ def test_integer_array_indexing_in_second_dim():
 # --- runtime (non-static) Python ints where a compile-time value is needed -------------------------
 
 
-def test_runtime_int_as_shape():
-    def f(x, n):
-        return x.sum() + np.zeros(n)  # <- error
-
-    msg = raises_at(f, (arr(), 3), r"np\.zeros|\bzeros\b")
-    assert "static_argnames" in msg
-
-
-def test_runtime_int_as_index():
-    def f(x, i):
-        return x[i] * 2  # <- error
-
-    msg = raises_at(f, (arr(), 1), r"index")
-    assert "static_argnames" in msg
-
-
-def test_runtime_int_as_slice_bound():
-    def f(x, n):
-        return x[:n] + 1  # <- error
-
-    msg = raises_at(f, (arr(), 2), r"index|slice")
-    assert "static_argnames" in msg
+@pytest.mark.parametrize("fn", [
+    lambda x, n: x.sum() + np.zeros(n),  # a shape
+    lambda x, n: x[n] * 2,  # an index
+    lambda x, n: x[:n] + 1,  # a slice bound
+    lambda x, n: x[: n * 2 - 1] if n > 1 else x,  # computed from it, and a Python decision
+    lambda x, n: np.arange(int(n)) + x[0],
+], ids=["shape", "index", "slice", "decision", "int"])
+def test_numbers_needed_as_values_are_specialized(fn):
+    """A number the caller passes that tracing needs as a value becomes static (counted in
+    stats()["specialized"]): the call runs as NumPy runs it, and a new value traces again."""
+    f = check(fn, arr(), 2)
+    assert f.stats()["specialized"] == 1
+    traces = f.stats()["traces"]
+    np.testing.assert_array_equal(f(arr(), 2), fn(arr(), 2), strict=True)
+    assert f.stats()["traces"] == traces
+    np.testing.assert_array_equal(f(arr(), 3), fn(arr(), 3), strict=True)
+    assert f.stats()["traces"] == traces + 1
 
 
 def test_static_int_as_shape_and_index_is_fine():

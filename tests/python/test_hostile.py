@@ -256,7 +256,7 @@ def index_with_float(x):
 
 
 def isinstance_ndarray(x):
-    return x + 1 if isinstance(x, np.ndarray) else x - 1  # a Tracer is not an ndarray
+    return x + 1 if isinstance(x, np.ndarray) else x - 1
 
 
 class _ArrayLike:
@@ -315,7 +315,7 @@ CONSTRUCTS = [
     ("print_traced", print_traced, SAME, None),
     ("unknown_kwarg_in_numpy", unknown_kwarg_in_numpy, NUMPY, None),
     ("index_with_float", index_with_float, NUMPY, None),
-    ("isinstance_ndarray", isinstance_ndarray, None, None),  # strider differs here: see below
+    ("isinstance_ndarray", isinstance_ndarray, SAME, None),
     ("array_like_global", array_like_global, SAME, None),
 ]
 
@@ -358,11 +358,16 @@ def test_the_table_is_large_and_distinct():
 
 
 def test_isinstance_of_a_traced_array():
-    """A traced value is not an ndarray; code that branches on isinstance takes the other branch.
-    This is the one construct in the table where strider answers differently from NumPy without
-    an error (as JAX's tracers do); it is here so that a change to it is seen."""
-    got = strider.compile(isinstance_ndarray)(x5())
-    np.testing.assert_array_equal(got, x5() - 1, strict=True)
+    """Code that checks isinstance(x, np.ndarray) (or a NumPy scalar type) takes NumPy's branch;
+    a traced Python number is not an ndarray, as the number is not."""
+    check(isinstance_ndarray, x5())
+
+    def kinds(x, n):
+        s = x.sum()
+        return x * (isinstance(x, np.ndarray) + 2 * isinstance(s, np.floating) + 4 * isinstance(s, np.ndarray)
+                    + 8 * isinstance(n, np.ndarray) + 16 * isinstance(x[0], np.integer))
+
+    check(kinds, x5(), 3)
 
 
 def test_print_runs_while_tracing_only(capsys):
@@ -516,11 +521,11 @@ def test_compiled_function_calling_itself():
     np.testing.assert_array_equal(f(x5(), 3), x5() + 3)
 
     @strider.compile
-    def g(x, n):  # n is a runtime value: the recursion cannot end at trace time
-        return x if n == 0 else g(x + 1, n - 1)  # <- error
+    def g(x, n):  # the decision on n makes it static: the recursion ends at trace time
+        return x if n == 0 else g(x + 1, n - 1)
 
-    with pytest.raises(strider.TraceError, match=re.escape(location(g.__wrapped__))):
-        g(x5(), 2)
+    np.testing.assert_array_equal(g(x5(), 2), x5() + 2)
+    assert g.stats()["specialized"] == 1
 
 
 def test_tracer_escaping_through_a_closure():

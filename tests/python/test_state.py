@@ -129,6 +129,13 @@ def test_state_cached_on_self_is_what_numpy_leaves_there():
     t.call([np.ones((5, 3)), np.ones((2, 3))])  # a new grid shape: made again
 
 
+def test_explain_lists_what_a_call_reads_besides_its_arguments():
+    h = Head()
+    e = strider.compile(Head.decode).explain(h, x3())
+    assert {"self.stride", "self.scale", "self.opts.shift", "self.cfg.eps"} <= set(e.reads)
+    assert "self.stride" in str(e)
+
+
 def test_writes_into_arrays_on_self_are_writes_into_the_callers_arrays():
     t = Twins(Head, "write_in_place")
     kept = t.twin.stride

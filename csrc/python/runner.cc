@@ -61,7 +61,8 @@ Runner::Runner(py::object program, std::vector<std::pair<int, int>> groups, std:
   program_ = program_obj_.cast<const Program*>();
   int64_t points = 0;
   for (const Stage& st : program_->stages.stages) points += shape_numel(st.domain);
-  release_gil_ = points >= kKeepGilPoints || program_->stages.stages.empty();
+  // unstaged ops run one by one on the reference executor, however large: let other threads run
+  release_gil_ = points >= kKeepGilPoints || (program_->stages.stages.empty() && !program_->graph.ops.empty());
   encode_result(result, result_codes_, result_objects_);
   for (const Temp& t : temps_)
     temp_specs_.append(py::make_tuple(py::cast(t.shape), typenum(program_->graph.storages[t.storage].dtype)));

@@ -104,8 +104,7 @@ def _active():
 
 
 def _functions(fn):
-    """fn and the plain functions it calls by global name (followed _HELPER_DEPTH deep), with
-    their code objects."""
+    """fn and the plain functions it calls by global name (followed _HELPER_DEPTH deep)."""
     seen, out, todo = set(), [], [(fn, 0)]
     while todo:
         f, depth = todo.pop()

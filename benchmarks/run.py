@@ -19,8 +19,9 @@ Per case and system: median time, speed-up over NumPy (``t_numpy / t``, >1 is fa
 speed-up over the best other JIT (``t_best_other / t``, >1 beats every other JIT that got the
 case right), the first call, and the warm dispatch overhead: the median call at the "tiny" size
 with the function already compiled (for NumPy, its own call at that size).  A peer that is not
-installed is skipped with a note.  One table is printed as cases finish, then a summary; the
-whole result, with the machine described, is saved as JSON to
+installed is skipped with a note.  One table is printed as cases finish (a run that prints
+nothing for 15 s, in a slow compile, says which case and step it is on, and how far along the run
+is), then a summary; the whole result, with the machine described, is saved as JSON to
 benchmarks/results/<host>-<date>.json (or --out).
 
 ``--device cuda`` runs the same heads, sizes and checks on the GPU (gpu_peers.py: strider with
@@ -43,6 +44,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import warnings
 
@@ -216,14 +218,19 @@ def _call(fn, system, placed):
     return out, time.perf_counter() - t0, a, k
 
 
-def _first_calls(head, dtype, size, systems, seed):
-    """Prepares every system and makes its first, checked call.
+def _quiet(what):
+    pass
+
+
+def _first_calls(head, dtype, size, systems, seed, doing=_quiet):
+    """Prepares every system and makes its first, checked call; ``doing`` is told which.
 
     Returns (inputs, {name: rec}, {name: (fn, placed inputs)}, NumPy's (result, args after))."""
     inputs = head.inputs(size, dtype, seed=seed)
     recs, runs = {}, {}
     expected, np_args = None, None
     for system in systems:
+        doing(f"{head.name} {size} {dtype}: {system.name}'s first call")
         rec = recs[system.name] = {}
         try:
             fn = system.prepare(head, dtype)
@@ -291,11 +298,12 @@ def traffic_bytes(inputs, expected, np_args):
     return sum(x.nbytes for x in ins.values()) + sum(x.nbytes for x in outs.values())
 
 
-def run_case(head, dtype, size, systems, budget, seed=0, copy_gbps=None):
+def run_case(head, dtype, size, systems, budget, seed=0, copy_gbps=None, doing=_quiet):
     """One head, dtype and size on every system; ``copy_gbps``, the device's measured copy
-    bandwidth, adds each device system's fraction of it."""
+    bandwidth, adds each device system's fraction of it; ``doing`` is told each step."""
     gc.collect()
-    inputs, recs, runs, (expected, np_args) = _first_calls(head, dtype, size, systems, seed)
+    inputs, recs, runs, (expected, np_args) = _first_calls(head, dtype, size, systems, seed, doing)
+    doing(f"{head.name} {size} {dtype}: timing")
     for name, (t, n) in _time_round_robin(systems, runs, recs, budget).items():
         recs[name].update(time_s=t, reps=n)
     nbytes = traffic_bytes(inputs, expected, np_args)
@@ -316,10 +324,11 @@ def run_case(head, dtype, size, systems, budget, seed=0, copy_gbps=None):
     return {"head": head.name, "size": size, "dtype": dtype, "inputs": shapes, "bytes": nbytes, "results": recs}
 
 
-def measure_dispatch(head, dtype, size, systems, budget, seed=0):
+def measure_dispatch(head, dtype, size, systems, budget, seed=0, doing=_quiet):
     """Median call of an already compiled function at a tiny size: {system: seconds or None}."""
     gc.collect()
-    _, recs, runs, _ = _first_calls(head, dtype, size, systems, seed)
+    _, recs, runs, _ = _first_calls(head, dtype, size, systems, seed, doing)
+    doing(f"{head.name} {size} {dtype}: timing the warm calls")
     timed = _time_round_robin(systems, runs, recs, budget)
     return {s.name: (timed[s.name][0] if s.name in timed else None) for s in systems}
 
@@ -328,10 +337,58 @@ def measure_dispatch(head, dtype, size, systems, budget, seed=0):
 # The run
 # ---------------------------------------------------------------------------------------------
 
-def load_systems(names, registry=SYSTEMS):
+class Progress:
+    """What a long run is doing, said when it goes quiet: the table's lines go through ``log``,
+    and once nothing has been printed for ``quiet_s`` seconds a watcher thread prints the step
+    that runs now (a case, a system's first call, the timing), how long it has taken, how many
+    cases are done and the time so far, again every ``quiet_s`` while the run stays quiet."""
+
+    def __init__(self, log, total, quiet_s=15.0):
+        self._log, self.total, self.quiet_s = log, total, quiet_s
+        self.done = 0
+        self._start = self._last = self._since = time.perf_counter()
+        self._what = "starting"
+        self._lock = threading.Lock()  # the watcher's lines never interleave with the table's
+        self._stop = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, name="run.py progress", daemon=True)
+
+    def __enter__(self):
+        if self._log is not None:
+            self._watcher.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._watcher.is_alive():
+            self._watcher.join()
+
+    def log(self, *args):
+        if self._log is None:
+            return
+        with self._lock:
+            self._log(*args)
+            self._last = time.perf_counter()
+
+    def doing(self, what):
+        self._what, self._since = what, time.perf_counter()
+
+    def _watch(self):
+        while not self._stop.wait(min(1.0, self.quiet_s)):
+            now = time.perf_counter()
+            if now - self._last >= self.quiet_s:
+                self.log(f"... {self._what} ({_clock(now - self._since)} so far; {self.done}/{self.total} "
+                         f"cases done in {_clock(now - self._start)})")
+
+
+def _clock(seconds):
+    return f"{int(seconds) // 60}:{int(seconds) % 60:02d}"
+
+
+def load_systems(names, registry=SYSTEMS, doing=_quiet):
     """({name: system} loaded, {name: description} of every requested system of ``registry``)."""
     loaded, described = {}, {}
     for system in make_systems(names, registry):
+        doing(f"loading {system.name} (import and warm-up)")
         try:
             version = system.load()
         except Skip as exc:
@@ -364,7 +421,6 @@ def run_benchmark(heads=None, sizes=DEFAULT_SIZES, systems=None, dtypes=("float3
     ``device="cuda"``: the GPU systems of gpu_peers.py, the device described with its measured
     copy bandwidth (``copy_bytes`` a buffer) and launch time; cuda_device.NoDevice where CUDA
     cannot run.  ``log`` receives the table's lines as cases finish (None: silent)."""
-    log = log or (lambda *a, **k: None)
     names = list(heads) if heads else list(HEADS)
     unknown = [n for n in names if n not in HEADS]
     if unknown:
@@ -381,64 +437,76 @@ def run_benchmark(heads=None, sizes=DEFAULT_SIZES, systems=None, dtypes=("float3
     cuda = device == "cuda"
     drv = gpu_peers.driver() if cuda else None
     registry = gpu_peers.SYSTEMS if cuda else SYSTEMS
-    loaded, described = load_systems(systems or list(registry), registry)
-    order = [loaded[n] for n in registry if n in loaded]
-    result = {
-        "schema": SCHEMA,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": describe_machine(),
-        "systems": described,
-        "config": {"heads": names, "sizes": list(sizes), "dtypes": list(dtypes), "budget_s": budget,
-                   "dispatch_size": dispatch_size, "dispatch_budget_s": dispatch_budget, "seed": seed,
-                   "size_configs": {s: SIZES[s] for s in sizes}, "strider_disk_cache": strider_cache,
-                   "device": device},
-        "cases": [],
-    }
-    for name, d in described.items():
-        if not d["available"]:
-            log(f"note: {name} skipped: {d['note']}")
-    copy_gbps = None
-    if cuda:
-        # measured after the systems' warm-ups, before any case: a quiet device
-        from strider import _C
-        arch = _C.cuda_device_arch()
-        dev = result["machine"]["device"] = cuda_device.describe(drv, arch)
-        dev["copy"] = cuda_device.copy_bandwidth(drv, copy_bytes)
-        copy_gbps = dev["copy"]["gbps"]
-        result["launch"] = gpu_peers.launch_overhead(drv, arch, loaded.get("strider"))
-        for line in format_device(result):
-            log(line)
-    header = _header(cuda)
-    log(header)
-    log("-" * len(header))
-    t_start = time.perf_counter()
-    old = np.seterr(all="ignore")
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for name in names:
-                head = HEADS[name]
-                for dtype in _head_dtypes(head, dtypes):
-                    dispatch = None
-                    if dispatch_size and dispatch_size not in sizes:
-                        dispatch = measure_dispatch(head, dtype, dispatch_size, order, dispatch_budget, seed)
-                    cases = [run_case(head, dtype, size, order, budget, seed, copy_gbps) for size in sizes]
-                    if dispatch is None and dispatch_size:
-                        tiny = cases[list(sizes).index(dispatch_size)]["results"]
-                        dispatch = {n: r.get("time_s") for n, r in tiny.items()}
-                    for case in cases:
-                        for n, rec in case["results"].items():
-                            rec["dispatch_s"] = (dispatch or {}).get(n)
-                        result["cases"].append(case)
-                        for line in format_case(case, cuda):
-                            log(line)
-    finally:
-        np.seterr(**old)
-    result["total_s"] = time.perf_counter() - t_start
-    result["machine"]["loadavg_end"] = _loadavg()
-    result["summary"] = summarize(result)
-    log("-" * len(header))
-    log(format_summary(result))
+    total = len(sizes) * sum(len(_head_dtypes(HEADS[n], dtypes)) for n in names)
+    with Progress(log, total) as progress:
+        log = progress.log
+        loaded, described = load_systems(systems or list(registry), registry, progress.doing)
+        log("systems: " + ", ".join(
+            f"{n} {d['version']}" + (f" (warm-up {d['info']['warmup_s']:.1f} s)" if d["info"].get("warmup_s") else "")
+            for n, d in described.items() if d["available"]))
+        order = [loaded[n] for n in registry if n in loaded]
+        result = {
+            "schema": SCHEMA,
+            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "machine": describe_machine(),
+            "systems": described,
+            "config": {"heads": names, "sizes": list(sizes), "dtypes": list(dtypes), "budget_s": budget,
+                       "dispatch_size": dispatch_size, "dispatch_budget_s": dispatch_budget, "seed": seed,
+                       "size_configs": {s: SIZES[s] for s in sizes}, "strider_disk_cache": strider_cache,
+                       "device": device},
+            "cases": [],
+        }
+        for name, d in described.items():
+            if not d["available"]:
+                log(f"note: {name} skipped: {d['note']}")
+        copy_gbps = None
+        if cuda:
+            # measured after the systems' warm-ups, before any case: a quiet device
+            progress.doing("measuring the device's copy bandwidth and launch time")
+            from strider import _C
+            arch = _C.cuda_device_arch()
+            dev = result["machine"]["device"] = cuda_device.describe(drv, arch)
+            dev["copy"] = cuda_device.copy_bandwidth(drv, copy_bytes)
+            copy_gbps = dev["copy"]["gbps"]
+            result["launch"] = gpu_peers.launch_overhead(drv, arch, loaded.get("strider"))
+            for line in format_device(result):
+                log(line)
+        header = _header(cuda)
+        log(header)
+        log("-" * len(header))
+        t_start = time.perf_counter()
+        old = np.seterr(all="ignore")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for name in names:
+                    head = HEADS[name]
+                    for dtype in _head_dtypes(head, dtypes):
+                        dispatch = None
+                        if dispatch_size and dispatch_size not in sizes:
+                            dispatch = measure_dispatch(head, dtype, dispatch_size, order, dispatch_budget, seed,
+                                                        progress.doing)
+                        # the dispatch size's own case first, so that every case prints as it ends, with
+                        # its warm call; the result keeps the order of `sizes`
+                        ran = []
+                        for size in sorted(sizes, key=lambda s: s != dispatch_size):
+                            case = run_case(head, dtype, size, order, budget, seed, copy_gbps, progress.doing)
+                            if size == dispatch_size:
+                                dispatch = {n: r.get("time_s") for n, r in case["results"].items()}
+                            for n, rec in case["results"].items():
+                                rec["dispatch_s"] = (dispatch or {}).get(n)
+                            ran.append(case)
+                            progress.done += 1
+                            for line in format_case(case, cuda):
+                                log(line)
+                        result["cases"] += sorted(ran, key=lambda c: list(sizes).index(c["size"]))
+        finally:
+            np.seterr(**old)
+        result["total_s"] = time.perf_counter() - t_start
+        result["machine"]["loadavg_end"] = _loadavg()
+        result["summary"] = summarize(result)
+        log("-" * len(header))
+        log(format_summary(result))
     return result
 
 

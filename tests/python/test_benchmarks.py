@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -124,6 +125,27 @@ def test_unknown_names_are_refused():
         run.run_benchmark(heads=["nope"], sizes=["tiny"], systems=["numpy"], log=None)
     with pytest.raises(ValueError, match="unknown systems"):
         run.run_benchmark(heads=["softmax"], sizes=["tiny"], systems=["numpy", "nope"], log=None)
+
+
+def test_a_quiet_run_says_what_it_is_doing():
+    lines = []
+    with run.Progress(lines.append, total=4, quiet_s=0.05) as progress:
+        progress.log("a table line")
+        progress.done = 1
+        progress.doing("giou_batched batch float32: numba's first call")
+        deadline = time.monotonic() + 10  # the watcher wakes every quiet_s, however loaded the machine
+        while len(lines) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert lines[0] == "a table line"
+    assert lines[1].startswith("... giou_batched batch float32: numba's first call (0:")
+    assert "1/4 cases done" in lines[1]
+    n = len(lines)
+    time.sleep(0.2)
+    assert len(lines) == n  # stopped with the run
+
+    with run.Progress(None, total=1, quiet_s=0.01) as silent:  # log=None: no lines, no thread
+        silent.log("dropped")
+    assert not silent._watcher.is_alive()
 
 
 # The ports whose functional rewrite of in-place code is least obvious (run.py checks them all).

@@ -5,16 +5,23 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id -u
 APT_PACKAGES := cmake g++ ninja-build libisl-dev libgtest-dev llvm-16-dev clang-16
 PIP_PACKAGES := "numpy>=2.0" "pybind11>=2.12" "scikit-build-core>=0.8" "pytest>=7" "hypothesis>=6" \
 	nbclient nbformat ipykernel matplotlib cloudpickle
+# the peers the demo compares against; torch stays opt-in (pip install torch: its wheel pulls
+# about 2.8 GB of CUDA libraries), and run.py includes it once it imports
+PEER_PACKAGES := numba "jax[cpu]"
 BUILD_DIR := build/dev
 STAMPS := .stamps
 SOURCES := $(shell find csrc -type f) CMakeLists.txt pyproject.toml $(wildcard tests/cpp/*.cc tests/cuda_fake/*)
 
 .PHONY: demo test deps build sanitize
 
-# the detection-head benchmark: every head checked against NumPy, then timed against NumPy and
-# whichever peers are installed (pip install ".[bench]" adds Numba, JAX and torch)
-demo: build
+# the detection-head benchmark: every head checked against NumPy, then timed against NumPy, Numba,
+# JAX and whichever other peers are installed
+demo: build $(STAMPS)/peers
 	$(PY) benchmarks/run.py --budget 0.3
+
+$(STAMPS)/peers: Makefile
+	$(PY) -m pip install -q $(PEER_PACKAGES)
+	@mkdir -p $(STAMPS) && touch $@
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure

@@ -22,12 +22,13 @@ of compiling them; the counters gathered from the workers say what happened.  Wo
 --scheduler cluster read their own STRIDER_CACHE_DIR and get heads.py through
 Client.upload_file.
 
-Timing: after an untimed first round per system, ``--rounds`` rounds alternate between NumPy
-and strider (the order rotated every round); a round submits every image's task and waits for
-all of them.  Reported: the median round, images per second, strider's speed-up over NumPy on
-the workers, the same pipeline's per-image time in the client's own process for reference, and
-the check.  The result is saved as JSON (benchmarks/results/<host>-<date>-dask.json, or --out).
-Exit status 1 if strider's results differ from NumPy's.
+Timing: after an untimed first round each, ``--rounds`` rounds take NumPy, strider and Dask
+alone (a no-op task per image: what Dask itself spends) in turn, the order rotated every round;
+a round submits every image's task and waits for all of them.  Reported: the median round,
+images per second, strider's speed-up over NumPy on the workers, Dask's own round, the same
+pipeline's per-image time in the client's own process for reference, and the check.  The
+result is saved as JSON (benchmarks/results/<host>-<date>-dask.json, or --out).  Exit status 1
+if strider's results differ from NumPy's.
 """
 import argparse
 import datetime
@@ -117,7 +118,10 @@ class Shipped(WorkerPlugin):
 
 
 def on_worker(system, image):
-    """postprocess with this worker's copy of the system's steps."""
+    """postprocess with this worker's copy of the system's steps; nothing for "dask", whose
+    rounds measure what Dask itself spends on a round of tasks."""
+    if system == "dask":
+        return None
     return postprocess(get_worker().plugins[f"dask_batch-{system}"].steps, image)
 
 
@@ -201,14 +205,14 @@ def run(client, size="image", n_images=64, rounds=5, seed=0, log=print):
     systems = {"numpy": PIPELINE, "strider": compiled}
     for name, steps in systems.items():
         client.register_plugin(Shipped(name, steps))
-    recs = {name: {"rounds_s": []} for name in systems}
+    order = list(systems) + ["dask"]
+    recs = {name: {"rounds_s": []} for name in order}
     results = {}
-    for name in systems:
+    for name in order:
         recs[name]["first_round_s"], _ = _round(client, name, images)
-    order = list(systems)
     for r in range(rounds):
         line = []
-        for name in order[r % 2:] + order[:r % 2]:
+        for name in order[r % len(order):] + order[:r % len(order)]:
             elapsed, results[name] = _round(client, name, images)
             recs[name]["rounds_s"].append(elapsed)
             line.append(f"{name} {elapsed:.3f} s")
@@ -216,8 +220,10 @@ def run(client, size="image", n_images=64, rounds=5, seed=0, log=print):
     for name, rec in recs.items():
         rec["median_s"] = statistics.median(rec["rounds_s"])
         rec["images_per_s"] = n_images / rec["median_s"]
-        rec["in_process_per_image_s"] = local[name]
+        if name in local:
+            rec["in_process_per_image_s"] = local[name]
     speedup = recs["numpy"]["median_s"] / recs["strider"]["median_s"]
+    overhead = recs["dask"]["median_s"]
 
     diffs = client.gather([client.submit(difference, e, g, pure=False)
                            for e, g in zip(results["numpy"], results["strider"])])
@@ -226,6 +232,7 @@ def run(client, size="image", n_images=64, rounds=5, seed=0, log=print):
     for name in systems:
         log(f"{name:8s} median round {recs[name]['median_s']:.3f} s, {recs[name]['images_per_s']:.1f} images/s "
             f"(first round {recs[name]['first_round_s']:.3f} s)")
+    log(f"dask     median round of no-op tasks {overhead:.3f} s ({overhead / n_images * 1e3:.2f} ms a task)")
     log(f"strider's speed-up over NumPy on {len(workers)} workers: x{speedup:.2f}")
     if wrong:
         first = min(wrong)

@@ -28,6 +28,7 @@ def test_two_workers_match_numpy_and_load_the_clients_kernels(tmp_path):
     r = json.loads(out.read_text())
     assert r["check"] == {"identical": True, "images_checked": 6, "differences": {}}
     assert r["config"]["workers"] == 2 and r["config"]["pred_shape"][0] == 1
+    assert set(r["systems"]) == {"numpy", "strider", "dask"}
     for rec in r["systems"].values():
         assert len(rec["rounds_s"]) == 1 and rec["images_per_s"] > 0
     assert r["speedup_vs_numpy"] > 0

@@ -108,10 +108,8 @@ def postprocess(steps, image):
 class Shipped(WorkerPlugin):
     """A system's pipeline steps, shipped to every worker (and to each worker that joins later)
     as a worker plugin: a worker unpickles them once and keeps them, so a compiled step traces
-    once per worker and keeps its traces.  A compiled function passed as a task's argument, or
-    scattered, can reach a worker again (Dask re-sends arguments, and its active memory manager
-    drops replicas that a later task fetches back), and each copy that arrives is a new
-    CompiledFunction, which traces again."""
+    once per worker and no pickle travels with each task (Dask re-sends a task's arguments, and
+    its active memory manager drops replicas that a later task fetches back)."""
 
     def __init__(self, system, steps):
         self.name, self.steps = f"dask_batch-{system}", steps

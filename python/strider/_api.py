@@ -7,6 +7,7 @@ import logging
 import os
 import pickle
 import sys
+import weakref
 
 import numpy as np
 
@@ -306,11 +307,20 @@ class _ByValue:
         self.data = data
 
 
+# what this process unpickled, by what was pickled: a copy that arrives again (Dask re-sends a
+# task's arguments) is the compiled function the first one made, with its traces
+_LOADED = weakref.WeakValueDictionary()
+
+
 def _compiled(fn, target, options):
-    """A pickled compiled function, made again from its function and options."""
-    if isinstance(fn, _ByValue):
-        fn = pickle.loads(fn.data)
-    return compile(fn, target=target, **options)
+    """A pickled compiled function, made again from its function and options (once per process
+    for equal pickles)."""
+    key = (fn.data if isinstance(fn, _ByValue) else fn, target, repr(sorted(options.items())))
+    found = _LOADED.get(key)
+    if found is None:
+        found = _LOADED[key] = compile(pickle.loads(fn.data) if isinstance(fn, _ByValue) else fn, target=target,
+                                       **options)
+    return found
 
 
 # STRIDER_EXEC_ORDER=latest: run in the other extreme legal order of the DAG (checks its edges)

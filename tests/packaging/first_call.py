@@ -1,7 +1,7 @@
 """Imports strider from wherever it is installed, calls one compiled function on the CPU JIT and
 checks it against NumPy; prints one JSON line (where strider came from, import and first-call
-seconds, the function's counters). Run by test_wheel.py inside a clean root, where no source tree is
-on the path."""
+seconds, the function's counters). Run by test_wheel.py inside a clean root and by
+`make install-check` in a fresh venv, where no source tree is on the path."""
 
 import json
 import os

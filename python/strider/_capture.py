@@ -10,6 +10,7 @@ the function traces. What it writes (attributes, items of lists and dicts it rea
 closure variables) is replayed after every call with that call's arrays."""
 import dis
 import enum
+import functools
 import types
 
 import numpy as np
@@ -122,15 +123,15 @@ def _functions(fn):
     return out
 
 
+@functools.lru_cache(maxsize=4096)  # each trace asks again, and dis is slow
 def _global_names(code):
-    names = set()
-    for ins in dis.get_instructions(code):
-        if ins.opname in ("LOAD_GLOBAL", "STORE_GLOBAL", "LOAD_NAME"):
-            names.add(ins.argval)
+    """The global names code (and the code nested in it) loads or stores."""
+    names = {ins.argval for ins in dis.get_instructions(code) if ins.opname in ("LOAD_GLOBAL", "STORE_GLOBAL",
+                                                                                 "LOAD_NAME")}
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             names |= _global_names(const)
-    return names
+    return frozenset(names)
 
 
 def source_name(source, params):

@@ -96,10 +96,15 @@ bool bind(const std::vector<Param>& params, PyObject* args, PyObject* kwargs, st
   return true;
 }
 
-// True for a NumPy array the layout takes: a dtype the IR carries, native byte order, strides a
-// multiple of the itemsize.
+// True for a NumPy array whose dtype and byte order the layout takes.
+bool layable_type(PyArrayObject* a) {
+  return supported_type(PyArray_TYPE(a)) && PyArray_ISNBO(PyArray_DESCR(a)->byteorder);
+}
+
+// True for a NumPy array the layout takes: its dtype and byte order, strides a multiple of the
+// itemsize.
 bool layable(PyArrayObject* a) {
-  if (!supported_type(PyArray_TYPE(a)) || !PyArray_ISNBO(PyArray_DESCR(a)->byteorder)) return false;
+  if (!layable_type(a)) return false;
   for (int d = 0; d < PyArray_NDIM(a); ++d)
     if (PyArray_STRIDES(a)[d] % PyArray_ITEMSIZE(a)) return false;
   return true;
@@ -322,7 +327,7 @@ bool array_leaf(PyObject* o, LeafKind kind, ArrayLeaf& a) {
     a = ArrayLeaf{reinterpret_cast<uintptr_t>(PyArray_DATA(arr)), PyArray_NDIM(arr), PyArray_DIMS(arr),
                   PyArray_STRIDES(arr), PyArray_TYPE(arr), static_cast<int>(PyArray_ITEMSIZE(arr)),
                   PyArray_ISWRITEABLE(arr) != 0, -1};
-    return supported_type(a.type) && PyArray_ISNBO(PyArray_DESCR(arr)->byteorder);
+    return layable_type(arr);
   }
   const auto& d = py::handle(o).cast<const DeviceArray&>();
   static_assert(sizeof(npy_intp) == sizeof(int64_t));

@@ -213,8 +213,7 @@ py::list Dispatcher::entries() const {
 
 void Dispatcher::set_sources(std::vector<Source> sources) {
   sources_ = std::move(sources);
-  table_.clear();
-  size_ = 0;
+  forget();
 }
 
 void Dispatcher::specialize(const std::vector<int>& ordinals) {
@@ -222,6 +221,10 @@ void Dispatcher::specialize(const std::vector<int>& ordinals) {
     if (!std::binary_search(static_numbers_.begin(), static_numbers_.end(), o))
       static_numbers_.insert(std::upper_bound(static_numbers_.begin(), static_numbers_.end(), o), o);
   counters_.specialized += static_cast<int64_t>(ordinals.size());
+  forget();
+}
+
+void Dispatcher::forget() {
   table_.clear();
   size_ = 0;
 }

@@ -82,6 +82,8 @@ class Dispatcher {
   Found cached(const CallSignature& sig);
   static size_t hash(const CallSignature& sig);
   Item* find(const CallSignature& sig);
+  // Drops the entries kept (the walk's key changed: new sources or static numbers).
+  void forget();
   void insert(const CallSignature& sig, Item item);
 
   std::vector<Param> params_;

@@ -44,6 +44,18 @@ Dag build_dependence_dag(const Graph& g, const StorageTable& t, bool hints) {
       }
     }
   }
+  // NumPy raises where an index is out of range after the lines before it ran and before the
+  // lines after it: a check comes after every earlier write into the caller's arrays and before
+  // every later one (as if it read all they write)
+  for (int c = 0; c < d.num_ops; ++c) {
+    if (op_kind(g.ops[c].code) != OpKind::Check) continue;
+    for (int w = 0; w < d.num_ops; ++w) {
+      const int s = g.ops[w].output.storage;
+      if (w == c || g.storages[s].kind != StorageKind::Arg) continue;
+      const DepEdge e = w < c ? DepEdge{w, c, DepKind::RAW, s} : DepEdge{c, w, DepKind::WAR, s};
+      if (seen.insert({e.src, e.dst, static_cast<int>(e.kind)}).second) d.edges.push_back(e);
+    }
+  }
   std::sort(d.edges.begin(), d.edges.end(), [](const DepEdge& a, const DepEdge& b) {
     return std::tie(a.src, a.dst, a.kind) < std::tie(b.src, b.dst, b.kind);
   });

@@ -29,9 +29,15 @@ bool has_loop(OpCode op, DType t) {
 const char* loop_family(DType t) { return t == DType::Bool ? "bool" : is_float(t) ? "float" : "integer"; }
 
 int op_arity(OpCode op) {
+  if (op == OpCode::check_nonempty) return 1;
   switch (op_kind(op)) {
     case OpKind::Binary:
-    case OpKind::Arange: return 2;
+    case OpKind::Arange:
+    case OpKind::Compress:
+    case OpKind::Gather:
+    case OpKind::Scatter:
+    case OpKind::Check:
+    case OpKind::Search: return 2;
     case OpKind::Ternary: return 3;
     default: return 1;
   }

@@ -20,7 +20,7 @@ constexpr int kNumOps = 0
 #include "ir/ops.def"
     ;
 
-enum class OpKind : uint8_t { Copy, Unary, Binary, Ternary, Reduce, Arange };
+enum class OpKind : uint8_t { Copy, Unary, Binary, Ternary, Reduce, Arange, Compact, Compress, Gather, Scatter, Sort, Check, Scan, Search };
 
 /// An op's attributes, as ops.def lists them (bits of op_attrs).
 constexpr uint32_t kNoAttrs = 0;
@@ -37,6 +37,10 @@ OpKind op_kind(OpCode op);
 uint32_t op_attrs(OpCode op);
 inline bool is_predicate(OpCode op) { return (op_attrs(op) & kPredicate) != 0; }
 inline bool is_comparison(OpCode op) { return (op_attrs(op) & kComparison) != 0; }
+/// Whether an op is data-dependent: it runs in the runtime's library as a stage of its own.
+inline bool is_data_dependent(OpCode op) { return op_kind(op) >= OpKind::Compact; }
+/// Whether an op writes into an existing storage (its output view is not a fresh result).
+inline bool writes_in_place(OpCode op) { return op_kind(op) == OpKind::Copy || op_kind(op) == OpKind::Scatter; }
 /// Whether an elementwise op has a loop whose inputs have dtype `t` (NumPy's ufunc loops).
 bool has_loop(OpCode op, DType t);
 /// "bool", "integer" or "float": the loop family of a dtype, as messages name it.

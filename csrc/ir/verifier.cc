@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -23,6 +24,18 @@ void check_view(const Graph& g, const View& v, int op) {
       fail(op, "view " + print_view(v) + " takes an extent from something that is not an i64 storage");
   if (v.numel() > 0 && (v.min_offset() < 0 || v.max_offset() >= g.storages[v.storage].size))
     fail(op, "view " + print_view(v) + " reaches outside its storage");
+}
+
+bool same_shape(const View& a, const View& b) {
+  return a.shape == b.shape && (a.extents == b.extents || (!a.is_dynamic() && !b.is_dynamic()));
+}
+
+// Whether `whole` has the shape of `index` followed by the shape of a row of `rows` (its axes
+// after the first).
+bool rows_of(const View& whole, const View& index, const View& rows) {
+  Shape expect = index.shape;
+  expect.insert(expect.end(), rows.shape.begin() + 1, rows.shape.end());
+  return whole.shape == expect;
 }
 
 }  // namespace
@@ -70,6 +83,62 @@ void verify_graph(const Graph& g) {
       case OpKind::Arange:
         if (op.inputs[0].ndim() != 0 || op.inputs[1].ndim() != 0 || op.output.ndim() != 1)
           fail(id, "arange takes 0-d start and step and writes a 1-d view");
+        break;
+      case OpKind::Compact:
+        if (op.output.ndim() != 1 || out != DType::Int64) fail(id, "nonzero writes a 1-d i64 view");
+        break;
+      case OpKind::Compress:
+        if (op.inputs[0].ndim() != 1 || g.dtype_of(op.inputs[0]) != DType::Bool || op.inputs[1].ndim() < 1 ||
+            op.inputs[0].shape[0] != op.inputs[1].shape[0] || in != out || op.output.ndim() != op.inputs[1].ndim() ||
+            !std::equal(op.output.shape.begin() + 1, op.output.shape.end(), op.inputs[1].shape.begin() + 1))
+          fail(id, "compress selects rows of its second input by a 1-d bool mask, into rows of its dtype");
+        break;
+      case OpKind::Gather:
+        if (op.inputs[0].ndim() < 1 || in != DType::Int64 || g.dtype_of(op.inputs[0]) != out ||
+            !rows_of(op.output, op.inputs[1], op.inputs[0]))
+          fail(id, "take reads rows of a view at i64 indices, into the indices' shape and the rows', in its dtype");
+        break;
+      case OpKind::Scatter:
+        if (op.output.ndim() < 1 || g.dtype_of(op.inputs[0]) != DType::Int64 || in != out ||
+            !rows_of(op.inputs[1], op.inputs[0], op.output))
+          fail(id, "put writes rows of a view at i64 indices, from values of the indices' shape and the rows', in its dtype");
+        break;
+      case OpKind::Sort: {
+        const View& v = op.inputs[0];
+        const int64_t k = op.axes.size() == 2 ? op.axes[1] : -1;
+        Shape expect = v.shape;
+        if (!expect.empty() && k >= 0) expect.back() = std::min<int64_t>(expect.back(), k);
+        if (v.ndim() < 1 || op.output.shape != expect || (!op.axes.empty() && op.axes.size() != 2) ||
+            out != (op.code == OpCode::argsort ? DType::Int64 : in))
+          fail(id, "a sort writes its input's shape, or its first k along the last axis (argsort: i64 positions, "
+                   "sort: its dtype)");
+        break;
+      }
+      case OpKind::Scan:
+        if (!same_shape(op.inputs[0], op.output) || op.output.ndim() < 1 || in != out)
+          fail(id, "a scan writes its input's shape and dtype");
+        break;
+      case OpKind::Search:
+        if (op.inputs[0].ndim() != 1 || g.dtype_of(op.inputs[0]) != in || out != DType::Int64 ||
+            !same_shape(op.inputs[1], op.output) || op.axes.size() != 1)
+          fail(id, "searchsorted finds i64 places in a 1-d view for values of its dtype, on one side");
+        break;
+      case OpKind::Check:
+        if (op.code == OpCode::check_assert) {
+          if (g.dtype_of(op.inputs[0]) != DType::Bool || op.inputs[0].ndim() != 0 || in != DType::Int32 ||
+              op.inputs[1].ndim() != 1 || out != DType::Bool || op.output.ndim() != 0)
+            fail(id, "check_assert passes a 0-d bool through, with its message as i32 code points");
+          break;
+        }
+        if (op.code == OpCode::check_nonempty) {
+          if (in != DType::Int64 || op.inputs[0].ndim() != 0 || out != DType::Int64 || op.output.ndim() != 0 ||
+              op.axes.size() != 1 || op.axes[0] < 0 || op.axes[0] > 3)
+            fail(id, "check_nonempty passes a 0-d i64 length through, for one of four reductions");
+          break;
+        }
+        if (in != DType::Int64 || op.inputs[1].ndim() != 0 || g.dtype_of(op.inputs[0]) != DType::Int64 ||
+            out != DType::Int64 || !same_shape(op.inputs[0], op.output) || op.axes.size() != 1)
+          fail(id, "check_index passes i64 indices through, checked against a 0-d i64 size, for one axis");
         break;
     }
     if (op.code == OpCode::copy && out != in) fail(id, "copy between different dtypes (insert a cast)");

@@ -113,20 +113,28 @@ View View::transpose(const std::vector<int>& perm) const {
   return out;
 }
 
-View View::broadcast_to(const Shape& to) const {
-  if (is_dynamic()) dynamic_unsupported("broadcasting");
+View View::broadcast_to(const Shape& to, const std::vector<int>& to_extents) const {
   if (to.size() < shape.size()) throw std::invalid_argument("cannot broadcast to fewer dimensions");
+  if (!to_extents.empty() && to_extents.size() != to.size()) throw std::invalid_argument("one extent per dimension");
   View out;
   out.storage = storage;
   out.offset = offset;
   out.shape = to;
   out.strides.assign(to.size(), 0);
+  for (int e : to_extents)
+    if (e >= 0) out.extents = to_extents;
   size_t lead = to.size() - shape.size();
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == to[lead + i])
+    const int mine = extent_of(static_cast<int>(i));
+    const int theirs = out.extent_of(static_cast<int>(lead + i));
+    if (mine >= 0 || theirs >= 0) {
+      if (mine == theirs && shape[i] == to[lead + i]) out.strides[lead + i] = strides[i];
+      else if (mine >= 0 || shape[i] != 1) throw std::invalid_argument("shapes are not broadcast-compatible");
+    } else if (shape[i] == to[lead + i]) {
       out.strides[lead + i] = shape[i] == 1 ? 0 : strides[i];
-    else if (shape[i] != 1)
+    } else if (shape[i] != 1) {
       throw std::invalid_argument("shapes are not broadcast-compatible");
+    }
   }
   return out;
 }

@@ -47,8 +47,10 @@ struct View {
 
   View subscript(const std::vector<IndexItem>& items) const;
   View transpose(const std::vector<int>& perm) const;
-  /// NumPy's broadcasting of this view to `to`; throws std::invalid_argument when incompatible.
-  View broadcast_to(const Shape& to) const;
+  /// NumPy's broadcasting of this view to `to` (run-time extents `to_extents`, empty when none);
+  /// throws std::invalid_argument when incompatible. A run-time dimension broadcasts only to
+  /// itself, and only a static 1 to a run-time dimension.
+  View broadcast_to(const Shape& to, const std::vector<int>& to_extents = {}) const;
   /// A view with the new shape when NumPy's reshape would not copy; nullopt otherwise.
   std::optional<View> reshape(const Shape& to) const;
 

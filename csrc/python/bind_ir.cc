@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -11,15 +13,21 @@ namespace strider::python {
 
 void bind_ir(py::module_& m) {
   py::class_<View>(m, "View")
-      .def(py::init([](int storage, Shape shape, Shape strides, int64_t offset) {
+      .def(py::init([](int storage, Shape shape, Shape strides, int64_t offset, std::vector<int> extents) {
              if (shape.size() != strides.size()) throw std::invalid_argument("one stride per dimension");
-             return View{storage, std::move(shape), std::move(strides), offset};
+             if (!extents.empty() && extents.size() != shape.size()) throw std::invalid_argument("one extent per dimension");
+             if (std::all_of(extents.begin(), extents.end(), [](int e) { return e < 0; })) extents.clear();
+             return View{storage, std::move(shape), std::move(strides), offset, std::move(extents)};
            }),
-           py::arg("storage"), py::arg("shape"), py::arg("strides"), py::arg("offset"))
+           py::arg("storage"), py::arg("shape"), py::arg("strides"), py::arg("offset"),
+           py::arg("extents") = std::vector<int>{})
       .def_readonly("storage", &View::storage)
       .def_readonly("shape", &View::shape)
       .def_readonly("strides", &View::strides)
       .def_readonly("offset", &View::offset)
+      .def_property_readonly("extents", [](const View& v) {
+        return v.is_dynamic() ? v.extents : std::vector<int>(v.shape.size(), -1);
+      }, "per dimension: the storage holding its run-time extent, or -1")
       .def_property_readonly("numel", &View::numel)
       .def_property_readonly("min_offset", &View::min_offset)
       .def_property_readonly("max_offset", &View::max_offset)
@@ -39,7 +47,7 @@ void bind_ir(py::module_& m) {
            },
            "items: ('i', index, 0, 0) | ('s', start, step, length) | ('n', 0, 0, 0)")
       .def("transpose", &View::transpose)
-      .def("broadcast_to", &View::broadcast_to)
+      .def("broadcast_to", &View::broadcast_to, py::arg("to"), py::arg("to_extents") = std::vector<int>{})
       .def("reshape", &View::reshape, "the reshaped view, or None where NumPy would copy")
       .def("overlaps", [](const View& a, const View& b) { return footprints_overlap(a, b).overlap; })
       .def("__eq__", &View::operator==)

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "codegen/llvm/codegen.h"
+#include "runtime/data_dependent.h"
 #include "runtime/executor.h"
 #include "driver/driver.h"
 
@@ -73,6 +74,14 @@ void bind_runtime(py::module_& m) {
         "runs the pass pipeline (lower.cc) on a traced graph; schedules: stage index -> primitives text");
   m.def("llvm_backend_available", &llvm_backend_available);
   py::register_exception<ScheduleError>(m, "ScheduleError", PyExc_ValueError);
+  // an assert on a traced value fails with Python's own AssertionError and the user's message
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const AssertionFailed& e) {
+      PyErr_SetString(PyExc_AssertionError, e.what());
+    }
+  });
   m.def("run_passes", &run_passes, py::arg("ir_text"), py::arg("passes"),
         py::arg("schedules") = std::map<int, std::string>{}, py::arg("target") = Target::Cpu);
 }

@@ -194,7 +194,10 @@ py::object Runner::view_result(const Output& o, const CallSignature& call, const
     const DType dtype = program_->graph.storages[v.storage].dtype;
     const int type = typenum(dtype);
     const npy_intp item = static_cast<npy_intp>(itemsize(dtype));
-    std::vector<npy_intp> dims(v.shape.begin(), v.shape.end()), strides;
+    const std::vector<int64_t> shape = result_shape(v, [&](size_t k) {
+      return *static_cast<const int64_t*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(temps[k].ptr())));
+    });
+    std::vector<npy_intp> dims(shape.begin(), shape.end()), strides;
     for (int64_t st : v.strides) strides.push_back(st * item);
     PyObject* a = PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(type), v.ndim(), dims.data(),
                                        strides.data(), base + v.offset * item,
@@ -266,7 +269,11 @@ py::object Runner::device_view_result(const Output& o, const CallSignature& call
   for (int64_t st : v.strides) strides.push_back(st * item);
   DeviceArray view;
   view.ptr = first;
-  view.shape = v.shape;
+  view.shape = result_shape(v, [&](size_t k) {
+    int64_t n = 0;
+    cuda_download(cuda_->ordinal(), &n, temp_ptrs[k], sizeof n);
+    return n;
+  });
   view.strides = std::move(strides);
   view.typenum = typenum(dtype);
   view.itemsize = static_cast<int>(item);

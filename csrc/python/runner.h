@@ -77,6 +77,16 @@ class Runner {
   pybind11::object device_view_result(const Output& o, const CallSignature& call, const Objects& temps,
                                       const std::pmr::vector<uint64_t>& temp_ptrs) const;
   int group_of(int storage) const;
+  // A returned view's shape with its run-time extents read (clamped to their bounds, as the
+  // stages clamp them): `read(k)` gives the int64 that temps_[k] holds.
+  template <typename Read>
+  std::vector<int64_t> result_shape(const View& v, Read&& read) const {
+    std::vector<int64_t> shape = v.shape;
+    for (int d = 0; d < v.ndim(); ++d)
+      for (size_t k = 0; k < temps_.size() && v.extent_of(d) >= 0; ++k)
+        if (temps_[k].storage == v.extent_of(d)) shape[d] = std::max<int64_t>(0, std::min(read(k), v.shape[d]));
+    return shape;
+  }
 
   pybind11::object program_obj_;
   const Program* program_ = nullptr;

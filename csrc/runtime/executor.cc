@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ops/reduce_spec.h"
+#include "runtime/data_dependent.h"
 #include "runtime/elementwise.h"
 
 namespace strider {
@@ -90,6 +91,7 @@ class Executor {
       case OpKind::Ternary: return where(op);
       case OpKind::Reduce: return reduce(op);
       case OpKind::Arange: return arange(op);
+      default: return run_data_dependent(g_, op, base_.data());
     }
   }
 
@@ -265,7 +267,9 @@ class Executor {
       }
       case C::Max:
       case C::Min: {
-        if (count == 0) throw std::invalid_argument("zero-size array to reduction operation which has no identity");
+        if (count == 0)  // NumPy's ValueError (the reduction is empty only where a run-time length is 0)
+          throw std::invalid_argument(spec.index ? std::string("attempt to get ") + (spec.is_max() ? "argmax" : "argmin") + " of an empty sequence"
+                                                 : std::string("zero-size array to reduction operation ") + (spec.is_max() ? "maximum" : "minimum") + " which has no identity");
         T best{};
         int64_t best_at = -1, at = 0;
         for_each<1>(shape, ops, [&](char** p) {

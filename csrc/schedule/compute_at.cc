@@ -186,7 +186,8 @@ void default_compute_at(const Graph& g, StageGraph& sg, const std::set<int>& use
   if (std::any_of(sg.stages.begin(), sg.stages.end(), has_compute_at)) return;
   for (int c = static_cast<int>(sg.stages.size()) - 1; c > 0; --c) {
     Stage& consumer = sg.stages[c];
-    if (user_scheduled.count(c)) continue;
+    // the runtime's library runs a data-dependent op whole: it has no loop to nest producers in
+    if (user_scheduled.count(c) || is_data_dependent(consumer.ops.front().code)) continue;
     int shared = first_reduced(consumer), best_first = -1, best_shared = 0;
     const Primitive probe{"compute_at", {}, {}};
     for (int first = c - 1; first >= 0; --first) {

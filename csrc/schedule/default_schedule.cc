@@ -20,7 +20,8 @@ int host_vector_bytes() {
 
 std::vector<Primitive> default_schedule(const Graph& g, const Stage& s) {
   std::vector<Primitive> sch;
-  if (s.domain.empty()) return sch;
+  // the runtime's library runs a data-dependent op as it is: no loops to schedule
+  if (s.domain.empty() || (s.ops.size() == 1 && is_data_dependent(s.ops[0].code))) return sch;
   // lanes of the widest element type that fit one register, when the innermost loop is long
   // enough, every store walks it contiguously and every load walks it with a small stride
   size_t widest = 1;

@@ -12,7 +12,7 @@ namespace {
 // Elementwise ops and copies see every input at the output's shape: the op's points are the
 // output's. A reduction (whose output is stored after its folded points) is left as it is.
 bool reads_own_write_elsewhere(const Op& op) {
-  if (op_kind(op.code) == OpKind::Reduce || op_kind(op.code) == OpKind::Arange) return false;
+  if (op_kind(op.code) == OpKind::Reduce || op_kind(op.code) == OpKind::Arange || is_data_dependent(op.code)) return false;
   for (const View& v : op.inputs)
     if (v.storage == op.output.storage && shared_between_points(v, op.output)) return true;
   return false;

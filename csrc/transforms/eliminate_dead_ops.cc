@@ -8,18 +8,25 @@ Graph eliminate_dead_ops(const Graph& g, const StorageTable& t, const Dag& d) {
   const int n = static_cast<int>(g.ops.size());
   std::vector<bool> live(n, false);
   std::vector<int> work;
+  // writes into the caller's arrays, and checks (NumPy raises even where the value is unused)
   for (int i = 0; i < n; ++i)
-    if (g.storages[g.ops[i].output.storage].kind == StorageKind::Arg) {
+    if (g.storages[g.ops[i].output.storage].kind == StorageKind::Arg || op_kind(g.ops[i].code) == OpKind::Check) {
       live[i] = true;
       work.push_back(i);
     }
-  // writers whose elements the return reads
-  for (const View& out : g.outputs)
-    for (const Access& a : t.accesses[out.storage])
+  // writers whose elements (or run-time extents) the return reads
+  auto returned = [&](int s) {
+    for (const Access& a : t.accesses[s])
       if (a.write && !live[a.op]) {
         live[a.op] = true;
         work.push_back(a.op);
       }
+  };
+  for (const View& out : g.outputs) {
+    returned(out.storage);
+    for (int e : out.extents)
+      if (e >= 0) returned(e);
+  }
   std::vector<std::vector<int>> raw_preds(n);
   for (const DepEdge& e : d.edges)
     if (e.kind == DepKind::RAW) raw_preds[e.dst].push_back(e.src);

@@ -33,6 +33,10 @@ View drop_dims(const View& v, const std::vector<bool>& keep) {
 
 Placed place(const Op& op) {
   Placed p{{}, op, {}};
+  if (is_data_dependent(op.code)) {  // a stage of its own, run by the library as it is
+    p.domain = op.output.shape;
+    return p;
+  }
   switch (op_kind(op.code)) {
     case OpKind::Arange:
       p.domain = op.output.shape;
@@ -108,6 +112,8 @@ class Fuser {
   // Empty when op `p` may join the open stage; else the reason it may not.
   std::string why_not(const Placed& p) const {
     if (cur_.is_reduction()) return "a reduction ends its stage";
+    if (is_data_dependent(cur_.ops.back().code)) return std::string(op_name(cur_.ops.back().code)) + " runs as a stage of its own";
+    if (is_data_dependent(p.op.code)) return std::string(op_name(p.op.code)) + " runs as a stage of its own";
     if (p.domain != cur_.domain)
       return "its loop domain " + shape_text(p.domain) + " differs from the stage's " + shape_text(cur_.domain);
     if (op_kind(p.op.code) == OpKind::Arange && p.domain.size() != 1) return "arange iterates one axis";
@@ -140,7 +146,7 @@ class Fuser {
       const View& w = p.op.output;
       const int s = w.storage;
       if (g_.storages[s].kind != StorageKind::Temp || !p.reduce_axes.empty() ||
-          op_kind(p.op.code) == OpKind::Reduce)
+          op_kind(p.op.code) == OpKind::Reduce || is_data_dependent(p.op.code))
         continue;
       bool reg = true;
       int writes = 0;

@@ -132,7 +132,7 @@ class Inliner {
       Op op = g_.ops[b];
       memo_.clear();
       budget_ = kMaxOpsPerRead;
-      if (op_kind(op.code) != OpKind::Arange && !dies_[b])
+      if (op_kind(op.code) != OpKind::Arange && !is_data_dependent(op.code) && !dies_[b])
         for (View& v : op.inputs) v = read(v, static_cast<int>(b), false, log);
       out_.ops.push_back(std::move(op));
     }
@@ -147,7 +147,7 @@ class Inliner {
     if (a < 0 || a >= at) return std::nullopt;
     const Op& src = g_.ops[a];
     const OpKind kind = op_kind(src.code);
-    if (kind == OpKind::Reduce || kind == OpKind::Arange) return std::nullopt;
+    if (kind == OpKind::Reduce || kind == OpKind::Arange || is_data_dependent(src.code)) return std::nullopt;
     if (expensive(src.code) && (repeated || reads_[r.storage] > 1)) return std::nullopt;
     std::optional<PointMap> m = map_read(src.output, r);
     if (!m || !broadcast_inside(r, *m)) return std::nullopt;

@@ -41,6 +41,10 @@ Stage standalone(const Stage& s) {
 
 CudaStage emit_cuda_stage(const Graph& g, const Stage& stage) {
   const Stage s = standalone(stage);
+  for (const Op& op : s.ops)
+    if (is_data_dependent(op.code))
+      throw std::invalid_argument("CUDA backend cannot compile the stage of op" + std::to_string(s.op_ids.front()) + " (" +
+                                  op_name(op.code) + "): a data-dependent op runs in the runtime's library, on the host");
   // its threads run the points in no order (a stage fused for Target::Cuda never has this)
   if (const std::string why = stage_point_conflict(s); !why.empty())
     throw std::invalid_argument("CUDA backend cannot compile the stage of op" + std::to_string(s.op_ids.front()) + ": " + why);

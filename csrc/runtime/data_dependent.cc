@@ -1,0 +1,399 @@
+#include "runtime/data_dependent.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "runtime/elementwise.h"
+
+namespace strider {
+
+namespace {
+
+// Calls f(off) for every element of `shape` in C order, off[k] being the element's offset (in
+// elements) in views[k], which share the shape.
+template <size_t N, typename F>
+void walk(const Shape& shape, const std::array<const View*, N>& views, F&& f) {
+  if (shape_numel(shape) == 0) return;
+  const int nd = static_cast<int>(shape.size());
+  std::array<int64_t, N> off;
+  for (size_t k = 0; k < N; ++k) off[k] = views[k]->offset;
+  std::vector<int64_t> idx(nd, 0);
+  while (true) {
+    f(off);
+    int d = nd - 1;
+    for (; d >= 0; --d) {
+      for (size_t k = 0; k < N; ++k) off[k] += views[k]->strides[d];
+      if (++idx[d] < shape[d]) break;
+      for (size_t k = 0; k < N; ++k) off[k] -= views[k]->strides[d] * shape[d];
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+template <typename T>
+T* at(char* const* base, const View& v, int64_t off) {
+  return reinterpret_cast<T*>(base[v.storage]) + off;
+}
+
+void nonzero(const Graph& g, const Op& op, char* const* base) {
+  const View& in = op.inputs[0];
+  const View& out = op.output;
+  const int64_t room = out.shape[0];  // the count, as the op before computed it
+  int64_t flat = 0, k = 0;
+  dispatch_dtype(g.dtype_of(in), [&](auto tag) {
+    using T = decltype(tag);
+    if (in.ndim() == 1) {
+      // branchless: every index is stored, the count moves past the kept ones (the storage holds
+      // one per element, so the stores past the count stay inside it)
+      const T* x = at<T>(base, in, in.offset);
+      int64_t* o = at<int64_t>(base, out, out.offset);
+      for (int64_t i = 0; i < in.shape[0] && k < room; ++i) {
+        o[k * out.strides[0]] = i;
+        k += x[i * in.strides[0]] != T(0);
+      }
+      return;
+    }
+    walk<1>(in.shape, {&in}, [&](const std::array<int64_t, 1>& off) {
+      if (*at<T>(base, in, off[0]) != T(0) && k < room) *at<int64_t>(base, out, out.offset + out.strides[0] * k++) = flat;
+      ++flat;
+    });
+  });
+}
+
+[[noreturn]] void out_of_bounds(int64_t index, int axis, int64_t size) {
+  throw std::out_of_range("index " + std::to_string(index) + " is out of bounds for axis " + std::to_string(axis) +
+                          " with size " + std::to_string(size));
+}
+
+void check_nonempty(const Op& op, char* const* base) {
+  const int64_t n = *at<int64_t>(base, op.inputs[0], op.inputs[0].offset);
+  *at<int64_t>(base, op.output, op.output.offset) = n;
+  if (n > 0) return;
+  static const char* const kMessages[] = {
+      "zero-size array to reduction operation maximum which has no identity",
+      "zero-size array to reduction operation minimum which has no identity",
+      "attempt to get argmax of an empty sequence", "attempt to get argmin of an empty sequence"};
+  throw std::invalid_argument(kMessages[op.axes[0]]);
+}
+
+// The assert's message, UTF-8 from the code points the op carries.
+std::string assert_message(const View& text, char* const* base) {
+  std::string out;
+  for (int64_t i = 0; i < text.shape[0]; ++i) {
+    const uint32_t c = static_cast<uint32_t>(*at<int32_t>(base, text, text.offset + i * text.strides[0]));
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if (c < 0x800) {
+      out += static_cast<char>(0xC0 | (c >> 6));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      out += static_cast<char>(0xE0 | (c >> 12));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (c >> 18));
+      out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    }
+  }
+  return out;
+}
+
+void check_assert(const Op& op, char* const* base) {
+  const bool ok = *at<bool>(base, op.inputs[0], op.inputs[0].offset);
+  *at<bool>(base, op.output, op.output.offset) = ok;
+  if (!ok) throw AssertionFailed(assert_message(op.inputs[1], base));
+}
+
+void check_index(const Op& op, char* const* base) {
+  const View& idx = op.inputs[0];
+  const int64_t n = *at<int64_t>(base, op.inputs[1], op.inputs[1].offset);
+  const View& out = op.output;
+  walk<2>(out.shape, {&idx, &out}, [&](const std::array<int64_t, 2>& off) {
+    const int64_t i = *at<int64_t>(base, idx, off[0]);
+    if (i < -n || i >= n) out_of_bounds(i, op.axes[0], n);
+    *at<int64_t>(base, out, off[1]) = i < 0 ? i + n : i;
+  });
+}
+
+// The axes of v after its first `lead` ones, starting at element offset `offset`: one row.
+View tail_of(const View& v, int lead, int64_t offset) {
+  View t;
+  t.storage = v.storage;
+  t.offset = offset;
+  t.shape.assign(v.shape.begin() + lead, v.shape.end());
+  t.strides.assign(v.strides.begin() + lead, v.strides.end());
+  return t;
+}
+
+// The first `lead` axes of v: where its rows start.
+View head_of(const View& v, int lead) {
+  View h;
+  h.storage = v.storage;
+  h.offset = v.offset;
+  h.shape.assign(v.shape.begin(), v.shape.begin() + lead);
+  h.strides.assign(v.strides.begin(), v.strides.begin() + lead);
+  return h;
+}
+
+// Moves rows between the trailing axes of two views of the same row shape, each row given by
+// the offset of its first element: dense rows with one memcpy, others element by element (`add`:
+// adds into the destination, np.add.at).
+template <typename T>
+class RowMover {
+ public:
+  RowMover(char* const* base, const View& dst, int dst_lead, const View& src, int src_lead, bool add)
+      : dst_(reinterpret_cast<T*>(base[dst.storage])), src_(reinterpret_cast<const T*>(base[src.storage])),
+        dst_row_(tail_of(dst, dst_lead, 0)), src_row_(tail_of(src, src_lead, 0)), add_(add),
+        n_(dst_row_.numel()), dense_(!add && dst_row_.is_c_contiguous() && src_row_.is_c_contiguous()) {}
+
+  void operator()(int64_t dst_off, int64_t src_off) const {
+    if (dense_) {  // a typed loop: short rows (boxes, scalars) would pay a call per row in memcpy
+      T* to = dst_ + dst_off;
+      const T* from = src_ + src_off;
+      for (int64_t i = 0; i < n_; ++i) to[i] = from[i];
+    } else if (dst_row_.ndim() <= 1) {
+      const int64_t ds = dst_row_.ndim() ? dst_row_.strides[0] : 0, ss = src_row_.ndim() ? src_row_.strides[0] : 0;
+      for (int64_t i = 0; i < n_; ++i) move(dst_ + dst_off + i * ds, src_[src_off + i * ss]);
+    } else {
+      View d = dst_row_, s = src_row_;
+      d.offset = dst_off;
+      s.offset = src_off;
+      walk<2>(d.shape, {&d, &s}, [&](const std::array<int64_t, 2>& off) { move(dst_ + off[0], src_[off[1]]); });
+    }
+  }
+
+ private:
+  void move(T* to, T v) const { *to = add_ ? detail::binary_same(OpCode::add, *to, v) : v; }
+
+  T* dst_;
+  const T* src_;
+  View dst_row_, src_row_;
+  bool add_;
+  int64_t n_;
+  bool dense_;
+};
+
+void compress(const Graph& g, const Op& op, char* const* base) {
+  const View& mask = op.inputs[0];
+  const View& src = op.inputs[1];
+  const View& out = op.output;
+  const bool* m = reinterpret_cast<const bool*>(base[mask.storage]);
+  dispatch_dtype(g.dtype_of(out), [&](auto tag) {
+    using T = decltype(tag);
+    int64_t k = 0;
+    if (src.ndim() == 1) {  // rows of one element: branchless, as nonzero's
+      const T* from = at<T>(base, src, src.offset);
+      T* to = at<T>(base, out, out.offset);
+      for (int64_t i = 0; i < mask.shape[0] && k < out.shape[0]; ++i) {
+        to[k * out.strides[0]] = from[i * src.strides[0]];
+        k += m[mask.offset + i * mask.strides[0]];
+      }
+      return;
+    }
+    const RowMover<T> move(base, out, 1, src, 1, false);
+    for (int64_t i = 0; i < mask.shape[0] && k < out.shape[0]; ++i)
+      if (m[mask.offset + i * mask.strides[0]]) move(out.offset + k++ * out.strides[0], src.offset + i * src.strides[0]);
+  });
+}
+
+// take reads rows of in0 at in1's indices into out; put (add_at) writes the rows of in1 into out
+// at in0's indices: both walk the indices with the rows in their order (`dense`) alongside.
+void move_indexed_rows(const Graph& g, const Op& op, char* const* base) {
+  const bool gather = op_kind(op.code) == OpKind::Gather;
+  const View& idx = op.inputs[gather ? 1 : 0];
+  const View& indexed = gather ? op.inputs[0] : op.output;
+  const View& dense = gather ? op.output : op.inputs[1];
+  const int lead = idx.ndim();
+  const View starts = head_of(dense, lead);
+  dispatch_dtype(g.dtype_of(op.output), [&](auto tag) {
+    using T = decltype(tag);
+    const RowMover<T> move = gather ? RowMover<T>(base, dense, lead, indexed, 1, false)
+                                    : RowMover<T>(base, indexed, 1, dense, lead, op.code == OpCode::add_at);
+    walk<2>(idx.shape, {&idx, &starts}, [&](const std::array<int64_t, 2>& off) {
+      const int64_t i = *at<int64_t>(base, idx, off[0]);
+      if (i < 0 || i >= indexed.shape[0]) out_of_bounds(i, 0, indexed.shape[0]);
+      const int64_t row = indexed.offset + i * indexed.strides[0];
+      if (gather) move(off[1], row);
+      else move(row, off[1]);
+    });
+  });
+}
+
+// Accumulates every row along the last axis with the scan's operation.
+void scan_rows(const Graph& g, const Op& op, char* const* base) {
+  const View& in = op.inputs[0];
+  const View& out = op.output;
+  const int last = in.ndim() - 1;
+  const int64_t n = in.shape[last];
+  const OpCode f = op.code == OpCode::cumsum    ? OpCode::add
+                   : op.code == OpCode::cumprod ? OpCode::multiply
+                   : op.code == OpCode::cummax  ? OpCode::maximum
+                                                : OpCode::minimum;
+  View in_rows = in, out_rows = out;
+  in_rows.shape[last] = out_rows.shape[last] = 1;
+  dispatch_dtype(g.dtype_of(in), [&](auto tag) {
+    using T = decltype(tag);
+    walk<2>(in_rows.shape, {&in_rows, &out_rows}, [&](const std::array<int64_t, 2>& off) {
+      T acc{};
+      for (int64_t i = 0; i < n; ++i) {
+        const T x = *at<T>(base, in, off[0] + i * in.strides[last]);
+        acc = i == 0 ? x : detail::binary_same(f, acc, x);
+        *at<T>(base, out, off[1] + i * out.strides[last]) = acc;
+      }
+    });
+  });
+}
+
+// An unsigned key whose order is NumPy's sort order of T: floats with -0.0 equal to 0.0 and
+// every NaN equal to the others and after everything else.
+template <typename T>
+auto sort_key(T x) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return static_cast<uint8_t>(x);
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<U>(static_cast<U>(x) ^ (U(1) << (8 * sizeof(U) - 1)));
+  } else {
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    constexpr U sign = U(1) << (8 * sizeof(U) - 1);
+    if (std::isnan(x)) return static_cast<U>(~U(0));
+    if (x == T(0)) x = T(0);
+    U bits;
+    std::memcpy(&bits, &x, sizeof(U));
+    return static_cast<U>((bits & sign) ? ~bits : (bits | sign));
+  }
+}
+
+// The stable order of `keys`: positions, smallest key first, ties in their order. LSD radix
+// sort by 11-bit digits (a digit all keys share is skipped); insertion-class sizes by merge sort.
+template <typename U>
+void stable_order(const std::vector<U>& keys, std::vector<int64_t>& order) {
+  const int64_t n = static_cast<int64_t>(keys.size());
+  order.resize(n);
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
+  if (n < 256) {
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return keys[a] < keys[b]; });
+    return;
+  }
+  constexpr int kBits = 11;
+  constexpr int kBuckets = 1 << kBits;
+  std::vector<U> k0(keys), k1(n);
+  std::vector<int64_t> o1(n);
+  std::vector<int64_t> count(kBuckets);
+  for (int shift = 0; shift < static_cast<int>(8 * sizeof(U)); shift += kBits) {
+    std::fill(count.begin(), count.end(), 0);
+    for (int64_t i = 0; i < n; ++i) ++count[(k0[i] >> shift) & (kBuckets - 1)];
+    if (count[(k0[0] >> shift) & (kBuckets - 1)] == n) continue;
+    int64_t sum = 0;
+    for (int64_t& c : count) {
+      const int64_t here = c;
+      c = sum;
+      sum += here;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t to = count[(k0[i] >> shift) & (kBuckets - 1)]++;
+      k1[to] = k0[i];
+      o1[to] = order[i];
+    }
+    k0.swap(k1);
+    order.swap(o1);
+  }
+}
+
+// Sorts (or ranks) every row along the last axis.
+// The first m positions of the stable order of `keys` (reversed: of its reverse, the m last
+// positions of the stable order, last first). Few of many are selected (a top-k) in O(n + m log m)
+// by the total order (key, position), which ties the stable sort's; else the whole order is sorted.
+template <typename U>
+const std::vector<int64_t>& selected(const std::vector<U>& keys, int64_t m, bool reverse, std::vector<int64_t>& order) {
+  const int64_t n = static_cast<int64_t>(keys.size());
+  if (m * 8 < n) {
+    order.resize(n);
+    for (int64_t i = 0; i < n; ++i) order[i] = i;
+    auto before = [&](int64_t a, int64_t b) {
+      return reverse ? (keys[a] > keys[b] || (keys[a] == keys[b] && a > b)) : (keys[a] < keys[b] || (keys[a] == keys[b] && a < b));
+    };
+    std::nth_element(order.begin(), order.begin() + m, order.end(), before);
+    std::sort(order.begin(), order.begin() + m, before);
+    return order;
+  }
+  stable_order(keys, order);
+  if (reverse) std::reverse(order.begin(), order.end());
+  return order;
+}
+
+void sort_rows(const Graph& g, const Op& op, char* const* base) {
+  const View& in = op.inputs[0];
+  const View& out = op.output;
+  const bool reverse = !op.axes.empty() && op.axes[0] != 0;
+  const int last = in.ndim() - 1;
+  const int64_t n = in.shape[last];
+  View in_rows = in, out_rows = out;  // the first element of each row
+  in_rows.shape[last] = out_rows.shape[last] = 1;
+  dispatch_dtype(g.dtype_of(in), [&](auto tag) {
+    using T = decltype(tag);
+    using U = decltype(sort_key(T{}));
+    std::vector<U> keys(n);
+    std::vector<int64_t> order;
+    walk<2>(in_rows.shape, {&in_rows, &out_rows}, [&](const std::array<int64_t, 2>& off) {
+      for (int64_t i = 0; i < n; ++i) keys[i] = sort_key(*at<T>(base, in, off[0] + i * in.strides[last]));
+      const std::vector<int64_t>& chosen = selected(keys, out.shape[last], reverse, order);
+      for (int64_t i = 0; i < out.shape[last]; ++i) {
+        if (op.code == OpCode::argsort) *at<int64_t>(base, out, off[1] + i * out.strides[last]) = chosen[i];
+        else *at<T>(base, out, off[1] + i * out.strides[last]) = *at<T>(base, in, off[0] + chosen[i] * in.strides[last]);
+      }
+    });
+  });
+}
+
+// NumPy's searchsorted: binary search in the sort order of sort_key (NaNs last).
+void search(const Graph& g, const Op& op, char* const* base) {
+  const View& a = op.inputs[0];
+  const View& v = op.inputs[1];
+  const View& out = op.output;
+  const bool right = op.axes[0] != 0;
+  dispatch_dtype(g.dtype_of(a), [&](auto tag) {
+    using T = decltype(tag);
+    walk<2>(v.shape, {&v, &out}, [&](const std::array<int64_t, 2>& off) {
+      const auto key = sort_key(*at<T>(base, v, off[0]));
+      int64_t lo = 0, hi = a.shape[0];
+      while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        const auto k = sort_key(*at<T>(base, a, a.offset + mid * a.strides[0]));
+        if (right ? !(key < k) : k < key) lo = mid + 1;
+        else hi = mid;
+      }
+      *at<int64_t>(base, out, off[1]) = lo;
+    });
+  });
+}
+
+}  // namespace
+
+void run_data_dependent(const Graph& g, const Op& op, char* const* base) {
+  switch (op_kind(op.code)) {
+    case OpKind::Compact: return nonzero(g, op, base);
+    case OpKind::Compress: return compress(g, op, base);
+    case OpKind::Gather:
+    case OpKind::Scatter: return move_indexed_rows(g, op, base);
+    case OpKind::Sort: return sort_rows(g, op, base);
+    case OpKind::Check:
+      if (op.code == OpCode::check_nonempty) return check_nonempty(op, base);
+      if (op.code == OpCode::check_assert) return check_assert(op, base);
+      return check_index(op, base);
+    case OpKind::Scan: return scan_rows(g, op, base);
+    case OpKind::Search: return search(g, op, base);
+    default: throw std::logic_error(std::string(op_name(op.code)) + " is not a data-dependent op");
+  }
+}
+
+}  // namespace strider

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <stdexcept>
+
+#include "ir/graph.h"
+
+namespace strider {
+
+/// Runs a data-dependent op (ops.def's Compact, Gather, Scatter, Sort and Check kinds) on
+/// memory: `op`'s run-time extents already resolved to static shapes, `base[s]` the address of
+/// storage s. Throws std::out_of_range with NumPy's IndexError message where check_index finds an
+/// index out of range (and, defensively, where take or put meets one).
+void run_data_dependent(const Graph& g, const Op& op, char* const* base);
+
+/// What check_assert throws where the asserted value is false (Python's AssertionError).
+struct AssertionFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace strider

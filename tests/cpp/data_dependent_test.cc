@@ -1,0 +1,148 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "driver/driver.h"
+#include "runtime/executor.h"
+
+namespace strider {
+namespace {
+
+// NumPy's stable order of float keys: -0.0 equal to 0.0, NaNs equal to each other and last.
+std::vector<int64_t> reference_order(const std::vector<float>& keys) {
+  std::vector<int64_t> order(keys.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto less = [&](int64_t a, int64_t b) {
+    const float x = keys[a], y = keys[b];
+    if (std::isnan(x)) return false;
+    return std::isnan(y) || x < y;
+  };
+  std::stable_sort(order.begin(), order.end(), less);
+  return order;
+}
+
+std::string sort_graph(int64_t n, const char* op, const char* out) {
+  const std::string s = std::to_string(n);
+  return "graph @f {\n  %s0 = storage f32[" + s + "] arg 0\n  %s1 = storage " + out + "[" + s + "] arg 1\n  op0 = " +
+         op + "(%s0[" + s + "]{1}+0) -> %s1[" + s + "]{1}+0\n  return\n}";
+}
+
+TEST(DataDependent, ArgsortIsStableWithNaNsLastOnBothPaths) {
+  // below 256 keys a merge sort, above a radix sort: both must give NumPy's stable order
+  for (int64_t n : {7, 255, 256, 5000}) {
+    std::mt19937 rng(static_cast<unsigned>(n));
+    std::uniform_int_distribution<int> pick(0, 9);
+    std::vector<float> keys(n);
+    for (float& k : keys) {
+      const int r = pick(rng);
+      k = r == 0 ? NAN : r == 1 ? -0.0f : r == 2 ? 0.0f : r == 3 ? -INFINITY : r == 4 ? INFINITY : static_cast<float>(pick(rng) - 4);
+    }
+    keys[0] = -std::numeric_limits<float>::quiet_NaN();  // a NaN with its sign bit set sorts last too
+    const std::vector<int64_t> want_order = reference_order(keys);
+    std::vector<int64_t> got(n);
+    execute(lower(parse_graph(sort_graph(n, "argsort", "i64"))), {keys.data(), got.data()});
+    EXPECT_EQ(got, want_order) << n << " keys";
+    std::vector<float> sorted(n);
+    execute(lower(parse_graph(sort_graph(n, "sort", "f32"))), {keys.data(), sorted.data()});
+    for (int64_t i = 0; i < n; ++i) {
+      const float want = keys[want_order[i]];
+      EXPECT_TRUE(std::isnan(want) ? std::isnan(sorted[i]) : sorted[i] == want) << i;
+    }
+  }
+}
+
+TEST(DataDependent, TopKIsTheStableOrdersHeadOrReversedTail) {
+  // few of many selected (nth_element by (key, position)) or most (the whole radix order):
+  // both the first k of the stable order, or of its reverse
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> pick(0, 6);
+  std::vector<float> keys(400);
+  for (float& k : keys) k = pick(rng) == 0 ? NAN : static_cast<float>(pick(rng));
+  std::vector<int64_t> want = reference_order(keys);
+  for (int reversed : {0, 1}) {
+    for (int64_t k : {5, 300}) {
+      const std::string text = "graph @f {\n  %s0 = storage f32[400] arg 0\n  %s1 = storage i64[" + std::to_string(k) +
+                               "] arg 1\n  op0 = argsort(%s0[400]{1}+0) axes=[" + std::to_string(reversed) + "," +
+                               std::to_string(k) + "] -> %s1[" + std::to_string(k) + "]{1}+0\n  return\n}";
+      std::vector<int64_t> got(k);
+      execute(lower(parse_graph(text)), {keys.data(), got.data()});
+      for (int64_t i = 0; i < k; ++i) EXPECT_EQ(got[i], reversed ? want[399 - i] : want[i]) << k << " " << i;
+    }
+  }
+}
+
+TEST(DataDependent, SortRowsAlongTheLastAxisOfAStridedView) {
+  // rows of a transposed 3x4 view: each column of the buffer is one row to sort
+  Program p = lower(parse_graph(R"(graph @f {
+    %s0 = storage i64[12] arg 0
+    %s1 = storage i64[12] arg 1
+    op0 = argsort(%s0[4,3]{1,4}+0) -> %s1[4,3]{3,1}+0
+    return
+  })"));
+  int64_t x[12] = {5, 1, 9, 7, 2, 2, 8, -3, 0, 4, 4, -1};
+  int64_t got[12];
+  execute(p, {x, got});
+  // row r holds x[r], x[r + 4], x[r + 8]
+  const int64_t want[12] = {2, 1, 0, 0, 1, 2, 2, 1, 0, 1, 2, 0};
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(got[i], want[i]) << i;
+}
+
+TEST(DataDependent, NonzeroTakeAndPutFollowTheRunTimeCount) {
+  Program p = lower(parse_graph(R"(graph @f {
+    %s0 = storage f64[6] arg 0
+    %s1 = storage i64[1] arg 1
+    %s2 = storage i64[6] arg 2
+    %s3 = storage f64[6] arg 3
+    %s4 = storage f64[6] arg 4
+    op0 = nonzero(%s0[2,3]{3,1}+0) -> %s2[?%s1<=6]{1}+0
+    op1 = take(%s0[6]{1}+0, %s2[?%s1<=6]{1}+0) -> %s3[?%s1<=6]{1}+0
+    op2 = put(%s2[?%s1<=6]{1}+0, %s3[?%s1<=6]{1}+0) -> %s4[6]{1}+0
+    return
+  })"));
+  double x[6] = {0, NAN, -0.0, 3, 0, 7};
+  int64_t count = 3;  // as count_nonzero computes it before
+  int64_t idx[6] = {-1, -1, -1, -1, -1, -1};
+  double taken[6] = {}, put_into[6] = {9, 9, 9, 9, 9, 9};
+  execute(p, {x, &count, idx, taken, put_into});
+  EXPECT_EQ(idx[0], 1);
+  EXPECT_EQ(idx[1], 3);
+  EXPECT_EQ(idx[2], 5);
+  EXPECT_EQ(idx[3], -1);  // past the count: untouched
+  EXPECT_TRUE(std::isnan(taken[0]));
+  EXPECT_EQ(taken[2], 7);
+  EXPECT_EQ(put_into[0], 9);
+  EXPECT_EQ(put_into[3], 3);
+  EXPECT_EQ(put_into[5], 7);
+}
+
+TEST(DataDependent, CheckIndexRaisesNumPysIndexErrorAtTheFirstBadIndex) {
+  Program p = lower(parse_graph(R"(graph @f {
+    %s0 = storage i64[4] arg 0
+    %s1 = storage i64[1] arg 1
+    %s2 = storage i64[4] arg 2
+    op0 = check_index(%s0[4]{1}+0, %s1[]{}+0) axes=[1] -> %s2[4]{1}+0
+    return
+  })"));
+  int64_t size = 5, out[4];
+  int64_t good[4] = {0, -1, 4, -5};
+  execute(p, {good, &size, out});
+  EXPECT_EQ(out[1], 4);
+  EXPECT_EQ(out[3], 0);
+  int64_t bad[4] = {0, 7, -6, 1};
+  try {
+    execute(p, {bad, &size, out});
+    FAIL() << "no error";
+  } catch (const std::out_of_range& e) {
+    EXPECT_STREQ(e.what(), "index 7 is out of bounds for axis 1 with size 5");
+  }
+}
+
+}  // namespace
+}  // namespace strider

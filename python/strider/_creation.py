@@ -9,7 +9,7 @@ from . import _C
 from ._errors import unsupported
 from ._indexing import assign
 from ._shapes import _shape_arg, moveaxis, stack
-from ._tracer import (Tracer, as_tracer, check_dtype, current_trace, emit, fresh, known_by_static, known_scalar,
+from ._tracer import (Extent, Tracer, as_tracer, check_dtype, current_trace, emit, fresh, known_by_static, known_scalar,
                       like_order, untraced)
 from ._ufuncs import astype, copy_, promo_arg, where
 
@@ -19,7 +19,7 @@ def _filled(shape, fill_value, dtype, layout, what):
     `fill_value` (None: uninitialized)."""
     if dtype is None:
         dtype = fill_value.dtype if isinstance(fill_value, Tracer) else np.asarray(fill_value).dtype
-    if any(d < 0 for d in shape):
+    if any(not isinstance(d, Extent) and d < 0 for d in shape):
         raise ValueError("negative dimensions are not allowed")
     t = fresh(shape, check_dtype(dtype, "an array"), layout)
     if fill_value is not None:

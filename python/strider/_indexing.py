@@ -2,7 +2,7 @@
 import numpy as np
 
 from ._errors import unsupported
-from ._tracer import Tracer, as_tracer, check_writeable, emit, known_by_static, known_scalar
+from ._tracer import Tracer, as_tracer, bound, check_writeable, emit, known_by_static, known_scalar
 
 
 def _advanced(kind):
@@ -27,6 +27,7 @@ def _known_index(k):
 
 def normalize_key(key, shape):
     """NumPy's basic-indexing key as C++ IndexItems, and whether NumPy would return a scalar."""
+    shape = tuple(bound(d) for d in shape)  # slices of run-time dimensions here are whole (_advanced)
     if not isinstance(key, tuple):
         key = (key,)
     key = tuple(_known_index(k) for k in key)

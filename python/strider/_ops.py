@@ -5,10 +5,10 @@ and _creation; promotion and loop selection come from NumPy itself, so the trace
 NumPy's dtypes by construction."""
 import numpy as np
 
+from . import _advanced, _sorting
 from ._creation import (arange, array, asarray, ascontiguousarray, empty, empty_like, eye, full, full_like, identity,
                         linspace, ones, ones_like, pad, zeros, zeros_like)
 from ._errors import unsupported
-from ._indexing import getitem, setitem
 from ._reductions import (REDUCTIONS, all_, any_, argmax, argmin, count_nonzero, dot, matmul, max_, mean, min_, norm, prod,
                           std, sum_, var)
 from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_to, column_stack,
@@ -36,6 +36,11 @@ HANDLED = {
     np.shape: shape, np.ndim: ndim, np.size: size, np.result_type: result_type, np.split: split,
     np.array_split: array_split, np.hsplit: hsplit, np.vsplit: vsplit, np.dsplit: dsplit, np.dot: dot,
     np.isclose: isclose, np.count_nonzero: count_nonzero, np.pad: pad, np.linalg.norm: norm,
+    np.nonzero: _advanced.nonzero, np.argwhere: _advanced.argwhere, np.flatnonzero: _advanced.flatnonzero,
+    np.sort: _sorting.sort, np.argsort: _sorting.argsort, np.lexsort: _sorting.lexsort,
+    np.searchsorted: _sorting.searchsorted, np.unique: _sorting.unique, np.cumsum: _sorting.cumsum,
+    np.cumprod: _sorting.cumprod, np.take: _advanced.take,
+    np.take_along_axis: _advanced.take_along_axis, np.compress: _advanced.compress, np.extract: _advanced.extract,
 }
 
 # Functions that take no array argument, so NumPy cannot dispatch them to a Tracer: the traced
@@ -73,6 +78,10 @@ def ufunc_method(uf, method, inputs, kwargs):
     if method == "reduce" and uf in _REDUCING_UFUNCS:
         kwargs.setdefault("axis", 0)
         return REDUCTIONS[_REDUCING_UFUNCS[uf]](*inputs, **kwargs)
+    if method == "accumulate":
+        return _sorting.accumulate(uf, *inputs, **kwargs)
+    if method == "at" and uf is np.add:
+        return _advanced.add_at(*inputs)
     raise unsupported(f"np.{uf.__name__}.{method}", "use the plain ufunc or a reduction such as np.sum")
 
 
@@ -81,7 +90,12 @@ _REDUCING_UFUNCS = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.mi
 
 IMPL.update({
     "array": array, "ufunc_method": ufunc_method, "array_function": array_function,
-    "__getitem__": getitem, "__setitem__": setitem,
+    "__getitem__": _advanced.getitem, "__setitem__": _advanced.setitem,
+    "nonzero": _advanced.nonzero, "argsort": _sorting.argsort, "sort": _sorting.sort_inplace,
+    "cumsum": _sorting.cumsum, "cumprod": _sorting.cumprod,
+    "searchsorted": lambda self, v, side="left", sorter=None: _sorting.searchsorted(self, v, side, sorter),
+    "take": _advanced.take, "compress": lambda self, condition, axis=None, out=None: _advanced.compress(
+        condition, self, axis, out),
     "sum": sum_, "prod": prod, "max": max_, "min": min_, "any": any_, "all": all_, "argmax": argmax,
     "argmin": argmin, "mean": mean, "var": var, "std": std, "swapaxes": swapaxes, "squeeze": squeeze,
     "clip": clip, "round": round_, "repeat": repeat, "astype": astype, "fill": fill, "ravel": ravel,

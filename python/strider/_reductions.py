@@ -7,8 +7,12 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ._errors import unsupported
-from ._tracer import as_tracer, emit
+from ._tracer import Extent, Tracer, as_tracer, emit, reshape_units
 from ._ufuncs import _NoValue, astype, finish, ir_dtype, normalize_axes
+
+
+# the reductions of no element NumPy refuses (in check_nonempty's order)
+_NEED_ONE = ("max", "min", "argmax", "argmin")
 
 
 def _reduce(name, a, axis, keepdims, out, acc_dtype=None, result_dtype=None, initial=_NoValue,
@@ -21,9 +25,12 @@ def _reduce(name, a, axis, keepdims, out, acc_dtype=None, result_dtype=None, ini
     if acc_dtype is not None and acc_dtype != t.dtype:
         t = t.astype(acc_dtype)
     out_shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
-    count = int(np.prod([t.shape[i] for i in axes], dtype=np.int64))
-    # NumPy refuses whenever a reduced axis is empty, even when the result is empty too ((0, 0) on axis 0)
-    if count == 0 and name in ("max", "min", "argmax", "argmin"):
+    # NumPy refuses whenever a reduced axis is empty, even when the result is empty too ((0, 0) on
+    # axis 0); a run-time length is checked when the function runs (check_nonempty)
+    count = int(np.prod([t.shape[i] for i in axes if not isinstance(t.shape[i], Extent)], dtype=np.int64))
+    if name in _NEED_ONE and any(isinstance(t.shape[i], Extent) for i in axes):
+        emit("check_nonempty", [as_tracer(_count(t, axes))], (), np.int64, axes=(_NEED_ONE.index(name),))
+    if count == 0 and name in _NEED_ONE:
         if name.startswith("arg"):
             raise ValueError(f"attempt to get {name} of an empty sequence")
         raise ValueError(f"zero-size array to reduction operation {'maximum' if name == 'max' else 'minimum'} "
@@ -32,6 +39,16 @@ def _reduce(name, a, axis, keepdims, out, acc_dtype=None, result_dtype=None, ini
     r = emit(name, [t], out_shape, dtype, axes, scalar=t.ndim == 0 or not out_shape and not keepdims)
     keep = tuple(1 if i in axes else d for i, d in enumerate(t.shape)) if keepdims is True else None
     return finish(r, out, keep)
+
+
+def _count(t, axes):
+    """The number of elements reduced: an int, or a traced int where a length is known only at
+    run time."""
+    n = int(np.prod([t.shape[i] for i in axes if not isinstance(t.shape[i], Extent)], dtype=np.int64))
+    for i in axes:
+        if isinstance(t.shape[i], Extent):
+            n = t.shape[i] * n
+    return n
 
 
 def _sum_dtype(dt, dtype):
@@ -75,7 +92,8 @@ def _arg_reduce(name, a, axis, out, keepdims):
     r = _reduce(name, t, axis, False, None, result_dtype=np.dtype(np.int64))
     if keepdims:
         keep = tuple(1 if axis is None or i == axis else d for i, d in enumerate(t.shape))
-        r = r.view_of(r._view.reshape(list(keep)), scalar=t.ndim == 0)
+        r = reshape_units(r, keep)
+        r._scalar = t.ndim == 0
     return finish(r, out, None)
 
 
@@ -96,7 +114,7 @@ def _mean_dtype(t, dtype):
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     t = as_tracer(a)
     axes = normalize_axes(t, axis)
-    count = int(np.prod([t.shape[i] for i in axes], dtype=np.int64))
+    count = _count(t, axes)
     s = _reduce("sum", t, axis, keepdims, None, _mean_dtype(t, dtype), None, where=where)
     return finish(np.true_divide(s, count), out, None)
 
@@ -109,11 +127,12 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
         ddof = correction
     t = as_tracer(a)
     axes = normalize_axes(t, axis)
-    count = int(np.prod([t.shape[i] for i in axes], dtype=np.int64))
+    count = _count(t, axes)
     acc = _mean_dtype(t, dtype)
     centred = t - np.true_divide(_reduce("sum", t, axis, True, None, acc, None, where=where), count)
     ss = _reduce("sum", np.multiply(centred, centred), axis, keepdims, None, where=where)
-    return finish(np.true_divide(ss, builtins.max(count - ddof, 0)), out, None)
+    dof = np.maximum(count - ddof, 0) if isinstance(count, Tracer) else builtins.max(count - ddof, 0)
+    return finish(np.true_divide(ss, dof), out, None)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,

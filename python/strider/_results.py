@@ -39,10 +39,15 @@ class Entry:
         for v in views:
             if graph.storage_kind(v.storage) == "temp":
                 returned.setdefault(v.storage, []).append(v)
+        # run-time lengths: the runner reads them (in an array of their own) to shape the results
+        lengths = {e for v in views for e in v.extents if e >= 0}
+        for e in lengths:
+            returned.setdefault(e, [])
         temps = []  # (storage, shape to allocate, TempForm, axes to transpose)
         for sid, vs in sorted(returned.items()):
             size = graph.storage_size(sid)
-            order = dense_order(vs[0], size) if len(vs) == 1 else None
+            dynamic = sid in lengths or any(e >= 0 for v in vs for e in v.extents)
+            order = dense_order(vs[0], size) if len(vs) == 1 and not dynamic else None
             if order is None:
                 temps.append((sid, [max(size, 1)], _C.TempForm.viewed, []))
             else:

@@ -9,7 +9,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from . import _C, _ufuncs
 from ._errors import unsupported
 from ._indexing import assign
-from ._tracer import (Tracer, as_tracer, check_dtype, check_writeable, contiguous, fresh, keep_order,
+from ._tracer import (Extent, Tracer, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous, fresh, keep_order,
                       known_by_static, known_scalar, shape_of)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
 
@@ -52,7 +52,7 @@ def _shape_arg(shape, what):
     for d in dims:
         if isinstance(d, Tracer) and known_scalar(d) is None:
             raise known_by_static(d, f"a size of {what}", "sizes must be known while tracing")
-    return tuple(operator.index(d) for d in dims)
+    return tuple(d if isinstance(d, Extent) else operator.index(d) for d in dims)
 
 
 def _infer_shape(shape, size):
@@ -82,6 +82,8 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         return transpose(reshape(transpose(t), target[::-1], copy=copy))
     if order != "C":
         raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if t.is_dynamic:
+        return reshape_units(t, _shape_arg(shape if shape is not None else newshape, "reshape"))
     shape = _infer_shape(_shape_arg(shape if shape is not None else newshape, "reshape"), t.size)
     view = t._view.reshape(shape) if copy is not True else None
     if view is not None:
@@ -136,10 +138,10 @@ def expand_dims(a, axis):
 def broadcast_to(array, shape, subok=False):
     t = as_tracer(array)
     shape = _shape_arg(shape, "np.broadcast_to")
-    if any(d < 0 for d in shape):
+    if any(not isinstance(d, Extent) and d < 0 for d in shape):
         raise ValueError("all elements of broadcast shape must be non-negative")
     try:
-        view = t._view.broadcast_to(list(shape))
+        view = t._view.broadcast_to([bound(d) for d in shape], [d.storage if isinstance(d, Extent) else -1 for d in shape])
     except ValueError:
         raise ValueError(f"operands could not be broadcast together with remapped shapes [original->remapped]: "
                          f"{t.shape} and requested shape {shape}") from None

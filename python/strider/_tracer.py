@@ -1,4 +1,8 @@
 """The traced array and the trace it records into (a C++ Graph)."""
+import dis
+import functools
+import linecache
+import sys
 import threading
 
 import numpy as np
@@ -49,6 +53,39 @@ def known_by_static(t, what, data_instead):
     (data_instead says what to do)."""
     return needs_value(t, unsupported(f"{what} computed from the data (its value is known only when the function "
                                       "runs)", data_instead))
+
+
+def assert_message(frame):
+    """Where the frame is deciding an `assert`, the message it would raise with (its text when
+    the message is a constant, else the assert's source line); None elsewhere."""
+    found = _asserts(frame.f_code).get(frame.f_lasti)
+    if found is None:
+        return None
+    message, line = found
+    return message if message is not None else linecache.getline(frame.f_code.co_filename, line).strip()
+
+
+@functools.lru_cache(maxsize=256)
+def _asserts(code):
+    """The jumps of a code object that decide an assert (the offset of the test, which calls
+    __bool__; the next instruction loads AssertionError) -> (a constant message, or '' for none,
+    or None for a computed one; the line)."""
+    found, ins = {}, list(dis.get_instructions(code))
+    for i in range(len(ins) - 1):
+        if ins[i + 1].opname != "LOAD_ASSERTION_ERROR" or "JUMP" not in ins[i].opname:
+            continue
+        after = [x.opname for x in ins[i + 2:i + 6]]
+        if after and after[0] == "RAISE_VARARGS":
+            message = ""
+        elif after[:1] == ["LOAD_CONST"] and isinstance(ins[i + 2].argval, str) and "RAISE_VARARGS" in after[1:4]:
+            message = ins[i + 2].argval
+        else:
+            message = None
+        line = next((x.positions.lineno for x in reversed(ins[:i + 1]) if x.positions and x.positions.lineno), 0)
+        found[ins[i].offset] = (message, line)
+        if i and ins[i - 1].opname == "TO_BOOL":  # Python 3.13 calls __bool__ there
+            found[ins[i - 1].offset] = (message, line)
+    return found
 
 
 def check_live(*values):
@@ -113,6 +150,14 @@ class Trace:
         self.known = {}  # storage -> its contents (flat), where tracing knows them: constants folded
         # storage -> the scalar arguments it was computed from, with constants alone
         self.derived = {}
+        self.counts = {}  # a mask's value_key -> its count (_advanced.count)
+        # a 1-d sort's result (or its reverse), by value_key -> (op, the sorted array, reversed):
+        # a slice of its head is a top-k (_advanced.top_k)
+        self.sorted = {}
+        # what a storage holds, by how it was computed (value numbering): storage -> key, while
+        # nothing has written it since; versions count the writes into the others
+        self.numbers = {}
+        self.versions = {}
         self._prev = None
 
     def __enter__(self):
@@ -125,8 +170,10 @@ class Trace:
 
     def temp(self, shape, dtype, order=None):
         """A fresh dense view of a new temporary storage; `order` lists the axes from outermost
-        to innermost in memory (C order when None)."""
-        shape = tuple(int(d) for d in shape)
+        to innermost in memory (C order when None). Extents in `shape` give the view their
+        run-time lengths (the storage holds their bounds)."""
+        extents = [d.storage if isinstance(d, Extent) else -1 for d in shape]
+        shape = tuple(bound(d) for d in shape)
         dtype = check_dtype(dtype, "a result")
         size = int(np.prod(shape, dtype=np.int64))
         sid = self.graph.add_storage(IR_DTYPES[dtype], size, "temp")
@@ -134,13 +181,44 @@ class Trace:
         for axis in reversed(order if order is not None else range(len(shape))):
             strides[axis] = s
             s *= max(shape[axis], 1)
-        return _C.View(sid, list(shape), strides, 0)
+        return _C.View(sid, list(shape), strides, 0, extents)
 
     def op(self, name, inputs, output, axes=()):
         file, line = user_location()
         self.graph.add_op(name, [t._view for t in inputs], output, list(axes), file, line)
         self.known.pop(output.storage, None)  # written: what tracing knew of it no longer holds
         self.derived.pop(output.storage, None)
+        self.numbers.pop(output.storage, None)
+        self.versions[output.storage] = self.versions.get(output.storage, 0) + 1
+
+    def check_assert(self, t, message):
+        """`assert t, message` on a value known only when the function runs: a check that raises
+        AssertionError then (after the writes before it, before those after it), as Python's
+        assert would; tracing goes on as if it held."""
+        if t.size != 1:  # NumPy's error for the truth value of several elements (or of a run-time length)
+            if t.is_dynamic:
+                raise unsupported("assert on an array whose length is known only at run time",
+                                  "assert on a reduction of it (x.all(), x.any())")
+            bool(np.empty(t.shape))
+        cond = t.reshape(()) if t.ndim else t
+        if cond.dtype != np.bool_:
+            cond = np.not_equal(cond, 0)
+        text = self.const(np.array([ord(c) for c in message], np.int32))
+        out = self.temp((), np.bool_)
+        self.op("check_assert", [cond, text], out)
+        return True
+
+    def value_key(self, t):
+        """A key equal for two views that hold the same values: the same computation on the same
+        inputs (x[:, 4] > 0.5 written twice), or the same view of a storage unwritten between."""
+        v, sid = t._view, t._view.storage
+        number = self.numbers.get(sid) or ("storage", sid, self.versions.get(sid, 0))
+        return number, v.offset, tuple(v.shape), tuple(v.strides), tuple(v.extents)
+
+    def number(self, name, inputs, output, dtype, axes):
+        """Notes how a fresh result was computed (value_key)."""
+        self.numbers[output.storage] = (name, tuple(self.value_key(t) for t in inputs), np.dtype(dtype).str,
+                                        tuple(axes))
 
     def from_arguments(self, t):
         """The storages of the scalar arguments t is computed from, with constants alone; empty
@@ -197,6 +275,8 @@ class Trace:
         arr = np.array(arr, order="C")
         sid = self.graph.add_const(IR_DTYPES[arr.dtype], arr.tobytes())
         self.known[sid] = arr.reshape(-1)
+        if arr.size <= _FOLD_MAX:
+            self.numbers[sid] = ("const", arr.dtype.str, arr.shape, arr.tobytes())
         strides = [s // arr.itemsize for s in arr.strides]
         view = _C.View(sid, list(arr.shape), strides, 0)
         return Tracer(self, view, arr.dtype, readonly="const")
@@ -226,6 +306,112 @@ def known_scalar(t):
     """A 0-d Tracer's value as a NumPy scalar where tracing knows it; else None."""
     value = concrete(t) if t.ndim == 0 else None
     return None if value is None else value[()]
+
+
+def same_shape(a, b):
+    """Whether two shapes are the same, run-time lengths by identity."""
+    return len(a) == len(b) and all(
+        x.storage == y.storage if isinstance(x, Extent) and isinstance(y, Extent)
+        else not isinstance(x, Extent) and not isinstance(y, Extent) and x == y for x, y in zip(a, b))
+
+
+def bound(d):
+    """A dimension as an int: an Extent's static bound."""
+    return int.__int__(d) if isinstance(d, Extent) else int(d)
+
+
+class Extent(int):
+    """A dimension known only when the function runs (the count of a boolean mask): as an int,
+    its static bound (the memory set aside for it); `storage` holds the run-time length. Shapes
+    carry it, so that what is made from them keeps the run-time length. Used as a number
+    (x.shape[0] * 2, len(x) > k) it is the traced 0-d length, whose value tracing does not know."""
+
+    def __new__(cls, bound_, storage):
+        self = super().__new__(cls, bound_)
+        self.storage = storage
+        return self
+
+    def value(self):
+        """The run-time length as a traced Python int."""
+        view = _C.View(self.storage, [], [], 0)
+        return Tracer(current_trace(), view, np.int64, weak=int, readonly="const")
+
+    def __eq__(self, other):
+        if isinstance(other, Extent) and other.storage == self.storage:
+            return True
+        return self.value() == (other.value() if isinstance(other, Extent) else other)
+
+    def __ne__(self, other):
+        if isinstance(other, Extent) and other.storage == self.storage:
+            return False
+        return self.value() != (other.value() if isinstance(other, Extent) else other)
+
+    def __hash__(self):
+        return hash(("extent", self.storage))
+
+    def __repr__(self):
+        return f"<length known at run time, at most {int.__int__(self)}>"
+
+    __str__ = __repr__
+
+    def __bool__(self):
+        return bool(self.value())
+
+    def __index__(self):
+        return self.value().__index__()
+
+    def __int__(self):
+        return int(self.value())
+
+    def __float__(self):
+        return float(self.value())
+
+    def __reduce__(self):
+        raise TypeError("a run-time length cannot be pickled")
+
+
+def _extent_operators():
+    for name in ("add", "sub", "mul", "floordiv", "truediv", "mod", "pow", "lshift", "rshift", "and", "or", "xor"):
+        for form in (f"__{name}__", f"__r{name}__"):
+            setattr(Extent, form, lambda self, other, form=form: getattr(self.value(), form)(
+                other.value() if isinstance(other, Extent) else other))
+    for name in ("lt", "le", "gt", "ge"):
+        setattr(Extent, f"__{name}__", lambda self, other, name=name: getattr(self.value(), f"__{name}__")(
+            other.value() if isinstance(other, Extent) else other))
+    for name in ("neg", "pos", "abs", "invert"):
+        setattr(Extent, f"__{name}__", lambda self, name=name: getattr(self.value(), f"__{name}__")())
+
+
+_extent_operators()
+
+
+def reshape_units(t, shape):
+    """A reshape of an array with run-time lengths that only adds or drops axes of length 1 (one
+    -1 standing for one of its axes): a view. Arrays of static shape reshape as NumPy's does."""
+    if not t.is_dynamic:
+        return t.view_of(t._view.reshape([int(d) for d in shape]), scalar=t._scalar)
+    v = t._view
+    old = [(Extent(d, e) if e >= 0 else d, st) for d, st, e in zip(v.shape, v.strides, v.extents) if e >= 0 or d != 1]
+    dims, strides, k = [], [], 0
+    for d in shape:
+        if not isinstance(d, Extent) and d == 1:
+            dims.append(1)
+            strides.append(0)
+            continue
+        same = k < len(old) and (d == -1 if not isinstance(d, Extent) else False or
+                                 isinstance(d, Extent) and isinstance(old[k][0], Extent) and d.storage == old[k][0].storage
+                                 or not isinstance(d, Extent) and not isinstance(old[k][0], Extent) and d == old[k][0])
+        if not same:
+            raise unsupported(f"reshaping an array of shape {t.shape} whose length is known only at run time to "
+                              f"{tuple(shape)}", "only axes of length 1 can be added or removed")
+        dims.append(old[k][0])
+        strides.append(old[k][1])
+        k += 1
+    if k != len(old):
+        raise unsupported(f"reshaping an array of shape {t.shape} whose length is known only at run time to "
+                          f"{tuple(shape)}", "only axes of length 1 can be added or removed")
+    return t.view_of(_C.View(v.storage, [bound(d) for d in dims], strides, v.offset,
+                             [d.storage if isinstance(d, Extent) else -1 for d in dims]), scalar=t._scalar)
 
 
 def fresh(shape, dtype, order=None):
@@ -265,6 +451,7 @@ def keep_order(inputs, ndim):
 def contiguous(shape, strides, axes):
     """Whether a view is dense with `axes` (outermost first) as its memory order; size-1 axes
     are ignored and empty views are dense, as in NumPy's contiguity flags."""
+    shape = [bound(d) for d in shape]
     if 0 in shape:
         return True
     expect = 1
@@ -303,6 +490,7 @@ def emit(name, inputs, shape, dtype, axes=(), order=None, **flags):
     trace.op(name, inputs, view, axes)
     trace.fold(name, inputs, view, np.dtype(dtype), axes)
     trace.derive(inputs, view)
+    trace.number(name, inputs, view, dtype, axes)
     return Tracer(trace, view, dtype, **flags)
 
 
@@ -310,6 +498,8 @@ def as_tracer(x, dtype=None):
     """x as a Tracer of the current trace; Python and NumPy values become constants (in `dtype`
     when given, with NumPy's checks: an out-of-range Python int raises OverflowError)."""
     trace = current_trace()
+    if isinstance(x, Extent):
+        x = x.value()
     if isinstance(x, Tracer):
         check_live(x)
         return x if dtype is None else x.astype(dtype, copy=False)
@@ -376,7 +566,13 @@ class Tracer:
 
     @property
     def shape(self):
-        return tuple(self._view.shape)
+        v = self._view
+        return tuple(Extent(d, e) if e >= 0 else d for d, e in zip(v.shape, v.extents))
+
+    @property
+    def is_dynamic(self):
+        """Whether a dimension's length is known only at run time."""
+        return any(e >= 0 for e in self._view.extents)
 
     @shape.setter
     def shape(self, value):
@@ -388,6 +584,11 @@ class Tracer:
 
     @property
     def size(self):
+        if self.is_dynamic:
+            n = 1
+            for d in self.shape:
+                n = n * d
+            return n
         return int(np.prod(self._view.shape, dtype=np.int64))
 
     @property
@@ -405,12 +606,15 @@ class Tracer:
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of unsized object")
+        if isinstance(self.shape[0], Extent):
+            raise trace_error("len() of an array whose length is known only when the function runs (a boolean "
+                              "mask's result)", "use x.shape[0], a traced length that works in arithmetic")
         return self.shape[0]
 
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
+        return (self[i] for i in range(len(self)))
 
     def __repr__(self):
         return f"Tracer(shape={self.shape}, dtype={self.dtype})"
@@ -431,6 +635,8 @@ class Tracer:
         value = concrete(self)
         if value is not None:
             return bool(value)  # NumPy's rules (its error for more than one element)
+        if not self._trace.from_arguments(self) and (message := assert_message(sys._getframe(1))) is not None:
+            return self._trace.check_assert(self, message)
         raise needs_value(self, trace_error("the truth value of a traced array is not known while tracing (Python `if`, "
                           "`while`, `and`/`or` or bool() on an array value)",
                           "use np.where(cond, a, b) to select values"))
@@ -532,6 +738,14 @@ class Tracer:
     transpose = _Method()
     __round__ = _Method()
     __copy__ = _Method()
+    nonzero = _Method()
+    argsort = _Method()
+    cumsum = _Method()
+    cumprod = _Method()
+    searchsorted = _Method()
+    sort = _Method()
+    take = _Method()
+    compress = _Method()
     T = property(lambda self: self.transpose())
     real = property(lambda self: self)
 
@@ -540,14 +754,6 @@ class Tracer:
             raise unsupported(".view() with another dtype or type", "reinterpreting memory is not supported; use .astype")
         return self.view_of(self._view)
 
-    def nonzero(self, *a, **k):
-        raise unsupported(".nonzero()", "boolean masks and nonzero are not supported yet; use np.where(cond, a, b)")
-
-    def sort(self, *a, **k):
-        raise unsupported(".sort()", "sorting is not supported yet")
-
-    def argsort(self, *a, **k):
-        raise unsupported(".argsort()", "sorting is not supported yet")
 
 
 def _install_operators():
@@ -588,5 +794,9 @@ def check_writeable(t):
     if t._readonly == "const":
         raise unsupported("writing into a constant (a NumPy array created outside the compiled function)",
                           "pass it as an argument, or copy it with np.array(c) first")
+    if t._readonly == "copy":
+        raise unsupported("writing into the result of indexing an array whose length is known only at run time "
+                          "(NumPy's result would be a view; strider's is a copy)", "write through the array itself: "
+                          "x[k] = v")
     if t._readonly is not None:
         raise ValueError("assignment destination is read-only")

@@ -8,7 +8,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from ._errors import unsupported
 from ._indexing import assign
-from ._tracer import IR_DTYPES, Tracer, as_tracer, check_dtype, emit, keep_order, like_order, shape_of, weak_type
+from ._tracer import IMPL, IR_DTYPES, Extent, Tracer, reshape_units, as_tracer, check_dtype, emit, keep_order, like_order, shape_of, weak_type
 
 _NoValue = np._NoValue
 
@@ -80,11 +80,29 @@ def dummy(x):
 
 
 def broadcast_shape(*shapes):
-    try:
-        return np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise ValueError("operands could not be broadcast together with shapes "
-                         + " ".join(str(tuple(s)) for s in shapes)) from None
+    def incompatible():
+        return ValueError("operands could not be broadcast together with shapes "
+                          + " ".join(str(tuple(s)) for s in shapes))
+    if not any(isinstance(d, Extent) for s in shapes for d in s):
+        try:
+            return np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise incompatible() from None
+    # a run-time length broadcasts with itself and with 1 (NumPy would decide the rest by the
+    # values at run time)
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for i in range(ndim):
+        dims = [s[len(s) - ndim + i] for s in shapes if len(s) - ndim + i >= 0]
+        lengths = {d.storage: d for d in dims if isinstance(d, Extent)}
+        fixed = {d for d in dims if not isinstance(d, Extent) and d != 1}
+        if len(fixed) > 1:
+            raise incompatible()
+        if len(lengths) > 1 or (lengths and fixed):
+            raise unsupported("broadcasting an array whose length is known only at run time (a boolean mask's "
+                              "result) against another length", "select every operand with the same mask")
+        out.append(next(iter(lengths.values())) if lengths else fixed.pop() if fixed else 1)
+    return tuple(out)
 
 
 def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True, **kwargs):
@@ -157,9 +175,10 @@ def astype(t, dtype, order="K", casting="unsafe", subok=True, copy=True):
 
 
 def where(condition, x=_NoValue, y=_NoValue):
+    if x is _NoValue and y is _NoValue:
+        return IMPL["nonzero"](condition)
     if x is _NoValue or y is _NoValue:
-        raise unsupported("np.where with one argument (np.nonzero)", "use the three-argument "
-                          "np.where(cond, a, b)")
+        raise ValueError("either both or neither of x and y should be given")
     c = as_tracer(condition)
     if c.dtype != np.bool_:
         c = c.astype(np.bool_)
@@ -244,7 +263,7 @@ def normalize_axes(t, axis):
 def finish(r, out, keep_shape):
     """keepdims and out= for reductions."""
     if keep_shape is not None:
-        r = r.view_of(r._view.reshape(list(keep_shape)), scalar=r._scalar)
+        r = reshape_units(r, keep_shape)
     if out is None:
         return r
     if isinstance(out, tuple):

@@ -1,10 +1,10 @@
 """Hostile and bad inputs (issue 5): constructs strider does not compile, unusual arrays NumPy
 accepts, and calls that fail before running.
 
-test_errors.py has the basic cases (if/and/bool/float/int/item/tolist of traced values, np.sort,
-np.unique, np.fft.fft, ndarray.sort, boolean-mask and integer-array indexing, runtime ints as
-shapes and indices, broadcast and index errors with the arguments left alone, wrong argument
-counts, np.random); its helpers are used here. This file adds:
+test_errors.py has the basic cases (if/and/bool/float/int/item/tolist of traced values,
+np.median, np.einsum, np.fft.fft, ndarray.partition, runtime ints as shapes and indices,
+broadcast and index errors with the arguments left alone, wrong argument counts, np.random); its
+helpers are used here. This file adds:
 
 1. CONSTRUCTS, a table of small user functions, each with its outcome under NumPy's semantics:
    ERROR (a StriderError naming the operation and `test_hostile.py:LINE` of the line marked
@@ -50,11 +50,6 @@ def while_on_traced(x):
     return x
 
 
-def assert_on_traced(x):
-    assert (x > -10).all()  # <- error
-    return x
-
-
 def in_traced(x):
     return 3.0 in x  # <- error
 
@@ -72,19 +67,19 @@ def format_traced(x):
 
 
 def np_argsort(x):
-    return np.argsort(x)  # <- error
+    return np.argsort(x)
 
 
 def np_nonzero(x):
-    return np.nonzero(x)  # <- error
+    return np.nonzero(x)
 
 
 def np_cumsum(x):
-    return np.cumsum(x)  # <- error
+    return np.cumsum(x)
 
 
 def cumsum_method(x):
-    return x.cumsum()  # <- error
+    return x.cumsum()
 
 
 def np_einsum(x):
@@ -92,11 +87,11 @@ def np_einsum(x):
 
 
 def np_argwhere(x):
-    return np.argwhere(x > 0)  # <- error
+    return np.argwhere(x > 0)
 
 
 def np_searchsorted(x):
-    return np.searchsorted(x, 0.5)  # <- error
+    return np.searchsorted(x, 0.5)
 
 
 def np_median(x):
@@ -108,7 +103,7 @@ def np_linalg_inv(x):
 
 
 def np_take(x):
-    return np.take(x, [0, 2])  # <- error
+    return np.take(x, [0, 2])
 
 
 def astype_object(x):
@@ -136,12 +131,12 @@ def uint8_array(x):
 
 
 def int_array_write(x):
-    x[np.array([0, 2])] = 1  # <- error
+    x[np.array([0, 2])] = 1
     return x
 
 
 def mask_augmented_write(x):
-    x[x < 0] += 1  # <- error
+    x[x < 0] += 1
     return x
 
 
@@ -270,29 +265,28 @@ def array_like_global(x):
 
 CONSTRUCTS = [
     ("while_on_traced", while_on_traced, ERROR, r"truth value|bool"),
-    ("assert_on_traced", assert_on_traced, ERROR, r"truth value|bool"),
     ("in_traced", in_traced, ERROR, r"truth value|bool"),
     ("builtin_max", builtin_max, ERROR, r"truth value|bool"),
     ("builtin_sorted", builtin_sorted, ERROR, r"truth value|bool"),
     ("format_traced", format_traced, ERROR, r"format"),
-    ("np_argsort", np_argsort, ERROR, r"np\.argsort"),
-    ("np_nonzero", np_nonzero, ERROR, r"np\.nonzero"),
-    ("np_cumsum", np_cumsum, ERROR, r"np\.cumsum"),
-    ("cumsum_method", cumsum_method, ERROR, r"\.cumsum"),
+    ("np_argsort", np_argsort, SAME, None),
+    ("np_nonzero", np_nonzero, SAME, None),
+    ("np_cumsum", np_cumsum, SAME, None),
+    ("cumsum_method", cumsum_method, SAME, None),
     ("np_einsum", np_einsum, ERROR, r"np\.einsum"),
-    ("np_argwhere", np_argwhere, ERROR, r"np\.argwhere"),
-    ("np_searchsorted", np_searchsorted, ERROR, r"np\.searchsorted"),
+    ("np_argwhere", np_argwhere, SAME, None),
+    ("np_searchsorted", np_searchsorted, SAME, None),
     ("np_median", np_median, ERROR, r"np\.median"),
     ("np_linalg_inv", np_linalg_inv, ERROR, r"\binv\b"),
-    ("np_take", np_take, ERROR, r"np\.take"),
+    ("np_take", np_take, SAME, None),
     ("astype_object", astype_object, ERROR, r"object"),
     ("string_array", string_array, ERROR, r"<U3"),
     ("complex_scalar", complex_scalar, ERROR, r"complex128"),
     ("astype_complex", astype_complex, ERROR, r"complex128"),
     ("astype_float16", astype_float16, ERROR, r"float16"),
     ("uint8_array", uint8_array, ERROR, r"uint8"),
-    ("int_array_write", int_array_write, ERROR, r"integer array|index"),
-    ("mask_augmented_write", mask_augmented_write, ERROR, r"bool|mask"),
+    ("int_array_write", int_array_write, SAME, None),
+    ("mask_augmented_write", mask_augmented_write, SAME, None),
     ("eq_none", eq_none, ERROR, r"np\.equal.*object"),
     ("data_attribute", data_attribute, ERROR, r"\.data\b"),
     ("ctypes_attribute", ctypes_attribute, ERROR, r"\.ctypes\b"),
@@ -877,7 +871,7 @@ FAILURES = {
     "float_index": (lambda x, y: x[1.5], IndexError),
     "cast_out": (lambda x, y: np.add(x, 0.5, out=x.astype(np.int64)), TypeError),
     "readonly_write": (lambda x, y: np.broadcast_to(x, (2, 4)).__setitem__(0, 1), ValueError),
-    "unsupported_op": (lambda x, y: np.sort(x), strider.UnsupportedError),
+    "unsupported_op": (lambda x, y: np.median(x), strider.UnsupportedError),
     "traced_bool": (lambda x, y: x if x.sum() else y, strider.TraceError),
     "users_exception": (lambda x, y: {}["missing"], KeyError),
 }

@@ -1,0 +1,480 @@
+"""Data-dependent indexing: boolean masks, nonzero, integer-array and list indexing (reads,
+writes, np.add.at). Their results may have a length known only when the function runs (an Extent
+in the shape, a run-time extent in the IR), which flows on through views, elementwise ops,
+reductions and returns.
+
+Indexing is broken down once into primitives. Selecting along the first axis (x[m], x[idx],
+x[idx, :]) moves whole rows: compress copies the rows a 1-d mask keeps, take the rows an index
+array names (put writes them). Any other key is flattened: each index is checked and made
+non-negative (check_index, NumPy's IndexError; indices a mask made need no check), the storage
+offsets of the selected elements are computed elementwise (compiled, fused), and take reads them
+(put writes them) as rows of one element of the whole storage."""
+import numpy as np
+
+from . import _C
+from numpy.lib.array_utils import normalize_axis_index
+
+from ._errors import unsupported
+from ._indexing import assign
+from ._indexing import getitem as basic_getitem
+from ._indexing import setitem as basic_setitem
+from ._reductions import count_nonzero
+from ._shapes import broadcast_to
+from ._tracer import (Extent, Tracer, as_tracer, bound, check_writeable, current_trace, emit, known_scalar, same_shape,
+                      weak_type)
+from ._ufuncs import broadcast_shape, where
+
+I64 = np.dtype(np.int64)
+
+
+def _length(n):
+    """A dimension's length as a 0-d int64 Tracer (a constant, or the run-time length)."""
+    return n.value() if isinstance(n, Extent) else current_trace().const(np.int64(n))
+
+
+def count(mask):
+    """The number of nonzero elements of `mask` as an Extent (bound: its size), one per mask view
+    and contents: x[m] and y[m] get the same run-time length, so they broadcast together."""
+    trace = current_trace()
+    key = trace.value_key(mask)
+    found = trace.counts.get(key)
+    if found is None:
+        c = count_nonzero(mask)
+        found = trace.counts[key] = Extent(int(np.prod([bound(d) for d in mask.shape], dtype=np.int64)),
+                                           c._view.storage)
+    return found
+
+
+def flatnonzero(a):
+    """The flat C-order indices of a's nonzero elements (int64, run-time length)."""
+    t = as_tracer(a)
+    n = count(t)
+    return emit("nonzero", [t], (n,), I64)
+
+
+def nonzero(a):
+    t = as_tracer(a)
+    if t.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar).nonzero() instead.")
+    flat = flatnonzero(t)
+    out, inner = [], 1
+    for d in reversed(t.shape):
+        out.append(flat if t.ndim == 1 else np.remainder(np.floor_divide(flat, inner), _length(d)))
+        inner = np.multiply(inner, _length(d)) if isinstance(d, Extent) or isinstance(inner, Tracer) else inner * d
+    return tuple(reversed(out))
+
+
+def argwhere(a):
+    t = as_tracer(a)
+    if t.ndim == 0:
+        raise unsupported("np.argwhere of a 0-d array", "use np.argwhere(np.atleast_1d(a))")
+    return np.stack(nonzero(t), axis=1)
+
+
+def _positions(start, step, n):
+    """start + i * step for i < n (0-d int64 Tracers; n may be a run-time length)."""
+    return emit("arange", [start, np.add(start, step)], (n,), I64)
+
+
+def _dynamic_slice(n, s):
+    """A slice of a run-time length n: the positions it selects (a Tracer of run-time length),
+    as slice.indices would resolve it once n is known."""
+    step = 1 if s.step is None else int(s.step)
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    length = n.value()
+
+    def resolve(v, default, lo, hi):
+        if v is None:
+            return default
+        v = int(v)
+        return np.clip(length + v, lo, hi) if v < 0 else np.minimum(current_trace().const(np.int64(v)), hi)
+
+    zero, minus_one = current_trace().const(np.int64(0)), current_trace().const(np.int64(-1))
+    if step > 0:
+        start = resolve(s.start, zero, zero, length)
+        stop = resolve(s.stop, length, zero, length)
+        count_ = np.floor_divide(np.maximum(np.subtract(stop, start), 0) + (step - 1), step)
+    else:
+        last = np.subtract(length, 1)
+        start = resolve(s.start, last, minus_one, last)
+        stop = resolve(s.stop, minus_one, minus_one, last)
+        count_ = np.floor_divide(np.maximum(np.subtract(start, stop), 0) + (-step - 1), -step)
+    hi = len(range(*slice(s.start, s.stop, step).indices(bound(n))))
+    hi = bound(n) if s.start is not None and int(s.start) < 0 or s.stop is not None and int(s.stop) < 0 else hi
+    count_ = np.minimum(count_, hi).astype(I64)
+    return _positions(start.astype(I64), current_trace().const(np.int64(step)), Extent(hi, count_._view.storage))
+
+
+def _whole(s):
+    """Whether a slice is `:` (compared part by part: a bound may be a Tracer)."""
+    return s.start is None and s.stop is None and s.step is None
+
+
+def _index_items(t, key):
+    """key as items over t's dimensions: ('adv', Tracer, dim, in range) for index arrays (masks
+    become their nonzero indices, in range; ints count as 0-d arrays when an array is present, as
+    in NumPy's placement rule), ('int', int, dim), ('slice', slice, dim), ('new',)."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    arrays = any(isinstance(k, (Tracer, list, np.ndarray)) for k in key)
+    expanded = []
+    for k in key:
+        if not isinstance(k, Tracer) and isinstance(k, (list, np.ndarray)):
+            k = as_tracer(np.asarray(k) if not isinstance(k, list) or len(k) else np.asarray(k, dtype=np.intp))
+        if isinstance(k, (bool, np.bool_)):
+            raise unsupported("indexing with a boolean scalar", "use a boolean array of the indexed shape")
+        expanded.append(k)
+    consumed = sum(k.ndim if isinstance(k, Tracer) and k.dtype == np.bool_ else 0 if k is None or k is Ellipsis else 1
+                   for k in expanded)
+    if consumed > t.ndim:
+        raise IndexError(f"too many indices for array: array is {t.ndim}-dimensional, but {consumed} were indexed")
+    items, dim = [], 0
+    for k in expanded:
+        if k is None:
+            items.append(("new",))
+        elif k is Ellipsis:
+            for _ in range(t.ndim - consumed):
+                items.append(("slice", slice(None), dim))
+                dim += 1
+        elif isinstance(k, slice):
+            items.append(("slice", k, dim))
+            dim += 1
+        elif isinstance(k, Tracer) and k.dtype == np.bool_:
+            for i, d in enumerate(k.shape):
+                if not isinstance(d, Extent) and not isinstance(t.shape[dim + i], Extent) and d != t.shape[dim + i]:
+                    raise IndexError(f"boolean index did not match indexed array along axis {dim + i}; size of axis "
+                                     f"is {t.shape[dim + i]} but size of corresponding boolean axis is {d}")
+            for i, idx in enumerate(nonzero(k) if k.ndim else ()):
+                items.append(("adv", idx, dim + i, True))
+            dim += k.ndim
+        elif isinstance(k, Tracer) or (arrays and isinstance(k, (int, np.integer))):
+            k = as_tracer(k)
+            if k.dtype.kind not in "iu":
+                raise IndexError("arrays used as indices must be of integer (or boolean) type")
+            items.append(("adv", k, dim, False))
+            dim += 1
+        elif isinstance(k, (int, np.integer)):
+            items.append(("int", int(k), dim))
+            dim += 1
+        else:
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
+                             "integer or boolean arrays are valid indices")
+    for _ in range(t.ndim - dim):
+        items.append(("slice", slice(None), dim))
+        dim += 1
+    return items
+
+
+def needs_advanced(t, key):
+    """Whether indexing t with key takes this module (index arrays, masks, lists, or a slice or
+    an int on a run-time dimension)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    for k in keys:
+        if isinstance(k, (list, np.ndarray)) or (isinstance(k, Tracer) and k.ndim):
+            return True
+        # an index computed from the data (not from the caller's numbers, which specialize)
+        if isinstance(k, Tracer) and known_scalar(k) is None and not k._trace.from_arguments(k):
+            return True
+    return t.is_dynamic and any(isinstance(d, Extent) for d in t.shape)
+
+
+def _offsets(t, key):
+    """The storage offsets of the elements t[key] selects (an int64 Tracer of the result's shape)."""
+    items = _index_items(t, key)
+    adv = [it for it in items if it[0] == "adv"]
+    v = t._view
+    if not adv and not any(it[0] in ("slice", "int") and isinstance(t.shape[it[2]], Extent) and
+                           (it[0] == "int" or not _whole(it[1])) for it in items):
+        return None
+    # ints and slices of run-time dimensions become index arrays too
+    resolved = []
+    for it in items:
+        if it[0] == "int" and isinstance(t.shape[it[2]], Extent):
+            it = ("adv", as_tracer(it[1]), it[2], False)
+        elif it[0] == "slice" and isinstance(t.shape[it[2]], Extent) and not _whole(it[1]):
+            it = ("range", _dynamic_slice(t.shape[it[2]], it[1]), it[2])
+        resolved.append(it)
+    items = resolved
+    adv = [it for it in items if it[0] == "adv"]
+    # check each index against its dimension and make it non-negative
+    checked = {(id(idx), d): idx if trusted else _checked(idx, t.shape[d], d) for _, idx, d, trusted in adv}
+    try:
+        bshape = broadcast_shape(*(idx.shape for _, idx, _, _ in adv)) if adv else ()
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
+                         + " ".join(str(idx.shape) for _, idx, _, _ in adv)) from None
+    positions = [i for i, it in enumerate(items) if it[0] == "adv"]
+    adjacent = not positions or positions[-1] - positions[0] + 1 == len(positions)
+    # the result's dimensions: (kind, payload) in order
+    dims = []
+    for i, it in enumerate(items):
+        if it[0] == "adv":
+            if not dims or dims[-1][0] != "adv-block":
+                if adjacent or not any(x[0] == "adv-block" for x in dims):
+                    dims.append(("adv-block", None))
+        elif it[0] == "slice":
+            dims.append(("slice", it))
+        elif it[0] == "range":
+            dims.append(("range", it))
+        elif it[0] == "new":
+            dims.append(("new", None))
+    if not adjacent and adv:
+        dims = [("adv-block", None)] + [x for x in dims if x[0] != "adv-block"]
+    out_shape = []
+    for kind, it in dims:
+        if kind == "adv-block":
+            out_shape.extend(bshape)
+        elif kind == "slice":
+            out_shape.append(len(range(*it[1].indices(t.shape[it[2]]))))
+        elif kind == "range":
+            out_shape.append(it[1].shape[0])
+        else:
+            out_shape.append(1)
+    nd = len(out_shape)
+    base = v.offset + sum(it[1] * v.strides[it[2]] for it in items if it[0] == "int")
+    total = current_trace().const(np.int64(base))
+    at = 0
+    for kind, it in dims:
+        if kind == "adv-block":
+            lead, trail = at, nd - at - len(bshape)
+            for _, idx, d, _ in adv:
+                term = np.multiply(checked[id(idx), d], v.strides[d])
+                term = term.reshape(term.shape + (1,) * trail) if trail else term
+                total = np.add(total, term)
+            at += len(bshape)
+            continue
+        if kind == "slice":
+            start, stop, step = it[1].indices(t.shape[it[2]])
+            n = len(range(start, stop, step))
+            pos = np.multiply(_positions(current_trace().const(np.int64(start)),
+                                         current_trace().const(np.int64(step)), n), v.strides[it[2]])
+        elif kind == "range":
+            pos = np.multiply(it[1], v.strides[it[2]])
+        else:
+            at += 1
+            continue
+        total = np.add(total, pos.reshape(pos.shape + (1,) * (nd - at - 1)))
+        at += 1
+    total = total if total.ndim == nd else total.reshape((1,) * (nd - total.ndim) + total.shape)
+    return broadcast_to(total, tuple(out_shape))
+
+
+def _checked(idx, n, axis):
+    """idx (any integer dtype) as in-range non-negative int64 indices of a dimension of length n;
+    NumPy's IndexError where one is out of range."""
+    return emit("check_index", [idx.astype(I64) if idx.dtype != I64 else idx, _length(n)], idx.shape, I64, axes=(axis,))
+
+
+def _rows_key(t, key):
+    """For a key that selects along the first axis only (x[m], x[idx], x[idx, :], x[m, ...]):
+    ('mask', m) or ('index', idx); else None."""
+    keys = list(key) if isinstance(key, tuple) else [key]
+    while len(keys) > 1 and (keys[-1] is Ellipsis or (isinstance(keys[-1], slice) and _whole(keys[-1]))):
+        keys.pop()
+    if len(keys) != 1 or t.ndim == 0:
+        return None
+    k = keys[0]
+    if not isinstance(k, Tracer):
+        if not isinstance(k, (list, np.ndarray)) or (isinstance(k, list) and not k):
+            return None
+        k = np.asarray(k)
+        if k.dtype.kind not in "biu":
+            return None
+        k = as_tracer(k)
+    if k.ndim == 0:
+        return None
+    if k.dtype == np.bool_:
+        if k.ndim > t.ndim:
+            return None
+        for d, (a, b) in enumerate(zip(k.shape, t.shape)):
+            if not isinstance(a, Extent) and not isinstance(b, Extent) and a != b:
+                raise IndexError(f"boolean index did not match indexed array along axis {d}; size of axis is {b} "
+                                 f"but size of corresponding boolean axis is {a}")
+            if isinstance(a, Extent) != isinstance(b, Extent) or isinstance(a, Extent) and a.storage != b.storage:
+                return None
+        return "mask", k
+    return ("index", k) if k.dtype.kind in "iu" else None
+
+
+def _mask_rows(t, m):
+    """t with its first m.ndim axes made one (a view where NumPy's reshape makes one), and m as
+    a 1-d mask over it."""
+    if m.ndim == 1:
+        return t, m
+    if t.is_dynamic:
+        raise unsupported("a boolean mask of several axes on an array whose length is known only at run time",
+                          "mask one axis at a time")
+    return t.reshape((-1,) + t.shape[m.ndim:]), m.reshape(-1)
+
+
+def _storage_view(t):
+    """t's whole storage as a 1-d view (what take reads and put writes)."""
+    size = current_trace().graph.storage_size(t._view.storage)
+    return _C.View(t._view.storage, [size], [1], 0)
+
+
+def top_k(t, key):
+    """A 1-d sort's result (or its reverse) sliced to its first k, computed as a top-k selection
+    (the op with axes [reversed, k]); None for any other indexing."""
+    trace = current_trace()
+    found = trace.sorted.get(trace.value_key(t)) if t.ndim == 1 else None
+    s = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+    if found is None or not isinstance(s, slice):
+        return None
+    name, src, reverse = found
+    if s.start is None and s.stop is None and isinstance(s.step, int) and s.step == -1:  # the reverse, as a view or a copy: a top-k from its end next
+        r = getitem_plain(t, key)
+        trace.sorted[trace.value_key(r)] = (name, src, not reverse)
+        return r
+    if s.start not in (None, 0) or s.step not in (None, 1) or not isinstance(s.stop, (int, np.integer)) or s.stop < 0:
+        return None
+    n, k = t.shape[0], int(s.stop)
+    length = (Extent(min(bound(n), k), np.minimum(n.value(), k)._view.storage) if isinstance(n, Extent)
+              else min(n, k))
+    return emit(name, [src], (length,), t.dtype, axes=(int(reverse), k))
+
+
+def getitem(t, key):
+    r = top_k(t, key) if t.ndim == 1 and current_trace().sorted else None
+    return r if r is not None else getitem_plain(t, key)
+
+
+def getitem_plain(t, key):
+    rows = _rows_key(t, key)
+    if rows is not None and rows[0] == "mask":
+        src, m = _mask_rows(t, rows[1])
+        return emit("compress", [m, src], (count(m),) + src.shape[1:], t.dtype)
+    if rows is not None:
+        idx = rows[1]
+        return emit("take", [t, _checked(idx, t.shape[0], 0)], idx.shape + t.shape[1:], t.dtype)
+    off = _offsets(t, key) if needs_advanced(t, key) else None
+    if off is None:
+        return basic_getitem(t, key)
+    view = current_trace().temp(off.shape, t.dtype)
+    current_trace().op("take", [t.view_of(_storage_view(t)), off], view)
+    # a copy: NumPy's basic indexing of a run-time dimension would be a view, which this is not
+    return Tracer(current_trace(), view, t.dtype, scalar=not off.shape,
+                  readonly="copy" if not _has_adv(t, key) else None)
+
+
+def _has_adv(t, key):
+    """Whether NumPy's result is a copy too (an index array in the key)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, (list, np.ndarray)) or (isinstance(k, Tracer) and k.ndim) for k in keys)
+
+
+def setitem(t, key, value):
+    check_writeable(t)
+    keys = key if isinstance(key, tuple) else (key,)
+    if len(keys) == 1 and isinstance(keys[0], Tracer) and keys[0].dtype == np.bool_ and np.ndim(value) == 0 \
+            and keys[0].shape == t.shape[:keys[0].ndim] and not t.is_dynamic:
+        # x[m] = scalar selects elementwise: no run-time length, compiled and fused
+        m = keys[0].reshape(keys[0].shape + (1,) * (t.ndim - keys[0].ndim))
+        assign(t, where(m, as_tracer(value, t.dtype), t))
+        return
+    rows = _rows_key(t, key)
+    if rows is not None:
+        dest, idx = t, rows[1]
+        if rows[0] == "mask":
+            dest, m = _mask_rows(t, idx)
+            if dest._view.storage != t._view.storage:
+                rows = None  # the rows could not be a view of t: scatter its elements instead
+            else:
+                idx = flatnonzero(m)
+        else:
+            idx = _checked(idx, t.shape[0], 0)
+    if rows is not None:
+        v = _values(value, t.dtype, idx.shape + dest.shape[1:])
+        current_trace().op("put", [idx, v], dest._view)
+        return
+    off = _offsets(t, key) if needs_advanced(t, key) else None
+    if off is None:
+        return basic_setitem(t, key, value)
+    current_trace().op("put", [off, _values(value, t.dtype, off.shape)], _storage_view(t))
+
+
+def _values(value, dtype, shape):
+    """What an indexed assignment stores: value cast to dtype (unsafe, as NumPy's) and broadcast
+    to the indexing result's shape."""
+    v = as_tracer(value)
+    if v.dtype != dtype:
+        v = v.astype(dtype)
+    vshape = v.shape
+    while len(vshape) > len(shape) and not isinstance(vshape[0], Extent) and vshape[0] == 1:
+        vshape = vshape[1:]
+    if len(vshape) != v.ndim:
+        v = v.reshape(vshape)
+    try:
+        if not same_shape(broadcast_shape(vshape, shape), shape):
+            raise ValueError
+        v = v.broadcast_to(shape)
+    except ValueError:
+        raise ValueError(f"shape mismatch: value array of shape {v.shape} could not be broadcast to indexing "
+                         f"result of shape {shape}") from None
+    return v
+
+
+def add_at(a, indices, b):
+    """np.add.at: a[indices] += b with repeated indices accumulating."""
+    t = as_tracer(a)
+    check_writeable(t)
+    b = as_tracer(b)
+    if np.result_type(t.dtype, weak_type(b)) != t.dtype:
+        raise unsupported(f"np.add.at of {b.dtype} values into an array of {t.dtype}",
+                          "cast the values to the array's dtype first")
+    off = _offsets(t, indices if isinstance(indices, tuple) else (indices,))
+    if off is None:  # basic indices alone: every element once
+        t[indices] += b
+        return
+    current_trace().op("add_at", [off, _values(b, t.dtype, off.shape)], _storage_view(t))
+
+
+def take(a, indices, axis=None, out=None, mode="raise"):
+    if mode != "raise" or out is not None:
+        raise unsupported(f"np.take(mode={mode!r}, out=...)", "use the default mode='raise' and no out=")
+    t = as_tracer(a)
+    if axis is None:
+        return getitem(t.reshape(-1), indices)
+    axis = axis % t.ndim
+    return getitem(t, (slice(None),) * axis + (as_tracer(indices),))
+
+
+def take_along_axis(arr, indices, axis):
+    t, idx = as_tracer(arr), as_tracer(indices)
+    if axis is None:
+        t, axis = t.reshape(-1), 0
+    axis = axis % t.ndim
+    if idx.ndim != t.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    key = []
+    for d in range(t.ndim):
+        if d == axis:
+            key.append(idx)
+        else:
+            shape = [1] * t.ndim
+            shape[d] = t.shape[d]
+            key.append(np.arange(bound(t.shape[d])).reshape(shape))
+    return getitem(t, tuple(key))
+
+
+def compress(condition, a, axis=None, out=None):
+    if out is not None:
+        raise unsupported("np.compress(out=...)", "assign the result")
+    c = as_tracer(condition)
+    t = as_tracer(a)
+    if axis is None:
+        t, axis = t.reshape(-1), 0
+    axis = axis % t.ndim
+    if c.ndim != 1:
+        raise ValueError("condition must be a 1-d array")
+    n = bound(t.shape[axis])
+    if c.shape[0] > n:
+        raise IndexError(f"index {n} is out of bounds for axis {axis} with size {n}")
+    if c.shape[0] < n:
+        c = np.concatenate([c.astype(np.bool_), np.zeros(n - c.shape[0], np.bool_)])
+    return getitem(t, (slice(None),) * axis + (c.astype(np.bool_),))
+
+
+def extract(condition, arr):
+    return getitem(as_tracer(arr).reshape(-1), np.not_equal(as_tracer(condition), 0).reshape(-1))

@@ -1,0 +1,574 @@
+"""Differential tests of data-dependent ops: boolean-mask reads, the nonzero family, integer-array
+indexing, writes through masks and index arrays, sorting, and arrays whose length is known only at
+run time flowing on through later ops (a YOLOv5-style NMS prologue and a threshold + top-k head).
+"""
+import numpy as np
+import pytest
+
+import strider
+from assert_functions import assert_bare, assert_computed_message, assert_positive  # Python's own asserts
+from differential import TARGET, check, check_raises, clone_args
+from strider.testing import compare
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+F32, F64, I32, I64, BOOL = np.float32, np.float64, np.int32, np.int64, np.bool_
+NAN, INF = np.nan, np.inf
+
+
+def rnd(shape, dtype=F64, seed=0):
+    """Uniform [0, 1) floats (distinct, so default-kind sorts are defined) or ints in [-5, 5]."""
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "f":
+        return rng.random(shape).astype(dtype)
+    return rng.integers(-5, 6, shape).astype(dtype)
+
+
+def mask(*bits):
+    return np.array(bits, BOOL)
+
+
+def idx(*values, dtype=I64):
+    return np.array(values, dtype)
+
+
+def check_raises_untouched(fn, *args, exc):
+    """NumPy and strider both raise `exc`, and neither leaves a trace in the arguments
+    (check_raises compares no arguments)."""
+    for name, run in (("NumPy", fn), ("strider", lambda *a: strider.compile(fn, target=TARGET)(*a))):
+        copies = clone_args(args)
+        with pytest.raises(exc), np.errstate(all="ignore"):
+            run(*copies)
+        for i, (a, c) in enumerate(zip(args, copies)):
+            compare(a, c, what=f"{name}: argument {i} after the {exc.__name__}")
+
+
+def check_again(monkeypatch, compiled, fn, *args, **kwargs):
+    """Run the harness comparison with an already compiled function (exercises its cache)."""
+    with monkeypatch.context() as m:
+        m.setattr(strider, "compile", lambda f=None, **kw: compiled)
+        check(fn, *args, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. Boolean-mask reads
+# ---------------------------------------------------------------------------------------------
+M8 = mask(1, 0, 1, 1, 0, 0, 1, 0)
+M6 = mask(0, 1, 1, 0, 1, 0)
+
+MASK_READS = [
+    pytest.param(lambda x, m: x[m], (rnd(8), M8), id="lead_1d"),
+    pytest.param(lambda x, m: x[m], (rnd((8, 6), F32), M8), id="lead_2d"),
+    pytest.param(lambda x, m: x[m], (rnd((8, 6), I64), rnd((8, 6), seed=1) > 0.5), id="full_shape"),
+    pytest.param(lambda x, m: x[m, :], (rnd((8, 6), F32), M8), id="m_colon"),
+    pytest.param(lambda x, m: x[:, m], (rnd((8, 6)), M6), id="colon_m"),
+    pytest.param(lambda x, a, b: x[a & b], (rnd((8, 3)), M8, rnd(8, seed=2) > 0.3), id="and"),
+    pytest.param(lambda b, s: b[s > 0.5], (rnd((8, 4), F32), rnd(8, F32, seed=3)), id="boxes_scores_gt"),
+    pytest.param(lambda x: x[x[:, 4] > 0.5], (rnd((8, 6), F32, seed=4),), id="own_column_gt"),
+    pytest.param(lambda x: x[x > 0], (rnd((4, 5), I64),), id="full_shape_computed_int"),
+    pytest.param(lambda x, m: (x[m], x[~m]), (rnd((8, 2)), M8), id="m_and_not_m"),
+    pytest.param(lambda x, m: x[m], (rnd((8, 6)), np.zeros(8, BOOL)), id="all_false"),
+    pytest.param(lambda x, m: x[m], (rnd((8, 6), F32), np.ones(8, BOOL)), id="all_true"),
+    pytest.param(lambda x: x[x[:, 4] > 2.0], (rnd((8, 6)),), id="computed_all_false"),
+    pytest.param(lambda x: x[x[:, 4] > -1.0], (rnd((8, 6), F32),), id="computed_all_true"),
+    pytest.param(lambda x, m: x[m], (np.zeros(0, F32), np.zeros(0, BOOL)), id="zero_length_1d"),
+    pytest.param(lambda x: x[x[:, 4] > 0.5], (np.zeros((0, 6)),), id="zero_length_2d"),
+    pytest.param(lambda x, m: np.compress(m, x, axis=0), (rnd((8, 3), F32), M8), id="compress"),
+    pytest.param(lambda x, m: np.compress(m, x, axis=0), (rnd((8, 3)), M8[:5]), id="compress_short_cond"),
+    pytest.param(lambda x: np.extract(x > 0.5, x), (rnd((4, 5), F32),), id="extract"),
+    pytest.param(lambda x, m: np.extract(m, x), (rnd((4, 5), I64), rnd((4, 5), seed=5) > 0.5), id="extract_arg"),
+]
+
+
+@pytest.mark.parametrize("fn,args", MASK_READS)
+def test_mask_read(fn, args):
+    check(fn, *args)
+
+
+@pytest.mark.parametrize("fn,args", [
+    pytest.param(lambda x, m: x[m], (rnd((8, 3)), M8[:7]), id="mask_too_short"),
+    pytest.param(lambda x, m: x[:, m], (rnd((8, 6)), M8), id="mask_too_long"),
+    pytest.param(lambda x, m: np.compress(m, x, axis=0), (rnd((5, 3)), M8), id="compress_cond_too_long"),
+])
+def test_mask_read_raises(fn, args):
+    check_raises(fn, *args, exc=IndexError)
+
+
+def test_mask_read_cache_with_other_counts(monkeypatch):
+    # one signature (shape, dtype) called on data selecting 4, 0 and 8 rows
+    def f(x):
+        return x[x[:, 4] > 0.5] * 2
+
+    x = rnd((8, 6), F32, seed=6)
+    compiled = check(f, x)
+    for col in (np.zeros(8, F32), np.ones(8, F32)):
+        y = x.copy()
+        y[:, 4] = col
+        check_again(monkeypatch, compiled, f, y)
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. The nonzero family (results are int64 arrays; NaN counts as nonzero, -0.0 as zero)
+# ---------------------------------------------------------------------------------------------
+NONZERO_FORMS = [
+    pytest.param(lambda m: np.nonzero(m), id="np.nonzero"),
+    pytest.param(lambda m: m.nonzero(), id="method"),
+    pytest.param(lambda m: np.where(m), id="where"),
+    pytest.param(lambda m: np.where(m)[0], id="where0"),
+    pytest.param(lambda m: np.argwhere(m), id="argwhere"),
+    pytest.param(lambda m: np.flatnonzero(m), id="flatnonzero"),
+]
+
+
+@pytest.mark.parametrize("fn", NONZERO_FORMS)
+def test_nonzero_forms(fn):
+    check(fn, rnd(9, seed=7) > 0.5)
+    check(fn, rnd((3, 4), seed=7) > 0.5)
+
+
+@pytest.mark.parametrize("a", [
+    pytest.param(np.zeros((3, 4), BOOL), id="all_false"),
+    pytest.param(np.ones(5, BOOL), id="all_true"),
+    pytest.param(np.zeros(0, BOOL), id="zero_length"),
+    pytest.param(np.zeros((0, 3), BOOL), id="zero_length_2d"),
+    pytest.param(np.array([[0, 3, -1], [0, 0, 7]], I64), id="int64"),
+    pytest.param(np.array([0, 2, 0, 0, -4, 1], I32), id="int32"),
+    pytest.param(np.array([0.0, NAN, -0.0, 1.5, -INF, 0.0], F32), id="float32_nan_negzero"),
+    pytest.param(np.array([[0.0, 1e-300], [NAN, 0.0]], F64), id="float64"),
+])
+def test_nonzero_inputs(a):
+    check(lambda m: (np.nonzero(m), np.argwhere(m), np.flatnonzero(m), np.where(m)), a)
+
+
+@pytest.mark.parametrize("fn,args", [
+    pytest.param(lambda x, m: x[np.where(m)], (rnd((3, 4)), rnd((3, 4), seed=8) > 0.5), id="x_where_tuple"),
+    pytest.param(lambda x: x[np.nonzero(x > 0.5)], (rnd((3, 4), F32),), id="x_nonzero_computed"),
+    pytest.param(lambda x: x[np.where(x[:, 4] > 0.5)[0]], (rnd((8, 6), F32, seed=9),), id="rows_where0"),
+    pytest.param(lambda x: np.where(x > 0.5)[0] * 2 + 1, (rnd(10),), id="where0_math"),
+    pytest.param(lambda x: np.argwhere(x > 0.5)[:, 1], (rnd((4, 5)),), id="argwhere_column"),
+])
+def test_nonzero_used(fn, args):
+    check(fn, *args)
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Integer-array and list indexing reads
+# ---------------------------------------------------------------------------------------------
+X56 = rnd((5, 6), seed=10)
+X456 = rnd((4, 5, 6), F32, seed=11)
+
+INDEX_READS = [
+    pytest.param(lambda x, i: x[i], (rnd(6), idx(3, 0, 4)), id="1d_i64"),
+    pytest.param(lambda x, i: x[i], (X56, idx(3, 0, 4)), id="2d_i64"),
+    pytest.param(lambda x, i: x[i], (rnd((5, 6), I64), idx(4, 1, dtype=I32)), id="2d_i32"),
+    pytest.param(lambda x: x[[0, 2]], (X56,), id="list"),
+    pytest.param(lambda x, i: x[i], (X56, idx(-1, 0, -5, 2)), id="negative"),
+    pytest.param(lambda x, i: x[i], (rnd(6, F32), idx(1, 1, 3, 1, 1)), id="repeated"),
+    pytest.param(lambda x, i: x[i], (X56, idx()), id="empty_index"),
+    pytest.param(lambda x, i: x[i], (X56, idx(0, 4, 2, 1, 3, 0).reshape(2, 3)), id="2d_index"),
+    pytest.param(lambda x, i: x[i, :], (X56, idx(2, 0)), id="idx_colon"),
+    pytest.param(lambda x: x[:, [0, 2]], (X56,), id="colon_list"),
+    pytest.param(lambda x: x[..., [0, 2]], (X456,), id="ellipsis_list"),
+    pytest.param(lambda x, i, j: x[i, j], (X56, idx(0, 4, 2).reshape(3, 1), idx(5, 0, 1, 5)), id="broadcast_3x1_4"),
+    pytest.param(lambda x, i, j: x[:, i, j], (X456, idx(0, 4, 2), idx(5, 0, 1)), id="colon_i_j"),
+    pytest.param(lambda x, i, j: x[i, :, j], (X456, idx(3, 0), idx(5, 1)), id="i_colon_j_moves_first"),
+    pytest.param(lambda x, i: x[1, :, i], (X456, idx(5, 1, 2)), id="int_colon_i_moves_first"),
+    pytest.param(lambda x, i: x[:, 1, i], (X456, idx(5, 1, 2)), id="colon_int_i_stays"),
+    pytest.param(lambda x, i: x[i, 2], (X56, idx(4, 0, 0)), id="i_int"),
+    pytest.param(lambda x, i: x[None, i], (X56, idx(4, 1)), id="none_i"),
+    pytest.param(lambda x, i: x[..., i, :], (X456, idx(4, 1)), id="ellipsis_i_colon"),
+    pytest.param(lambda x, i: np.take(x, i, axis=0), (X56, idx(4, -1, 0)), id="take_axis0"),
+    pytest.param(lambda x, i: np.take(x, i, axis=1), (rnd((5, 6), I64), idx(5, 0, 5)), id="take_axis1"),
+    pytest.param(lambda x, i: np.take(x, i), (X56, idx(29, 0, 7, 7).reshape(2, 2)), id="take_flat"),
+    pytest.param(lambda x, i: np.take_along_axis(x, i, axis=1), (X56, rnd((5, 2), I64) % 6), id="take_along_arg"),
+    pytest.param(lambda x: np.take_along_axis(x, x.argsort(1)[:, ::-1][:, :2], axis=1), (X56,), id="take_along_top2"),
+    pytest.param(lambda x: np.take_along_axis(x, x.argmax(1)[:, None], axis=1), (X456[0],), id="take_along_argmax"),
+    pytest.param(lambda x: np.take_along_axis(x, x.argsort(0), axis=0), (X56,), id="take_along_axis0"),
+    pytest.param(lambda x: x[np.arange(5), x.argmax(1)], (X56,), id="arange_argmax"),
+    pytest.param(lambda x: x[x[:, 0].argsort()], (X56,), id="rows_by_argsort"),
+    pytest.param(lambda x: x[:, x.argmax(1)], (X56,), id="colon_argmax"),
+]
+
+
+@pytest.mark.parametrize("fn,args", INDEX_READS)
+def test_index_read(fn, args):
+    check(fn, *args)
+
+
+@pytest.mark.parametrize("fn,args", [
+    pytest.param(lambda x, i: x[i], (X56, idx(0, 5)), id="past_end"),
+    pytest.param(lambda x, i: x[i], (X56, idx(-6, 1)), id="negative_past_start"),
+    pytest.param(lambda x: x[:, [0, 6]], (X56,), id="list_axis1"),
+    pytest.param(lambda x, i: np.take(x, i, axis=0), (X56, idx(1, 5)), id="take"),
+    pytest.param(lambda x, i: np.take_along_axis(x, i, axis=1), (X56, np.full((5, 1), 6, I64)), id="take_along"),
+    pytest.param(lambda x, i, j: x[i, j], (X56, idx(0, 1, 2), idx(0, 1)), id="no_broadcast"),
+    pytest.param(lambda x, i: x[i], (X56, np.array([0.0, 1.0])), id="float_index"),
+])
+def test_index_read_raises(fn, args):
+    check_raises(fn, *args, exc=IndexError)
+
+
+def test_index_read_computed_out_of_range_raises():
+    # the bad index is known only at run time
+    check_raises(lambda x, i: x[i * 2], X56, idx(1, 3), exc=IndexError)
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. Writes through masks and index arrays
+# ---------------------------------------------------------------------------------------------
+def _mask_scalar(x, m):
+    x[m] = 0.0
+
+
+def _mask_full_computed(x):
+    x[x < 0.3] = 0.0
+
+
+def _mask_array(x, y, m):
+    x[m] = y[m]
+
+
+def _mask_isub(x, y, m):
+    x[m] -= y[m]
+    return x[m]
+
+
+def _mask_column(x, m):
+    x[m, 0] = x[m, 1] * 2
+
+
+def _mask_broadcast_row(x, m):
+    x[m] = np.arange(6.0)
+
+
+def _mask_into_view(x, m):
+    x[:, 1:3][m] = -1.0
+
+
+def _idx_array(x, i, v):
+    x[i] = v
+
+
+def _idx_scalar(x, i):
+    x[i] = -1
+
+
+def _clip_columns(x):
+    x[:, [0, 2]] = x[:, [0, 2]].clip(0, 0.5)
+
+
+def _repeated_last_wins(x):
+    x[[0, 0, 1]] = [1.0, 2.0, 3.0]
+
+
+def _repeated_iadd_once(x, i):
+    x[i] += 1
+
+
+def _int_mask_write(x):
+    x[x < 0] = 0
+    return x.sum()
+
+
+def _created_idx(i, v):
+    z = np.zeros(6)
+    z[i] = v
+    return z
+
+
+def _created_mask(x):
+    out = x.copy()
+    out[out < 0.5] = 0
+    return out
+
+
+def _created_masked_copy(x, m):
+    z = np.full((8, 6), -1.0, x.dtype)
+    z[m] = x[m]
+    return z
+
+
+def _created_rows_idx(x, i):
+    z = np.zeros_like(x)
+    z[i, :] = x[i] * 2
+    return z
+
+
+XW = rnd((8, 6), F32, seed=12)
+YW = rnd((8, 6), F32, seed=13)
+
+WRITES = [
+    pytest.param(_mask_scalar, (XW, M8), id="mask_scalar"),
+    pytest.param(_mask_full_computed, (rnd((4, 5), seed=14),), id="mask_full_computed"),
+    pytest.param(_mask_array, (XW, YW, M8), id="mask_array"),
+    pytest.param(_mask_array, (rnd((8, 6)), rnd((8, 6), seed=15), np.zeros(8, BOOL)), id="mask_array_all_false"),
+    pytest.param(_mask_array, (np.zeros((0, 6), F32), np.zeros((0, 6), F32), np.zeros(0, BOOL)), id="mask_zero_length"),
+    pytest.param(_mask_isub, (XW, YW, M8), id="mask_isub"),
+    pytest.param(_mask_column, (rnd((8, 6)), M8), id="mask_column"),
+    pytest.param(_mask_broadcast_row, (rnd((8, 6)), M8), id="mask_broadcast_row"),
+    pytest.param(_mask_into_view, (rnd((8, 6), F32), M8), id="mask_into_view"),
+    pytest.param(_idx_array, (rnd((5, 6)), idx(3, 0), rnd((2, 6), seed=16)), id="idx_rows"),
+    pytest.param(_idx_array, (rnd(6, F32), idx(-1, 2, dtype=I32), np.array([7.0, 8.0], F32)), id="idx_1d_i32"),
+    pytest.param(_idx_array, (rnd((5, 6), I64), idx(4, 1), rnd(6, I64, seed=17)), id="idx_broadcast_row"),
+    pytest.param(_idx_scalar, (rnd((5, 6), I64), idx(0, 2, 2)), id="idx_scalar"),
+    pytest.param(_clip_columns, (rnd((5, 4)) * 2 - 0.5,), id="clip_columns"),
+    pytest.param(_repeated_last_wins, (rnd(4),), id="repeated_last_wins"),
+    pytest.param(_repeated_iadd_once, (rnd(6), idx(1, 1, 3, 1)), id="repeated_iadd_once"),
+    pytest.param(_repeated_iadd_once, (rnd((4, 3), I64), idx(0, 0, 2)), id="repeated_iadd_once_rows"),
+    pytest.param(_int_mask_write, (rnd((4, 5), I64),), id="int_mask"),
+    pytest.param(_created_idx, (idx(5, 0, 3), np.array([1.0, 2.0, 3.0])), id="created_idx"),
+    pytest.param(_created_mask, (rnd((4, 5), F32),), id="created_mask"),
+    pytest.param(_created_masked_copy, (XW, M8), id="created_masked_copy"),
+    pytest.param(_created_rows_idx, (rnd((5, 3)), idx(4, 0)), id="created_rows_idx"),
+]
+
+
+@pytest.mark.parametrize("fn,args", WRITES)
+def test_write(fn, args):
+    check(fn, *args)
+
+
+def _mask_wrong_count(x, v):
+    x[x > 0.5] = v
+
+
+@pytest.mark.parametrize("fn,args,exc", [
+    pytest.param(_idx_scalar, (rnd((5, 6)), idx(0, 5)), IndexError, id="idx_past_end"),
+    pytest.param(_idx_scalar, (rnd(6), idx(2, -7)), IndexError, id="idx_negative_past_start"),
+    pytest.param(_repeated_iadd_once, (rnd(6), idx(0, 6)), IndexError, id="iadd_past_end"),
+    pytest.param(_idx_array, (rnd((5, 2)), idx(1, 2), np.ones((3, 2))), ValueError, id="idx_value_shape"),
+    pytest.param(_mask_scalar, (rnd((8, 6)), M8[:6]), IndexError, id="mask_wrong_length"),
+])
+def test_write_raises_and_leaves_arguments(fn, args, exc):
+    check_raises_untouched(fn, *args, exc=exc)
+
+
+def test_mask_write_of_fixed_length_values_is_refused():
+    # NumPy compares the mask's count with len(v) when it runs; strider refuses while tracing
+    # (a length known only at run time against a fixed one), naming the line
+    with pytest.raises(strider.UnsupportedError, match="known only at run time"):
+        strider.compile(_mask_wrong_count)(rnd(8, seed=18), np.ones(20))
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. Sorting (default kind only on distinct keys; stable kind with ties; NaNs sort last)
+# ---------------------------------------------------------------------------------------------
+DISTINCT = rnd((5, 6), F32, seed=19)
+TIES = np.random.default_rng(20).integers(0, 3, (6, 5))
+NANS = np.array([3.0, NAN, 1.0, -INF, NAN, 2.0, INF, 0.5, NAN])
+
+
+@pytest.mark.parametrize("fn,args", [
+    pytest.param(lambda x: np.sort(x), (rnd(9),), id="sort_1d"),
+    pytest.param(lambda x: (np.sort(x, axis=0), np.sort(x, axis=1), np.sort(x, axis=-1)), (DISTINCT,), id="sort_axes"),
+    pytest.param(lambda x: np.sort(x, axis=None), (DISTINCT,), id="sort_flat"),
+    pytest.param(lambda x: (np.sort(x), np.sort(x, axis=0, kind="stable"), np.argsort(x, axis=0, kind="stable")),
+                 (TIES.astype(I32),), id="sort_int32_ties"),
+    pytest.param(lambda x: x.argsort(), (rnd(9),), id="argsort_method"),
+    pytest.param(lambda x: (np.argsort(x, axis=0), np.argsort(x, axis=1), np.argsort(x, axis=-1)), (DISTINCT,),
+                 id="argsort_axes"),
+    pytest.param(lambda x: (np.argsort(x), np.argsort(x, axis=0)),
+                 (np.random.default_rng(21).permutation(20).reshape(4, 5) - 7,),
+                 id="argsort_int64_distinct"),
+    pytest.param(lambda x: (np.argsort(x, kind="stable"), np.argsort(x, axis=0, kind="stable")), (TIES,),
+                 id="argsort_stable_int_ties"),
+    pytest.param(lambda x: (x.argsort(kind="stable"), np.argsort(x, axis=None, kind="stable")),
+                 (TIES.astype(F32) * 0.5,), id="argsort_stable_float_ties"),
+    pytest.param(lambda x: (np.sort(x), np.argsort(x, kind="stable")), (NANS,), id="nans_f64"),
+    pytest.param(lambda x: (np.sort(x), np.argsort(x, kind="stable")), (NANS.astype(F32),), id="nans_f32"),
+    pytest.param(lambda x: np.argsort(x), (np.array([3.0, NAN, 1.0, -INF, 2.0], F32),), id="argsort_one_nan"),
+    pytest.param(lambda x: (np.sort(x, axis=0), np.argsort(x, axis=0, kind="stable")),
+                 (NANS[:8].reshape(4, 2),), id="nans_axis0"),
+    pytest.param(lambda x: (np.sort(x), np.argsort(x)), (np.zeros(0, F32),), id="zero_length"),
+    pytest.param(lambda s: np.argsort(-s)[:3], (rnd(9, F32),), id="topk_neg"),
+    pytest.param(lambda s: s.argsort()[::-1][:3], (rnd(9),), id="topk_reversed"),
+    pytest.param(lambda s: np.argsort(-s, kind="stable")[:4], (TIES[0].astype(F64),), id="topk_stable_ties"),
+])
+def test_sort(fn, args):
+    check(fn, *args)
+
+
+def test_sort_order_gathers_boxes():
+    def f(boxes, scores):
+        order = scores.argsort()[::-1]
+        return boxes[order], scores[order][:4]
+
+    check(f, rnd((9, 4), F32, seed=22), rnd(9, F32, seed=23))
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. Run-time lengths flowing on: y = x[mask] (its length known only at run time) used further
+# ---------------------------------------------------------------------------------------------
+def _sel(x):
+    return x[x[:, 4] > 0.5]
+
+
+def _inplace_scale(x):
+    y = _sel(x)
+    y[:, 5:] *= y[:, 4:5]
+    return y
+
+
+def _top3_by_column(x):
+    y = _sel(x)
+    return y[y[:, 4].argsort()[::-1][:3]]
+
+
+RUNTIME = [
+    pytest.param(lambda x: _sel(x), {}, id="return_y"),
+    pytest.param(lambda x: np.exp(_sel(x)) * 2 - _sel(x), {"rtol": 1e-6}, id="elementwise"),
+    pytest.param(lambda x: _sel(x)[:, 0:2] * 2, {}, id="slice_cols"),
+    pytest.param(lambda x: _sel(x)[:, 4:5] * _sel(x)[:, 5:], {}, id="col_broadcast"),
+    pytest.param(_inplace_scale, {}, id="inplace_cols"),
+    pytest.param(lambda x: (_sel(x).max(1), _sel(x).argmax(1)), {}, id="max_argmax_1"),
+    pytest.param(lambda x: (_sel(x).sum(0), _sel(x).sum()), {"rtol": 1e-5}, id="sums"),
+    pytest.param(lambda x: _sel(x) - x.mean(0), {"rtol": 1e-6, "atol": 1e-6}, id="minus_static"),
+    pytest.param(lambda x: (_sel(x)[:3], _sel(x)[:100]), {}, id="head_k"),
+    pytest.param(lambda x: _sel(x)[::-1], {}, id="reversed"),
+    pytest.param(_top3_by_column, {}, id="top3_by_column"),
+    pytest.param(lambda x: _sel(_sel(x)[:, 1:]), {}, id="mask_of_masked"),
+    pytest.param(lambda x: (np.sort(_sel(x)[:, 5]), np.nonzero(_sel(x)[:, 5] > 0.5)[0]), {}, id="sort_nonzero"),
+    pytest.param(lambda x: (x[x[:, 4] > 0.5], x[x[:, 5] > 0.3, :2], x[:, 0][x[:, 0] > 0.8]), {}, id="several_lengths"),
+]
+
+
+def _runtime_inputs():
+    x = rnd((12, 7), F32, seed=24)
+    none = x.copy()
+    none[:, 4] = 0.0
+    return {"some": x, "none": none, "zero_length": x[:0].copy()}
+
+
+@pytest.mark.parametrize("fn,tol", RUNTIME)
+def test_runtime_length(fn, tol):
+    for kind, x in _runtime_inputs().items():
+        try:
+            check(fn, x, **tol)
+        except Exception as e:
+            e.add_note(f"input: {kind} rows selected")
+            raise
+
+
+def test_runtime_length_concatenate():
+    def f(a, b):
+        m = b[:, 0] > 0.5
+        return np.concatenate((a[m], b[m]), axis=1)
+
+    check(f, rnd((10, 4), F32, seed=25), rnd((10, 3), F32, seed=26))
+    check(f, np.zeros((0, 4)), np.zeros((0, 3)))
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. Detection-head prologues
+# ---------------------------------------------------------------------------------------------
+def xywh2xyxy(x):
+    y = np.empty_like(x)
+    y[:, 0] = x[:, 0] - x[:, 2] / 2
+    y[:, 1] = x[:, 1] - x[:, 3] / 2
+    y[:, 2] = x[:, 0] + x[:, 2] / 2
+    y[:, 3] = x[:, 1] + x[:, 3] / 2
+    return y
+
+
+def yolov5_prologue(pred, conf_thres, max_det=30):
+    xc = pred[..., 4] > conf_thres
+    x = pred[xc]
+    x[:, 5:] *= x[:, 4:5]  # conf = obj_conf * cls_conf
+    box = xywh2xyxy(x[:, :4])
+    conf = x[:, 5:].max(1, keepdims=True)
+    j = x[:, 5:].argmax(1)[:, None]
+    x = np.concatenate((box, conf, j.astype(np.float32)), 1)[conf.reshape(-1) > conf_thres]
+    return x[x[:, 4].argsort(kind="stable")[::-1][:max_det]]
+
+
+def _yolo_pred():
+    rng = np.random.default_rng(27)
+    pred = rng.random((200, 85), np.float32)
+    pred[:, :4] *= 640
+    return pred
+
+
+@pytest.mark.parametrize("conf_thres", [0.25, 0.9, 1.0], ids=["capped", "under_max_det", "none"])
+def test_yolov5_prologue(conf_thres):
+    check(lambda p: yolov5_prologue(p, conf_thres), _yolo_pred(), rtol=1e-6)
+
+
+def score_topk_head(boxes, scores, thr, k=10):
+    keep = scores > thr
+    s = scores[keep]
+    b = boxes[keep]
+    order = np.argsort(-s, kind="stable")[:k]
+    return b[order], s[order]
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+@pytest.mark.parametrize("thr", [0.3, 0.9, 1.0], ids=["over_k", "under_k", "empty"])
+def test_score_topk_head(thr, dtype):
+    rng = np.random.default_rng(28)
+    boxes = (rng.random((50, 4)) * 100).astype(dtype)
+    scores = rng.integers(0, 20, 50).astype(dtype) / 19  # ties: the stable order decides
+    check(lambda b, s: score_topk_head(b, s, thr), boxes, scores)
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. Checks when the function runs: assert on traced values, IndexError after earlier writes
+# ---------------------------------------------------------------------------------------------
+def check_raises_like_numpy(fn, *args, exc):
+    """NumPy and strider both raise `exc` with the same message, leaving the arguments alike (the
+    writes before the failing line done, those after it not)."""
+    results = []
+    for run in (fn, lambda *a: strider.compile(fn, target=TARGET)(*a)):
+        copies = clone_args(args)
+        with pytest.raises(exc) as info, np.errstate(all="ignore"):
+            run(*copies)
+        results.append((str(info.value), copies))
+    assert results[0][0] == results[1][0], results
+    for i, (a, b) in enumerate(zip(results[0][1], results[1][1])):
+        compare(a, b, what=f"argument {i} after the {exc.__name__}")
+
+
+def test_assert_passes_like_python():
+    check(assert_positive, rnd(5) + 0.1, np.zeros(3))
+    check(assert_bare, rnd(5) * 0.5, np.zeros(3))
+
+
+@pytest.mark.parametrize("fn", [assert_positive, assert_bare])
+def test_assert_fails_after_the_writes_before_it(fn):
+    x = rnd(5) - 0.5 if fn is assert_positive else rnd(5) + 1.0
+    check_raises_like_numpy(fn, x, np.zeros(3), exc=AssertionError)
+
+
+def test_assert_with_a_computed_message_names_its_line():
+    f = strider.compile(assert_computed_message)
+    y = np.zeros(3)
+    with pytest.raises(AssertionError, match=r"assert x.min\(\) > 0, f\"x has"):
+        f(rnd(4) - 1.0, y)
+    assert y[2] == 5.0
+    np.testing.assert_array_equal(f(rnd(4) + 1.0, y), (rnd(4) + 1.0) * 2)
+
+
+def test_index_error_after_earlier_writes():
+    def f(x, i, y):
+        y[0] = 7.0
+        return x[i]
+
+    check_raises_like_numpy(f, rnd(5), idx(1, 9), np.zeros(2), exc=IndexError)
+
+
+# ---------------------------------------------------------------------------------------------
+# 9. A sort sliced to its head is a top-k selection (the same answer as the whole sort)
+# ---------------------------------------------------------------------------------------------
+TIES = (np.random.default_rng(30).integers(0, 6, 300) / 2).astype(F32)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda s: np.argsort(s, kind="stable")[:7], id="head"),
+    pytest.param(lambda s: s.argsort(kind="stable")[::-1][:7], id="reversed_head"),
+    pytest.param(lambda s: np.sort(s)[::-1][:250], id="most_of_it"),
+    pytest.param(lambda s: np.argsort(-s, kind="stable")[:400], id="more_than_all"),
+    pytest.param(lambda s: (s.argsort(kind="stable")[:5], s.argsort(kind="stable")), id="head_and_whole"),
+    pytest.param(lambda s: s[s > 1].argsort(kind="stable")[::-1][:9], id="runtime_length"),
+    pytest.param(lambda s: s[s > 9].argsort(kind="stable")[::-1][:9], id="runtime_empty"),
+])
+def test_top_k(fn):
+    check(fn, TIES)

@@ -1,0 +1,112 @@
+"""Differential tests for sorting's companions: searchsorted, lexsort, unique, cumulative sums and
+products, maximum/minimum.accumulate and np.add.at, on fixed and run-time lengths."""
+import numpy as np
+import pytest
+
+import strider
+from differential import check, check_raises
+
+F32, F64, I32, I64 = np.float32, np.float64, np.int32, np.int64
+
+
+def rnd(shape, dtype=F64, seed=0):
+    return np.random.default_rng(seed).random(shape).astype(dtype)
+
+
+def ints(shape, hi=5, dtype=I64, seed=0):
+    return np.random.default_rng(seed).integers(-hi, hi, shape).astype(dtype)
+
+
+WITH_NAN = np.array([3.0, np.nan, -1.0, 0.0, -0.0, 3.0, np.nan, 2.0])
+
+
+@pytest.mark.parametrize("fn,args", [
+    pytest.param(lambda x: np.cumsum(x), (ints((3, 4)),), id="cumsum_flat"),
+    pytest.param(lambda x: np.cumsum(x, axis=0), (rnd((5, 3), F32),), id="cumsum_axis0_f32"),
+    pytest.param(lambda x: x.cumsum(1), (ints((3, 4), dtype=I32),), id="cumsum_int32_widens"),
+    pytest.param(lambda m: np.cumsum(m), (np.array([True, False, True, True]),), id="cumsum_bool"),
+    pytest.param(lambda x: np.cumprod(x, axis=-1), (ints((2, 5), hi=3),), id="cumprod"),
+    pytest.param(lambda x: np.cumsum(x, dtype=np.float64), (ints(6),), id="cumsum_dtype"),
+    pytest.param(lambda x: np.maximum.accumulate(x), (WITH_NAN,), id="max_accumulate_nan"),
+    pytest.param(lambda x: np.minimum.accumulate(x, axis=1), (rnd((3, 6)),), id="min_accumulate_axis1"),
+    pytest.param(lambda x: np.add.accumulate(x, axis=0), (ints((4, 2), dtype=I32),), id="add_accumulate_int32"),
+    pytest.param(lambda x: np.cumsum(x[x > 0.3]), (rnd(12, F32, seed=1),), id="cumsum_runtime_length"),
+    pytest.param(lambda x: np.cumsum(x[:0]), (rnd(4),), id="cumsum_empty"),
+])
+def test_scans(fn, args):
+    check(fn, *args)
+
+
+@pytest.mark.parametrize("fn,args", [
+    pytest.param(lambda a, v: np.searchsorted(a, v), (np.arange(10.0), rnd(7) * 10), id="left"),
+    pytest.param(lambda a, v: np.searchsorted(a, v, side="right"), (np.array([1, 2, 2, 2, 5]), np.array([2, 0, 6])),
+                 id="right_ties"),
+    pytest.param(lambda a, v: a.searchsorted(v), (np.array([1.0, 2.0, np.nan]), np.array([np.nan, 2.0, -0.0])),
+                 id="nan_last"),
+    pytest.param(lambda a, v: np.searchsorted(a, v), (np.array([1, 2, 3]), 2.5), id="scalar_promotes"),
+    pytest.param(lambda a, v: np.searchsorted(a, v, sorter=np.argsort(a)), (rnd(9, seed=2), rnd(4, seed=3)),
+                 id="sorter"),
+    pytest.param(lambda a, v: np.searchsorted(np.sort(a[a > 0.5]), v), (rnd(20, seed=4), rnd(5, seed=5)),
+                 id="runtime_length"),
+])
+def test_searchsorted(fn, args):
+    check(fn, *args)
+
+
+def test_lexsort():
+    surname = np.array([3, 1, 3, 2, 1, 3])
+    first = np.array([0, 2, 1, 1, 2, 0])
+    check(lambda a, b: np.lexsort((a, b)), first, surname)
+    check(lambda a, b: np.lexsort((a, b, a)), rnd(8, seed=6), ints(8, hi=2, seed=7))
+
+
+@pytest.mark.parametrize("x", [
+    pytest.param(ints(20, hi=4, seed=8), id="ints"),
+    pytest.param(ints((3, 5), hi=3, seed=9), id="2d"),
+    pytest.param(WITH_NAN, id="nan_and_signed_zero"),
+    pytest.param(np.array([2.0]), id="one"),
+    pytest.param(np.zeros(0), id="empty"),
+    pytest.param(np.array([True, False, True]), id="bool"),
+])
+@pytest.mark.parametrize("flags", [(False, False, False), (True, True, True), (False, True, False),
+                                   (True, False, True)], ids=["plain", "all", "inverse", "index_counts"])
+def test_unique(x, flags):
+    ri, rv, rc = flags
+    check(lambda a: np.unique(a, return_index=ri, return_inverse=rv, return_counts=rc), x)
+
+
+def test_unique_without_equal_nan():
+    check(lambda a: np.unique(a, equal_nan=False), WITH_NAN)
+
+
+def test_unique_of_a_runtime_length_is_refused():
+    f = strider.compile(lambda a: np.unique(a[a > 0]))
+    with pytest.raises(strider.UnsupportedError, match="known only at run time"):
+        f(rnd(5))
+
+
+def _add_at(a, i, b):
+    np.add.at(a, i, b)
+
+
+@pytest.mark.parametrize("args", [
+    pytest.param((np.zeros(5), np.array([0, 1, 1, 4, 1]), 1.0), id="repeated_scalar"),
+    pytest.param((np.zeros((4, 2), F32), np.array([3, 3, 0]), np.ones((3, 2), F32)), id="rows"),
+    pytest.param((np.zeros(6, I64), np.array([-1, -1, 2]), np.array([5, 6, 7])), id="negative"),
+    pytest.param((np.zeros((3, 3)), (np.array([0, 0, 2]), np.array([1, 1, 2])), 2.0), id="two_index_arrays"),
+])
+def test_add_at(args):
+    check(_add_at, *args)
+
+
+def test_add_at_out_of_range():
+    check_raises(_add_at, np.zeros(3), np.array([0, 3]), 1.0, exc=IndexError)
+
+
+def test_bincount_style_counts():
+    def f(labels, n):
+        counts = np.zeros(n, np.int64)
+        np.add.at(counts, labels, 1)
+        return counts
+
+    check(f, np.array([0, 2, 2, 1, 2]), 4, static_argnames=("n",))

@@ -2,13 +2,18 @@
 
 Each function below is a NumPy port of the code that detection frameworks (mmdetection,
 py-faster-rcnn, YOLOv3/v5, FCOS, SSD, CenterNet) run around the network: anchor and prior
-generation, valid flags, box encoding/decoding, clipping, IoU matrices, score post-processing.
+generation, valid flags, box encoding/decoding, clipping, IoU matrices, score post-processing,
+and the data-dependent steps in front of NMS (score thresholds, top-k, sorting by score).
 They are written the way that code is written, with strided views (``boxes[:, 0::4]``,
 ``x[..., None]``, ``a[..., ::-1]``), in-place writes through views (``bboxes[:, 0::4] = ...``,
-``y[..., 0:2] *= s``, ``np.clip(v, lo, hi, out=v)``) and the odd Python loop over a static
-extent, and they stay inside the NumPy subset that strider supports (no boolean-mask or
-integer-array indexing, no sorting, no Python control flow on array values; scalars that decide
-a shape or a branch are static arguments).
+``y[..., 0:2] *= s``, ``np.clip(v, lo, hi, out=v)``), the odd Python loop over a static extent,
+and, in the heads of the "Data-dependent post-processing" section, boolean masks (``x[keep]``,
+``scores[scores < thr] = 0``, ``x[m] -= y[m]``), integer-array gathers (``boxes[order]``) and
+``np.argsort``/``.argsort()`` (``kind="stable"`` wherever ties can occur), whose results have a
+length known only at run time and are then sliced (``[:k]``, ``[::-1]``), reduced and
+concatenated.  They stay inside the NumPy subset that strider supports: no Python control flow
+on array values or run-time lengths (YOLOv5's ``if not x.shape[0]: continue`` is left out);
+scalars that decide a shape or a branch (``k``, ``max_nms``) are static arguments.
 
 The registry ``HEADS`` maps a name to a :class:`Head`: the function, a ``make_inputs(size, rng,
 dtype)`` companion that returns ``(args, kwargs)``, the static argument names and the comparison
@@ -22,7 +27,10 @@ tolerances per dtype.  Sizes are named configurations in ``SIZES``:
 
 Per-image heads that take rows of boxes (delta2bbox, IoU, ...) get ``batch * anchors`` rows, the
 way a batch is flattened before the box coder; heads named ``*_batched`` take an explicit leading
-batch dimension.  A size may also be a dict of overrides on top of ``small``.
+batch dimension.  ``yolov5_prologue`` takes YOLOv5's output for a letterboxed square image per
+image (25,200 rows of 5 + 80 columns at 640 px, the side the image and batch sizes use; 32 px at
+tiny), ``argsort_scores*`` 5 scores per anchor row (102,000 per image).  A size may also be a
+dict of overrides on top of ``small``.
 """
 import math
 from dataclasses import dataclass, field
@@ -592,6 +600,93 @@ def retina_decode(cls_score, bbox_pred, anchors, means, stds, max_shape, score_t
 
 
 # --------------------------------------------------------------------------------------------
+# Data-dependent post-processing: masks, sorting, top-k
+# --------------------------------------------------------------------------------------------
+
+def score_topk(boxes, scores, labels, score_thr, k):
+    """Score threshold, then the k best of what is left (mmdet's nms_pre / filter_scores_and_topk).
+
+    boxes (N, 4), scores (N,), labels (N,); returns the kept top-k boxes, scores and labels.
+    """
+    keep = scores > score_thr
+    s = scores[keep]
+    b = boxes[keep]
+    lbl = labels[keep]
+    order = np.argsort(-s, kind="stable")[:k]
+    return b[order], s[order], lbl[order]
+
+
+def score_topk_desc(boxes, scores, labels, score_thr, k):
+    """score_topk with the order written ``s.argsort()[::-1][:k]`` (default kind, distinct scores)."""
+    keep = scores > score_thr
+    s = scores[keep]
+    b = boxes[keep]
+    lbl = labels[keep]
+    order = s.argsort()[::-1][:k]
+    return b[order], s[order], lbl[order]
+
+
+def yolov5_prologue(prediction, conf_thres, max_nms=300):
+    """YOLOv5 non_max_suppression up to the NMS call, per image: masks, concat, sort, top-k.
+
+    prediction (bs, n, 5 + C) decoded (cx, cy, w, h, obj, cls...); returns a list of (k, 6)
+    arrays (x1, y1, x2, y2, conf, class).  YOLOv5's ``if not x.shape[0]: continue`` (Python
+    control flow on a run-time length) is left out.
+    """
+    bs = prediction.shape[0]
+    xc = prediction[..., 4] > conf_thres  # candidates
+    output = [np.zeros((0, 6), dtype=prediction.dtype)] * bs
+    for xi, x in enumerate(prediction):  # image index, image inference
+        x = x[xc[xi]]  # confidence
+        x[:, 5:] *= x[:, 4:5]  # conf = obj_conf * cls_conf
+        box = cxcywh2xyxy(x[:, :4])
+        conf = x[:, 5:].max(1, keepdims=True)
+        j = x[:, 5:].argmax(1)[:, None]
+        x = np.concatenate((box, conf, j.astype(x.dtype)), 1)[conf.reshape(-1) > conf_thres]
+        x = x[x[:, 4].argsort(kind="stable")[::-1][:max_nms]]  # sort by confidence
+        output[xi] = x
+    return output
+
+
+def batched_nms_offsets(boxes, scores, labels, score_thr):
+    """mmdet multiclass_nms + batched_nms up to the NMS call: mask, class offsets, sort.
+
+    boxes (N, 4), scores (N,), labels (N,) of every (box, class) pair, flattened.
+    """
+    valid = scores > score_thr
+    boxes = boxes[valid]
+    scores = scores[valid]
+    labels = labels[valid]
+    max_coordinate = boxes.max()
+    offsets = labels.astype(boxes.dtype) * (max_coordinate + 1)
+    boxes_for_nms = boxes + offsets[:, None]
+    order = scores.argsort(kind="stable")[::-1]
+    return boxes_for_nms[order], scores[order], labels[order]
+
+
+def mask_writes(boxes, offsets, scores, labels, score_thr):
+    """Boolean-mask writes into the caller's arrays after NMS; returns None.
+
+    boxes (N, 4) still shifted by batched_nms's class offsets (N, 1), scores (N,), labels (N,).
+    """
+    scores[scores < score_thr] = 0
+    valid = scores > 0
+    boxes[~valid] = 0
+    boxes[valid] -= offsets[valid]
+    labels[scores == 0] = -1
+
+
+def argsort_scores(scores):
+    """Stable argsort of a score vector (the sort in front of every NMS)."""
+    return np.argsort(scores, kind="stable")
+
+
+def argsort_scores_default(scores):
+    """np.argsort with NumPy's default kind, on distinct scores (so the order is unique)."""
+    return np.argsort(scores)
+
+
+# --------------------------------------------------------------------------------------------
 # Test-time augmentation / preprocessing
 # --------------------------------------------------------------------------------------------
 
@@ -936,6 +1031,93 @@ def _(cfg, rng, dtype):
     means, stds = _means_stds(dtype)
     return (cls_score, bbox_pred, anchors, means, stds), dict(max_shape=_img_shape(cfg),
                                                               score_thr=0.05)
+
+
+def _distinct_scores(rng, n, dtype, low=0.0, high=1.0):
+    """``n`` distinct scores in [low, high) in ``dtype``, in random order (no ties to break)."""
+    while True:
+        s = np.unique(rng.uniform(low, high, size=n + n // 8 + 8).astype(dtype))
+        if s.size >= n:
+            return rng.permutation(s)[:n]
+
+
+def _topk(cfg):
+    return min(1000, _rows(cfg) // 4)  # mmdet's nms_pre = 1000; a quarter of the rows when tiny
+
+
+@register("score_topk", score_topk, static_argnames=("k",))
+def _(cfg, rng, dtype):
+    n = _rows(cfg)
+    boxes = _rand_boxes(rng, (n,), _img_shape(cfg), dtype)
+    scores = _distinct_scores(rng, n, dtype)
+    labels = rng.integers(0, cfg["C"], size=n)
+    return (boxes, scores, labels), dict(score_thr=0.05, k=_topk(cfg))
+
+
+@register("score_topk_desc", score_topk_desc, static_argnames=("k",))
+def _(cfg, rng, dtype):
+    return HEADS["score_topk"].make_inputs(cfg, rng, dtype)
+
+
+def _yolov5_rows(cfg):
+    """Rows of YOLOv5's output for a square letterboxed image: 3 anchors on strides 8, 16, 32
+    (25,200 at the default 640 px; a 32 px image at the tiny size)."""
+    side = max(32, min(640, cfg["H"] * cfg["stride"]) // 32 * 32)
+    return 3 * sum((side // s) ** 2 for s in (8, 16, 32))
+
+
+@register("yolov5_prologue", yolov5_prologue, static_argnames=("max_nms",))
+def _(cfg, rng, dtype):
+    B, n, C = cfg["B"], _yolov5_rows(cfg), cfg["C"]
+    pred = (rng.standard_normal((B, n, 5 + C)) * 1.5).astype(dtype)
+    pred[..., :4] = xyxy2cxcywh(_rand_boxes(rng, (B, n), (640, 640), dtype))
+    # Most anchors see background: objectness far below conf_thres, except on a few percent of
+    # them, some of which still fall below it.
+    obj = rng.standard_normal((B, n)) - 4
+    for b in range(B):
+        hits = rng.choice(n, size=max(4, n * 3 // 100), replace=False)
+        obj[b, hits] = rng.uniform(-1.5, 4.0, size=hits.size)
+    pred[..., 4] = obj
+    pred[..., 5:] -= 2
+    pred[..., 4:] = sigmoid(pred[..., 4:])
+    return (pred,), dict(conf_thres=0.25, max_nms=300)
+
+
+@register("batched_nms_offsets", batched_nms_offsets)
+def _(cfg, rng, dtype):
+    n, C = cfg["B"] * cfg["R"], cfg["C"]
+    rois = _rand_boxes(rng, (n,), _img_shape(cfg), dtype)
+    logits = rng.standard_normal((n, C + 1)) * 2
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    scores = (e / e.sum(axis=1, keepdims=True))[:, :-1].astype(dtype)  # drop the background
+    boxes = np.broadcast_to(rois[:, None], (n, C, 4)).reshape(-1, 4)
+    labels = np.broadcast_to(np.arange(C)[None, :], (n, C)).reshape(-1)
+    return (boxes, scores.reshape(-1), labels), dict(score_thr=0.05)
+
+
+@register("mask_writes", mask_writes)
+def _(cfg, rng, dtype):
+    n = _rows(cfg)
+    boxes = _rand_boxes(rng, (n,), _img_shape(cfg), dtype)
+    labels = rng.integers(0, cfg["C"], size=n)
+    offsets = (labels.astype(dtype) * (boxes.max() + 1))[:, None]
+    scores = rng.random(n).astype(dtype)
+    return (boxes + offsets, offsets, scores, labels), dict(score_thr=0.3)
+
+
+def _num_scores(cfg):
+    return 5 * _rows(cfg)  # 102,000 scores per image
+
+
+@register("argsort_scores", argsort_scores)
+def _(cfg, rng, dtype):
+    # sigmoid-ed logits rounded to the dtype: ties occur (float32), the stable order decides them
+    return (sigmoid(rng.standard_normal(_num_scores(cfg)) * 2).astype(dtype),), {}
+
+
+@register("argsort_scores_default", argsort_scores_default)
+def _(cfg, rng, dtype):
+    return (_distinct_scores(rng, _num_scores(cfg), dtype),), {}
 
 
 @register("centernet_flip_merge", centernet_flip_merge)

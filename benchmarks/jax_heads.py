@@ -6,7 +6,10 @@ JAX arrays are immutable, so every in-place write of the NumPy source (``x[:, 0:
 leaves behind: its return value, or, for heads that only write into an argument and return
 None (``cxcywh2xyxy_``, ``bbox_mapping_back_``), the updated argument.  run.py compares those
 returned values with NumPy's; writes into the caller's arrays are not part of JAX's model and
-are not checked.
+are not checked.  JAX needs static shapes, so a head whose results have a run-time length
+(``x[keep]`` and what follows) is ported at the length of what the mask selects from (or the
+static top-k): the rows the mask leaves out sort last and come back as fill (0; -1 for labels),
+and the port's ``expected`` pads NumPy's results to that length with the same fill.
 
 ``PORTS`` maps a head name (as in ``heads.HEADS``) to a :class:`Port`: the function, the
 arguments ``jax.jit`` must treat as static (everything that decides a shape or a Python
@@ -15,6 +18,8 @@ returns.  jax is imported lazily by :func:`ports`, so importing this module need
 """
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -33,9 +38,38 @@ def _first_argument(result, args, kwargs):
     return args[0]
 
 
+def _pad(x, rows, fill=0):
+    """NumPy's run-time-length result ``x`` padded along axis 0 to the port's static ``rows``."""
+    pad = np.full((rows - x.shape[0],) + x.shape[1:], fill, dtype=x.dtype)
+    return np.concatenate([x, pad])
+
+
+def _padded_topk(result, args, kwargs):
+    boxes, scores, labels = result
+    k = kwargs["k"]
+    return _pad(boxes, k), _pad(scores, k), _pad(labels, k, -1)
+
+
+def _padded_per_image(result, args, kwargs):
+    rows = min(kwargs["max_nms"], args[0].shape[1])
+    return [_pad(x, rows) for x in result]
+
+
+def _padded_to_inputs(result, args, kwargs):
+    boxes, scores, labels = result
+    n = args[1].shape[0]
+    return _pad(boxes, n), _pad(scores, n), _pad(labels, n, -1)
+
+
+def _written_arrays(result, args, kwargs):
+    boxes, offsets, scores, labels = args
+    return boxes, scores, labels
+
+
 def ports():
     """Builds the ports (imports jax.numpy); returns {head name: Port}."""
     import jax.numpy as jnp
+    from jax import lax
 
     def sigmoid(x):
         return 1 / (1 + jnp.exp(-x))
@@ -346,6 +380,57 @@ def ports():
         labels = scores.argmax(axis=-1)
         return bboxes, jnp.where(max_scores > score_thr, max_scores, 0), labels
 
+    # ---------------------------------------------------------------- masks, sorting, top-k
+    # A mask's run-time length becomes the static length of what it selects from: the rows that
+    # are left out sort last (-inf keys) and come back as fill (0, labels -1), which the
+    # ``expected`` of these ports pads NumPy's results with.
+    def score_topk(boxes, scores, labels, score_thr, k):
+        keep = scores > score_thr
+        # top_k puts the lower index first among equal values, as a stable argsort of -s does
+        _, order = lax.top_k(jnp.where(keep, scores, -jnp.inf), k)
+        ok = jnp.arange(k) < keep.sum()
+        return (jnp.where(ok[:, None], boxes[order], 0), jnp.where(ok, scores[order], 0),
+                jnp.where(ok, labels[order], -1))
+
+    def yolov5_prologue(prediction, conf_thres, max_nms=300):
+        bs, n = prediction.shape[:2]
+        k = min(max_nms, n)
+        xc = prediction[..., 4] > conf_thres
+        output = []
+        for xi in range(bs):
+            x = prediction[xi]
+            cls = x[:, 5:] * x[:, 4:5]
+            conf = cls.max(1, keepdims=True)
+            j = cls.argmax(1)[:, None]
+            x = jnp.concatenate((cxcywh2xyxy(x[:, :4]), conf, j.astype(x.dtype)), 1)
+            keep = xc[xi] & (conf[:, 0] > conf_thres)
+            order = jnp.argsort(jnp.where(keep, conf[:, 0], -jnp.inf), stable=True)[::-1][:k]
+            ok = jnp.arange(k) < keep.sum()
+            output.append(jnp.where(ok[:, None], x[order], 0))
+        return output
+
+    def batched_nms_offsets(boxes, scores, labels, score_thr):
+        valid = scores > score_thr
+        max_coordinate = jnp.where(valid[:, None], boxes, -jnp.inf).max()
+        offsets = labels.astype(boxes.dtype) * (max_coordinate + 1)
+        boxes_for_nms = boxes + offsets[:, None]
+        order = jnp.argsort(jnp.where(valid, scores, -jnp.inf), stable=True)[::-1]
+        ok = jnp.arange(scores.shape[0]) < valid.sum()
+        return (jnp.where(ok[:, None], boxes_for_nms[order], 0), jnp.where(ok, scores[order], 0),
+                jnp.where(ok, labels[order], -1))
+
+    def mask_writes(boxes, offsets, scores, labels, score_thr):
+        scores = jnp.where(scores < score_thr, 0, scores)
+        valid = scores > 0
+        boxes = jnp.where(valid[:, None], boxes - offsets, 0)
+        return boxes, scores, jnp.where(scores == 0, -1, labels)
+
+    def argsort_scores(scores):
+        return jnp.argsort(scores, stable=True)
+
+    def argsort_scores_default(scores):
+        return jnp.argsort(scores)
+
     # ---------------------------------------------------------------- TTA / preprocessing
     def centernet_flip_merge(heat):
         return (heat[0:1] + heat[1:2, :, :, ::-1]) * 0.5
@@ -391,6 +476,14 @@ def ports():
         "score_threshold": Port(score_threshold),
         "multiclass_nms_prep": Port(multiclass_nms_prep),
         "retina_decode": Port(retina_decode, ("max_shape",)),
+        "score_topk": Port(score_topk, ("k",), expected=_padded_topk),
+        # distinct scores: the k largest are the same set in the same order
+        "score_topk_desc": Port(score_topk, ("k",), expected=_padded_topk),
+        "yolov5_prologue": Port(yolov5_prologue, ("max_nms",), expected=_padded_per_image),
+        "batched_nms_offsets": Port(batched_nms_offsets, expected=_padded_to_inputs),
+        "mask_writes": Port(mask_writes, expected=_written_arrays),
+        "argsort_scores": Port(argsort_scores),
+        "argsort_scores_default": Port(argsort_scores_default),
         "centernet_flip_merge": Port(centernet_flip_merge),
         "image_preprocess": Port(image_preprocess),
     }

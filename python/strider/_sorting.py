@@ -24,7 +24,7 @@ def _along_last(name, t, axis, dtype):
     perm = [d for d in range(t.ndim) if d != axis] + [axis]
     moved = t.transpose(perm)
     r = emit(name, [moved], moved.shape, dtype)
-    if t.ndim == 1:
+    if t.ndim == 1 and name in ("sort", "argsort"):
         current_trace().sorted[current_trace().value_key(r)] = (name, moved, False)
     return r.transpose(sorted(range(t.ndim), key=perm.__getitem__))
 

@@ -18,7 +18,7 @@ from fuzz.programs import (BINOPS, DTYPES, INPLACE, JOINS, PRODUCTS, REDUCE_UFUN
 BOUND = 1024  # largest magnitude a value may reach: products stay exact in int32 and float32
 REDUCTIONS = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "any", "all", "var", "std"]
 INEXACT = {"/", "sqrt_abs", "exp", "mean", "var", "std"}
-DISCONTINUOUS = {"<", "==", ">=", "&", "|", "^", "invert", "logical_not",
+DISCONTINUOUS = {"<", "==", ">=", "&", "|", "^", "invert", "logical_not", "argsort",
                  "argmax", "argmin", "any", "all", "count_nonzero", "isclose"}
 CREATE = ["zeros", "ones", "full", "empty", "arange", "linspace"]
 LIKE = ["zeros_like", "ones_like", "full_like", "empty_like"]
@@ -375,7 +375,9 @@ def _draw_step(draw, env):
     kind = draw(st.sampled_from(["view"] * 6 + ["expr"] * 4 + ["write"] * 6 + ["reduce"] * 2 +
                                 ["unary", "astype", "where", "clip"] + ["join"] * 2 +
                                 ["split", "reduce_more", "create", "create", "like", "clip_arr",
-                                 "matmul", "isclose", "reshaping", "reshaping"]))
+                                 "matmul", "isclose", "reshaping", "reshaping", "sort", "take", "cumsum"]))
+    if kind in ("sort", "take", "cumsum"):
+        return _data_dependent_step(draw, env, kind, [i for i in arrays if env[i].ndim]), None
     if kind == "join":
         return _join_step(draw, env, arrays), None
     if kind == "split":
@@ -437,7 +439,9 @@ def _draw_step(draw, env):
         return None, None
     dst = _pick(draw, writable)
     form = draw(st.sampled_from(["overlap"] * 3 + ["setitem"] * 3 + ["aug"] * 3 +
-                                ["fill", "copyto", "clip_out", "ufunc_out", "unary_out"]))
+                                ["fill", "copyto", "clip_out", "ufunc_out", "unary_out", "mask_set"]))
+    if form == "mask_set":
+        return ("mask_set", dst, draw(st.integers(-2, 2)), draw(_consts)), dst
     if form == "overlap":
         return _overlap_write(draw, env, dst), dst
     if form == "fill":
@@ -461,6 +465,24 @@ def _draw_step(draw, env):
     if form == "copyto":
         return ("copyto", dst, _write_value(draw, env, dst, None)), dst
     return ("aug", dst, key, draw(st.sampled_from(sorted(INPLACE))), val), dst
+
+
+def _data_dependent_step(draw, env, kind, arrays):
+    """A sort or argsort (stable), a take of constant indices, or a cumsum, of an array of one
+    or more axes."""
+    if not arrays:
+        return None
+    src = _pick(draw, arrays)
+    x = env[src]
+    axis = draw(st.integers(-x.ndim, x.ndim - 1))
+    if kind == "sort":
+        return (draw(st.sampled_from(["sort", "argsort"])), src, axis)
+    if kind == "cumsum":
+        return ("cumsum", src, None if draw(st.booleans()) else axis)
+    n = x.shape[axis]
+    if n == 0:
+        return None
+    return ("take", src, tuple(draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=4))), axis)
 
 
 def _step_taint(s, taint):
@@ -488,6 +510,8 @@ def _step_taint(s, taint):
         refs, ops = _refs(s[2]) | _refs(s[3]), _ops_of(s[2]) | _ops_of(s[3])
     elif kind == "unary_out":
         refs, ops = _refs(s[2]), _ops_of(s[2])
+    elif kind == "mask_set":  # which elements it writes depends on their values
+        refs, ops = {s[1]}, {"<"}
     elif kind in YIELDS:  # the steps added since: what they read, and their op's name
         _map_step(s, lambda i: refs.add(i) or i)
         ops = {s[1] if kind == "ufunc_reduce" else kind}

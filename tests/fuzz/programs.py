@@ -19,7 +19,7 @@ DTYPES = ["int32", "int64", "float32", "float64", "bool"]
 TOLERANCE = dict(rtol=1e-3, atol=1e-2)  # for programs with tainted (inexact) values
 YIELDS = {"view", "expr", "unary", "astype", "where", "clip", "reduce",  # steps that add an entry
           "join", "split", "count_nonzero", "ufunc_reduce", "create", "like", "clip_arr", "matmul",
-          "isclose", "diff", "tile", "repeat", "copy", "pad"}
+          "isclose", "diff", "tile", "repeat", "copy", "pad", "sort", "argsort", "take", "cumsum"}
 
 BINOPS = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
@@ -103,6 +103,15 @@ def run_step(s, env):
     elif kind == "split":  # one piece of np.split(x, sections, axis)
         _, fn, src, sections, axis, piece = s
         env.append(SPLITS[fn](env[src], sections, axis=axis)[piece])
+    elif kind in ("sort", "argsort"):  # (kind, src, axis): stable, so ties have one answer
+        env.append(getattr(np, kind)(env[s[1]], axis=s[2], kind="stable"))
+    elif kind == "take":  # ("take", src, indices, axis)
+        env.append(np.take(env[s[1]], list(s[2]), axis=s[3]))
+    elif kind == "cumsum":  # ("cumsum", src, axis)
+        env.append(np.cumsum(env[s[1]], axis=s[2]))
+    elif kind == "mask_set":  # ("mask_set", dst, c, v): a boolean mask write
+        x = env[s[1]]
+        x[x > s[2]] = s[3]
     elif kind == "count_nonzero":
         _, src, axis, keepdims = s
         env.append(np.count_nonzero(env[src], axis=axis, keepdims=keepdims))
@@ -316,6 +325,15 @@ def _fmt_step(s, out, n):
     if kind == "split":
         _, fn, src, sections, axis, piece = s
         return lhs + f"np.{fn}({_name(src, n)}, {sections}, axis={axis})[{piece}]"
+    if kind in ("sort", "argsort"):
+        return lhs + f"np.{kind}({_name(s[1], n)}, axis={s[2]}, kind='stable')"
+    if kind == "take":
+        return lhs + f"np.take({_name(s[1], n)}, {list(s[2])}, axis={s[3]})"
+    if kind == "cumsum":
+        return lhs + f"np.cumsum({_name(s[1], n)}, axis={s[2]})"
+    if kind == "mask_set":
+        x = _name(s[1], n)
+        return f"{x}[{x} > {s[2]!r}] = {s[3]!r}"
     if kind == "count_nonzero":
         _, src, axis, keepdims = s
         return lhs + f"np.count_nonzero({_name(src, n)}, axis={axis}, keepdims={keepdims})"
@@ -493,7 +511,8 @@ _ENTRY_AT = {"view": (2,), "unary": (2,), "astype": (1,), "clip": (1,), "reduce"
              "setitem": (1,), "aug": (1,), "fill": (1,), "copyto": (1,), "clip_out": (1,),
              "ufunc_out": (4,), "unary_out": (3,), "join": (2,), "split": (2,), "count_nonzero": (1,),
              "ufunc_reduce": (2,), "like": (2,), "clip_arr": (1,), "diff": (1,), "tile": (1,),
-             "repeat": (1,), "copy": (1,), "pad": (1,)}  # a tuple there is a tuple of entries
+             "repeat": (1,), "copy": (1,), "pad": (1,), "sort": (1,), "argsort": (1,), "take": (1,),
+             "cumsum": (1,), "mask_set": (1,)}  # a tuple there is a tuple of entries
 _VALUE_AT = {"expr": (1,), "where": (1, 2, 3), "setitem": (3,), "aug": (4,), "copyto": (2,),
              "ufunc_out": (2, 3), "unary_out": (2,), "clip_arr": (2, 3), "matmul": (2, 3),
              "isclose": (1, 2)}

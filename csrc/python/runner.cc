@@ -194,10 +194,13 @@ py::object Runner::view_result(const Output& o, const CallSignature& call, const
     const DType dtype = program_->graph.storages[v.storage].dtype;
     const int type = typenum(dtype);
     const npy_intp item = static_cast<npy_intp>(itemsize(dtype));
-    const std::vector<int64_t> shape = result_shape(v, [&](size_t k) {
-      return *static_cast<const int64_t*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(temps[k].ptr())));
-    });
-    std::vector<npy_intp> dims(shape.begin(), shape.end()), strides;
+    std::vector<npy_intp> dims(v.shape.begin(), v.shape.end()), strides;
+    if (v.is_dynamic()) {
+      const std::vector<int64_t> shape = result_shape(v, [&](size_t k) {
+        return *static_cast<const int64_t*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(temps[k].ptr())));
+      });
+      dims.assign(shape.begin(), shape.end());
+    }
     for (int64_t st : v.strides) strides.push_back(st * item);
     PyObject* a = PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(type), v.ndim(), dims.data(),
                                        strides.data(), base + v.offset * item,

@@ -176,27 +176,23 @@ def needs_advanced(t, key):
         # an index computed from the data (not from the caller's numbers, which specialize)
         if isinstance(k, Tracer) and known_scalar(k) is None and not k._trace.from_arguments(k):
             return True
-    return t.is_dynamic and any(isinstance(d, Extent) for d in t.shape)
+    return t.is_dynamic
 
 
 def _offsets(t, key):
     """The storage offsets of the elements t[key] selects (an int64 Tracer of the result's shape)."""
-    items = _index_items(t, key)
-    adv = [it for it in items if it[0] == "adv"]
     v = t._view
-    if not adv and not any(it[0] in ("slice", "int") and isinstance(t.shape[it[2]], Extent) and
-                           (it[0] == "int" or not _whole(it[1])) for it in items):
-        return None
     # ints and slices of run-time dimensions become index arrays too
-    resolved = []
-    for it in items:
+    items = []
+    for it in _index_items(t, key):
         if it[0] == "int" and isinstance(t.shape[it[2]], Extent):
             it = ("adv", as_tracer(it[1]), it[2], False)
         elif it[0] == "slice" and isinstance(t.shape[it[2]], Extent) and not _whole(it[1]):
             it = ("range", _dynamic_slice(t.shape[it[2]], it[1]), it[2])
-        resolved.append(it)
-    items = resolved
+        items.append(it)
     adv = [it for it in items if it[0] == "adv"]
+    if not adv and not any(it[0] == "range" for it in items):
+        return None  # basic indexing after all
     # check each index against its dimension and make it non-negative
     checked = {(id(idx), d): idx if trusted else _checked(idx, t.shape[d], d) for _, idx, d, trusted in adv}
     try:

@@ -119,7 +119,13 @@ void check_index(const Op& op, char* const* base) {
   const View& out = op.output;
   walk<2>(out.shape, {&idx, &out}, [&](const std::array<int64_t, 2>& off) {
     const int64_t i = *at<int64_t>(base, idx, off[0]);
-    if (i < -n || i >= n) out_of_bounds(i, op.axes[0], n);
+    if (i < -n || i >= n) {
+      // axes[0] < 0: a partition's kth, NumPy's ValueError names it made non-negative
+      if (op.axes[0] < 0)
+        throw std::invalid_argument("kth(=" + std::to_string(i < 0 ? i + n : i) + ") out of bounds (" +
+                                    std::to_string(n) + ")");
+      out_of_bounds(i, op.axes[0], n);
+    }
     *at<int64_t>(base, out, off[1]) = i < 0 ? i + n : i;
   });
 }

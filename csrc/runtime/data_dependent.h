@@ -9,7 +9,8 @@ namespace strider {
 /// Runs a data-dependent op (ops.def's Compact, Gather, Scatter, Sort and Check kinds) on
 /// memory: `op`'s run-time extents already resolved to static shapes, `base[s]` the address of
 /// storage s. Throws std::out_of_range with NumPy's IndexError message where check_index finds an
-/// index out of range (and, defensively, where take or put meets one).
+/// index out of range (and, defensively, where take or put meets one), std::invalid_argument with
+/// NumPy's ValueError message for a partition's kth out of range or a reduction of no element.
 void run_data_dependent(const Graph& g, const Op& op, char* const* base);
 
 /// What check_assert throws where the asserted value is false (Python's AssertionError).

@@ -436,13 +436,13 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     return getitem(t, (slice(None),) * axis + (as_tracer(indices),))
 
 
-def take_along_axis(arr, indices, axis):
-    t, idx = as_tracer(arr), as_tracer(indices)
-    if axis is None:
-        t, axis = t.reshape(-1), 0
-    axis = axis % t.ndim
+def _along_axis_key(t, idx, axis):
+    """The index NumPy's take_along_axis and put_along_axis make: idx along `axis`, aranges
+    broadcasting along the others."""
     if idx.ndim != t.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    if idx.dtype.kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
     key = []
     for d in range(t.ndim):
         if d == axis:
@@ -451,7 +451,61 @@ def take_along_axis(arr, indices, axis):
             shape = [1] * t.ndim
             shape[d] = t.shape[d]
             key.append(np.arange(bound(t.shape[d])).reshape(shape))
-    return getitem(t, tuple(key))
+    return tuple(key)
+
+
+def take_along_axis(arr, indices, axis=-1):
+    t, idx = as_tracer(arr), as_tracer(indices)
+    if axis is None:
+        if idx.ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        t, axis = t.reshape(-1), 0
+    return getitem(t, _along_axis_key(t, idx, normalize_axis_index(axis, t.ndim)))
+
+
+def put_along_axis(arr, indices, values, axis):
+    t, idx = as_tracer(arr), as_tracer(indices)
+    if axis is None:
+        if idx.ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        return put(t, idx, values)
+    setitem(t, _along_axis_key(t, idx, normalize_axis_index(axis, t.ndim)), values)
+
+
+def put(a, ind, v, mode="raise"):
+    """a.flat[ind] = v, v repeated where it is shorter; the last of repeated indices wins. An index
+    out of range raises before anything is written (NumPy writes the positions before it)."""
+    if mode != "raise":
+        raise unsupported(f"np.put(mode={mode!r})", "use the default mode='raise'")
+    if isinstance(a, np.ndarray) and not isinstance(a, Tracer):
+        raise unsupported("np.put into an array the function did not receive", "pass the array as an argument")
+    if not isinstance(a, Tracer):
+        raise TypeError(f"argument 1 must be numpy.ndarray, not {type(a)}")
+    check_writeable(a)
+    if a.is_dynamic:
+        raise unsupported("np.put into an array whose length is known only at run time",
+                          "index it with a boolean mask or an index array")
+    idx = as_tracer(ind)
+    if isinstance(ind, (Tracer, np.ndarray)) and idx.dtype.kind not in "biu":
+        raise TypeError(f"Cannot cast array data from dtype('{idx.dtype}') to dtype('int64') according to the rule "
+                        "'safe'")
+    idx = idx.astype(I64, copy=False)  # a list or a number of any kind is cast, as NumPy does
+    idx = idx.reshape(-1) if idx.ndim != 1 else idx
+    v = as_tracer(v).astype(a.dtype, copy=False)
+    v = v.reshape(-1) if v.ndim != 1 else v
+    if v.shape[0] == 0 or (not isinstance(idx.shape[0], Extent) and idx.shape[0] == 0):
+        return  # NumPy writes nothing
+    n = idx.shape[0]
+    if v.shape[0] != 1 and (isinstance(n, Extent) or v.shape[0] != n):
+        zero = current_trace().const(np.int64(0))
+        v = getitem(v, np.remainder(_positions(zero, current_trace().const(np.int64(1)), n), v.shape[0]))
+    flat = _checked(idx, a.size, 0)
+    # the flat (C-order) index as a storage offset of a's view
+    off, inner = current_trace().const(np.int64(a._view.offset)), 1
+    for size, stride in reversed(list(zip(a.shape, a._view.strides))):
+        off = np.add(off, np.multiply(np.remainder(np.floor_divide(flat, inner), size), stride))
+        inner *= size
+    current_trace().op("put", [off, _values(v, a.dtype, off.shape)], _storage_view(a))
 
 
 def compress(condition, a, axis=None, out=None):
@@ -464,10 +518,10 @@ def compress(condition, a, axis=None, out=None):
     axis = axis % t.ndim
     if c.ndim != 1:
         raise ValueError("condition must be a 1-d array")
-    n = bound(t.shape[axis])
-    if c.shape[0] > n:
-        raise IndexError(f"index {n} is out of bounds for axis {axis} with size {n}")
-    if c.shape[0] < n:
+    n = t.shape[axis]
+    if not same_shape(c.shape, (n,)) and not isinstance(n, Extent) and not isinstance(c.shape[0], Extent):
+        if c.shape[0] > n:
+            raise IndexError(f"index {n} is out of bounds for axis {axis} with size {n}")
         c = np.concatenate([c.astype(np.bool_), np.zeros(n - c.shape[0], np.bool_)])
     return getitem(t, (slice(None),) * axis + (c.astype(np.bool_),))
 

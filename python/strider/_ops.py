@@ -5,7 +5,7 @@ and _creation; promotion and loop selection come from NumPy itself, so the trace
 NumPy's dtypes by construction."""
 import numpy as np
 
-from . import _advanced, _sorting
+from . import _advanced, _editing, _sorting
 from ._creation import (arange, array, asarray, ascontiguousarray, empty, empty_like, eye, full, full_like, identity,
                         linspace, ones, ones_like, pad, zeros, zeros_like)
 from ._errors import unsupported
@@ -37,10 +37,12 @@ HANDLED = {
     np.array_split: array_split, np.hsplit: hsplit, np.vsplit: vsplit, np.dsplit: dsplit, np.dot: dot,
     np.isclose: isclose, np.count_nonzero: count_nonzero, np.pad: pad, np.linalg.norm: norm,
     np.nonzero: _advanced.nonzero, np.argwhere: _advanced.argwhere, np.flatnonzero: _advanced.flatnonzero,
-    np.sort: _sorting.sort, np.argsort: _sorting.argsort, np.lexsort: _sorting.lexsort,
+    np.sort: _sorting.sort, np.argsort: _sorting.argsort, np.partition: _sorting.partition,
+    np.argpartition: _sorting.argpartition, np.lexsort: _sorting.lexsort,
     np.searchsorted: _sorting.searchsorted, np.unique: _sorting.unique, np.cumsum: _sorting.cumsum,
     np.cumprod: _sorting.cumprod, np.take: _advanced.take,
-    np.take_along_axis: _advanced.take_along_axis, np.compress: _advanced.compress, np.extract: _advanced.extract,
+    np.take_along_axis: _advanced.take_along_axis, np.put_along_axis: _advanced.put_along_axis,
+    np.put: _advanced.put, np.delete: _editing.delete, np.insert: _editing.insert, np.append: _editing.append, np.compress: _advanced.compress, np.extract: _advanced.extract,
 }
 
 # Functions that take no array argument, so NumPy cannot dispatch them to a Tracer: the traced
@@ -92,9 +94,10 @@ IMPL.update({
     "array": array, "ufunc_method": ufunc_method, "array_function": array_function,
     "__getitem__": _advanced.getitem, "__setitem__": _advanced.setitem,
     "nonzero": _advanced.nonzero, "argsort": _sorting.argsort, "sort": _sorting.sort_inplace,
+    "argpartition": _sorting.argpartition, "partition": _sorting.partition_inplace,
     "cumsum": _sorting.cumsum, "cumprod": _sorting.cumprod,
     "searchsorted": lambda self, v, side="left", sorter=None: _sorting.searchsorted(self, v, side, sorter),
-    "take": _advanced.take, "compress": lambda self, condition, axis=None, out=None: _advanced.compress(
+    "take": _advanced.take, "put": _advanced.put, "compress": lambda self, condition, axis=None, out=None: _advanced.compress(
         condition, self, axis, out),
     "sum": sum_, "prod": prod, "max": max_, "min": min_, "any": any_, "all": all_, "argmax": argmax,
     "argmin": argmin, "mean": mean, "var": var, "std": std, "swapaxes": swapaxes, "squeeze": squeeze,

@@ -9,8 +9,8 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from . import _C, _ufuncs
 from ._errors import unsupported
 from ._indexing import assign
-from ._tracer import (Extent, Tracer, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous, fresh, keep_order,
-                      known_by_static, known_scalar, shape_of)
+from ._tracer import (Extent, Tracer, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous,
+                      current_trace, emit, fresh, keep_order, known_by_static, known_scalar, shape_of)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
 
 
@@ -237,6 +237,11 @@ def fill(t, value):
     assign(t, value)
 
 
+def flat_if_none(t, axis):
+    """t and axis, or t flattened and 0 where axis is None (NumPy's axis=None)."""
+    return (t.reshape(-1) if t.ndim != 1 else t, 0) if axis is None else (t, axis)
+
+
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     ts = [as_tracer(a) for a in arrays]
     if not ts:
@@ -263,6 +268,8 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         if not np.can_cast(t.dtype, dt, casting):
             raise TypeError(f"Cannot cast array data from {t.dtype!r} to {dt!r} according to the rule {casting!r}")
     shape = list(ts[0].shape)
+    if builtins.any(isinstance(t.shape[axis], Extent) for t in ts):
+        return finish(_join_at_run_time(ts, axis, dt, shape), out, None)
     shape[axis] = builtins.sum(t.shape[axis] for t in ts)
     result = fresh(shape, dt)
     off = 0
@@ -271,6 +278,27 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         assign(result[(slice(None),) * axis + (slice(off, off + n),)], t)
         off += n
     return finish(result, out, None)
+
+
+def _join_at_run_time(ts, axis, dt, shape):
+    """np.concatenate along an axis whose length is known only at run time: each piece's rows
+    written (put) at its run-time offset, the lengths summed into the result's Extent."""
+    trace = current_trace()
+    lengths = [t.shape[axis].value() if isinstance(t.shape[axis], Extent) else trace.const(np.int64(t.shape[axis]))
+               for t in ts]
+    total = lengths[0]
+    for n in lengths[1:]:
+        total = np.add(total, n)
+    shape[axis] = Extent(builtins.sum(bound(t.shape[axis]) for t in ts), total._view.storage)
+    front = [axis] + [d for d in range(len(shape)) if d != axis]
+    dest = fresh(shape, dt)
+    rows = dest.transpose(front)
+    offset = trace.const(np.int64(0))
+    for t, n in zip(ts, lengths):
+        at = emit("arange", [offset, np.add(offset, 1)], (t.shape[axis],), np.int64)
+        trace.op("put", [at, t.astype(dt, copy=False).transpose(front)], rows._view)
+        offset = np.add(offset, n)
+    return dest
 
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):

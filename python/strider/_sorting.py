@@ -5,21 +5,20 @@ the indexing primitives (_advanced)."""
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from ._advanced import add_at, compress, count, getitem, setitem
+from ._advanced import _positions, add_at, compress, count, getitem, setitem
 from ._creation import empty, ones, zeros
 from ._errors import unsupported
 from ._indexing import assign
 from ._reductions import _sum_dtype
-from ._tracer import as_tracer, check_writeable, current_trace, emit, weak_type
+from ._shapes import flat_if_none
+from ._tracer import Extent, as_tracer, check_writeable, current_trace, emit, weak_type
 
 I64 = np.dtype(np.int64)
 
 
 def _along_last(name, t, axis, dtype):
     """name(t) along `axis`, computed along the last axis of a view that moves it there."""
-    if axis is None:
-        t = t.reshape(-1) if t.ndim != 1 else t
-        axis = 0
+    t, axis = flat_if_none(t, axis)
     axis = normalize_axis_index(axis, t.ndim)
     perm = [d for d in range(t.ndim) if d != axis] + [axis]
     moved = t.transpose(perm)
@@ -53,6 +52,47 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
 def sort_inplace(a, axis=-1, kind=None, order=None, *, stable=None):
     check_writeable(a)
     assign(a, sort(a, axis, kind, order))
+
+
+def _check_kth(t, kth, axis):
+    """NumPy's checks of a partition's kth along `axis`; a run-time length is checked when the
+    function runs."""
+    ks = np.asarray(kth)
+    if ks.dtype == np.bool_:
+        raise ValueError("Booleans unacceptable as partition index")
+    if ks.dtype.kind not in "iu":
+        raise TypeError("Partition index must be integer")
+    n = t.shape[normalize_axis_index(axis, t.ndim)]
+    for k in ks.reshape(-1).tolist():
+        if isinstance(n, Extent):
+            emit("check_index", [current_trace().const(np.int64(k)), n.value()], (), I64, axes=(-1,))
+        elif not -n <= k < n:
+            raise ValueError(f"kth(={k + n if k < 0 else k}) out of bounds ({n})")
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """A full sort: NumPy leaves the order on either side of each kth open, and the sorted array is
+    one of its answers."""
+    if kind != "introselect":
+        raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
+    t, axis = flat_if_none(as_tracer(a), axis)
+    _check_kth(t, kth, axis)
+    return sort(t, axis, order=order)
+
+
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    """The stable argsort, one of the answers NumPy allows (which of equal elements lands on which
+    side of a kth may differ from NumPy's); argpartition(s, k)[:k] is a top-k."""
+    if kind != "introselect":
+        raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
+    t, axis = flat_if_none(as_tracer(a), axis)
+    _check_kth(t, kth, axis)
+    return argsort(t, axis, kind="stable", order=order)
+
+
+def partition_inplace(a, kth, axis=-1, kind="introselect", order=None):
+    check_writeable(a)
+    assign(a, partition(a, kth, axis, kind, order))
 
 
 def lexsort(keys, axis=-1):
@@ -117,33 +157,59 @@ def accumulate(uf, a, axis=0, dtype=None, out=None):
     return _scan(name, a, axis, dtype, out)
 
 
+def _starts(aux, equal_nan):
+    """Where a new value (a new row, for aux of more than one axis) starts in the sorted aux."""
+    n = aux.shape[0]
+    trace = current_trace()
+    if isinstance(n, Extent):  # each row's previous one (the first: itself), gathered
+        at = _positions(trace.const(np.int64(0)), trace.const(np.int64(1)), n)
+        prev, first = getitem(aux, np.maximum(np.subtract(at, 1), 0)), np.equal(at, 0)
+    else:
+        prev, first = (np.concatenate([aux[:1], aux[:-1]]) if n else aux), as_tracer(np.arange(n) == 0)
+    differ = np.not_equal(aux, prev)
+    if equal_nan and aux.dtype.kind == "f":  # NaNs sort last: all but the first are repeats
+        differ = np.logical_and(differ, np.logical_not(np.logical_and(np.isnan(aux), np.isnan(prev))))
+    if aux.ndim > 1:
+        differ = np.any(differ, axis=tuple(range(1, aux.ndim)))
+    return np.logical_or(first, differ)
+
+
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
            sorted=True):
-    if axis is not None:
-        raise unsupported("np.unique(axis=...)", "np.unique of the flattened array")
     t = as_tracer(ar)
-    if t.is_dynamic:
-        raise unsupported("np.unique of an array whose length is known only at run time",
-                          "np.unique of a fixed-length array")
-    flat = t.reshape(-1) if t.ndim != 1 else t
-    perm = argsort(flat, kind="stable")
+    if axis is None:
+        if t.is_dynamic and t.ndim != 1:
+            raise unsupported("np.unique of an array of several axes whose length is known only at run time",
+                              "np.unique of a 1-d array")
+        flat = t.reshape(-1) if t.ndim != 1 else t
+        perm = argsort(flat, kind="stable")
+    else:
+        # rows along `axis`, in lexicographic order (NumPy compares them as records: no NaN is
+        # equal to another)
+        axis = normalize_axis_index(axis, t.ndim)
+        flat = np.moveaxis(t, axis, 0)
+        if flat.ndim == 1:
+            perm = argsort(flat, kind="stable")
+        else:
+            if flat.is_dynamic and flat.ndim > 2:
+                raise unsupported("np.unique(axis=...) of rows of several axes whose number is known only at run "
+                                  "time", "np.unique of a 2-d array's rows")
+            columns = flat.reshape(flat.shape[0], -1) if flat.ndim > 2 else flat
+            perm = lexsort([columns[:, j] for j in reversed(range(columns.shape[1]))])
+        equal_nan = False
     aux = getitem(flat, perm)
-    # where a new value starts in the sorted values
-    mask = ones(flat.shape, np.bool_)
-    if flat.shape[0] > 1:
-        later = np.not_equal(aux[1:], aux[:-1])
-        if equal_nan and aux.dtype.kind == "f":  # NaNs sort last: all but the first are repeats
-            later = np.logical_and(later, np.logical_not(np.isnan(aux[1:])) | np.logical_not(np.isnan(aux[:-1])))
-        mask[1:] = later
-    out = [compress(mask, aux)]
+    mask = _starts(aux, equal_nan)
+    out = [compress(mask, aux, axis=0)]
+    if axis is not None:
+        out[0] = np.moveaxis(out[0], 0, axis)
     if return_index:
         out.append(compress(mask, perm))
     if return_inverse or return_counts:
         group = np.subtract(cumsum(mask), 1)
     if return_inverse:
-        inverse = empty(flat.shape, I64)
+        inverse = empty(flat.shape[:1], I64)
         setitem(inverse, perm, group)
-        out.append(inverse.reshape(t.shape) if t.ndim != 1 else inverse)
+        out.append(inverse.reshape(t.shape) if axis is None and t.ndim != 1 else inverse)
     if return_counts:
         counts = zeros((count(mask),), I64)
         add_at(counts, group, 1)

@@ -746,6 +746,9 @@ class Tracer:
     sort = _Method()
     take = _Method()
     compress = _Method()
+    partition = _Method()
+    argpartition = _Method()
+    put = _Method()
     T = property(lambda self: self.transpose())
     real = property(lambda self: self)
 

@@ -144,5 +144,25 @@ TEST(DataDependent, CheckIndexRaisesNumPysIndexErrorAtTheFirstBadIndex) {
   }
 }
 
+TEST(DataDependent, CheckIndexOfAKthRaisesNumPysValueErrorWithTheKthMadeNonNegative) {
+  Program p = lower(parse_graph(R"(graph @f {
+    %s0 = storage i64[1] arg 0
+    %s1 = storage i64[1] arg 1
+    %s2 = storage i64[1] arg 2
+    op0 = check_index(%s0[]{}+0, %s1[]{}+0) axes=[-1] -> %s2[]{}+0
+    return
+  })"));
+  int64_t size = 5, out = 0, kth = -2;
+  execute(p, {&kth, &size, &out});
+  EXPECT_EQ(out, 3);
+  kth = -6;
+  try {
+    execute(p, {&kth, &size, &out});
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "kth(=-1) out of bounds (5)");
+  }
+}
+
 }  // namespace
 }  // namespace strider

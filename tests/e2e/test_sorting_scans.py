@@ -1,5 +1,6 @@
-"""Differential tests for sorting's companions: searchsorted, lexsort, unique, cumulative sums and
-products, maximum/minimum.accumulate and np.add.at, on fixed and run-time lengths."""
+"""Differential tests for sorting's companions: searchsorted, lexsort, unique (of values and of rows),
+cumulative sums and products, maximum/minimum.accumulate and np.add.at, on fixed and run-time
+lengths."""
 import numpy as np
 import pytest
 
@@ -79,10 +80,24 @@ def test_unique_without_equal_nan():
     check(lambda a: np.unique(a, equal_nan=False), WITH_NAN)
 
 
-def test_unique_of_a_runtime_length_is_refused():
-    f = strider.compile(lambda a: np.unique(a[a > 0]))
-    with pytest.raises(strider.UnsupportedError, match="known only at run time"):
-        f(rnd(5))
+ALL_OF_UNIQUE = dict(return_index=True, return_inverse=True, return_counts=True)
+ROWS = np.array([[1, 2], [0, 1], [1, 2], [0, 1.0], [np.nan, 1], [np.nan, 1], [-0.0, 1], [0.0, 1]])
+
+
+@pytest.mark.parametrize("fn,args", [
+    pytest.param(lambda a: np.unique(a, axis=0, **ALL_OF_UNIQUE), (ROWS,), id="rows_nan_never_equal"),
+    pytest.param(lambda a: np.unique(a, axis=1, **ALL_OF_UNIQUE), (ROWS.T.copy(),), id="columns"),
+    pytest.param(lambda a: np.unique(a, axis=0), (ints((20, 2, 2), hi=1, seed=10),), id="rows_of_3d"),
+    pytest.param(lambda a: np.unique(a, axis=0, return_counts=True), (np.zeros((0, 3)),), id="no_rows"),
+    pytest.param(lambda a: np.unique(a, axis=0, return_inverse=True), (ints(9, hi=2, seed=11),), id="axis0_of_1d"),
+    pytest.param(lambda s: np.unique(np.floor(s[s > 0.2] * 5), **ALL_OF_UNIQUE), (rnd(30, seed=12),),
+                 id="runtime_length"),
+    pytest.param(lambda s: np.unique(s[s > 2], **ALL_OF_UNIQUE), (rnd(5, seed=12),), id="runtime_length_empty"),
+    pytest.param(lambda b, s: np.unique(b[s > 0.3], axis=0, return_inverse=True, return_counts=True),
+                 (ints((30, 3), hi=1, seed=13), rnd(30, seed=14)), id="runtime_rows"),
+])
+def test_unique_rows_and_runtime_lengths(fn, args):
+    check(fn, *args)
 
 
 def _add_at(a, i, b):

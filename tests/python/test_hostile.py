@@ -2,7 +2,7 @@
 accepts, and calls that fail before running.
 
 test_errors.py has the basic cases (if/and/bool/float/int/item/tolist of traced values,
-np.median, np.einsum, np.fft.fft, ndarray.partition, runtime ints as shapes and indices,
+np.median, np.einsum, np.fft.fft, ndarray.diagonal, runtime ints as shapes and indices,
 broadcast and index errors with the arguments left alone, wrong argument counts, np.random); its
 helpers are used here. This file adds:
 

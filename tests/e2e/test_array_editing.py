@@ -1,0 +1,141 @@
+"""Differential tests of the ops that edit arrays by position: np.delete, np.insert, np.append,
+np.put, np.put_along_axis, partition/argpartition, and np.concatenate along an axis whose length is
+known only at run time (the pieces NMS code joins)."""
+import numpy as np
+import pytest
+
+import strider
+from differential import TARGET, check, check_raises
+
+F32, F64, I64 = np.float32, np.float64, np.int64
+
+
+def rnd(shape, dtype=F64, seed=0):
+    return np.random.default_rng(seed).random(shape).astype(dtype)
+
+
+X = np.arange(24.0).reshape(4, 6)
+S = rnd(10, seed=1)
+
+
+@pytest.mark.parametrize("fn,args", [
+    pytest.param(lambda x: (np.delete(x, 1, axis=1), np.delete(x, -1), np.delete(x, [0, 2, 5], axis=1)), (X,),
+                 id="delete_constant"),
+    pytest.param(lambda x: (np.delete(x, slice(None, None, 2), axis=1), np.delete(x, np.arange(0, 24, 2)),
+                            np.delete(x, [], axis=0)), (X,), id="delete_slices_and_many_pieces"),
+    pytest.param(lambda x: np.delete(x[:, ::2], [True, False, True, False], axis=0), (X,), id="delete_mask_view"),
+    pytest.param(lambda s: (np.delete(s, np.where(s > 0.5)[0]), np.delete(s, np.argmax(s)), np.delete(s, s > 0.5)),
+                 (S,), id="delete_computed"),
+    pytest.param(lambda s, i: np.delete(s, i), (S, np.array([1, -1, 1])), id="delete_repeated_negative"),
+    pytest.param(lambda s: np.delete(s[s > 0.3], np.concatenate(([0], np.where(s[s > 0.3] > 0.6)[0]))), (S,),
+                 id="delete_pyimagesearch_nms_step"),
+    pytest.param(lambda x: (np.insert(x, 1, 9.5, axis=1), np.insert(x, [1, 1, 0], [7, 8, 9], axis=1),
+                            np.insert(x, slice(0, 4, 2), -1.0)), (X,), id="insert_constant"),
+    pytest.param(lambda x: (np.insert(x, 2, x[:, 0], axis=1), np.insert(x, [2], x[:, :1], axis=1),
+                            np.insert(x, 0, [x[:, 0]], axis=1)), (X,), id="insert_columns"),
+    pytest.param(lambda x: np.insert(x.astype(np.int64), np.array([True, False, False, True]), 2.7, axis=0), (X,),
+                 id="insert_mask_casts"),
+    pytest.param(lambda x: (np.append(x, [1, 2]), np.append(x, x[:1], axis=0)), (X,), id="append"),
+])
+def test_delete_insert_append(fn, args):
+    check(fn, *args)
+
+
+@pytest.mark.parametrize("fn,args,exc", [
+    pytest.param(lambda x: np.delete(x, 6, axis=1), (X,), IndexError, id="delete_int"),
+    pytest.param(lambda x: np.delete(x, [1.0]), (X,), IndexError, id="delete_float"),
+    pytest.param(lambda x: np.delete(x, [True, False]), (X,), ValueError, id="delete_short_mask"),
+    pytest.param(lambda s, i: np.delete(s, i), (S, np.array([0, 10])), IndexError, id="delete_computed"),
+    pytest.param(lambda x: np.insert(x, 7, 0.0, axis=1), (X,), IndexError, id="insert_int"),
+    pytest.param(lambda x: np.insert(x, [[1]], 0.0), (X,), ValueError, id="insert_2d_positions"),
+    pytest.param(lambda x: np.insert(x, [0, 1], x[:3], axis=0), (X,), ValueError, id="insert_values_shape"),
+])
+def test_delete_insert_raise(fn, args, exc):
+    check_raises(fn, *args, exc=exc)
+
+
+def _puts(a, i, v):
+    np.put(a, i, v[:2])
+    a.put([0, -1], 5.5)
+    np.put(a[::2], [1, 4], [-1, -2])
+    c = np.zeros((3, 4))
+    np.put_along_axis(c, np.argsort(v.reshape(3, 4), axis=1)[:, :2], 1.0, axis=1)
+    np.put_along_axis(c, np.array([2, 0]), v[:2], axis=None)
+    return c
+
+
+def test_put_and_put_along_axis():
+    check(_puts, np.arange(10.0), np.array([3, 4, 3, 7, -2]), rnd(12, seed=2))
+    check(lambda a, v: _puts(a, [3.7, 4.0], v), np.arange(10.0), rnd(12, seed=3))  # a list's floats are cast
+
+
+@pytest.mark.parametrize("fn,args,exc", [
+    pytest.param(lambda a, i: np.put(a, i, 0.0), (np.arange(5.0), np.array([1, 5])), IndexError, id="index"),
+    pytest.param(lambda a, i: np.put(a, i, 0.0), (np.arange(5.0), np.array([1.0])), TypeError, id="float_array"),
+])
+def test_put_raises(fn, args, exc):
+    check_raises(fn, *args, exc=exc)
+
+
+def _partition_agrees(a, kth, got, arg=False, axis=-1):
+    """got is one of the answers NumPy's (arg)partition allows: every kth holds NumPy's value, and
+    nothing before (after) it is greater (less)."""
+    values = np.take_along_axis(a, got, axis) if arg else got
+    expected = np.partition(a, kth, axis)
+    assert values.shape == expected.shape and values.dtype == expected.dtype
+    moved, exp = np.moveaxis(values, axis, -1), np.moveaxis(expected, axis, -1)
+    ordered = np.where(np.isnan(moved), np.inf, moved)  # NaNs sort last
+    for k in np.atleast_1d(kth):
+        np.testing.assert_array_equal(moved[..., k], exp[..., k])
+        assert (ordered[..., :k] <= ordered[..., k:k + 1]).all() and (ordered[..., k:] >= ordered[..., k:k + 1]).all()
+    np.testing.assert_array_equal(np.sort(values, axis), np.sort(a, axis))
+
+
+@pytest.mark.parametrize("kth,axis", [(3, -1), ([0, 5, 9], -1), (-2, -1), (1, 0)])
+def test_partition(kth, axis):
+    a = rnd((4, 10), F32, seed=4) if axis == -1 else rnd((5, 3), seed=5)
+    a[0, :2] = np.nan
+
+    def f(x):
+        y = x.copy()
+        y.partition(kth, axis=axis)
+        return np.partition(x, kth, axis=axis), np.argpartition(x, kth, axis=axis), y
+
+    p, ap, inplace = strider.compile(f, target=TARGET)(a)
+    _partition_agrees(a, kth, p, axis=axis)
+    _partition_agrees(a, kth, ap, arg=True, axis=axis)
+    _partition_agrees(a, kth, inplace, axis=axis)
+
+
+def test_argpartition_head_is_a_top_k():
+    def f(s, k):
+        return np.argpartition(-s, k)[:k]
+
+    got = strider.compile(f, target=TARGET, static_argnames=("k",))(S, 4)
+    np.testing.assert_array_equal(np.sort(got), np.sort(np.argsort(-S)[:4]))
+
+
+@pytest.mark.parametrize("fn,args,exc", [
+    pytest.param(lambda s: np.partition(s, 10), (S,), ValueError, id="kth"),
+    pytest.param(lambda s: np.partition(s[s > 0.9], 3), (S,), ValueError, id="kth_runtime_length"),
+    pytest.param(lambda s: np.argpartition(s, 1.0), (S,), TypeError, id="float_kth"),
+    pytest.param(lambda s: np.partition(s, 1, kind="quicksort"), (S,), ValueError, id="kind"),
+])
+def test_partition_raises(fn, args, exc):
+    check_raises(fn, *args, exc=exc)
+
+
+B = rnd((12, 4), F32, seed=6)
+
+
+@pytest.mark.parametrize("fn,args", [
+    pytest.param(lambda b, s: np.concatenate([b[s > 0.5], b[:2], b[s < 0.2] * 2]), (B, rnd(12, seed=7)),
+                 id="rows"),
+    pytest.param(lambda b, s: np.concatenate([b[s > 0.5], b[:2], b[s < 0.2] * 2]), (B, np.zeros(12)),
+                 id="rows_one_empty"),
+    pytest.param(lambda b, s: (np.concatenate([b[s > 0.5].T, b[:4, :1]], axis=1), np.vstack([b[s > 0.5], b[:1]]),
+                               np.hstack([s[s > 0.5], 1.0]), np.append(b[s > 0.5], [[1, 2, 3, 4]], axis=0)),
+                 (B, rnd(12, seed=8)), id="axes_and_helpers"),
+])
+def test_concatenate_runtime_lengths(fn, args):
+    check(fn, *args)

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -96,7 +97,11 @@ bool broadcast_inside(const View& r, const PointMap& m) {
   return true;
 }
 
+// Whether an op's reads may recompute their producers (the library's ops read stored inputs).
+bool recomputes(const Op& op) { return op_kind(op.code) != OpKind::Arange && !is_data_dependent(op.code); }
+
 constexpr int kMaxOpsPerRead = 48;  // bounds the code one consumer may pull in
+constexpr int64_t kCacheLine = 64;    // bytes
 
 class Inliner {
  public:
@@ -114,14 +119,19 @@ class Inliner {
     }
     for (const View& v : g.outputs) reads_[v.storage] += 2;  // returned: it stays stored
     // An op whose every reader will recompute it dies: copies for its own reads would be waste.
-    dies_.assign(g.ops.size(), false);
+    // (While this is decided, every op counts as dying: see gathers.)
+    dies_.assign(g.ops.size(), true);
+    std::vector<bool> dies(g.ops.size(), false);
     for (size_t s = 0; s < g.storages.size(); ++s) {
       if (writer_[s] < 0 || reads_[s] == 0) continue;
       bool all = true;
       for (const Access& a : t.accesses[s])
-        if (!a.write && (a.op >= static_cast<int>(g.ops.size()) || !recomputable(a.view, a.op, false))) all = false;
-      dies_[writer_[s]] = all;
+        if (!a.write && (a.op >= static_cast<int>(g.ops.size()) || !recomputes(g.ops[a.op]) ||
+                         !recomputable(a.view, a.op, false)))
+          all = false;
+      dies[writer_[s]] = all;
     }
+    dies_ = std::move(dies);
   }
 
   Graph run(std::vector<std::string>* log) {
@@ -132,7 +142,7 @@ class Inliner {
       Op op = g_.ops[b];
       memo_.clear();
       budget_ = kMaxOpsPerRead;
-      if (op_kind(op.code) != OpKind::Arange && !is_data_dependent(op.code) && !dies_[b])
+      if (recomputes(op) && !dies_[b])
         for (View& v : op.inputs) v = read(v, static_cast<int>(b), false, log);
       out_.ops.push_back(std::move(op));
     }
@@ -151,9 +161,25 @@ class Inliner {
     if (expensive(src.code) && (repeated || reads_[r.storage] > 1)) return std::nullopt;
     std::optional<PointMap> m = map_read(src.output, r);
     if (!m || !broadcast_inside(r, *m)) return std::nullopt;
+    if (!dies_[a] && gathers(src, r, *m)) return std::nullopt;
     for (const View& v : src.inputs)
       if (v.is_dynamic() || written_between(v.storage, a, at)) return std::nullopt;
     return m;
+  }
+
+  // Whether recomputing `src` where `r` reads it would load an input across cache lines (a
+  // column of wide rows: pred[:, 4] > t) along r's innermost axis, more sparsely than r itself
+  // reads: a producer that stays stored for another reader is cheaper to read back then.
+  bool gathers(const Op& src, const View& r, const PointMap& m) const {
+    int k = r.ndim() - 1;
+    while (k >= 0 && r.shape[k] == 1) --k;
+    if (k < 0) return false;
+    const int64_t read = std::abs(r.strides[k]) * itemsize(g_.storages[r.storage].dtype);
+    for (const View& v : src.inputs) {
+      const int64_t step = std::abs(compose(v, r, m).strides[k]) * itemsize(g_.storages[v.storage].dtype);
+      if (step > kCacheLine && step > read) return true;
+    }
+    return false;
   }
 
   // The view op `at` should read instead of `r`: a fresh temporary that a copy of r's writer,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory_resource>
+#include <new>
 
 #include "device_array.h"
 
@@ -20,6 +21,8 @@ namespace {
 // Programs of fewer points than this run holding the GIL: releasing and taking it back costs
 // more than their kernels, and other threads wait a few microseconds at most.
 constexpr int64_t kKeepGilPoints = 1 << 14;
+// The most bytes of temporaries a Runner holds between calls (virtual: untouched pages cost none).
+constexpr int64_t kMaxKeptBytes = int64_t{1} << 28;
 
 static_assert(sizeof(npy_intp) == sizeof(int64_t));
 
@@ -74,6 +77,21 @@ Runner::Runner(py::object program, std::vector<std::pair<int, int>> groups, std:
         only_scalars = only_scalars && (o.scalar || !o.weak.is_none());
     in_slot_.push_back(only_scalars);
   }
+  // the temporaries no result shows, that a run stores: one buffer, kept between calls
+  const Graph& g = program_->graph;
+  std::vector<char> returned(g.storages.size(), 0);
+  for (const Temp& t : temps_) returned[t.storage] = 1;
+  kept_offset_.assign(g.storages.size(), -1);
+  for (size_t s = 0; s < g.storages.size(); ++s) {
+    const Storage& st = g.storages[s];
+    if (st.kind != StorageKind::Temp || returned[s] || (!program_->unstored.empty() && program_->unstored[s])) continue;
+    kept_offset_[s] = kept_bytes_;
+    kept_bytes_ += (st.size * itemsize(st.dtype) + 63) / 64 * 64;
+  }
+  if (kept_bytes_ > kMaxKeptBytes) {  // too much to hold between calls: every call allocates
+    kept_offset_.assign(g.storages.size(), -1);
+    kept_bytes_ = 0;
+  }
 }
 
 int Runner::group_of(int storage) const {
@@ -103,6 +121,21 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
   std::pmr::vector<uint64_t> temp_ptrs(&arena);
   std::pmr::vector<int64_t> temp_slots(temps_.size(), &arena);  // in_slot_ temporaries
   temps.reserve(temps_.size());
+  // the kept buffer, where no other call holds it
+  const bool keep = !cuda_ && kept_bytes_ > 0 && !kept_->busy.exchange(true, std::memory_order_acquire);
+  struct Release {
+    std::atomic<bool>* busy;
+    ~Release() {
+      if (busy) busy->store(false, std::memory_order_release);
+    }
+  } release{keep ? &kept_->busy : nullptr};
+  if (keep && !kept_->buffer) {
+    kept_->buffer.reset(static_cast<std::byte*>(std::aligned_alloc(64, kept_bytes_)));
+    if (!kept_->buffer) throw std::bad_alloc();
+  }
+  if (keep)
+    for (size_t s = 0; s < kept_offset_.size(); ++s)
+      if (kept_offset_[s] >= 0) buffers[s] = kept_->buffer.get() + kept_offset_[s];
   for (size_t k = 0; k < temps_.size(); ++k) {
     const Temp& t = temps_[k];
     if (!on_device && in_slot_[k]) {

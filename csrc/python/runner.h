@@ -4,7 +4,10 @@
 
 #include <pybind11/pybind11.h>
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <memory_resource>
 #include <string>
@@ -97,6 +100,16 @@ class Runner {
   std::vector<std::pair<int, int>> scalars_;  // (storage, leaf)
   std::vector<Temp> temps_;
   std::vector<char> in_slot_;                 // per temp: a 0-d one returned only as scalars (no array)
+  // The temporaries no result shows live in one host buffer kept between calls (one call at a
+  // time: another running meanwhile has the executor allocate its own). A bound-sized one, of a
+  // run-time length, touches only the pages its call uses, and those need no fault on the next.
+  struct Kept {
+    std::unique_ptr<std::byte, void (*)(void*)> buffer{nullptr, std::free};
+    std::atomic<bool> busy{false};
+  };
+  std::vector<int64_t> kept_offset_;          // per storage: its byte offset in the kept buffer, or -1
+  int64_t kept_bytes_ = 0;
+  std::unique_ptr<Kept> kept_ = std::make_unique<Kept>();
   pybind11::list temp_specs_;
   std::vector<Output> outputs_;
   std::string result_codes_;                  // the result's structure (call_signature.h's Node codes)

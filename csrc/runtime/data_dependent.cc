@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "runtime/elementwise.h"
@@ -161,24 +162,28 @@ class RowMover {
         dst_row_(tail_of(dst, dst_lead, 0)), src_row_(tail_of(src, src_lead, 0)), add_(add),
         n_(dst_row_.numel()), dense_(!add && dst_row_.is_c_contiguous() && src_row_.is_c_contiguous()) {}
 
+  // inline where dense (short rows: boxes, scalars), the strided walk out of line
   void operator()(int64_t dst_off, int64_t src_off) const {
-    if (dense_) {  // a typed loop: short rows (boxes, scalars) would pay a call per row in memcpy
-      T* to = dst_ + dst_off;
-      const T* from = src_ + src_off;
-      for (int64_t i = 0; i < n_; ++i) to[i] = from[i];
-    } else if (dst_row_.ndim() <= 1) {
-      const int64_t ds = dst_row_.ndim() ? dst_row_.strides[0] : 0, ss = src_row_.ndim() ? src_row_.strides[0] : 0;
-      for (int64_t i = 0; i < n_; ++i) move(dst_ + dst_off + i * ds, src_[src_off + i * ss]);
-    } else {
-      View d = dst_row_, s = src_row_;
-      d.offset = dst_off;
-      s.offset = src_off;
-      walk<2>(d.shape, {&d, &s}, [&](const std::array<int64_t, 2>& off) { move(dst_ + off[0], src_[off[1]]); });
-    }
+    if (!dense_) return strided(dst_off, src_off);
+    T* to = dst_ + dst_off;
+    const T* from = src_ + src_off;
+    for (int64_t i = 0; i < n_; ++i) to[i] = from[i];
   }
 
  private:
   void move(T* to, T v) const { *to = add_ ? detail::binary_same(OpCode::add, *to, v) : v; }
+
+  [[gnu::noinline]] void strided(int64_t dst_off, int64_t src_off) const {
+    if (dst_row_.ndim() <= 1) {
+      const int64_t ds = dst_row_.ndim() ? dst_row_.strides[0] : 0, ss = src_row_.ndim() ? src_row_.strides[0] : 0;
+      for (int64_t i = 0; i < n_; ++i) move(dst_ + dst_off + i * ds, src_[src_off + i * ss]);
+      return;
+    }
+    View d = dst_row_, s = src_row_;
+    d.offset = dst_off;
+    s.offset = src_off;
+    walk<2>(d.shape, {&d, &s}, [&](const std::array<int64_t, 2>& off) { move(dst_ + off[0], src_[off[1]]); });
+  }
 
   T* dst_;
   const T* src_;
@@ -188,26 +193,59 @@ class RowMover {
   bool dense_;
 };
 
+// Calls f(i) for each i < n where the bool m[i * stride] is set; a contiguous mask is read 8 bytes
+// at a time, skipping words of false (the kept rows of a score threshold are few).
+template <typename F>
+void for_each_set(const bool* m, int64_t n, int64_t stride, F&& f) {
+  int64_t i = 0;
+  if (stride == 1) {
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, m + i, 8);
+      while (w) {
+        const int b = __builtin_ctzll(w) >> 3;
+        f(i + b);
+        w &= ~(uint64_t{0xFF} << (8 * b));
+      }
+    }
+  }
+  for (; i < n; ++i)
+    if (m[i * stride]) f(i);
+}
+
 void compress(const Graph& g, const Op& op, char* const* base) {
   const View& mask = op.inputs[0];
   const View& src = op.inputs[1];
   const View& out = op.output;
-  const bool* m = reinterpret_cast<const bool*>(base[mask.storage]);
+  const bool* m = reinterpret_cast<const bool*>(base[mask.storage]) + mask.offset;
+  const int64_t n = mask.shape[0], ms = mask.strides[0], room = out.shape[0];  // room: the count
+  const int64_t ss = src.strides[0], os = out.strides[0];
   dispatch_dtype(g.dtype_of(out), [&](auto tag) {
     using T = decltype(tag);
     int64_t k = 0;
-    if (src.ndim() == 1) {  // rows of one element: branchless, as nonzero's
+    if (src.ndim() == 1) {
       const T* from = at<T>(base, src, src.offset);
       T* to = at<T>(base, out, out.offset);
-      for (int64_t i = 0; i < mask.shape[0] && k < out.shape[0]; ++i) {
-        to[k * out.strides[0]] = from[i * src.strides[0]];
-        k += m[mask.offset + i * mask.strides[0]];
-      }
+      int64_t i = 0;
+      if (ms == 1)  // branchless inside a word of the mask with a bit set: every element stored, kept ones counted
+        for (; i + 8 <= n && k + 8 <= room; i += 8) {
+          uint64_t w;
+          std::memcpy(&w, m + i, 8);
+          if (!w) continue;
+          for (int b = 0; b < 8; ++b) {
+            to[k * os] = from[(i + b) * ss];
+            k += m[i + b];
+          }
+        }
+      for (; i < n && k < room; ++i)
+        if (m[i * ms]) to[k++ * os] = from[i * ss];
       return;
     }
     const RowMover<T> move(base, out, 1, src, 1, false);
-    for (int64_t i = 0; i < mask.shape[0] && k < out.shape[0]; ++i)
-      if (m[mask.offset + i * mask.strides[0]]) move(out.offset + k++ * out.strides[0], src.offset + i * src.strides[0]);
+    const int64_t oo = out.offset, so = src.offset;
+    for_each_set(m, n, ms, [&, oo, so](int64_t i) {
+      if (k < room) move(oo + k++ * os, so + i * ss);
+    });
   });
 }
 
@@ -323,13 +361,23 @@ template <typename U>
 const std::vector<int64_t>& selected(const std::vector<U>& keys, int64_t m, bool reverse, std::vector<int64_t>& order) {
   const int64_t n = static_cast<int64_t>(keys.size());
   if (m * 8 < n) {
-    order.resize(n);
-    for (int64_t i = 0; i < n; ++i) order[i] = i;
-    auto before = [&](int64_t a, int64_t b) {
-      return reverse ? (keys[a] > keys[b] || (keys[a] == keys[b] && a > b)) : (keys[a] < keys[b] || (keys[a] == keys[b] && a < b));
+    // (key, position) pairs compared by value: one 64-bit word where both fit
+    auto select = [&](auto items, auto make, auto position) {
+      items.resize(n);
+      for (int64_t i = 0; i < n; ++i) items[i] = make(keys[i], i);
+      using Item = typename decltype(items)::value_type;
+      auto before = [reverse](const Item& a, const Item& b) { return reverse ? b < a : a < b; };
+      std::nth_element(items.begin(), items.begin() + m, items.end(), before);
+      std::sort(items.begin(), items.begin() + m, before);
+      order.resize(m);
+      for (int64_t i = 0; i < m; ++i) order[i] = position(items[i]);
     };
-    std::nth_element(order.begin(), order.begin() + m, order.end(), before);
-    std::sort(order.begin(), order.begin() + m, before);
+    if (sizeof(U) == 4 && n <= (int64_t{1} << 32))
+      select(std::vector<uint64_t>{}, [](U key, int64_t i) { return uint64_t(key) << 32 | uint64_t(i); },
+             [](uint64_t item) { return int64_t(item & 0xFFFFFFFFu); });
+    else
+      select(std::vector<std::pair<U, int64_t>>{}, [](U key, int64_t i) { return std::make_pair(key, i); },
+             [](const std::pair<U, int64_t>& item) { return item.second; });
     return order;
   }
   stable_order(keys, order);

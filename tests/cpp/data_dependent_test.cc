@@ -78,6 +78,56 @@ TEST(DataDependent, TopKIsTheStableOrdersHeadOrReversedTail) {
   }
 }
 
+TEST(DataDependent, TopKOfWideKeysIsTheStableOrdersHead) {
+  // f64 keys do not fit a 64-bit word with their position: (key, position) pairs
+  std::vector<double> keys = {2.0, -0.0, NAN, 1.5, 0.0, 2.0, -7.0, 1.5, NAN, 0.0, 2.0, 3.0, -0.0, 1.5, 9.0, 0.0, 2.0};
+  std::vector<float> narrow(keys.begin(), keys.end());  // the same order
+  const std::vector<int64_t> want = reference_order(narrow);
+  const int64_t n = static_cast<int64_t>(keys.size());
+  for (int reversed : {0, 1}) {
+    const std::string text = "graph @f {\n  %s0 = storage f64[17] arg 0\n  %s1 = storage i64[2] arg 1\n  op0 = argsort("
+                             "%s0[17]{1}+0) axes=[" + std::to_string(reversed) + ",2] -> %s1[2]{1}+0\n  return\n}";
+    int64_t got[2];
+    execute(lower(parse_graph(text)), {keys.data(), got});
+    for (int64_t i = 0; i < 2; ++i) EXPECT_EQ(got[i], reversed ? want[n - 1 - i] : want[i]) << reversed << " " << i;
+  }
+}
+
+TEST(DataDependent, CompressSkipsEmptyWordsOfTheMaskAndStopsAtTheCount) {
+  // a word of false, a word of true, scattered bits, a tail shorter than a word: elements and rows
+  Program p = lower(parse_graph(R"(graph @f {
+    %s0 = storage bool[37] arg 0
+    %s1 = storage i64[1] arg 1
+    %s2 = storage f32[37] arg 2
+    %s3 = storage f32[37] arg 3
+    %s4 = storage f32[74] arg 4
+    %s5 = storage f32[74] arg 5
+    op0 = compress(%s0[37]{1}+0, %s2[37]{1}+0) -> %s3[?%s1<=37]{1}+0
+    op1 = compress(%s0[37]{1}+0, %s4[37,2]{2,1}+0) -> %s5[?%s1<=37,2]{2,1}+0
+    return
+  })"));
+  bool mask[37] = {};
+  for (int i = 8; i < 16; ++i) mask[i] = true;
+  for (int i : {17, 22, 23, 31, 33, 36}) mask[i] = true;
+  std::vector<float> x(37), rows(74), got(37, -1), got_rows(74, -1), want, want_rows;
+  for (int i = 0; i < 74; ++i) rows[i] = static_cast<float>(100 + i);
+  for (int i = 0; i < 37; ++i) {
+    x[i] = static_cast<float>(i);
+    if (mask[i]) {
+      want.push_back(x[i]);
+      want_rows.insert(want_rows.end(), {rows[2 * i], rows[2 * i + 1]});
+    }
+  }
+  for (int64_t count : {int64_t(want.size()), int64_t(5)}) {  // the whole count, or a smaller one
+    std::fill(got.begin(), got.end(), -1);
+    std::fill(got_rows.begin(), got_rows.end(), -1);
+    execute(p, {mask, &count, x.data(), got.data(), rows.data(), got_rows.data()});
+    for (int64_t i = 0; i < count; ++i) EXPECT_EQ(got[i], want[i]) << count << " " << i;
+    for (int64_t i = 0; i < 2 * count; ++i) EXPECT_EQ(got_rows[i], want_rows[i]) << count << " " << i;
+    EXPECT_EQ(got_rows[2 * count], -1);  // rows past the count: untouched
+  }
+}
+
 TEST(DataDependent, SortRowsAlongTheLastAxisOfAStridedView) {
   // rows of a transposed 3x4 view: each column of the buffer is one row to sort
   Program p = lower(parse_graph(R"(graph @f {

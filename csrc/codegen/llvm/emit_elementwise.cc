@@ -54,9 +54,10 @@ void Emitter::emit_op(const Op& op) {
       return store(op.output, call_scalar(std::string("st_arange_") + dtype_name(out), reg_type(out),
                                           {load(op.inputs[0]), load(op.inputs[1]), i}));
     }
-    case OpKind::Reduce: break;
+    case OpKind::Reduce: refuse("a reduction must be the last op of its stage");
+    default: break;  // stage_plan refuses the data-dependent kinds before any emitter sees them
   }
-  refuse("a reduction must be the last op of its stage");
+  refuse("a data-dependent op runs in the runtime's library");
 }
 
 Value* Emitter::scalar_op(OpCode code, DType t, const Values& args) {

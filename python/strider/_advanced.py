@@ -258,8 +258,16 @@ def _offsets(t, key):
 
 def _checked(idx, n, axis):
     """idx (any integer dtype) as in-range non-negative int64 indices of a dimension of length n;
-    NumPy's IndexError where one is out of range."""
-    return emit("check_index", [idx.astype(I64) if idx.dtype != I64 else idx, _length(n)], idx.shape, I64, axes=(axis,))
+    NumPy's IndexError where one is out of range. The same indices checked again (b[order],
+    s[order]) reuse the check: its result is only ever read."""
+    trace = current_trace()
+    key = (trace.value_key(idx), n.storage if isinstance(n, Extent) else int(n), axis)
+    found = trace.checked.get(key)
+    if found is None:
+        found = emit("check_index", [idx.astype(I64) if idx.dtype != I64 else idx, _length(n)], idx.shape, I64,
+                     axes=(axis,))
+        trace.checked[key] = found
+    return found
 
 
 def _rows_key(t, key):

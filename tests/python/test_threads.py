@@ -26,6 +26,12 @@ def _iou(a, b):
     return wh[..., 0] * wh[..., 1]
 
 
+def _top_boxes(scores, boxes):
+    # temporaries no result shows (the mask, the survivors): one call at a time holds the kept ones
+    keep = scores > 0.5
+    return boxes[keep][np.argsort(-scores[keep], kind="stable")[:10]]
+
+
 def _inputs(i):
     rng = np.random.default_rng(i)
     n = (50, 300, 70_000)[i % 3]  # small, medium, and big enough for parallel stages
@@ -34,13 +40,14 @@ def _inputs(i):
         "decode": (boxes, rng.standard_normal((n, 4)).astype(np.float32)),
         "softmax": (rng.standard_normal((n // 10 + 1, 80)).astype(np.float64),),
         "iou": (boxes[:40], boxes[-30:]),
+        "top_boxes": (rng.random(n), boxes),
     }
 
 
 # one signature kept: every thread's call evicts what another is about to run
 @pytest.mark.parametrize("max_signatures", [64, 1])
 def test_many_threads_many_functions_many_signatures(max_signatures):
-    fns = {"decode": _decode, "softmax": _softmax, "iou": _iou}
+    fns = {"decode": _decode, "softmax": _softmax, "iou": _iou, "top_boxes": _top_boxes}
     compiled = {k: strider.compile(f, max_signatures=max_signatures) for k, f in fns.items()}
     expected = {}
     for i in range(6):
@@ -71,4 +78,5 @@ def test_many_threads_many_functions_many_signatures(max_signatures):
     if max_signatures == 1:
         assert all(len(c._cache) == 1 for c in compiled.values())
     else:  # one trace per signature, however many threads raced: three sizes; iou's views alias or not
-        assert {k: c.stats()["traces"] for k, c in compiled.items()} == {"decode": 3, "softmax": 3, "iou": 2}
+        assert {k: c.stats()["traces"] for k, c in compiled.items()} == {"decode": 3, "softmax": 3, "iou": 2,
+                                                                         "top_boxes": 3}

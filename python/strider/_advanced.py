@@ -516,6 +516,19 @@ def put(a, ind, v, mode="raise"):
     current_trace().op("put", [off, _values(v, a.dtype, off.shape)], _storage_view(a))
 
 
+def ix_(*args):
+    """Index arrays that broadcast to the grid of their product (a mask gives its nonzero indices)."""
+    out = []
+    for k, a in enumerate(args):
+        t = as_tracer(a) if not isinstance(a, list) or a else as_tracer(np.asarray(a, np.intp))
+        if t.ndim != 1:
+            raise ValueError("Cross index must be 1 dimensional")
+        if t.dtype == np.bool_:
+            t = flatnonzero(t)
+        out.append(t.reshape((1,) * k + t.shape + (1,) * (len(args) - k - 1)))
+    return tuple(out)
+
+
 def compress(condition, a, axis=None, out=None):
     if out is not None:
         raise unsupported("np.compress(out=...)", "assign the result")

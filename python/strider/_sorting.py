@@ -215,3 +215,37 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         add_at(counts, group, 1)
         out.append(counts)
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    """Whether each element equals one of test_elements (==: NaN never does): a binary search of
+    each in the sorted test elements."""
+    e, test = as_tracer(element), as_tracer(test_elements)
+    dtype = np.result_type(e.dtype, test.dtype)
+    e, test = e.astype(dtype, copy=False), test.astype(dtype, copy=False)
+    s = sort(test, axis=None)
+    # one element past the end, so that every place found names one (a value there never counts)
+    at = searchsorted(s, e)
+    padded = np.concatenate([s, zeros((1,), dtype)])
+    found = np.logical_and(np.less(at, s.shape[0]), np.equal(getitem(padded, at), e))
+    return np.logical_not(found) if invert else found
+
+
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
+    if return_indices:
+        raise unsupported("np.intersect1d(return_indices=True)", "np.intersect1d of the values")
+    a, b = (as_tracer(x).reshape(-1) for x in (ar1, ar2))
+    if not assume_unique:
+        a, b = unique(a), unique(b)
+    aux = sort(np.concatenate([a, b]))
+    # a value in both appears twice in a row: its second (NaN never equals itself: never in both)
+    return compress(np.logical_not(_starts(aux, equal_nan=False)), aux)
+
+
+def union1d(ar1, ar2):
+    return unique(np.concatenate([as_tracer(ar1).reshape(-1), as_tracer(ar2).reshape(-1)]))
+
+
+def setdiff1d(ar1, ar2, assume_unique=False):
+    a = as_tracer(ar1).reshape(-1) if assume_unique else unique(ar1)
+    return compress(isin(a, ar2, assume_unique=True, invert=True), a)

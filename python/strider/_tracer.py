@@ -370,6 +370,10 @@ class Extent(int):
     def __reduce__(self):
         raise TypeError("a run-time length cannot be pickled")
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # np.minimum(x.shape[0], k): the ufunc of the traced length
+        return getattr(ufunc, method)(*(x.value() if isinstance(x, Extent) else x for x in inputs), **kwargs)
+
 
 def _extent_operators():
     for name in ("add", "sub", "mul", "floordiv", "truediv", "mod", "pow", "lshift", "rshift", "and", "or", "xor"):
@@ -760,6 +764,27 @@ class Tracer:
 
 
 
+_operator = threading.local()
+
+
+def _python_operator(uf, *args):
+    """uf(*args) for a Python operator: on Python numbers alone its result is a Python number
+    (np.minimum(n, 2) of the same numbers is NumPy's scalar): ufunc_call reads the mark."""
+    _operator.active = True
+    try:
+        return uf(*args)
+    finally:
+        _operator.active = False
+
+
+def python_operator_call():
+    """Whether the ufunc call being traced is a Python operator's (and clears the mark, so that
+    the ufuncs it calls in turn are not)."""
+    active = getattr(_operator, "active", False)
+    _operator.active = False
+    return active
+
+
 def _install_operators():
     """Python operators as NumPy's ufuncs, the way ndarray defines them."""
     binary = {
@@ -769,24 +794,25 @@ def _install_operators():
         "matmul": np.matmul,
     }
     for name, uf in binary.items():
-        setattr(Tracer, f"__{name}__", lambda self, other, uf=uf: uf(self, other))
-        setattr(Tracer, f"__r{name}__", lambda self, other, uf=uf: uf(other, self))
+        setattr(Tracer, f"__{name}__", lambda self, other, uf=uf: _python_operator(uf, self, other))
+        setattr(Tracer, f"__r{name}__", lambda self, other, uf=uf: _python_operator(uf, other, self))
         setattr(Tracer, f"__i{name}__", lambda self, other, uf=uf: _inplace(uf, self, other))
     compare = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
                "gt": np.greater, "ge": np.greater_equal}
     for name, uf in compare.items():
-        setattr(Tracer, f"__{name}__", lambda self, other, uf=uf: uf(self, other))
+        setattr(Tracer, f"__{name}__", lambda self, other, uf=uf: _python_operator(uf, self, other))
     # ndarray's `x ** 2` calls np.square (which keeps bool's NumPy dtype rules)
-    Tracer.__pow__ = lambda self, other: np.square(self) if type(other) is int and other == 2 else np.power(self, other)
+    Tracer.__pow__ = lambda self, other: _python_operator(
+        np.square, self) if type(other) is int and other == 2 else _python_operator(np.power, self, other)
     unary = {"neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert}
     for name, uf in unary.items():
-        setattr(Tracer, f"__{name}__", lambda self, uf=uf: uf(self))
+        setattr(Tracer, f"__{name}__", lambda self, uf=uf: _python_operator(uf, self))
 
 
 def _inplace(uf, self, other):
     # Python and NumPy scalars are immutable: `s += 1` rebinds, as it does outside a trace
     if self._weak is not None or self._scalar:
-        return uf(self, other)
+        return _python_operator(uf, self, other)
     return uf(self, other, out=self)
 
 

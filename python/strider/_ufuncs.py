@@ -8,7 +8,8 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from ._errors import unsupported
 from ._indexing import assign
-from ._tracer import IMPL, IR_DTYPES, Extent, Tracer, reshape_units, as_tracer, check_dtype, emit, keep_order, like_order, shape_of, weak_type
+from ._tracer import (IMPL, IR_DTYPES, Extent, Tracer, reshape_units, as_tracer, check_dtype, emit, keep_order, like_order,
+                      python_operator_call, shape_of, weak_type)
 
 _NoValue = np._NoValue
 
@@ -106,6 +107,7 @@ def broadcast_shape(*shapes):
 
 
 def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True, **kwargs):
+    python_op = python_operator_call()
     name = UFUNCS.get(uf)
     if name is None:
         if all("O" in t for t in uf.types):  # np.frompyfunc's: Python objects in, Python objects out
@@ -121,15 +123,16 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
         if len(out) != 1:
             raise ValueError("The 'out' tuple must have exactly one entry per ufunc output")
         out = out[0]
-    # objects with __array__ become constants first (their conversion is user code: one place)
-    inputs = tuple(as_tracer(x) if not isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float))
-                   and hasattr(type(x), "__array__") else x for x in inputs)
+    # objects with __array__ become constants first (their conversion is user code: one place);
+    # a run-time length (x.shape[0] of a mask's result) is its traced int
+    inputs = tuple(x.value() if isinstance(x, Extent) else as_tracer(x) if not isinstance(
+        x, (Tracer, np.ndarray, np.generic, bool, int, float)) and hasattr(type(x), "__array__") else x for x in inputs)
     types = tuple(weak_type(x) for x in inputs)
     all_weak = all(type(x) in (bool, int, float) or (isinstance(x, Tracer) and x._weak) for x in inputs)
     if all_weak:
         # Python scalars only (runtime Python arguments among them): NumPy converts each to its
-        # default dtype, where resolve_dtypes would pick the object loop for a comparison; the
-        # result is a Python scalar
+        # default dtype, where resolve_dtypes would pick the object loop for a comparison; a
+        # Python operator's result is a Python scalar, an np.* ufunc's NumPy's scalar
         types = tuple(np.dtype(t) if isinstance(t, type) else t for t in types)
     elif name in _COMPARISONS:
         types = _widen_for_python_ints(inputs, types)
@@ -141,7 +144,7 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
     shape = broadcast_shape(*(shape_of(x) for x in inputs))
     ins = [as_tracer(x, dt).broadcast_to(shape) for x, dt in zip(inputs, in_dts)]
     weak = None
-    if out is None and all_weak:
+    if out is None and all_weak and python_op:
         weak = _WEAK_OF_KIND.get(out_dt.kind)
     result = emit(name, ins, shape, out_dt, order=keep_order(ins, len(shape)), weak=weak, scalar=len(shape) == 0)
     if out is None:

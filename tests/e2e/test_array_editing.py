@@ -1,6 +1,6 @@
 """Differential tests of the ops that edit arrays by position: np.delete, np.insert, np.append,
-np.put, np.put_along_axis, partition/argpartition, and np.concatenate along an axis whose length is
-known only at run time (the pieces NMS code joins)."""
+np.put, np.put_along_axis, partition/argpartition, np.ix_, and np.concatenate along an axis whose
+length is known only at run time (the pieces NMS code joins)."""
 import numpy as np
 import pytest
 
@@ -139,3 +139,12 @@ B = rnd((12, 4), F32, seed=6)
 ])
 def test_concatenate_runtime_lengths(fn, args):
     check(fn, *args)
+
+
+def test_ix_and_runtime_lengths_in_ufuncs():
+    def f(x, m, s):
+        y = s[s > 0.5]
+        return x[np.ix_(m, [0, 2])], np.arange(3) < y.shape[0], np.minimum(y.shape[0], 2), y.shape[0] - 1
+
+    check(f, X, np.array([True, False, True, True]), S)
+    check_raises(lambda x: np.ix_(x), X, exc=ValueError)

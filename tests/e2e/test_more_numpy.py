@@ -159,3 +159,11 @@ def test_vectorize_with_python_branches_is_refused_by_name():
     f = strider.compile(lambda x: np.vectorize(lambda v: v if v > 0 else 0.0)(x))
     with pytest.raises(strider.TraceError, match="truth value of a traced array"):
         f(ar((3,)))
+
+
+def test_python_numbers_through_operators_and_ufuncs():
+    # an operator on Python numbers gives a Python number, an np.* ufunc NumPy's scalar
+    def f(x, n):
+        return np.minimum(n, 2), n - 1, x.sum() + n, -n, n < 3, abs(n), n ** 2, np.add(n, 1) + 1
+
+    check(f, np.ones(3), 5)

@@ -1,5 +1,5 @@
 """Differential tests for sorting's companions: searchsorted, lexsort, unique (of values and of rows),
-cumulative sums and products, maximum/minimum.accumulate and np.add.at, on fixed and run-time
+isin and the set operations, cumulative sums and products, maximum/minimum.accumulate and np.add.at, on fixed and run-time
 lengths."""
 import numpy as np
 import pytest
@@ -97,6 +97,22 @@ ROWS = np.array([[1, 2], [0, 1], [1, 2], [0, 1.0], [np.nan, 1], [np.nan, 1], [-0
                  (ints((30, 3), hi=1, seed=13), rnd(30, seed=14)), id="runtime_rows"),
 ])
 def test_unique_rows_and_runtime_lengths(fn, args):
+    check(fn, *args)
+
+
+@pytest.mark.parametrize("fn,args", [
+    pytest.param(lambda a, b: (np.isin(a, b), np.isin(a, b, invert=True)),
+                 (np.array([1.0, np.nan, 0.0, -0.0, 3.0]), np.array([np.nan, 0.0, 5.0])), id="isin_nan_signed_zero"),
+    pytest.param(lambda a: np.isin(a, [4, 1]), (ints((3, 4), seed=15),), id="isin_list_2d"),
+    pytest.param(lambda a: np.isin(a, np.zeros(0)), (ints(4, seed=16),), id="isin_nothing"),
+    pytest.param(lambda a, s: np.isin(a, a[s > 0.5]), (ints(6, seed=17), rnd(6, seed=18)), id="isin_runtime_length"),
+    pytest.param(lambda a, b: (np.intersect1d(a, b), np.union1d(a, b), np.setdiff1d(a, b), np.setdiff1d(b, a, True)),
+                 (np.array([3.0, 1.0, 2.0, 2.0, np.nan]), np.array([2.0, np.nan, 3.0, 7.0])), id="set_ops_nan"),
+    pytest.param(lambda s: (np.setdiff1d(np.arange(6), np.where(s > 0.5)[0]),
+                            np.intersect1d(np.where(s > 0.2)[0], np.where(s < 0.7)[0])), (rnd(6, seed=19),),
+                 id="set_ops_of_indices"),
+])
+def test_set_ops(fn, args):
     check(fn, *args)
 
 

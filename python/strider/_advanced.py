@@ -327,8 +327,13 @@ def top_k(t, key):
     if found is None or not isinstance(s, slice):
         return None
     name, src, reverse = found
-    if s.start is None and s.stop is None and isinstance(s.step, int) and s.step == -1:  # the reverse, as a view or a copy: a top-k from its end next
-        r = getitem_plain(t, key)
+    if s.start is None and s.stop is None and isinstance(s.step, int) and s.step == -1:
+        # the reverse: a view of a fixed length; of a run-time length a copy anyway, so the sort's
+        # reversed order itself (no gather). A top-k from its end next.
+        if isinstance(t.shape[0], Extent):
+            r = emit(name, [src], t.shape, t.dtype, axes=(int(not reverse), -1), readonly="copy")
+        else:
+            r = getitem_plain(t, key)
         trace.sorted[trace.value_key(r)] = (name, src, not reverse)
         return r
     if s.start not in (None, 0) or s.step not in (None, 1) or not isinstance(s.stop, (int, np.integer)) or s.stop < 0:

@@ -569,6 +569,15 @@ TIES = (np.random.default_rng(30).integers(0, 6, 300) / 2).astype(F32)
     pytest.param(lambda s: (s.argsort(kind="stable")[:5], s.argsort(kind="stable")), id="head_and_whole"),
     pytest.param(lambda s: s[s > 1].argsort(kind="stable")[::-1][:9], id="runtime_length"),
     pytest.param(lambda s: s[s > 9].argsort(kind="stable")[::-1][:9], id="runtime_empty"),
+    pytest.param(lambda s: (s[s > 1].argsort(kind="stable")[::-1], np.sort(s[s > 1])[::-1]), id="runtime_reversed"),
 ])
 def test_top_k(fn):
     check(fn, TIES)
+
+
+def test_reverse_of_a_runtime_length_sort_is_the_reversed_order():
+    # a copy either way: the sort's reversed order itself, no gather of the forward one
+    f = strider.compile(lambda s: s[s > 1].argsort(kind="stable")[::-1])
+    f(TIES)
+    ir = f.explain(TIES).ir
+    assert "axes=[1,-1]" in ir and "take(" not in ir, ir

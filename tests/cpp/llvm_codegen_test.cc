@@ -14,6 +14,7 @@
 #include "runtime/elementwise.h"
 #include "runtime/executor.h"
 #include "runtime/thread_pool.h"
+#include "schedule/default_schedule.h"
 #include "stage_testing.h"
 
 // Every compiled stage is checked against the reference executor on the same inputs: bit for bit
@@ -614,6 +615,32 @@ TEST(LlvmCodegen, RunTimeExtentsBoundTheLoops) {
   n = -4;  // clamped to 0
   parallel->run(bases);
   EXPECT_EQ(y[0], -1);
+}
+
+TEST(LlvmCodegen, ARunTimeExtentOfFewPointsRunsItsParallelStageOnTheCaller) {
+  SKIP_WITHOUT_LLVM();
+  // a bound worth the pool: a call's extent below kParallelMinPoints runs serially, above it on
+  // the pool; both cover exactly the extent's rows
+  constexpr int64_t kRows = 300000;
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f32[300000] arg 0
+    %s1 = storage i64[1] arg 1
+    %s2 = storage f32[300000] arg 2
+    op0 = negative(%s0[?%s1<=300000]{1}+0) -> %s2[?%s1<=300000]{1}+0
+    return
+  })");
+  std::vector<float> x(kRows), y(kRows);
+  for (int64_t i = 0; i < kRows; ++i) x[i] = static_cast<float>(i % 1000);
+  int64_t n = 0;
+  char* bases[3] = {(char*)x.data(), (char*)&n, (char*)y.data()};
+  auto stage = compile_stage(g, stage_of(g, {kRows}, {0}, {}, 8, true), nullptr);
+  for (int64_t rows : {int64_t{7}, kParallelMinPoints + 12345}) {
+    std::fill(y.begin(), y.end(), 1.0f);
+    n = rows;
+    stage->run(bases);
+    EXPECT_EQ(y[rows - 1], -x[rows - 1]) << rows;
+    EXPECT_EQ(y[rows], 1.0f) << rows;
+  }
 }
 
 TEST(LlvmCodegen, StagesFromTheFusionPassMatchTheReference) {

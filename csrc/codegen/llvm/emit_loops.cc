@@ -5,6 +5,7 @@
 #include <llvm/IR/MDBuilder.h>
 
 #include "codegen/llvm/emitter.h"
+#include "schedule/default_schedule.h"
 
 namespace strider::detail {
 
@@ -341,6 +342,18 @@ void Emitter::emit(const std::string& name) {
   }
   if (p_.parallel) {
     llvm::FunctionCallee pf = m_.getOrInsertFunction("strider_parallel_for", llvm::FunctionType::get(i32, {i64t, ptr, ptr}, false));
+    if (p_.splits() && p_.extent[0] >= 0) {
+      // the schedule chose the pool for the bound of a run-time extent: where the call's extent
+      // leaves fewer points than pay for waking it, the loop runs here
+      int64_t inner = 1;
+      for (size_t d = 1; d < p_.domain.size(); ++d) inner *= std::max<int64_t>(p_.domain[d], 1);
+      auto* here = llvm::BasicBlock::Create(ctx_, "serial", entry);
+      auto* pooled = llvm::BasicBlock::Create(ctx_, "pooled", entry);
+      b_.CreateCondBr(b_.CreateICmpSLT(n0, i64((kParallelMinPoints + inner - 1) / inner)), here, pooled);
+      b_.SetInsertPoint(here);
+      b_.CreateRet(b_.CreateCall(body, {args, i64(0), n0}));
+      b_.SetInsertPoint(pooled);
+    }
     b_.CreateRet(b_.CreateCall(pf, {n0, body, args}));
   } else {
     b_.CreateRet(b_.CreateCall(body, {args, i64(0), n0}));

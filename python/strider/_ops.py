@@ -16,7 +16,7 @@ from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast
                       hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, result_type, shape, size, split,
                       squeeze, stack, swapaxes, tile, transpose, vsplit, vstack)
 from ._tracer import IMPL
-from ._ufuncs import astype, clip, copy_, fix, isclose, round_, ufunc_call, where
+from ._ufuncs import astype, clip, copy_, divmod_, fix, isclose, round_, ufunc_call, where
 
 __all__ = ["HANDLED", "CREATION", "array_function", "ufunc_method"]
 
@@ -77,6 +77,8 @@ def _builtin_round(self, ndigits=None):
 def ufunc_method(uf, method, inputs, kwargs):
     if uf is np.matmul and method == "__call__":
         return matmul(*inputs, **kwargs)
+    if uf is np.divmod and method == "__call__":
+        return divmod_(*inputs, **kwargs)
     if method == "__call__":
         return ufunc_call(uf, inputs, **kwargs)
     if method == "reduce" and uf in _REDUCING_UFUNCS:

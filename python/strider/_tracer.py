@@ -801,6 +801,8 @@ def _install_operators():
                "gt": np.greater, "ge": np.greater_equal}
     for name, uf in compare.items():
         setattr(Tracer, f"__{name}__", lambda self, other, uf=uf: _python_operator(uf, self, other))
+    Tracer.__divmod__ = lambda self, other: (self // other, self % other)
+    Tracer.__rdivmod__ = lambda self, other: (other // self, other % self)
     # ndarray's `x ** 2` calls np.square (which keeps bool's NumPy dtype rules)
     Tracer.__pow__ = lambda self, other: _python_operator(
         np.square, self) if type(other) is int and other == 2 else _python_operator(np.power, self, other)

@@ -106,6 +106,13 @@ def broadcast_shape(*shapes):
     return tuple(out)
 
 
+def divmod_(x1, x2, out=(None, None), **kwargs):
+    """np.divmod: NumPy's floor_divide and remainder are its two halves, bit for bit."""
+    if out is not None and any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
+        raise unsupported("np.divmod(..., out=...)", "assign the two results")
+    return np.floor_divide(x1, x2, **kwargs), np.remainder(x1, x2, **kwargs)
+
+
 def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True, **kwargs):
     python_op = python_operator_call()
     name = UFUNCS.get(uf)

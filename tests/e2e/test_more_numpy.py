@@ -167,3 +167,13 @@ def test_python_numbers_through_operators_and_ufuncs():
         return np.minimum(n, 2), n - 1, x.sum() + n, -n, n < 3, abs(n), n ** 2, np.add(n, 1) + 1
 
     check(f, np.ones(3), 5)
+
+
+def test_divmod():
+    # np.divmod's halves are floor_divide and remainder; Python's divmod of Python numbers stays Python's
+    def f(a, b, n):
+        q, r = np.divmod(a, b)
+        return q, r, divmod(a, 3), divmod(n, 4), np.divmod(7, b)
+
+    check(f, np.array([7.0, -7, 7, -7, 0.5, np.inf, 3]), np.array([2.0, 2, -2, -2, 0, 2, np.nan]), 9)
+    check(lambda a: divmod(a, np.int64(3)), np.array([7, -7, 0, 5]))

@@ -233,7 +233,7 @@ def _offsets(t, key):
     at = 0
     for kind, it in dims:
         if kind == "adv-block":
-            lead, trail = at, nd - at - len(bshape)
+            trail = nd - at - len(bshape)
             for _, idx, d, _ in adv:
                 term = np.multiply(checked[id(idx), d], v.strides[d])
                 term = term.reshape(term.shape + (1,) * trail) if trail else term

@@ -6,7 +6,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ._advanced import _positions, add_at, compress, count, getitem, setitem
-from ._creation import empty, ones, zeros
+from ._creation import empty, zeros
 from ._errors import unsupported
 from ._indexing import assign
 from ._reductions import _sum_dtype

@@ -14,7 +14,6 @@ import itertools
 import numpy as np
 import pytest
 
-import strider
 from differential import check, check_raises, clone_args
 
 BOOL, I32, I64, F32, F64 = np.bool_, np.int32, np.int64, np.float32, np.float64

@@ -4,7 +4,6 @@ lengths."""
 import numpy as np
 import pytest
 
-import strider
 from differential import check, check_raises
 
 F32, F64, I32, I64 = np.float32, np.float64, np.int32, np.int64

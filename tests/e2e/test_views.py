@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import strider
-from differential import check, check_raises, clone_args
+from differential import check, check_raises
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 

@@ -18,9 +18,7 @@ helpers are used here. This file adds:
    0-d, and NaN/Inf/-0.0 through the reductions and comparisons.
 3. Calls that fail after the function wrote into its arguments: every argument is unchanged.
 """
-import inspect
 import json
-import os
 import re
 import subprocess
 import sys

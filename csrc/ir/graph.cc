@@ -30,6 +30,7 @@ const char* loop_family(DType t) { return t == DType::Bool ? "bool" : is_float(t
 
 int op_arity(OpCode op) {
   if (op == OpCode::check_nonempty) return 1;
+  if (op == OpCode::check_equal) return 3;
   switch (op_kind(op)) {
     case OpKind::Binary:
     case OpKind::Arange:

@@ -114,6 +114,19 @@ void check_assert(const Op& op, char* const* base) {
   if (!ok) throw AssertionFailed(assert_message(op.inputs[1], base));
 }
 
+void check_equal(const Op& op, char* const* base) {
+  const int64_t a = *at<int64_t>(base, op.inputs[0], op.inputs[0].offset);
+  const int64_t b = *at<int64_t>(base, op.inputs[1], op.inputs[1].offset);
+  *at<int64_t>(base, op.output, op.output.offset) = a;
+  if (a == b) return;
+  std::string text;
+  for (char c : assert_message(op.inputs[2], base))
+    text += c == '\x01' ? std::to_string(a) : c == '\x02' ? std::to_string(b) : std::string(1, c);
+  if (a == 1 || b == 1)  // NumPy would broadcast it: say why this does not
+    text += "(a length of 1 known only when the function runs is not broadcast by strider.compile)";
+  throw std::invalid_argument(text);
+}
+
 void check_index(const Op& op, char* const* base) {
   const View& idx = op.inputs[0];
   const int64_t n = *at<int64_t>(base, op.inputs[1], op.inputs[1].offset);
@@ -443,6 +456,7 @@ void run_data_dependent(const Graph& g, const Op& op, char* const* base) {
     case OpKind::Check:
       if (op.code == OpCode::check_nonempty) return check_nonempty(op, base);
       if (op.code == OpCode::check_assert) return check_assert(op, base);
+      if (op.code == OpCode::check_equal) return check_equal(op, base);
       return check_index(op, base);
     case OpKind::Scan: return scan_rows(g, op, base);
     case OpKind::Search: return search(g, op, base);

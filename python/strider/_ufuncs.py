@@ -6,10 +6,11 @@ import builtins
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
+from . import _C
 from ._errors import unsupported
 from ._indexing import assign
-from ._tracer import (IMPL, IR_DTYPES, Extent, Tracer, reshape_units, as_tracer, check_dtype, emit, keep_order, like_order,
-                      python_operator_call, shape_of, weak_type)
+from ._tracer import (IMPL, IR_DTYPES, Extent, Tracer, reshape_units, as_tracer, bound, check_dtype, current_trace, emit,
+                      keep_order, like_order, python_operator_call, shape_of, weak_type)
 
 _NoValue = np._NoValue
 
@@ -106,6 +107,46 @@ def broadcast_shape(*shapes):
     return tuple(out)
 
 
+def _one_length_per_axis(ts):
+    """Operands whose axis holds different lengths, one of them known only at run time (ends -
+    starts of two masks' nonzero), read with one run-time length: the first, checked equal to
+    the others when the function runs (NumPy's ValueError where they differ; where one is 1 at
+    run time NumPy would broadcast it, strider raises that error too)."""
+    ndim = max((t.ndim for t in ts), default=0)
+    for i in range(ndim):
+        dims = [t.shape[t.ndim - ndim + i] for t in ts if t.ndim - ndim + i >= 0]
+        lengths = list({d.storage: d for d in dims if isinstance(d, Extent)}.values())
+        fixed = sorted({d for d in dims if not isinstance(d, Extent) and d != 1})
+        if not lengths or len(lengths) + len(fixed) < 2 or len(fixed) > 1:
+            continue  # one length, or fixed ones only (broadcast_shape decides)
+        shapes = [t.shape for t in ts]
+        length, first = lengths[0].value(), lengths[0]
+        for other in lengths[1:] + fixed:
+            def shown(d):
+                if not isinstance(d, Extent):
+                    return str(d)
+                return "\x01" if d.storage == first.storage else "\x02" if isinstance(
+                    other, Extent) and d.storage == other.storage else str(bound(d))
+            message = "operands could not be broadcast together with shapes " + "".join(
+                "(" + ",".join(shown(d) for d in shape) + ("," if len(shape) == 1 else "") + ") " for shape in shapes)
+            text = current_trace().const(np.array([ord(c) for c in message], np.int32))
+            value = other.value() if isinstance(other, Extent) else current_trace().const(np.int64(other))
+            length = emit("check_equal", [length, value, text], (), np.int64)
+        unified = Extent(min(int(d) if not isinstance(d, Extent) else bound(d) for d in lengths + fixed),
+                         length._view.storage)
+        ts = [_with_length(t, t.ndim - ndim + i, unified) if t.ndim - ndim + i >= 0 and (
+            isinstance(t.shape[t.ndim - ndim + i], Extent) or t.shape[t.ndim - ndim + i] != 1) else t for t in ts]
+    return ts
+
+
+def _with_length(t, axis, length):
+    """t read along `axis` with a run-time length checked equal to its own."""
+    v = t._view
+    shape, extents = list(v.shape), list(v.extents) if v.extents else [-1] * len(v.shape)
+    shape[axis], extents[axis] = bound(length), length.storage
+    return t.view_of(_C.View(v.storage, shape, list(v.strides), v.offset, extents), readonly=t._readonly)
+
+
 def divmod_(x1, x2, out=(None, None), **kwargs):
     """np.divmod: NumPy's floor_divide and remainder are its two halves, bit for bit."""
     if out is not None and any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
@@ -148,8 +189,9 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
     in_dts, out_dt = loop[:uf.nin], ir_dtype(loop[uf.nin], f"np.{uf.__name__}")
     for dt in in_dts:
         ir_dtype(dt, f"np.{uf.__name__}")
-    shape = broadcast_shape(*(shape_of(x) for x in inputs))
-    ins = [as_tracer(x, dt).broadcast_to(shape) for x, dt in zip(inputs, in_dts)]
+    ins = _one_length_per_axis([as_tracer(x, dt) for x, dt in zip(inputs, in_dts)])
+    shape = broadcast_shape(*(t.shape for t in ins))
+    ins = [t.broadcast_to(shape) for t in ins]
     weak = None
     if out is None and all_weak and python_op:
         weak = _WEAK_OF_KIND.get(out_dt.kind)

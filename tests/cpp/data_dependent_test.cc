@@ -78,6 +78,32 @@ TEST(DataDependent, TopKIsTheStableOrdersHeadOrReversedTail) {
   }
 }
 
+TEST(DataDependent, CheckEqualPassesALengthThroughOrRaisesNumPysBroadcastError) {
+  Program p = lower(parse_graph(R"(graph @f {
+    %s0 = storage i64[1] arg 0
+    %s1 = storage i64[1] arg 1
+    %s2 = storage i32[7] const 0x28000000010000002c00000029000000200000000200000020000000
+    %s3 = storage i64[1] arg 2
+    op0 = check_equal(%s0[]{}+0, %s1[]{}+0, %s2[7]{1}+0) -> %s3[]{}+0
+    return
+  })"));
+  int64_t a = 4, b = 4, out = 0;
+  execute(p, {&a, &b, nullptr, &out});
+  EXPECT_EQ(out, 4);
+  for (int64_t other : {int64_t{3}, int64_t{1}}) {
+    b = other;
+    try {
+      execute(p, {&a, &b, nullptr, &out});
+      FAIL() << "no error";
+    } catch (const std::invalid_argument& e) {
+      // "(\x01,) \x02 " with the lengths in place; a length of 1 says why it is not broadcast
+      const std::string want = "(4,) " + std::to_string(other) + " ";
+      EXPECT_EQ(std::string(e.what()).substr(0, want.size()), want);
+      EXPECT_EQ(std::string(e.what()).size() > want.size(), other == 1) << e.what();
+    }
+  }
+}
+
 TEST(DataDependent, TopKOfWideKeysIsTheStableOrdersHead) {
   // f64 keys do not fit a 64-bit word with their position: (key, position) pairs
   std::vector<double> keys = {2.0, -0.0, NAN, 1.5, 0.0, 2.0, -7.0, 1.5, NAN, 0.0, 2.0, 3.0, -0.0, 1.5, 9.0, 0.0, 2.0};

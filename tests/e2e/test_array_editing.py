@@ -141,6 +141,22 @@ def test_concatenate_runtime_lengths(fn, args):
     check(fn, *args)
 
 
+def _runs(mask):
+    d = np.diff(np.concatenate([[0], mask.ravel().astype(np.int32), [0]]))
+    starts = np.where(d == 1)[0]
+    return starts, np.where(d == -1)[0] - starts  # two masks' lengths, equal when it runs
+
+
+def test_two_runtime_lengths_in_one_elementwise_op():
+    for seed in range(2):
+        check(_runs, np.random.default_rng(seed).random((6, 7)) > 0.5)
+    check(lambda a, c: a[a > 0.5] * c, S, np.arange(5.0))  # against a fixed length: S has 5 over 0.5
+    check_raises(lambda a, b: a[a > 0.5] + b[b > 0.5], S, S[::-1] * 0.5 + 0.3, exc=ValueError)
+    # a run-time length of 1 NumPy broadcasts; strider says it does not
+    with pytest.raises(ValueError, match="not broadcast by strider.compile"):
+        strider.compile(lambda a, b: a[a > 0.5] + b[b > 0.5], target=TARGET)(S, np.array([0.9, 0.1]))
+
+
 def test_ix_and_runtime_lengths_in_ufuncs():
     def f(x, m, s):
         y = s[s > 0.5]

@@ -152,9 +152,10 @@ void CudaEmitter::emit_op(size_t k) {
       const std::string i = p_.rank() == 0 ? "0" : lane_ > 0 ? "(i0 + " + std::to_string(lane_) + ")" : "i0";
       return store(op.output, "st::arange(" + in[0] + ", " + in[1] + ", (long long)" + i + ")");
     }
-    case OpKind::Reduce: break;
+    case OpKind::Reduce: refuse("a reduction must be the last op of its stage");
+    default: break;  // stage_plan refuses the data-dependent kinds before any emitter sees them
   }
-  refuse("a reduction must be the last op of its stage");
+  refuse("a data-dependent op runs in the runtime's library");
 }
 
 std::string CudaEmitter::convert(const std::string& x, DType from, DType to) const {

@@ -81,15 +81,14 @@ Runner::Runner(py::object program, std::vector<std::pair<int, int>> groups, std:
   const Graph& g = program_->graph;
   std::vector<char> returned(g.storages.size(), 0);
   for (const Temp& t : temps_) returned[t.storage] = 1;
-  kept_offset_.assign(g.storages.size(), -1);
   for (size_t s = 0; s < g.storages.size(); ++s) {
     const Storage& st = g.storages[s];
     if (st.kind != StorageKind::Temp || returned[s] || (!program_->unstored.empty() && program_->unstored[s])) continue;
-    kept_offset_[s] = kept_bytes_;
+    kept_offsets_.emplace_back(static_cast<int>(s), kept_bytes_);
     kept_bytes_ += (st.size * itemsize(st.dtype) + 63) / 64 * 64;
   }
   if (kept_bytes_ > kMaxKeptBytes) {  // too much to hold between calls: every call allocates
-    kept_offset_.assign(g.storages.size(), -1);
+    kept_offsets_.clear();
     kept_bytes_ = 0;
   }
 }
@@ -134,8 +133,7 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
     if (!kept_->buffer) throw std::bad_alloc();
   }
   if (keep)
-    for (size_t s = 0; s < kept_offset_.size(); ++s)
-      if (kept_offset_[s] >= 0) buffers[s] = kept_->buffer.get() + kept_offset_[s];
+    for (const auto& [storage, offset] : kept_offsets_) buffers[storage] = kept_->buffer.get() + offset;
   for (size_t k = 0; k < temps_.size(); ++k) {
     const Temp& t = temps_[k];
     if (!on_device && in_slot_[k]) {

@@ -107,7 +107,7 @@ class Runner {
     std::unique_ptr<std::byte, void (*)(void*)> buffer{nullptr, std::free};
     std::atomic<bool> busy{false};
   };
-  std::vector<int64_t> kept_offset_;          // per storage: its byte offset in the kept buffer, or -1
+  std::vector<std::pair<int, int64_t>> kept_offsets_;  // (storage, byte offset in the kept buffer)
   int64_t kept_bytes_ = 0;
   std::unique_ptr<Kept> kept_ = std::make_unique<Kept>();
   pybind11::list temp_specs_;

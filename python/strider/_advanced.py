@@ -56,10 +56,14 @@ def nonzero(a):
     t = as_tracer(a)
     if t.ndim == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar).nonzero() instead.")
-    flat = flatnonzero(t)
+    return _unravel(flatnonzero(t), t.shape)
+
+
+def _unravel(flat, shape):
+    """Flat C-order indices of an array of `shape` as one index array per axis."""
     out, inner = [], 1
-    for d in reversed(t.shape):
-        out.append(flat if t.ndim == 1 else np.remainder(np.floor_divide(flat, inner), _length(d)))
+    for d in reversed(shape):
+        out.append(flat if len(shape) == 1 else np.remainder(np.floor_divide(flat, inner), _length(d)))
         inner = np.multiply(inner, _length(d)) if isinstance(d, Extent) or isinstance(inner, Tracer) else inner * d
     return tuple(reversed(out))
 
@@ -512,12 +516,10 @@ def put(a, ind, v, mode="raise"):
     if v.shape[0] != 1 and (isinstance(n, Extent) or v.shape[0] != n):
         zero = current_trace().const(np.int64(0))
         v = getitem(v, np.remainder(_positions(zero, current_trace().const(np.int64(1)), n), v.shape[0]))
-    flat = _checked(idx, a.size, 0)
     # the flat (C-order) index as a storage offset of a's view
-    off, inner = current_trace().const(np.int64(a._view.offset)), 1
-    for size, stride in reversed(list(zip(a.shape, a._view.strides))):
-        off = np.add(off, np.multiply(np.remainder(np.floor_divide(flat, inner), size), stride))
-        inner *= size
+    off = current_trace().const(np.int64(a._view.offset))
+    for i, stride in zip(_unravel(_checked(idx, a.size, 0), a.shape), a._view.strides):
+        off = np.add(off, np.multiply(i, stride))
     current_trace().op("put", [off, _values(v, a.dtype, off.shape)], _storage_view(a))
 
 

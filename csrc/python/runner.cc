@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <memory_resource>
 #include <new>
 
@@ -54,6 +55,11 @@ void store_scalar(PyObject* o, DType t, int64_t* slot) {
 
 npy_intp* dims_of(const std::vector<int64_t>& v) { return const_cast<npy_intp*>(reinterpret_cast<const npy_intp*>(v.data())); }
 
+// The run-time length held by the array temps[k].
+int64_t length_of(const std::pmr::vector<py::object>& temps, size_t k) {
+  return *static_cast<const int64_t*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(temps[k].ptr())));
+}
+
 }  // namespace
 
 Runner::Runner(py::object program, std::vector<std::pair<int, int>> groups, std::vector<std::pair<int, int>> scalars,
@@ -87,8 +93,21 @@ Runner::Runner(py::object program, std::vector<std::pair<int, int>> groups, std:
     kept_offsets_.emplace_back(static_cast<int>(s), kept_bytes_);
     kept_bytes_ += (st.size * itemsize(st.dtype) + 63) / 64 * 64;
   }
+  // a returned temporary of a run-time length runs in the kept buffer too, at its bound, and
+  // leaves it copied into an array of the elements its results reach: a fresh bound-sized array
+  // per call faulted in every page it wrote, and each result held its whole bound
+  for (size_t k = 0; k < temps_.size(); ++k) {
+    const int s = temps_[k].storage;
+    bool dynamic = false;
+    for (const Output& o : outputs_)
+      dynamic = dynamic || (o.kind == ResultKind::View && g.outputs[o.index].storage == s && g.outputs[o.index].is_dynamic());
+    if (!dynamic || temps_[k].form != TempForm::Viewed) continue;
+    trimmed_.emplace_back(static_cast<int>(k), kept_bytes_);
+    kept_bytes_ += (g.storages[s].size * itemsize(g.storages[s].dtype) + 63) / 64 * 64;
+  }
   if (kept_bytes_ > kMaxKeptBytes) {  // too much to hold between calls: every call allocates
     kept_offsets_.clear();
+    trimmed_.clear();
     kept_bytes_ = 0;
   }
 }
@@ -132,10 +151,20 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
     kept_->buffer.reset(static_cast<std::byte*>(std::aligned_alloc(64, kept_bytes_)));
     if (!kept_->buffer) throw std::bad_alloc();
   }
-  if (keep)
+  std::pmr::vector<char> trimmed(temps_.size(), 0, &arena);
+  if (keep) {
     for (const auto& [storage, offset] : kept_offsets_) buffers[storage] = kept_->buffer.get() + offset;
+    for (const auto& [k, offset] : trimmed_) {
+      buffers[temps_[k].storage] = kept_->buffer.get() + offset;
+      trimmed[k] = 1;
+    }
+  }
   for (size_t k = 0; k < temps_.size(); ++k) {
     const Temp& t = temps_[k];
+    if (trimmed[k]) {
+      temps.emplace_back();
+      continue;
+    }
     if (!on_device && in_slot_[k]) {
       buffers[t.storage] = &temp_slots[k];
       temps.emplace_back();
@@ -170,6 +199,8 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
   } else {
     go();
   }
+  for (size_t k = 0; k < temps_.size(); ++k)
+    if (trimmed[k]) temps[k] = trimmed_copy(static_cast<int>(k), buffers[temps_[k].storage], temps);
   std::pmr::vector<py::object> results(&arena);
   results.reserve(outputs_.size());
   for (const Output& o : outputs_) {
@@ -227,9 +258,7 @@ py::object Runner::view_result(const Output& o, const CallSignature& call, const
     const npy_intp item = static_cast<npy_intp>(itemsize(dtype));
     std::vector<npy_intp> dims(v.shape.begin(), v.shape.end()), strides;
     if (v.is_dynamic()) {
-      const std::vector<int64_t> shape = result_shape(v, [&](size_t k) {
-        return *static_cast<const int64_t*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(temps[k].ptr())));
-      });
+      const std::vector<int64_t> shape = result_shape(v, [&](size_t k) { return length_of(temps, k); });
       dims.assign(shape.begin(), shape.end());
     }
     for (int64_t st : v.strides) strides.push_back(st * item);
@@ -244,6 +273,27 @@ py::object Runner::view_result(const Output& o, const CallSignature& call, const
   if (!o.weak.is_none()) return o.weak(arr.attr("item")());
   if (o.scalar) return py::reinterpret_steal<py::object>(PyArray_Return(reinterpret_cast<PyArrayObject*>(arr.inc_ref().ptr())));
   return arr;
+}
+
+py::object Runner::trimmed_copy(int k, const void* data, const Objects& temps) const {
+  const Graph& g = program_->graph;
+  const int s = temps_[k].storage;
+  int64_t used = 0;  // elements from the storage's start to the last one a result reaches
+  for (const Output& o : outputs_) {
+    if (o.kind != ResultKind::View || g.outputs[o.index].storage != s) continue;
+    const View& v = g.outputs[o.index];
+    const std::vector<int64_t> shape = result_shape(v, [&](size_t j) { return length_of(temps, j); });
+    if (std::find(shape.begin(), shape.end(), 0) != shape.end()) continue;
+    int64_t last = v.offset;
+    for (int d = 0; d < v.ndim(); ++d) last += (shape[d] - 1) * std::max<int64_t>(v.strides[d], 0);
+    used = std::max(used, last + 1);
+  }
+  const DType dtype = g.storages[s].dtype;
+  const npy_intp n = std::max<int64_t>(used, 1);
+  PyObject* arr = PyArray_SimpleNew(1, &n, typenum(dtype));
+  if (!arr) throw py::error_already_set();
+  std::memcpy(PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr)), data, used * itemsize(dtype));
+  return py::reinterpret_steal<py::object>(arr);
 }
 
 py::object Runner::scalar_result(const Output& o, DType dtype, const void* data) const {

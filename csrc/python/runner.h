@@ -79,6 +79,8 @@ class Runner {
   pybind11::object scalar_result(const Output& o, DType dtype, const void* data) const;
   pybind11::object device_view_result(const Output& o, const CallSignature& call, const Objects& temps,
                                       const std::pmr::vector<uint64_t>& temp_ptrs) const;
+  // temps_[k]'s elements its results reach, copied out of `data` (its bound-sized run)
+  pybind11::object trimmed_copy(int k, const void* data, const Objects& temps) const;
   int group_of(int storage) const;
   // A returned view's shape with its run-time extents read (clamped to their bounds, as the
   // stages clamp them): `read(k)` gives the int64 that temps_[k] holds.
@@ -108,6 +110,7 @@ class Runner {
     std::atomic<bool> busy{false};
   };
   std::vector<std::pair<int, int64_t>> kept_offsets_;  // (storage, byte offset in the kept buffer)
+  std::vector<std::pair<int, int64_t>> trimmed_;       // (temps_ index, byte offset): run-time lengths
   int64_t kept_bytes_ = 0;
   std::unique_ptr<Kept> kept_ = std::make_unique<Kept>();
   pybind11::list temp_specs_;

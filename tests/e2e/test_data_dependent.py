@@ -7,7 +7,7 @@ import pytest
 
 import strider
 from assert_functions import assert_bare, assert_computed_message, assert_positive  # Python's own asserts
-from differential import TARGET, check, check_raises, clone_args
+from differential import TARGET, assert_same, check, check_raises, clone_args
 from strider.testing import compare
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -447,6 +447,26 @@ def test_runtime_length(fn, tol):
         except Exception as e:
             e.add_note(f"input: {kind} rows selected")
             raise
+
+
+def test_runtime_length_results_outlive_the_next_call():
+    # the run-time-length temporaries run in memory the function keeps between calls: each call's
+    # results are copied out of it, views of one result still one array, and hold no more than
+    # the rows they show
+    def f(x, t):
+        sel = x[x[:, 4] > t]
+        return sel, sel[:, :2], sel[:, 4]
+
+    x = rnd((5000, 7), F32, seed=27)
+    g = check(f, x, 0.75)
+    first = g(x, 0.75)
+    kept = [r.copy() for r in first]
+    g(x[::-1].copy(), 0.1)
+    for was, now in zip(kept, first):
+        assert_same(was, now)
+    if TARGET != "cuda":
+        owner = first[0].base if first[0].base is not None else first[0]
+        assert owner.nbytes <= first[0].nbytes + 64, "a result holds its bound, not its rows"
 
 
 def test_runtime_length_concatenate():

@@ -182,6 +182,13 @@ class RowMover {
     const T* from = src_ + src_off;
     for (int64_t i = 0; i < n_; ++i) to[i] = from[i];
   }
+  // Asks for the cache lines of a dense source row.
+  void prefetch(int64_t src_off) const {
+    if (!dense_) return;
+    const uintptr_t from = reinterpret_cast<uintptr_t>(src_ + src_off), end = from + n_ * sizeof(T);
+    for (uintptr_t line = from & ~uintptr_t{63}; line < end; line += 64)
+      __builtin_prefetch(reinterpret_cast<const void*>(line));
+  }
 
  private:
   void move(T* to, T v) const { *to = add_ ? detail::binary_same(OpCode::add, *to, v) : v; }
@@ -256,9 +263,19 @@ void compress(const Graph& g, const Op& op, char* const* base) {
     }
     const RowMover<T> move(base, out, 1, src, 1, false);
     const int64_t oo = out.offset, so = src.offset;
-    for_each_set(m, n, ms, [&, oo, so](int64_t i) {
-      if (k < room) move(oo + k++ * os, so + i * ss);
+    // The kept rows are far apart (a few percent of a large prediction): their misses, each
+    // waited for in turn, cost more than the copy; each row is prefetched when found and copied
+    // kAhead rows later.
+    constexpr int kAhead = 8;
+    int64_t found[kAhead];
+    int64_t seen = 0;
+    for_each_set(m, n, ms, [&](int64_t i) {
+      if (seen >= room) return;
+      move.prefetch(so + i * ss);
+      if (seen >= kAhead) move(oo + k++ * os, so + found[seen % kAhead] * ss);
+      found[seen++ % kAhead] = i;
     });
+    for (; k < seen; ++k) move(oo + k * os, so + found[k % kAhead] * ss);
   });
 }
 
@@ -331,7 +348,9 @@ auto sort_key(T x) {
 }
 
 // The stable order of `keys`: positions, smallest key first, ties in their order. LSD radix
-// sort by 11-bit digits (a digit all keys share is skipped); insertion-class sizes by merge sort.
+// sort by 11-bit digits (8-bit ones below 2^16 keys, where clearing and summing 2048 counters a
+// digit would cost more than the keys; a digit all keys share is skipped); insertion-class sizes
+// by merge sort.
 template <typename U>
 void stable_order(const std::vector<U>& keys, std::vector<int64_t>& order) {
   const int64_t n = static_cast<int64_t>(keys.size());
@@ -341,15 +360,15 @@ void stable_order(const std::vector<U>& keys, std::vector<int64_t>& order) {
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return keys[a] < keys[b]; });
     return;
   }
-  constexpr int kBits = 11;
-  constexpr int kBuckets = 1 << kBits;
+  const int bits = n < (int64_t{1} << 16) ? 8 : 11;
+  const U digit = (U(1) << bits) - 1;
   std::vector<U> k0(keys), k1(n);
   std::vector<int64_t> o1(n);
-  std::vector<int64_t> count(kBuckets);
-  for (int shift = 0; shift < static_cast<int>(8 * sizeof(U)); shift += kBits) {
+  std::vector<int64_t> count(int64_t{1} << bits);
+  for (int shift = 0; shift < static_cast<int>(8 * sizeof(U)); shift += bits) {
     std::fill(count.begin(), count.end(), 0);
-    for (int64_t i = 0; i < n; ++i) ++count[(k0[i] >> shift) & (kBuckets - 1)];
-    if (count[(k0[0] >> shift) & (kBuckets - 1)] == n) continue;
+    for (int64_t i = 0; i < n; ++i) ++count[(k0[i] >> shift) & digit];
+    if (count[(k0[0] >> shift) & digit] == n) continue;
     int64_t sum = 0;
     for (int64_t& c : count) {
       const int64_t here = c;
@@ -357,7 +376,7 @@ void stable_order(const std::vector<U>& keys, std::vector<int64_t>& order) {
       sum += here;
     }
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t to = count[(k0[i] >> shift) & (kBuckets - 1)]++;
+      const int64_t to = count[(k0[i] >> shift) & digit]++;
       k1[to] = k0[i];
       o1[to] = order[i];
     }
@@ -366,21 +385,25 @@ void stable_order(const std::vector<U>& keys, std::vector<int64_t>& order) {
   }
 }
 
-// Sorts (or ranks) every row along the last axis.
+// Rows of 32-bit keys up to this long are sorted as (key, position) words (the radix sort's
+// passes over its counters cost more).
+constexpr int64_t kPackedSortMax = 2048;
+
 // The first m positions of the stable order of `keys` (reversed: of its reverse, the m last
 // positions of the stable order, last first). Few of many are selected (a top-k) in O(n + m log m)
-// by the total order (key, position), which ties the stable sort's; else the whole order is sorted.
+// by the total order (key, position), which ties the stable sort's, as are short rows of 32-bit
+// keys; else the whole order is radix sorted.
 template <typename U>
 const std::vector<int64_t>& selected(const std::vector<U>& keys, int64_t m, bool reverse, std::vector<int64_t>& order) {
   const int64_t n = static_cast<int64_t>(keys.size());
-  if (m * 8 < n) {
+  if (m * 8 < n || (sizeof(U) == 4 && n <= kPackedSortMax)) {
     // (key, position) pairs compared by value: one 64-bit word where both fit
     auto select = [&](auto items, auto make, auto position) {
       items.resize(n);
       for (int64_t i = 0; i < n; ++i) items[i] = make(keys[i], i);
       using Item = typename decltype(items)::value_type;
       auto before = [reverse](const Item& a, const Item& b) { return reverse ? b < a : a < b; };
-      std::nth_element(items.begin(), items.begin() + m, items.end(), before);
+      if (m < n) std::nth_element(items.begin(), items.begin() + m, items.end(), before);
       std::sort(items.begin(), items.begin() + m, before);
       order.resize(m);
       for (int64_t i = 0; i < m; ++i) order[i] = position(items[i]);
@@ -398,6 +421,7 @@ const std::vector<int64_t>& selected(const std::vector<U>& keys, int64_t m, bool
   return order;
 }
 
+// Sorts (or ranks) every row along the last axis.
 void sort_rows(const Graph& g, const Op& op, char* const* base) {
   const View& in = op.inputs[0];
   const View& out = op.output;

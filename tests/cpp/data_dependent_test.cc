@@ -35,8 +35,9 @@ std::string sort_graph(int64_t n, const char* op, const char* out) {
 }
 
 TEST(DataDependent, ArgsortIsStableWithNaNsLastOnBothPaths) {
-  // below 256 keys a merge sort, above a radix sort: both must give NumPy's stable order
-  for (int64_t n : {7, 255, 256, 5000}) {
+  // below 256 keys a merge sort, to 2048 a sort of (key, position) words, above a radix sort
+  // (8-bit digits below 2^16 keys, 11-bit ones above): all must give NumPy's stable order
+  for (int64_t n : {7, 255, 256, 2048, 2049, 5000, 70000}) {
     std::mt19937 rng(static_cast<unsigned>(n));
     std::uniform_int_distribution<int> pick(0, 9);
     std::vector<float> keys(n);
@@ -59,21 +60,26 @@ TEST(DataDependent, ArgsortIsStableWithNaNsLastOnBothPaths) {
 }
 
 TEST(DataDependent, TopKIsTheStableOrdersHeadOrReversedTail) {
-  // few of many selected (nth_element by (key, position)) or most (the whole radix order):
-  // both the first k of the stable order, or of its reverse
+  // few of many selected (nth_element by (key, position)), most of a short row (its sorted
+  // (key, position) words) or most of a long one (the whole radix order): each the first k of
+  // the stable order, or of its reverse
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> pick(0, 6);
-  std::vector<float> keys(400);
-  for (float& k : keys) k = pick(rng) == 0 ? NAN : static_cast<float>(pick(rng));
-  std::vector<int64_t> want = reference_order(keys);
-  for (int reversed : {0, 1}) {
-    for (int64_t k : {5, 300}) {
-      const std::string text = "graph @f {\n  %s0 = storage f32[400] arg 0\n  %s1 = storage i64[" + std::to_string(k) +
-                               "] arg 1\n  op0 = argsort(%s0[400]{1}+0) axes=[" + std::to_string(reversed) + "," +
-                               std::to_string(k) + "] -> %s1[" + std::to_string(k) + "]{1}+0\n  return\n}";
-      std::vector<int64_t> got(k);
-      execute(lower(parse_graph(text)), {keys.data(), got.data()});
-      for (int64_t i = 0; i < k; ++i) EXPECT_EQ(got[i], reversed ? want[399 - i] : want[i]) << k << " " << i;
+  for (int64_t n : {400, 5000}) {
+    std::vector<float> keys(n);
+    for (float& k : keys) k = pick(rng) == 0 ? NAN : static_cast<float>(pick(rng));
+    std::vector<int64_t> want = reference_order(keys);
+    const std::string ns = std::to_string(n);
+    for (int reversed : {0, 1}) {
+      for (int64_t k : {int64_t{5}, int64_t{300}, n - 100}) {
+        const std::string text = "graph @f {\n  %s0 = storage f32[" + ns + "] arg 0\n  %s1 = storage i64[" +
+                                 std::to_string(k) + "] arg 1\n  op0 = argsort(%s0[" + ns + "]{1}+0) axes=[" +
+                                 std::to_string(reversed) + "," + std::to_string(k) + "] -> %s1[" + std::to_string(k) +
+                                 "]{1}+0\n  return\n}";
+        std::vector<int64_t> got(k);
+        execute(lower(parse_graph(text)), {keys.data(), got.data()});
+        for (int64_t i = 0; i < k; ++i) EXPECT_EQ(got[i], reversed ? want[n - 1 - i] : want[i]) << n << " " << k << " " << i;
+      }
     }
   }
 }
@@ -144,7 +150,8 @@ TEST(DataDependent, CompressSkipsEmptyWordsOfTheMaskAndStopsAtTheCount) {
       want_rows.insert(want_rows.end(), {rows[2 * i], rows[2 * i + 1]});
     }
   }
-  for (int64_t count : {int64_t(want.size()), int64_t(5)}) {  // the whole count, or a smaller one
+  // the whole count, or a smaller one (around the rows prefetched ahead: 8)
+  for (int64_t count : {int64_t(want.size()), int64_t(5), int64_t(8), int64_t(9)}) {
     std::fill(got.begin(), got.end(), -1);
     std::fill(got_rows.begin(), got_rows.end(), -1);
     execute(p, {mask, &count, x.data(), got.data(), rows.data(), got_rows.data()});

@@ -1,9 +1,12 @@
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
+#include <map>
 #include <stdexcept>
 
 #include <llvm/IR/MDBuilder.h>
 
+#include "analysis/overlap.h"
 #include "codegen/llvm/emitter.h"
 #include "schedule/default_schedule.h"
 
@@ -155,8 +158,18 @@ Value* Emitter::element_index(const View& v) {
   return at;
 }
 
+int Emitter::object_of(const View& v) const {
+  bool split = false;
+  for (const auto& [view, object] : region_) {
+    if (view.storage != v.storage) continue;
+    if (view.offset == v.offset && view.shape == v.shape && view.strides == v.strides) return object;
+    split = true;
+  }
+  return split ? -1 : v.storage;  // a view of a split storage not in any region: no scope (may alias all)
+}
+
 void Emitter::set_scopes(llvm::Instruction* access, int object) {
-  if (object >= static_cast<int>(scope_.size()) || !scope_[object]) return;
+  if (object < 0 || object >= static_cast<int>(scope_.size()) || !scope_[object]) return;
   access->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(ctx_, {scope_[object]}));
   if (noalias_[object]) access->setMetadata(llvm::LLVMContext::MD_noalias, noalias_[object]);
 }
@@ -170,7 +183,7 @@ Value* Emitter::load(const View& v) {
   llvm::Type* ty = mem_type(t);
   Value* ptr = b_.CreateInBoundsGEP(ty, base_[v.storage], element_index(v));
   llvm::LoadInst* x = b_.CreateAlignedLoad(ty, ptr, llvm::Align(itemsize(t)));
-  set_scopes(x, v.storage);
+  set_scopes(x, object_of(v));
   return t == DType::Bool ? b_.CreateICmpNE(x, b_.getInt8(0)) : x;
 }
 
@@ -182,7 +195,7 @@ void Emitter::store(const View& v, Value* x) {
   }
   if (t == DType::Bool) x = b_.CreateZExt(x, b_.getInt8Ty());
   Value* ptr = b_.CreateInBoundsGEP(mem_type(t), base_[v.storage], element_index(v));
-  set_scopes(b_.CreateAlignedStore(x, ptr, llvm::Align(itemsize(t))), v.storage);
+  set_scopes(b_.CreateAlignedStore(x, ptr, llvm::Align(itemsize(t))), object_of(v));
 }
 
 namespace {
@@ -198,6 +211,45 @@ std::vector<bool> used_storages(const Graph& g, const StagePlan& p) {
   for (int e : p.extent)
     if (e >= 0) used[e] = true;
   return used;
+}
+
+// The views of storages the stage writes, split into regions no two of which share an element
+// (views that may overlap, bound extents standing for run-time ones, join one region): each view
+// of a storage split so with its region's alias object, the storage's own for the first region,
+// numbered from `objects` on for the others.
+std::vector<std::pair<View, int>> disjoint_regions(const Graph& g, const StagePlan& p, int& objects) {
+  std::map<int, std::vector<View>> views;  // storage: its distinct views
+  std::vector<bool> written(g.storages.size(), false);
+  auto add = [&](const StagePlan& plan) {
+    for (const Op& op : plan.ops) {
+      for (const View& v : op.inputs)
+        if (!plan.registers.count(v.storage)) views[v.storage].push_back(v);
+      if (plan.registers.count(op.output.storage)) continue;
+      views[op.output.storage].push_back(op.output);
+      written[op.output.storage] = true;
+    }
+  };
+  add(p);
+  for (const StagePlan& m : p.members) add(m);
+  std::vector<std::pair<View, int>> out;
+  for (auto& [storage, vs] : views) {
+    if (!written[storage] || vs.size() < 2) continue;
+    std::vector<int> region(vs.size());
+    for (size_t i = 0; i < vs.size(); ++i) region[i] = static_cast<int>(i);
+    std::function<int(int)> root = [&](int i) { return region[i] == i ? i : region[i] = root(region[i]); };
+    for (size_t i = 0; i < vs.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (root(static_cast<int>(i)) != root(static_cast<int>(j)) && footprints_overlap(vs[i], vs[j]).overlap)
+          region[root(static_cast<int>(i))] = root(static_cast<int>(j));
+    std::map<int, int> object;  // region root: its alias object (the storage's own for the first)
+    for (size_t i = 0; i < vs.size(); ++i) {
+      const int r = root(static_cast<int>(i));
+      if (!object.count(r)) object[r] = object.empty() ? storage : objects++;
+    }
+    if (object.size() < 2) continue;
+    for (size_t i = 0; i < vs.size(); ++i) out.emplace_back(vs[i], object[root(static_cast<int>(i))]);
+  }
+  return out;
 }
 
 }  // namespace
@@ -226,6 +278,7 @@ void Emitter::emit_member(const StagePlan& member) {
   sub.base_ = base_;
   sub.scope_ = scope_;
   sub.noalias_ = noalias_;
+  sub.region_ = region_;
   sub.reg_.assign(reg_.size(), nullptr);
   sub.idx_.assign(member.rank(), nullptr);
   sub.bound_.assign(member.rank(), nullptr);
@@ -256,13 +309,16 @@ void Emitter::emit(const std::string& name) {
   Value* bases = b_.CreateLoad(ptr, args, "bases");
   scratch_ = b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, args, 1), "scratch");
 
-  // one alias scope per storage and per scratch array
+  // one alias scope per storage and per scratch array, and one more per region of a storage
+  // written in the stage whose views touch no other region's (`x[:, 5:] *= x[:, 4:5]`: the
+  // column read is then loaded once per row, not after every store)
   std::vector<bool> used = used_storages(g_, p_);
   for (const StagePlan& m : p_.members) {
     const std::vector<bool> more = used_storages(g_, m);
     for (int s = 0; s < n; ++s) used[s] = used[s] || more[s];
   }
-  const int objects = n + scratch_arrays();
+  int objects = n + scratch_arrays();
+  region_ = disjoint_regions(g_, p_, objects);
   llvm::MDBuilder mdb(ctx_);
   llvm::MDNode* domain = mdb.createAnonymousAliasScopeDomain("stage");
   scope_.assign(objects, nullptr);
@@ -349,7 +405,8 @@ void Emitter::emit(const std::string& name) {
       for (size_t d = 1; d < p_.domain.size(); ++d) inner *= std::max<int64_t>(p_.domain[d], 1);
       auto* here = llvm::BasicBlock::Create(ctx_, "serial", entry);
       auto* pooled = llvm::BasicBlock::Create(ctx_, "pooled", entry);
-      b_.CreateCondBr(b_.CreateICmpSLT(n0, i64((kParallelMinPoints + inner - 1) / inner)), here, pooled);
+      const int64_t min_points = parallel_min_points(g_, p_.ops, p_.rank());
+      b_.CreateCondBr(b_.CreateICmpSLT(n0, i64((min_points + inner - 1) / inner)), here, pooled);
       b_.SetInsertPoint(here);
       b_.CreateRet(b_.CreateCall(body, {args, i64(0), n0}));
       b_.SetInsertPoint(pooled);

@@ -98,6 +98,9 @@ class Emitter {
   llvm::Value* find_first(llvm::Value* enabled, int64_t n, llvm::Type* elem, bool contiguous, int lanes,
                           const std::function<llvm::Value*(llvm::Value*)>& at,
                           const std::function<llvm::Value*(llvm::Value*)>& pred);
+  /// The alias object of an access through `v`: its region's (disjoint_regions) or its storage's
+  /// (-1: none).
+  int object_of(const View& v) const;
   /// Accumulator arrays in scratch memory (0 unless the reduced axes are not the innermost ones).
   int scratch_arrays() const;
 
@@ -116,7 +119,8 @@ class Emitter {
   std::vector<llvm::Value*> idx_;    // per axis: the loop index in scope
   std::vector<llvm::Value*> bound_;  // per axis: its extent
   std::vector<llvm::Value*> reg_;    // per storage: the register value at this point
-  std::vector<llvm::MDNode*> scope_, noalias_;  // per object: storages, then scratch arrays
+  std::vector<llvm::MDNode*> scope_, noalias_;  // per object: storages, scratch arrays, then regions
+  std::vector<std::pair<View, int>> region_;     // views of storages split into regions: their alias objects
   std::map<std::string, llvm::FunctionType*> scalar_calls_;  // what call_scalar called
   size_t scratch_bytes_ = 0;
 };

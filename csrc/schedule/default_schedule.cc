@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdlib>
 
 #include "schedule/default_schedule.h"
 #include "schedule/legality.h"
@@ -17,6 +18,15 @@ int host_vector_bytes() {
 }
 
 }  // namespace
+
+int64_t parallel_min_points(const Graph& g, const std::vector<Op>& ops, int rank) {
+  constexpr int64_t kLine = 64;
+  for (const Op& op : ops)
+    for (const View& v : op.inputs)
+      if (v.ndim() == rank && rank > 0 && std::abs(v.strides[rank - 1]) * static_cast<int64_t>(itemsize(g.dtype_of(v))) >= kLine)
+        return kParallelMinPoints / 16;
+  return kParallelMinPoints;
+}
 
 std::vector<Primitive> default_schedule(const Graph& g, const Stage& s) {
   std::vector<Primitive> sch;
@@ -42,7 +52,8 @@ std::vector<Primitive> default_schedule(const Graph& g, const Stage& s) {
   if (unit_inner && s.domain[inner] >= lanes) sch.push_back({"vectorize", {s.loops[inner]}, {lanes}});
   // threads pay off past this many points (measured by the benchmarks; see README)
   const bool outer_reduced = std::find(s.reduce_axes.begin(), s.reduce_axes.end(), 0) != s.reduce_axes.end();
-  if (!outer_reduced && s.domain[0] > 1 && shape_numel(s.domain) >= kParallelMinPoints && outer_loop_conflict(s).empty())
+  if (!outer_reduced && s.domain[0] > 1 && shape_numel(s.domain) >= parallel_min_points(g, s.ops, inner + 1) &&
+      outer_loop_conflict(s).empty())
     sch.push_back({"parallel", {s.loops[0]}, {}});
   return sch;
 }

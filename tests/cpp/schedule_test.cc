@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "schedule/default_schedule.h"
 #include "transforms/passes.h"
 #include "view_oracle.h"
 
@@ -168,6 +169,24 @@ TEST(Schedule, ParallelNeedsIndependentOuterIterations) {
   Stage t = stage_of(kAdd);
   apply_schedule(g2, t, sched("parallel(i0)"));
   EXPECT_TRUE(t.schedule.parallel);
+}
+
+TEST(Schedule, PointsThatEachWaitOnACacheLineGoParallelSooner) {
+  // 8 x 4096 points of `x > 0.25`: a contiguous x stays on one thread; a column of 85-float rows
+  // (one cache line per point) is split across the pool
+  auto parallel = [](int64_t row) {
+    const std::string n = std::to_string(8 * 4096 * row), r = std::to_string(row);
+    const std::string text = "graph @f {\n  %s0 = storage f32[" + n + "] arg 0\n  %s1 = storage bool[32768] temp\n" +
+                             "  %s2 = storage f32[1] const 0x0000803e\n  op0 = greater(%s0[8,4096]{" +
+                             std::to_string(4096 * row) + "," + r + "}+0, %s2[8,4096]{0,0}+0) -> %s1[8,4096]{4096,1}+0\n" +
+                             "  return %s1[8,4096]{4096,1}+0\n}";
+    Graph g = parse_graph(text);
+    for (const Primitive& p : default_schedule(g, stage_of(text)))
+      if (p.verb == "parallel") return true;
+    return false;
+  };
+  EXPECT_FALSE(parallel(1));
+  EXPECT_TRUE(parallel(85));
 }
 
 }  // namespace

@@ -83,6 +83,22 @@ def _positions(start, step, n):
 def _dynamic_slice(n, s):
     """A slice of a run-time length n: the positions it selects (a Tracer of run-time length),
     as slice.indices would resolve it once n is known."""
+    start, step, length = _slice_extent(n, s)
+    return _positions(start.astype(I64), current_trace().const(np.int64(step)), length)
+
+
+def _slice_extent(n, s):
+    """A slice of a run-time length n resolved as slice.indices would once n is known: its first
+    position (a 0-d Tracer), its step and the Extent of its length. The same slice of the same
+    length again is the same (`sel[::3] += 1` writes through the view it read)."""
+    trace = current_trace()
+    key = (n.storage, s.start, s.stop, s.step)
+    if key not in trace.sliced:
+        trace.sliced[key] = _resolve_slice(n, s)
+    return trace.sliced[key]
+
+
+def _resolve_slice(n, s):
     step = 1 if s.step is None else int(s.step)
     if step == 0:
         raise ValueError("slice step cannot be zero")
@@ -107,7 +123,48 @@ def _dynamic_slice(n, s):
     hi = len(range(*slice(s.start, s.stop, step).indices(bound(n))))
     hi = bound(n) if s.start is not None and int(s.start) < 0 or s.stop is not None and int(s.stop) < 0 else hi
     count_ = np.minimum(count_, hi).astype(I64)
-    return _positions(start.astype(I64), current_trace().const(np.int64(step)), Extent(hi, count_._view.storage))
+    return start, step, Extent(hi, count_._view.storage)
+
+
+def _runtime_slice_view(t, key):
+    """t[key] as NumPy's view where the key slices a run-time dimension with a positive step from
+    a start known while tracing (`sel[:k]`, `sel[1::2]`): the view's offset and strides stay
+    static, its length is a run-time one; None for any other key (a negative start or step puts
+    the first element where only the run-time length says: those are gathered)."""
+    items = _index_items(t, key)
+    cut = {}  # input dim: its slice
+    for it in items:
+        if it[0] == "adv" or (it[0] == "int" and isinstance(t.shape[it[2]], Extent)):
+            return None
+        if it[0] == "slice" and isinstance(t.shape[it[2]], Extent) and not _whole(it[1]):
+            sl = it[1]
+            if any(p is not None and (isinstance(p, Tracer) or int(p) < 0) for p in (sl.start, sl.stop, sl.step)):
+                return None
+            cut[it[2]] = sl
+    if not cut:
+        return None
+    rest, out_dims, o = [], {}, 0  # the key with the cut dims whole; where they land in the result
+    for it in items:
+        if it[0] == "new":
+            rest.append(None)
+            o += 1
+        elif it[0] == "int":
+            rest.append(it[1])
+        else:
+            rest.append(slice(None) if it[2] in cut else it[1])
+            if it[2] in cut:
+                out_dims[o] = cut[it[2]]
+            o += 1
+    r = basic_getitem(t, tuple(rest))
+    v = r._view
+    shape, strides, extents = list(v.shape), list(v.strides), list(v.extents)
+    offset = v.offset
+    for d, sl in out_dims.items():
+        start, step, length = _slice_extent(r.shape[d], sl)
+        offset += int(sl.start or 0) * strides[d]
+        strides[d] *= step
+        shape[d], extents[d] = bound(length), length.storage
+    return r.view_of(_C.View(v.storage, shape, strides, offset, extents), readonly=r._readonly)
 
 
 def _whole(s):
@@ -361,6 +418,8 @@ def getitem_plain(t, key):
     if rows is not None:
         idx = rows[1]
         return emit("take", [t, _checked(idx, t.shape[0], 0)], idx.shape + t.shape[1:], t.dtype)
+    if t.is_dynamic and (r := _runtime_slice_view(t, key)) is not None:
+        return r
     off = _offsets(t, key) if needs_advanced(t, key) else None
     if off is None:
         return basic_getitem(t, key)
@@ -401,6 +460,8 @@ def setitem(t, key, value):
         v = _values(value, t.dtype, idx.shape + dest.shape[1:])
         current_trace().op("put", [idx, v], dest._view)
         return
+    if t.is_dynamic and (view := _runtime_slice_view(t, key)) is not None:
+        return assign(view, value)
     off = _offsets(t, key) if needs_advanced(t, key) else None
     if off is None:
         return basic_setitem(t, key, value)

@@ -414,12 +414,28 @@ def _top3_by_column(x):
     return y[y[:, 4].argsort()[::-1][:3]]
 
 
+def _row_slices(x):
+    # slices of the run-time axis with a positive step from a known start: NumPy's views of it
+    sel = _sel(x)
+    return sel, sel[2:], sel[:3], sel[5:40:3, 1:4], sel[2:][::2], sel[:100, None, 2], sel.T[:, 1:]
+
+
+def _writes_through_row_slices(x):
+    sel = _sel(x)
+    odd = sel[1::2]
+    odd[:, 0] = -1.0
+    sel[::3, 1] += 10
+    return sel, odd
+
+
 RUNTIME = [
     pytest.param(lambda x: _sel(x), {}, id="return_y"),
     pytest.param(lambda x: np.exp(_sel(x)) * 2 - _sel(x), {"rtol": 1e-6}, id="elementwise"),
     pytest.param(lambda x: _sel(x)[:, 0:2] * 2, {}, id="slice_cols"),
     pytest.param(lambda x: _sel(x)[:, 4:5] * _sel(x)[:, 5:], {}, id="col_broadcast"),
     pytest.param(_inplace_scale, {}, id="inplace_cols"),
+    pytest.param(_row_slices, {}, id="row_slices_are_views"),
+    pytest.param(_writes_through_row_slices, {}, id="writes_through_row_slices"),
     pytest.param(lambda x: (_sel(x).max(1), _sel(x).argmax(1)), {}, id="max_argmax_1"),
     pytest.param(lambda x: (_sel(x).sum(0), _sel(x).sum()), {"rtol": 1e-5}, id="sums"),
     pytest.param(lambda x: _sel(x) - x.mean(0), {"rtol": 1e-6, "atol": 1e-6}, id="minus_static"),

@@ -182,6 +182,8 @@ class RowMover {
     const T* from = src_ + src_off;
     for (int64_t i = 0; i < n_; ++i) to[i] = from[i];
   }
+  // Whether rows are contiguous on both sides (and moved, not added).
+  bool dense() const { return dense_; }
   // Asks for the cache lines of a dense source row.
   void prefetch(int64_t src_off) const {
     if (!dense_) return;
@@ -263,9 +265,35 @@ void compress(const Graph& g, const Op& op, char* const* base) {
     }
     const RowMover<T> move(base, out, 1, src, 1, false);
     const int64_t oo = out.offset, so = src.offset;
-    // The kept rows are far apart (a few percent of a large prediction): their misses, each
-    // waited for in turn, cost more than the copy; each row is prefetched when found and copied
-    // kAhead rows later.
+    const int64_t bytes = static_cast<int64_t>(sizeof(T)) * (src.numel() / std::max<int64_t>(src.shape[0], 1));
+    if (bytes < 64) {  // rows sharing cache lines: a stream the hardware prefetches
+      // dense rows of a common size (a box, a detection) copied as one fixed-size block
+      auto fixed = [&](auto size) {
+        char* to = reinterpret_cast<char*>(at<T>(base, out, oo));
+        const char* from = reinterpret_cast<const char*>(at<T>(base, src, so));
+        const int64_t ob = os * static_cast<int64_t>(sizeof(T)), sb = ss * static_cast<int64_t>(sizeof(T));
+        for_each_set(m, n, ms, [&, to, from, ob, sb](int64_t i) {
+          if (k < room) std::memcpy(to + k++ * ob, from + i * sb, decltype(size)::value);
+        });
+      };
+      if (move.dense()) switch (bytes) {
+          case 4: return fixed(std::integral_constant<size_t, 4>{});
+          case 8: return fixed(std::integral_constant<size_t, 8>{});
+          case 16: return fixed(std::integral_constant<size_t, 16>{});
+          case 20: return fixed(std::integral_constant<size_t, 20>{});
+          case 24: return fixed(std::integral_constant<size_t, 24>{});
+          case 32: return fixed(std::integral_constant<size_t, 32>{});
+          case 48: return fixed(std::integral_constant<size_t, 48>{});
+          default: break;
+        }
+      for_each_set(m, n, ms, [&](int64_t i) {
+        if (k < room) move(oo + k++ * os, so + i * ss);
+      });
+      return;
+    }
+    // Rows of a cache line or more kept far apart (a few percent of a large prediction): their
+    // misses, each waited for in turn, cost more than the copy; each row is prefetched when found
+    // and copied kAhead rows later.
     constexpr int kAhead = 8;
     int64_t found[kAhead];
     int64_t seen = 0;
@@ -391,19 +419,46 @@ constexpr int64_t kPackedSortMax = 2048;
 
 // The first m positions of the stable order of `keys` (reversed: of its reverse, the m last
 // positions of the stable order, last first). Few of many are selected (a top-k) in O(n + m log m)
-// by the total order (key, position), which ties the stable sort's, as are short rows of 32-bit
-// keys; else the whole order is radix sorted.
+// by the total order (key, position), which ties the stable sort's, among the keys of the buckets
+// that hold the first m; short rows of 32-bit keys are sorted so whole; else the whole order is
+// radix sorted.
 template <typename U>
 const std::vector<int64_t>& selected(const std::vector<U>& keys, int64_t m, bool reverse, std::vector<int64_t>& order) {
   const int64_t n = static_cast<int64_t>(keys.size());
   if (m * 8 < n || (sizeof(U) == 4 && n <= kPackedSortMax)) {
+    // A few of many: only the keys in the buckets that hold the first m (2048 buckets over the
+    // keys' range, in the order asked) are candidates.
+    const bool bucketed = m * 8 < n;
+    U lo = n ? keys[0] : U(0), hi = lo;
+    for (int64_t i = 0; bucketed && i < n; ++i) {
+      lo = std::min(lo, keys[i]);
+      hi = std::max(hi, keys[i]);
+    }
+    constexpr int kDigits = 11;
+    const U span = static_cast<U>(hi - lo);
+    const int width = span ? 64 - __builtin_clzll(static_cast<uint64_t>(span)) : 0;  // bits the span needs
+    const int shift = std::max(0, width - kDigits);
+    auto digit = [&](U key) {
+      const size_t d = static_cast<size_t>(static_cast<U>(key - lo) >> shift);
+      return reverse ? (size_t{1} << kDigits) - 1 - d : d;
+    };
+    size_t last = (size_t{1} << kDigits) - 1;  // the bucket holding the m-th: all below it and it are candidates
+    if (bucketed) {
+      std::vector<int64_t> count(size_t{1} << kDigits, 0);
+      for (U key : keys) ++count[digit(key)];
+      int64_t ahead = 0;
+      last = 0;
+      while (ahead + count[last] < m) ahead += count[last++];
+    }
     // (key, position) pairs compared by value: one 64-bit word where both fit
     auto select = [&](auto items, auto make, auto position) {
-      items.resize(n);
-      for (int64_t i = 0; i < n; ++i) items[i] = make(keys[i], i);
+      items.reserve(n);
+      for (int64_t i = 0; i < n; ++i)
+        if (!bucketed || digit(keys[i]) <= last) items.push_back(make(keys[i], i));
+      const int64_t c = static_cast<int64_t>(items.size());
       using Item = typename decltype(items)::value_type;
       auto before = [reverse](const Item& a, const Item& b) { return reverse ? b < a : a < b; };
-      if (m < n) std::nth_element(items.begin(), items.begin() + m, items.end(), before);
+      if (m < c) std::nth_element(items.begin(), items.begin() + m, items.end(), before);
       std::sort(items.begin(), items.begin() + m, before);
       order.resize(m);
       for (int64_t i = 0; i < m; ++i) order[i] = position(items[i]);

@@ -65,9 +65,12 @@ TEST(DataDependent, TopKIsTheStableOrdersHeadOrReversedTail) {
   // the stable order, or of its reverse
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> pick(0, 6);
-  for (int64_t n : {400, 5000}) {
+  std::normal_distribution<float> wide(0.0f, 1000.0f);
+  for (int64_t n : {400, 5000, 5001}) {
     std::vector<float> keys(n);
     for (float& k : keys) k = pick(rng) == 0 ? NAN : static_cast<float>(pick(rng));
+    if (n == 5001)  // keys over a wide range (the candidates' buckets split it finely), ties among them
+      for (float& k : keys) k = pick(rng) == 0 ? -INFINITY : std::round(wide(rng)) / 8;
     std::vector<int64_t> want = reference_order(keys);
     const std::string ns = std::to_string(n);
     for (int reversed : {0, 1}) {
@@ -158,6 +161,33 @@ TEST(DataDependent, CompressSkipsEmptyWordsOfTheMaskAndStopsAtTheCount) {
     for (int64_t i = 0; i < count; ++i) EXPECT_EQ(got[i], want[i]) << count << " " << i;
     for (int64_t i = 0; i < 2 * count; ++i) EXPECT_EQ(got_rows[i], want_rows[i]) << count << " " << i;
     EXPECT_EQ(got_rows[2 * count], -1);  // rows past the count: untouched
+  }
+}
+
+TEST(DataDependent, CompressRowsOfEveryWidthInOrder) {
+  // rows of 5 and 8 floats (copied as fixed-size blocks), 7 (element by element) and 20 (a cache
+  // line and more: prefetched ahead), up to the count or a smaller one
+  constexpr int64_t kRows = 4001;
+  std::mt19937 rng(3);
+  std::vector<char> mask(kRows);
+  for (char& b : mask) b = rng() % 5 < 3;
+  for (int64_t width : {5, 7, 8, 20}) {
+    const std::string size = std::to_string(kRows * width), w = std::to_string(width);
+    Program p = lower(parse_graph("graph @f {\n  %s0 = storage bool[4001] arg 0\n  %s1 = storage i64[1] arg 1\n"
+                                  "  %s2 = storage f32[" + size + "] arg 2\n  %s3 = storage f32[" + size + "] arg 3\n"
+                                  "  op0 = compress(%s0[4001]{1}+0, %s2[4001," + w + "]{" + w + ",1}+0) -> %s3[?%s1<=4001," +
+                                  w + "]{" + w + ",1}+0\n  return\n}"));
+    std::vector<float> rows(kRows * width), want;
+    std::iota(rows.begin(), rows.end(), 0.0f);
+    for (int64_t i = 0; i < kRows; ++i)
+      if (mask[i]) want.insert(want.end(), rows.begin() + i * width, rows.begin() + (i + 1) * width);
+    const int64_t all = static_cast<int64_t>(want.size()) / width;
+    for (int64_t count : {all, all - 100, int64_t{3}}) {
+      std::vector<float> got(kRows * width, -1);
+      execute(p, {mask.data(), &count, rows.data(), got.data()});
+      for (int64_t i = 0; i < count * width; ++i) ASSERT_EQ(got[i], want[i]) << width << " " << count << " " << i;
+      EXPECT_EQ(got[count * width], -1) << width << " " << count;
+    }
   }
 }
 

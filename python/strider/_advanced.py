@@ -92,6 +92,7 @@ def _slice_extent(n, s):
     position (a 0-d Tracer), its step and the Extent of its length. The same slice of the same
     length again is the same (`sel[::3] += 1` writes through the view it read)."""
     trace = current_trace()
+    s = _int_slice(s)
     key = (n.storage, s.start, s.stop, s.step)
     if key not in trace.sliced:
         trace.sliced[key] = _resolve_slice(n, s)
@@ -126,6 +127,11 @@ def _resolve_slice(n, s):
     return start, step, Extent(hi, count_._view.storage)
 
 
+def _int_slice(s):
+    """s with Python ints for bounds (a bound the caller passed specializes, as an index does)."""
+    return slice(*(None if p is None else int(p) for p in (s.start, s.stop, s.step)))
+
+
 def _runtime_slice_view(t, key):
     """t[key] as NumPy's view where the key slices a run-time dimension with a positive step from
     a start known while tracing (`sel[:k]`, `sel[1::2]`): the view's offset and strides stay
@@ -137,8 +143,8 @@ def _runtime_slice_view(t, key):
         if it[0] == "adv" or (it[0] == "int" and isinstance(t.shape[it[2]], Extent)):
             return None
         if it[0] == "slice" and isinstance(t.shape[it[2]], Extent) and not _whole(it[1]):
-            sl = it[1]
-            if any(p is not None and (isinstance(p, Tracer) or int(p) < 0) for p in (sl.start, sl.stop, sl.step)):
+            sl = _int_slice(it[1])
+            if any(p is not None and p < 0 for p in (sl.start, sl.stop, sl.step)):
                 return None
             cut[it[2]] = sl
     if not cut:

@@ -485,6 +485,17 @@ def test_runtime_length_results_outlive_the_next_call():
         assert owner.nbytes <= first[0].nbytes + 64, "a result holds its bound, not its rows"
 
 
+def test_runtime_length_sliced_by_an_argument():
+    # a bound the caller passes specializes: the slices are views all the same
+    def f(x, k):
+        d = _sel(x)
+        return d[np.argsort(-d[:, 4], kind="stable")][:k], d[1:k:2], d[k:]
+
+    for kind, x in _runtime_inputs().items():
+        for k in (3, 100):
+            check(f, x, k)
+
+
 def test_runtime_length_concatenate():
     def f(a, b):
         m = b[:, 0] > 0.5

@@ -28,6 +28,36 @@ int64_t parallel_min_points(const Graph& g, const std::vector<Op>& ops, int rank
   return kParallelMinPoints;
 }
 
+namespace {
+
+// The points of the innermost loop once code generation merges into it the axes every view walks
+// as one with it (stage_plan.cc's try_merge): a (n, 4) array read whole is one loop of 4n.
+int64_t merged_inner(const Stage& s) {
+  const int rank = static_cast<int>(s.domain.size());
+  auto reduced = [&](int d) { return std::find(s.reduce_axes.begin(), s.reduce_axes.end(), d) != s.reduce_axes.end(); };
+  int64_t run = s.domain[rank - 1];
+  for (int d = rank - 2; d >= 0; --d) {
+    if (reduced(d) != reduced(d + 1)) break;
+    // a reduction's result has the kept axes only: axis d is its axis `at`
+    const int at = d - static_cast<int>(std::count_if(s.reduce_axes.begin(), s.reduce_axes.end(), [&](int a) { return a < d; }));
+    auto walks = [&](const View& v, int e) {
+      return v.extent_of(e) < 0 && v.extent_of(e + 1) < 0 && v.strides[e] == v.strides[e + 1] * s.domain[d + 1];
+    };
+    bool fits = true;
+    for (const Op& op : s.ops) {
+      for (const View& v : op.inputs) fits = fits && (v.ndim() == 0 || (v.ndim() == rank && walks(v, d)));
+      const View& w = op.output;
+      if (op_kind(op.code) == OpKind::Reduce && w.ndim() != rank) fits = fits && (reduced(d) || walks(w, at));
+      else fits = fits && w.ndim() == rank && walks(w, d);
+    }
+    if (!fits) break;
+    run *= s.domain[d];
+  }
+  return run;
+}
+
+}  // namespace
+
 std::vector<Primitive> default_schedule(const Graph& g, const Stage& s) {
   std::vector<Primitive> sch;
   // the runtime's library runs a data-dependent op as it is: no loops to schedule
@@ -49,7 +79,7 @@ std::vector<Primitive> default_schedule(const Graph& g, const Stage& s) {
     if (w.ndim() == inner + 1 && !vector_store_stride(w.strides[inner])) unit_inner = false;
   }
   const int lanes = host_vector_bytes() / static_cast<int>(widest);
-  if (unit_inner && s.domain[inner] >= lanes) sch.push_back({"vectorize", {s.loops[inner]}, {lanes}});
+  if (unit_inner && merged_inner(s) >= lanes) sch.push_back({"vectorize", {s.loops[inner]}, {lanes}});
   // threads pay off past this many points (measured by the benchmarks; see README)
   const bool outer_reduced = std::find(s.reduce_axes.begin(), s.reduce_axes.end(), 0) != s.reduce_axes.end();
   if (!outer_reduced && s.domain[0] > 1 && shape_numel(s.domain) >= parallel_min_points(g, s.ops, inner + 1) &&

@@ -189,5 +189,20 @@ TEST(Schedule, PointsThatEachWaitOnACacheLineGoParallelSooner) {
   EXPECT_TRUE(parallel(85));
 }
 
+TEST(Schedule, AShortInnermostLoopVectorizesWhenTheAxesMergeIntoALongerOne) {
+  // max over a (64, 4) array read whole is one loop of 256 once the plan merges its axes; the
+  // boxes of every other row of (64, 8) stay 4-point rows
+  auto vectorized = [](const char* view) {
+    const std::string text = std::string("graph @f {\n  %s0 = storage f32[512] arg 0\n  %s1 = storage f32[1] temp\n") +
+                             "  op0 = max(" + view + ") axes=[0,1] -> %s1[]{}+0\n  return %s1[]{}+0\n}";
+    Graph g = parse_graph(text);
+    for (const Primitive& p : default_schedule(g, stage_of(text)))
+      if (p.verb == "vectorize") return true;
+    return false;
+  };
+  EXPECT_TRUE(vectorized("%s0[64,4]{4,1}+0"));
+  EXPECT_FALSE(vectorized("%s0[64,4]{8,1}+0"));
+}
+
 }  // namespace
 }  // namespace strider

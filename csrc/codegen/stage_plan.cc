@@ -229,9 +229,15 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   if (p.reduction) {
     const bool no_identity = !p.reduce.has_identity();
     bool kept_empty = false, folded_empty = false, folded_dynamic = false;
+    // a length check_nonempty passed through is at least 1 when the stage runs
+    auto checked = [&](int storage) {
+      for (const Op& op : g.ops)
+        if (op.code == OpCode::check_nonempty && op.output.storage == storage) return true;
+      return false;
+    };
     for (int d = 0; d < rank; ++d) {
       if (!p.reduced[d]) kept_empty = kept_empty || (p.domain[d] == 0 && p.extent[d] < 0);
-      else if (p.extent[d] >= 0) folded_dynamic = true;
+      else if (p.extent[d] >= 0) folded_dynamic = folded_dynamic || !checked(p.extent[d]);
       else folded_empty = folded_empty || p.domain[d] == 0;
     }
     if (no_identity && !kept_empty && folded_empty)

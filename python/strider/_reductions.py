@@ -7,8 +7,8 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ._errors import unsupported
-from ._tracer import Extent, Tracer, as_tracer, emit, reshape_units
-from ._ufuncs import _NoValue, astype, finish, ir_dtype, normalize_axes
+from ._tracer import Extent, Tracer, as_tracer, bound, emit, reshape_units
+from ._ufuncs import _NoValue, _with_length, astype, finish, ir_dtype, normalize_axes
 
 
 # the reductions of no element NumPy refuses (in check_nonempty's order)
@@ -28,7 +28,13 @@ def _reduce(name, a, axis, keepdims, out, acc_dtype=None, result_dtype=None, ini
     # NumPy refuses whenever a reduced axis is empty, even when the result is empty too ((0, 0) on
     # axis 0); a run-time length is checked when the function runs (check_nonempty)
     count = int(np.prod([t.shape[i] for i in axes if not isinstance(t.shape[i], Extent)], dtype=np.int64))
-    if name in _NEED_ONE and any(isinstance(t.shape[i], Extent) for i in axes):
+    dynamic = [i for i in axes if isinstance(t.shape[i], Extent)]
+    if name in _NEED_ONE and len(dynamic) == 1 and count:
+        # the one run-time length, checked, is the length the reduction reads: its stage then
+        # knows the fold has an element (compiled, not run by the reference executor)
+        n = emit("check_nonempty", [t.shape[dynamic[0]].value()], (), np.int64, axes=(_NEED_ONE.index(name),))
+        t = _with_length(t, dynamic[0], Extent(bound(t.shape[dynamic[0]]), n._view.storage))
+    elif name in _NEED_ONE and dynamic:
         emit("check_nonempty", [as_tracer(_count(t, axes))], (), np.int64, axes=(_NEED_ONE.index(name),))
     if count == 0 and name in _NEED_ONE:
         if name.startswith("arg"):

@@ -677,6 +677,36 @@ TEST(LlvmCodegen, ARunTimeExtentOfFewPointsRunsItsParallelStageOnTheCaller) {
   }
 }
 
+TEST(LlvmCodegen, AMaxOverARunTimeExtentCompilesWhereCheckNonemptyPassedItsLength) {
+  SKIP_WITHOUT_LLVM();
+  // a length check_nonempty passed through is at least 1: the fold has an element; any other
+  // run-time extent may be 0, which a max cannot fold
+  const char* text = R"(graph @t {
+    %s0 = storage f32[100] arg 0
+    %s1 = storage i64[1] arg 1
+    %s2 = storage i64[1] arg 2
+    %s3 = storage f32[1] arg 3
+    op0 = check_nonempty(%s1[]{}+0) axes=[0] -> %s2[]{}+0
+    op1 = max(%s0[?%s2<=100]{1}+0) axes=[0] -> %s3[]{}+0
+    op2 = max(%s0[?%s1<=100]{1}+0) axes=[0] -> %s3[]{}+0
+    return
+  })";
+  Graph g = parse_graph(text);
+  std::vector<float> x(100);
+  for (int i = 0; i < 100; ++i) x[i] = static_cast<float>((i * 37) % 101);
+  int64_t n = 7, checked = 7;
+  float out = 0;
+  char* bases[4] = {(char*)x.data(), (char*)&n, (char*)&checked, (char*)&out};
+  compile_stage(g, stage_of(g, {100}, {1}), nullptr)->run(bases);
+  EXPECT_EQ(out, *std::max_element(x.begin(), x.begin() + 7));
+  try {
+    compile_stage(g, stage_of(g, {100}, {2}), nullptr);
+    ADD_FAILURE() << "a max over an unchecked run-time extent compiled";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("may be zero"), std::string::npos) << e.what();
+  }
+}
+
 TEST(LlvmCodegen, StagesFromTheFusionPassMatchTheReference) {
   SKIP_WITHOUT_LLVM();
   // a delta2bbox-like chain: strided reads, register temps, in-place writes into the argument

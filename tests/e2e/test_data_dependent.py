@@ -496,6 +496,23 @@ def test_runtime_length_sliced_by_an_argument():
             check(f, x, k)
 
 
+@pytest.mark.parametrize("name", ["max", "min", "argmax", "argmin"])
+def test_reductions_without_identity_over_a_runtime_length(name):
+    # the checked length is the one the reduction reads (compiled, since it has an element);
+    # none selected: NumPy's ValueError, before anything after it
+    def f(x, t):
+        sel = x[x[:, 4] > t]
+        return getattr(sel, name)(), getattr(sel, name)(axis=0), getattr(sel[:, 2], name)()
+
+    x = rnd((40, 6), F32, seed=28)
+    x[3, 1] = NAN
+    g = check(f, x, 0.5)
+    check(f, x, 0.0)
+    check_raises(f, x, 2.0, exc=ValueError)
+    assert "no identity" not in str(g.explain(x, 0.5)), "the reductions compile"
+
+
+
 def test_runtime_length_concatenate():
     def f(a, b):
         m = b[:, 0] > 0.5

@@ -87,11 +87,15 @@ Runner::Runner(py::object program, std::vector<std::pair<int, int>> groups, std:
   const Graph& g = program_->graph;
   std::vector<char> returned(g.storages.size(), 0);
   for (const Temp& t : temps_) returned[t.storage] = 1;
+  auto reserve = [&](int s) {  // storage s's offset in the kept buffer, cache-line aligned
+    const int64_t at = kept_bytes_;
+    kept_bytes_ += (g.storages[s].size * itemsize(g.storages[s].dtype) + 63) / 64 * 64;
+    return at;
+  };
   for (size_t s = 0; s < g.storages.size(); ++s) {
     const Storage& st = g.storages[s];
     if (st.kind != StorageKind::Temp || returned[s] || (!program_->unstored.empty() && program_->unstored[s])) continue;
-    kept_offsets_.emplace_back(static_cast<int>(s), kept_bytes_);
-    kept_bytes_ += (st.size * itemsize(st.dtype) + 63) / 64 * 64;
+    kept_offsets_.emplace_back(static_cast<int>(s), reserve(static_cast<int>(s)));
   }
   // a returned temporary of a run-time length runs in the kept buffer too, at its bound, and
   // leaves it copied into an array of the elements its results reach: a fresh bound-sized array
@@ -101,13 +105,11 @@ Runner::Runner(py::object program, std::vector<std::pair<int, int>> groups, std:
     bool dynamic = false;
     for (const Output& o : outputs_)
       dynamic = dynamic || (o.kind == ResultKind::View && g.outputs[o.index].storage == s && g.outputs[o.index].is_dynamic());
-    if (!dynamic || temps_[k].form != TempForm::Viewed) continue;
-    trimmed_.emplace_back(static_cast<int>(k), kept_bytes_);
-    kept_bytes_ += (g.storages[s].size * itemsize(g.storages[s].dtype) + 63) / 64 * 64;
+    trimmed_at_.push_back(dynamic && temps_[k].form == TempForm::Viewed ? reserve(s) : -1);
   }
   if (kept_bytes_ > kMaxKeptBytes) {  // too much to hold between calls: every call allocates
     kept_offsets_.clear();
-    trimmed_.clear();
+    std::fill(trimmed_at_.begin(), trimmed_at_.end(), -1);
     kept_bytes_ = 0;
   }
 }
@@ -151,17 +153,13 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
     kept_->buffer.reset(static_cast<std::byte*>(std::aligned_alloc(64, kept_bytes_)));
     if (!kept_->buffer) throw std::bad_alloc();
   }
-  std::pmr::vector<char> trimmed(temps_.size(), 0, &arena);
-  if (keep) {
+  if (keep)
     for (const auto& [storage, offset] : kept_offsets_) buffers[storage] = kept_->buffer.get() + offset;
-    for (const auto& [k, offset] : trimmed_) {
-      buffers[temps_[k].storage] = kept_->buffer.get() + offset;
-      trimmed[k] = 1;
-    }
-  }
+  auto trimmed = [&](size_t k) { return keep && trimmed_at_[k] >= 0; };
   for (size_t k = 0; k < temps_.size(); ++k) {
     const Temp& t = temps_[k];
-    if (trimmed[k]) {
+    if (trimmed(k)) {
+      buffers[t.storage] = kept_->buffer.get() + trimmed_at_[k];
       temps.emplace_back();
       continue;
     }
@@ -200,7 +198,7 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
     go();
   }
   for (size_t k = 0; k < temps_.size(); ++k)
-    if (trimmed[k]) temps[k] = trimmed_copy(static_cast<int>(k), buffers[temps_[k].storage], temps);
+    if (trimmed(k)) temps[k] = trimmed_copy(static_cast<int>(k), buffers[temps_[k].storage], temps);
   std::pmr::vector<py::object> results(&arena);
   results.reserve(outputs_.size());
   for (const Output& o : outputs_) {

@@ -110,7 +110,7 @@ class Runner {
     std::atomic<bool> busy{false};
   };
   std::vector<std::pair<int, int64_t>> kept_offsets_;  // (storage, byte offset in the kept buffer)
-  std::vector<std::pair<int, int64_t>> trimmed_;       // (temps_ index, byte offset): run-time lengths
+  std::vector<int64_t> trimmed_at_;  // per temp: its byte offset in the kept buffer (run-time lengths), or -1
   int64_t kept_bytes_ = 0;
   std::unique_ptr<Kept> kept_ = std::make_unique<Kept>();
   pybind11::list temp_specs_;

@@ -137,6 +137,8 @@ def _runtime_slice_view(t, key):
     a start known while tracing (`sel[:k]`, `sel[1::2]`): the view's offset and strides stay
     static, its length is a run-time one; None for any other key (a negative start or step puts
     the first element where only the run-time length says: those are gathered)."""
+    if not t.is_dynamic:
+        return None
     items = _index_items(t, key)
     cut = {}  # input dim: its slice
     for it in items:
@@ -424,7 +426,7 @@ def getitem_plain(t, key):
     if rows is not None:
         idx = rows[1]
         return emit("take", [t, _checked(idx, t.shape[0], 0)], idx.shape + t.shape[1:], t.dtype)
-    if t.is_dynamic and (r := _runtime_slice_view(t, key)) is not None:
+    if (r := _runtime_slice_view(t, key)) is not None:
         return r
     off = _offsets(t, key) if needs_advanced(t, key) else None
     if off is None:
@@ -466,7 +468,7 @@ def setitem(t, key, value):
         v = _values(value, t.dtype, idx.shape + dest.shape[1:])
         current_trace().op("put", [idx, v], dest._view)
         return
-    if t.is_dynamic and (view := _runtime_slice_view(t, key)) is not None:
+    if (view := _runtime_slice_view(t, key)) is not None:
         return assign(view, value)
     off = _offsets(t, key) if needs_advanced(t, key) else None
     if off is None:

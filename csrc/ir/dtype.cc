@@ -10,24 +10,37 @@ size_t itemsize(DType t) {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::Bool: return "bool";
-    case DType::Int32: return "i32";
-    case DType::Int64: return "i64";
-    case DType::Float32: return "f32";
-    case DType::Float64: break;
+#define STRIDER_DTYPE(e, c, name, numpy, kind) \
+  case DType::e: return name;
+#include "ir/dtypes.def"
   }
-  return "f64";
+  return "?";
+}
+
+const char* numpy_name(DType t) {
+  switch (t) {
+#define STRIDER_DTYPE(e, c, name, numpy, kind) \
+  case DType::e: return numpy;
+#include "ir/dtypes.def"
+  }
+  return "?";
+}
+
+char dtype_kind(DType t) {
+  switch (t) {
+#define STRIDER_DTYPE(e, c, name, numpy, kind) \
+  case DType::e: return kind;
+#include "ir/dtypes.def"
+  }
+  return '?';
 }
 
 DType parse_dtype(const std::string& s) {
-  if (s == "bool") return DType::Bool;
-  if (s == "i32" || s == "int32") return DType::Int32;
-  if (s == "i64" || s == "int64") return DType::Int64;
-  if (s == "f32" || s == "float32") return DType::Float32;
-  if (s == "f64" || s == "float64") return DType::Float64;
+  for (DType t : kDTypes)
+    if (s == dtype_name(t) || s == numpy_name(t)) return t;
   throw std::invalid_argument("unsupported dtype '" + s + "'");
 }
 
-bool is_float(DType t) { return t == DType::Float32 || t == DType::Float64; }
+bool is_float(DType t) { return dtype_kind(t) == 'f'; }
 
 }  // namespace strider

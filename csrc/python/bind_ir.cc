@@ -118,6 +118,14 @@ void bind_ir(py::module_& m) {
 
   m.def("parse_graph", &parse_graph, "parses the IR text form");
   m.def(
+      "dtype_names",
+      []() {
+        py::dict out;
+        for (DType t : kDTypes) out[numpy_name(t)] = dtype_name(t);
+        return out;
+      },
+      "the dtypes the IR carries (ir/dtypes.def): NumPy's name -> the text form's");
+  m.def(
       "op_table",
       []() {
         py::dict out;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "device_array.h"
+#include "numpy_dtype.h"
 #include "runtime/cuda_loader.h"
 
 namespace strider::python {
@@ -19,10 +20,7 @@ void import_numpy() {
   if (PyArray_API == nullptr && _import_array() < 0) throw py::error_already_set();
 }
 
-bool supported_type(int t) {
-  return t == NPY_BOOL || t == NPY_INT32 || t == NPY_INT64 || t == NPY_FLOAT32 || t == NPY_FLOAT64 ||
-         (t == NPY_LONG && sizeof(long) == 8) || (t == NPY_INT && sizeof(int) == 4);
-}
+bool supported_type(int t) { return dtype_of_typenum(t).has_value(); }
 
 template <typename String, typename T>
 void put(String& key, T v) {

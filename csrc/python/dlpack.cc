@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "device_array.h"
+#include "numpy_dtype.h"
 #include "runtime/cuda_executor.h"
 
 namespace py = pybind11;
@@ -59,27 +60,24 @@ constexpr const char* kName = "dltensor";
 constexpr const char* kVersionedName = "dltensor_versioned";
 
 // strider's dtypes as DLPack's (code, bits): NumPy type number, or -1
+DLDataType dlpack_dtype(DType t) {
+  const char kind = dtype_kind(t);
+  const uint8_t code = kind == 'b' ? kDLBool : kind == 'i' ? kDLInt : kind == 'u' ? kDLUInt : kDLFloat;
+  return {code, static_cast<uint8_t>(8 * itemsize(t)), 1};
+}
+
 int typenum_of(DLDataType t) {
-  if (t.lanes != 1) return -1;
-  if (t.code == kDLBool && t.bits == 8) return NPY_BOOL;
-  if (t.code == kDLInt && t.bits == 32) return NPY_INT32;
-  if (t.code == kDLInt && t.bits == 64) return NPY_INT64;
-  if (t.code == kDLFloat && t.bits == 32) return NPY_FLOAT32;
-  if (t.code == kDLFloat && t.bits == 64) return NPY_FLOAT64;
+  for (DType d : kDTypes) {
+    const DLDataType own = dlpack_dtype(d);
+    if (t.code == own.code && t.bits == own.bits && t.lanes == 1) return typenum(d);
+  }
   return -1;
 }
 
-DLDataType dlpack_dtype(int typenum, int itemsize) {
-  switch (typenum) {
-    case NPY_BOOL:
-      return {kDLBool, 8, 1};
-    case NPY_FLOAT32:
-    case NPY_FLOAT64:
-      return {kDLFloat, static_cast<uint8_t>(itemsize * 8), 1};
-    default:
-      if (PyTypeNum_ISSIGNED(typenum)) return {kDLInt, static_cast<uint8_t>(itemsize * 8), 1};
-      throw py::type_error("a DeviceArray of NumPy type number " + std::to_string(typenum) + " has no DLPack dtype");
-  }
+DLDataType dlpack_dtype(int typenum) {
+  const std::optional<DType> t = dtype_of_typenum(typenum);
+  if (!t) throw py::type_error("a DeviceArray of NumPy type number " + std::to_string(typenum) + " has no DLPack dtype");
+  return dlpack_dtype(*t);
 }
 
 std::string describe(DLDataType t) {
@@ -196,7 +194,7 @@ py::object device_array_to_dlpack(const py::object& self, const py::object& stre
   DLTensor t{reinterpret_cast<void*>(a.ptr),
              {kDLCUDA, a.ordinal},
              static_cast<int32_t>(a.shape.size()),
-             dlpack_dtype(a.typenum, a.itemsize),
+             dlpack_dtype(a.typenum),
              e->shape.data(),
              e->strides.data(),
              0};

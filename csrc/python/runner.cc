@@ -12,6 +12,8 @@
 #include <new>
 
 #include "device_array.h"
+#include "numpy_dtype.h"
+#include "ops/scalar_ops.h"
 
 namespace py = pybind11;
 
@@ -26,17 +28,6 @@ constexpr int64_t kKeepGilPoints = 1 << 14;
 constexpr int64_t kMaxKeptBytes = int64_t{1} << 28;
 
 static_assert(sizeof(npy_intp) == sizeof(int64_t));
-
-int typenum(DType t) {
-  switch (t) {
-    case DType::Bool: return NPY_BOOL;
-    case DType::Int32: return NPY_INT32;
-    case DType::Int64: return NPY_INT64;
-    case DType::Float32: return NPY_FLOAT32;
-    case DType::Float64: break;
-  }
-  return NPY_FLOAT64;
-}
 
 // A runtime scalar argument in its storage's dtype (the same dtype as a NumPy scalar leaf;
 // Python's bool, int and float for weak ones).
@@ -303,14 +294,14 @@ py::object Runner::scalar_result(const Output& o, DType dtype, const void* data)
     return py::reinterpret_steal<py::object>(scalar);
   }
   // a Python number: the value as ndarray.item() gives it, of the weak type
-  PyObject* value = nullptr;
-  switch (dtype) {
-    case DType::Bool: value = PyBool_FromLong(*static_cast<const bool*>(data)); break;
-    case DType::Int32: value = PyLong_FromLong(*static_cast<const int32_t*>(data)); break;
-    case DType::Int64: value = PyLong_FromLongLong(*static_cast<const int64_t*>(data)); break;
-    case DType::Float32: value = PyFloat_FromDouble(*static_cast<const float*>(data)); break;
-    case DType::Float64: value = PyFloat_FromDouble(*static_cast<const double*>(data)); break;
-  }
+  PyObject* value = dispatch_dtype(dtype, [&](auto tag) -> PyObject* {
+    using T = decltype(tag);
+    const auto x = st::from_memory(*static_cast<const T*>(data));
+    if constexpr (std::is_same_v<T, bool>) return PyBool_FromLong(x);
+    else if constexpr (std::is_floating_point_v<decltype(x)>) return PyFloat_FromDouble(x);
+    else if constexpr (std::is_signed_v<T>) return PyLong_FromLongLong(x);
+    else return PyLong_FromUnsignedLongLong(x);
+  });
   if (!value) throw py::error_already_set();
   py::object item = py::reinterpret_steal<py::object>(value);
   return Py_TYPE(value) == reinterpret_cast<PyTypeObject*>(o.weak.ptr()) ? item : o.weak(item);

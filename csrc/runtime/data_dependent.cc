@@ -43,6 +43,12 @@ T* at(char* const* base, const View& v, int64_t off) {
   return reinterpret_cast<T*>(base[v.storage]) + off;
 }
 
+template <typename T>
+bool nonzero_value(T x) {
+  if constexpr (std::is_same_v<T, st::half>) return (x.bits & 0x7fffu) != 0;  // -0.0 is zero
+  else return x != T(0);
+}
+
 void nonzero(const Graph& g, const Op& op, char* const* base) {
   const View& in = op.inputs[0];
   const View& out = op.output;
@@ -57,12 +63,12 @@ void nonzero(const Graph& g, const Op& op, char* const* base) {
       int64_t* o = at<int64_t>(base, out, out.offset);
       for (int64_t i = 0; i < in.shape[0] && k < room; ++i) {
         o[k * out.strides[0]] = i;
-        k += x[i * in.strides[0]] != T(0);
+        k += nonzero_value(x[i * in.strides[0]]);
       }
       return;
     }
     walk<1>(in.shape, {&in}, [&](const std::array<int64_t, 1>& off) {
-      if (*at<T>(base, in, off[0]) != T(0) && k < room) *at<int64_t>(base, out, out.offset + out.strides[0] * k++) = flat;
+      if (nonzero_value(*at<T>(base, in, off[0])) && k < room) *at<int64_t>(base, out, out.offset + out.strides[0] * k++) = flat;
       ++flat;
     });
   });
@@ -193,7 +199,9 @@ class RowMover {
   }
 
  private:
-  void move(T* to, T v) const { *to = add_ ? detail::binary_same(OpCode::add, *to, v) : v; }
+  void move(T* to, T v) const {
+    *to = add_ ? st::to_memory<T>(detail::binary_same<T>(OpCode::add, st::from_memory(*to), st::from_memory(v))) : v;
+  }
 
   [[gnu::noinline]] void strided(int64_t dst_off, int64_t src_off) const {
     if (dst_row_.ndim() <= 1) {
@@ -345,11 +353,11 @@ void scan_rows(const Graph& g, const Op& op, char* const* base) {
   dispatch_dtype(g.dtype_of(in), [&](auto tag) {
     using T = decltype(tag);
     walk<2>(in_rows.shape, {&in_rows, &out_rows}, [&](const std::array<int64_t, 2>& off) {
-      T acc{};
+      st::reg_t<T> acc{};
       for (int64_t i = 0; i < n; ++i) {
-        const T x = *at<T>(base, in, off[0] + i * in.strides[last]);
-        acc = i == 0 ? x : detail::binary_same(f, acc, x);
-        *at<T>(base, out, off[1] + i * out.strides[last]) = acc;
+        const st::reg_t<T> x = st::from_memory(*at<T>(base, in, off[0] + i * in.strides[last]));
+        acc = i == 0 ? x : detail::binary_same<T>(f, acc, x);
+        *at<T>(base, out, off[1] + i * out.strides[last]) = st::to_memory<T>(acc);
       }
     });
   });
@@ -361,6 +369,10 @@ template <typename T>
 auto sort_key(T x) {
   if constexpr (std::is_same_v<T, bool>) {
     return static_cast<uint8_t>(x);
+  } else if constexpr (std::is_same_v<T, st::half>) {
+    return sort_key(st::from_memory(x));
+  } else if constexpr (std::is_unsigned_v<T>) {
+    return x;
   } else if constexpr (std::is_integral_v<T>) {
     using U = std::make_unsigned_t<T>;
     return static_cast<U>(static_cast<U>(x) ^ (U(1) << (8 * sizeof(U) - 1)));

@@ -19,14 +19,14 @@ template <typename T>
   no_loop(op, st::is_bool_v<T> ? "bool" : st::is_float_v<T> ? "float" : "integer");
 }
 
-/// A unary op that keeps its input's dtype.
+/// A unary op that keeps its input's dtype T (float16 computes in float and rounds).
 template <typename T>
-T unary_same(OpCode op, T x) {
+st::reg_t<T> unary_same(OpCode op, st::reg_t<T> x) {
   switch (op) {
 #define STRIDER_OP(name, kind, attrs)
 #define STRIDER_UNARY(name, attrs) \
     case OpCode::name:             \
-      if constexpr (((attrs) & kPredicate) == 0 && ((attrs) & loop_of<T>()) != 0) return st::name(x); \
+      if constexpr (((attrs) & kPredicate) == 0 && ((attrs) & loop_of<T>()) != 0) return st::as_dtype<T>(st::name(x)); \
       break;
 #include "ir/ops.def"
     default: break;
@@ -36,7 +36,7 @@ T unary_same(OpCode op, T x) {
 
 /// A unary op with a bool result.
 template <typename T>
-bool unary_predicate(OpCode op, T x) {
+bool unary_predicate(OpCode op, st::reg_t<T> x) {
   switch (op) {
 #define STRIDER_OP(name, kind, attrs)
 #define STRIDER_UNARY(name, attrs) \
@@ -51,7 +51,7 @@ bool unary_predicate(OpCode op, T x) {
 
 /// A binary op with a bool result.
 template <typename T>
-bool compare(OpCode op, T a, T b) {
+bool compare(OpCode op, st::reg_t<T> a, st::reg_t<T> b) {
   switch (op) {
 #define STRIDER_OP(name, kind, attrs)
 #define STRIDER_BINARY(name, attrs) \
@@ -67,7 +67,7 @@ bool compare(OpCode op, T a, T b) {
 /// A binary op that keeps its inputs' dtype; throws std::domain_error where NumPy raises (where
 /// st::<op>_fails, for a kMayFail op).
 template <typename T>
-T binary_same(OpCode op, T a, T b) {
+st::reg_t<T> binary_same(OpCode op, st::reg_t<T> a, st::reg_t<T> b) {
   // <op>_fails is looked up unqualified: a dependent name, never looked up for an op without it
   using namespace st;
   switch (op) {
@@ -77,7 +77,7 @@ T binary_same(OpCode op, T a, T b) {
       if constexpr (((attrs) & kComparison) == 0 && ((attrs) & loop_of<T>()) != 0) {        \
         if constexpr (((attrs) & kMayFail) != 0)                                            \
           if (name##_fails(a, b)) throw std::domain_error(kMayFailMessage);                 \
-        return st::name(a, b);                                                              \
+        return st::as_dtype<T>(st::name(a, b));                                             \
       }                                                                                     \
       break;
 #include "ir/ops.def"

@@ -17,6 +17,16 @@ namespace {
 
 using st::convert;
 
+// An element of dtype T at p as it computes, and a computed value stored as dtype U
+template <typename T>
+st::reg_t<T> read(const char* p) {
+  return st::from_memory(*reinterpret_cast<const T*>(p));
+}
+template <typename U>
+void write(char* p, st::reg_t<U> v) {
+  *reinterpret_cast<U*>(p) = st::to_memory<U>(v);
+}
+
 // A view resolved against memory: first element's address and byte strides.
 struct Operand {
   char* ptr = nullptr;
@@ -151,14 +161,14 @@ class Executor {
       dispatch_dtype(g_.dtype_of(op.output), [&](auto out_tag) {
         using U = decltype(out_tag);
         if (code == OpCode::cast) {
-          for_each<2>(op.output.shape, ops, [](char** p) { *reinterpret_cast<U*>(p[0]) = convert<U>(*reinterpret_cast<T*>(p[1])); });
+          for_each<2>(op.output.shape, ops, [](char** p) { write<U>(p[0], convert<U>(read<T>(p[1]))); });
         } else if (is_predicate(code)) {
           for_each<2>(op.output.shape, ops, [code](char** p) {
-            *reinterpret_cast<U*>(p[0]) = convert<U>(detail::unary_predicate(code, *reinterpret_cast<T*>(p[1])));
+            write<U>(p[0], convert<U>(detail::unary_predicate<T>(code, read<T>(p[1]))));
           });
         } else {
           for_each<2>(op.output.shape, ops, [code](char** p) {
-            *reinterpret_cast<U*>(p[0]) = convert<U>(detail::unary_same(code, *reinterpret_cast<T*>(p[1])));
+            write<U>(p[0], convert<U>(detail::unary_same<T>(code, read<T>(p[1]))));
           });
         }
       });
@@ -174,11 +184,11 @@ class Executor {
         using U = decltype(out_tag);
         if (is_comparison(code)) {
           for_each<3>(op.output.shape, ops, [code](char** p) {
-            *reinterpret_cast<U*>(p[0]) = convert<U>(detail::compare(code, *reinterpret_cast<T*>(p[1]), *reinterpret_cast<T*>(p[2])));
+            write<U>(p[0], convert<U>(detail::compare<T>(code, read<T>(p[1]), read<T>(p[2]))));
           });
         } else {
           for_each<3>(op.output.shape, ops, [code](char** p) {
-            *reinterpret_cast<U*>(p[0]) = convert<U>(detail::binary_same(code, *reinterpret_cast<T*>(p[1]), *reinterpret_cast<T*>(p[2])));
+            write<U>(p[0], convert<U>(detail::binary_same<T>(code, read<T>(p[1]), read<T>(p[2]))));
           });
         }
       });
@@ -195,13 +205,10 @@ class Executor {
     Operand out = operand(op.output);
     dispatch_dtype(g_.dtype_of(op.output), [&](auto tag) {
       using T = decltype(tag);
-      const T first = *reinterpret_cast<const T*>(operand(op.inputs[0]).ptr);
-      const T second = *reinterpret_cast<const T*>(operand(op.inputs[1]).ptr);
+      const auto first = read<T>(operand(op.inputs[0]).ptr);
+      const auto second = read<T>(operand(op.inputs[1]).ptr);
       const int64_t n = op.output.shape[0];
-      for (int64_t i = 0; i < n; ++i) {
-        const T v = st::arange(first, second, i);
-        *reinterpret_cast<T*>(out.ptr + i * out.bstrides[0]) = v;
-      }
+      for (int64_t i = 0; i < n; ++i) write<T>(out.ptr + i * out.bstrides[0], st::as_dtype<T>(st::arange(first, second, i)));
     });
   }
 
@@ -226,7 +233,7 @@ class Executor {
         using U = decltype(out_tag);
         for_each<2>(kept.shape, ops, [&](char** p) {
           inner.ptr = p[1];
-          fold<T>(spec, folded.shape, inner, count, reinterpret_cast<U*>(p[0]));
+          fold<T, U>(spec, folded.shape, inner, count, p[0]);
         });
       });
     });
@@ -234,10 +241,10 @@ class Executor {
 
   // Folds the elements of one output position as `spec` says.
   template <typename T, typename U>
-  static void fold(const ReduceSpec& spec, const Shape& shape, const Operand& in, int64_t count, U* out) {
+  static void fold(const ReduceSpec& spec, const Shape& shape, const Operand& in, int64_t count, char* out) {
     using C = ReduceSpec::Combine;
     Operand ops[1] = {in};
-    auto element = [](char** p) { return *reinterpret_cast<T*>(p[0]); };
+    auto element = [](char** p) { return read<T>(p[0]); };
     switch (spec.combine) {
       case C::Add:
       case C::Multiply: {
@@ -249,10 +256,10 @@ class Executor {
             const A x = st::convert<A>(element(p));
             acc = spec.combine == C::Add ? st::add(acc, x) : st::multiply(acc, x);
           });
-          *out = convert<U>(static_cast<T>(acc));
+          write<U>(out, convert<U>(convert<T>(acc)));
         };
         if (spec.acc == DType::Float64) run(double{});
-        else run(T{});
+        else run(st::reg_t<T>{});
         return;
       }
       case C::Or:
@@ -262,7 +269,7 @@ class Executor {
         for_each<1>(shape, ops, [&](char** p) {
           if (st::convert<bool>(element(p)) == want) acc = want;
         });
-        *out = convert<U>(acc);
+        write<U>(out, convert<U>(acc));
         return;
       }
       case C::Max:
@@ -270,17 +277,17 @@ class Executor {
         if (count == 0)  // NumPy's ValueError (the reduction is empty only where a run-time length is 0)
           throw std::invalid_argument(spec.index ? std::string("attempt to get ") + (spec.is_max() ? "argmax" : "argmin") + " of an empty sequence"
                                                  : std::string("zero-size array to reduction operation ") + (spec.is_max() ? "maximum" : "minimum") + " which has no identity");
-        T best{};
+        st::reg_t<T> best{};
         int64_t best_at = -1, at = 0;
         for_each<1>(shape, ops, [&](char** p) {
-          const T x = element(p);
+          const auto x = element(p);
           if (best_at < 0 || (spec.is_max() ? st::replaces<true>(x, best) : st::replaces<false>(x, best))) {
             best = x;
             best_at = at;
           }
           ++at;
         });
-        *out = spec.index ? convert<U>(best_at) : convert<U>(best);
+        write<U>(out, spec.index ? convert<U>(best_at) : convert<U>(best));
         return;
       }
     }

@@ -121,9 +121,8 @@ class _Torch(_Generic):
         super().__init__(ordinal)
         import torch
         self.torch = torch
-        self.dtypes = {np.dtype(k): v for k, v in ((np.bool_, torch.bool), (np.int32, torch.int32),
-                                                   (np.int64, torch.int64), (np.float32, torch.float32),
-                                                   (np.float64, torch.float64))}
+        # torch names its dtypes as NumPy does (its uint16/32/64 since 2.3)
+        self.dtypes = {np.dtype(name): getattr(torch, name) for name in _C.dtype_names() if hasattr(torch, name)}
 
     def stream(self):
         return self.torch.cuda.current_stream(self.ordinal).cuda_stream or _LEGACY_STREAM
@@ -140,8 +139,8 @@ class _Torch(_Generic):
 
 
 # NumPy's type numbers (what the C++ side passes) and their dtypes
-_NUMS = {np.dtype(t).num: np.dtype(t) for t in (np.bool_, np.int32, np.int64, np.float32, np.float64,
-                                                 np.intc, np.int_, np.longlong)}
+_NUMS = {np.dtype(t).num: np.dtype(t) for t in (*_C.dtype_names(), np.intc, np.int_, np.longlong, np.uintc, np.uint,
+                                                 np.ulonglong)}
 
 
 def library(value):

@@ -60,8 +60,11 @@ def _count(t, axes):
 def _sum_dtype(dt, dtype):
     if dtype is not None:
         return ir_dtype(dtype, "a reduction")
+    # NumPy's sum and prod widen bool and small integers to the platform's (u)int64
     if dt == np.bool_ or (dt.kind == "i" and dt.itemsize < 8):
         return np.dtype(np.int64)
+    if dt.kind == "u" and dt.itemsize < 8:
+        return np.dtype(np.uint64)
     return dt
 
 

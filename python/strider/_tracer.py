@@ -102,14 +102,8 @@ def check_live(*values):
                               "a closure or an object?)", "use only values computed in this call")
 
 
-# dtypes the IR carries, by NumPy dtype.
-IR_DTYPES = {
-    np.dtype(np.bool_): "bool",
-    np.dtype(np.int32): "i32",
-    np.dtype(np.int64): "i64",
-    np.dtype(np.float32): "f32",
-    np.dtype(np.float64): "f64",
-}
+# dtypes the IR carries (csrc/ir/dtypes.def), by NumPy dtype.
+IR_DTYPES = {np.dtype(name): short for name, short in _C.dtype_names().items()}
 _WEAK_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
 
 _local = threading.local()
@@ -137,7 +131,8 @@ class untraced:
 def check_dtype(dtype, what):
     dtype = np.dtype(dtype)
     if dtype not in IR_DTYPES:
-        raise unsupported(f"{what} of dtype {dtype}", "use bool, int32, int64, float32 or float64")
+        raise unsupported(f"{what} of dtype {dtype}", "use bool, an integer dtype of 8 to 64 bits or float16, "
+                          "float32 or float64")
     return dtype
 
 

@@ -44,15 +44,55 @@ _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_
 
 def _widen_for_python_ints(inputs, types):
     """NumPy 2 compares integers with out-of-range Python ints exactly instead of raising:
-    compare in int64 when the value fits there."""
+    compare in int64 when the value and the dtype fit there."""
     for x in inputs:
         if type(x) is int:
             for t in types:
-                if isinstance(t, np.dtype) and t.kind == "i" and not np.can_cast(np.min_scalar_type(x), t) \
-                        and -2**63 <= x < 2**63:
-                    return tuple(np.dtype(np.int64) if isinstance(t, np.dtype) and t.kind == "i" else t
+                if isinstance(t, np.dtype) and t.kind in "iu" and not np.can_cast(np.min_scalar_type(x), t) \
+                        and -2**63 <= x < 2**63 and t != np.uint64:
+                    return tuple(np.dtype(np.int64) if isinstance(t, np.dtype) and t.kind in "iu" else t
                                  for t in types)
     return types
+
+
+def _python_int_beyond(name, inputs):
+    """A comparison of an integer array with a Python int outside every value int64 holds, or a
+    negative one with uint64 (NumPy 2 compares them exactly): every element compares alike, so
+    the result is that constant (None where the comparison is an ordinary one)."""
+    if len(inputs) != 2:
+        return None
+    for k, x in enumerate(inputs):
+        other = inputs[1 - k]
+        if type(x) is not int or not isinstance(other, (Tracer, np.ndarray, np.generic)) or other.dtype.kind not in "iu":
+            continue
+        info = np.iinfo(other.dtype)
+        if info.min <= x <= info.max or (-2**63 <= x < 2**63 and other.dtype != np.uint64):
+            return None
+        left_less = (x > info.max) == (k == 1)  # whether inputs[0] < inputs[1] everywhere
+        value = {"equal": False, "not_equal": True, "less": left_less, "less_equal": left_less,
+                 "greater": not left_less, "greater_equal": not left_less}[name]
+        return np.full_like(other, value, dtype=np.bool_)
+    return None
+
+
+# with the signed operand on the left, the comparisons a negative one makes true
+_TRUE_WHEN_SIGNED_LEFT_NEGATIVE = {"less", "less_equal", "not_equal"}
+_MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less", "greater_equal": "less_equal",
+             "equal": "equal", "not_equal": "not_equal"}
+
+
+def _compare_signed_with_uint64(name, ins):
+    """NumPy 2's exact comparison of a signed integer with uint64 (its mixed loop, where
+    promotion would give float64): a negative one orders below every uint64, the others compare
+    as uint64."""
+    if ins[0].dtype.kind != "i":
+        name, ins = _MIRRORED[name], ins[::-1]
+    signed, other = ins
+    negative = signed < 0
+    same = getattr(np, name)(signed.astype(np.uint64), other)
+    if name in _TRUE_WHEN_SIGNED_LEFT_NEGATIVE:
+        return negative | same
+    return ~negative & same
 
 
 def promo_arg(x):
@@ -183,6 +223,9 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
         # Python operator's result is a Python scalar, an np.* ufunc's NumPy's scalar
         types = tuple(np.dtype(t) if isinstance(t, type) else t for t in types)
     elif name in _COMPARISONS:
+        constant = _python_int_beyond(name, inputs)
+        if constant is not None and out is None:
+            return constant
         types = _widen_for_python_ints(inputs, types)
     extra = {} if dtype is None else {"signature": (None,) * uf.nin + (np.dtype(dtype),)}
     loop = uf.resolve_dtypes(types + (None,), casting=casting, **extra)
@@ -195,7 +238,10 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
     weak = None
     if out is None and all_weak and python_op:
         weak = _WEAK_OF_KIND.get(out_dt.kind)
-    result = emit(name, ins, shape, out_dt, order=keep_order(ins, len(shape)), weak=weak, scalar=len(shape) == 0)
+    if name in _COMPARISONS and in_dts[0] != in_dts[1]:
+        result = _compare_signed_with_uint64(name, ins)
+    else:
+        result = emit(name, ins, shape, out_dt, order=keep_order(ins, len(shape)), weak=weak, scalar=len(shape) == 0)
     if out is None:
         return result
     if not isinstance(out, Tracer):
@@ -223,7 +269,7 @@ def astype(t, dtype, order="K", casting="unsafe", subok=True, copy=True):
         return copy_(t) if copy else t
     if not np.can_cast(t.dtype, dtype, casting):
         raise TypeError(f"Cannot cast array data from {t.dtype!r} to {dtype!r} according to the rule {casting!r}")
-    return emit("cast", [t], t.shape, dtype, order=like_order(t, order))
+    return emit("cast", [t], t.shape, dtype, order=like_order(t, order), scalar=t._scalar)  # a scalar's is one
 
 
 def where(condition, x=_NoValue, y=_NoValue):
@@ -269,8 +315,10 @@ def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoVa
 def round_(a, decimals=0, out=None):
     t = as_tracer(a)
     if t.dtype == np.bool_:
-        raise unsupported("np.round of a bool array (NumPy computes it in float16)", "cast to float32 first")
-    if t.dtype.kind == "i":
+        if decimals:
+            numpy_raises(np.round, np.zeros(1, np.bool_), decimals)  # its scaling casts back to bool
+        t = t.astype(np.float16)  # NumPy rounds bool in float16
+    if t.dtype.kind in "iu":
         f = 10 ** builtins.abs(decimals)
         r = copy_(t) if decimals >= 0 else astype(np.multiply(np.rint(np.true_divide(t, f)), f), t.dtype)
     elif decimals == 0:

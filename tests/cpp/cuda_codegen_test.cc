@@ -17,7 +17,6 @@
 namespace strider {
 namespace {
 
-const DType kDTypes[] = {DType::Bool, DType::Int32, DType::Int64, DType::Float32, DType::Float64};
 
 Stage one_op_stage(Graph& g, OpCode code, const std::vector<DType>& in, DType out, const Shape& shape,
                    const std::vector<int>& axes) {
@@ -54,11 +53,12 @@ bool reference_has_loop(OpCode code, DType t) {
   try {
     dispatch_dtype(t, [&](auto zero) {
       using T = decltype(zero);
+      const st::reg_t<T> one(1);
       // cast is convert<U, T>, defined for every pair
       if (op_kind(code) == OpKind::Unary && code != OpCode::cast)
-        is_predicate(code) ? detail::unary_predicate<T>(code, T(1)) : bool(detail::unary_same<T>(code, T(1)));
+        is_predicate(code) ? detail::unary_predicate<T>(code, one) : bool(detail::unary_same<T>(code, one));
       if (op_kind(code) == OpKind::Binary)
-        is_comparison(code) ? detail::compare<T>(code, T(1), T(1)) : bool(detail::binary_same<T>(code, T(1), T(1)));
+        is_comparison(code) ? detail::compare<T>(code, one, one) : bool(detail::binary_same<T>(code, one, one));
       return 0;
     });
     return true;

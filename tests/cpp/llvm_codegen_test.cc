@@ -414,33 +414,28 @@ TEST(LlvmCodegen, RowExtremesKeepTheFirstNaNAndTheFirstOfEquals) {
               double f = falpha[std::min(fa, fb) + rng() % (std::abs(fa - fb) + 1)];
               if (nan_row && rng() % 16 == 0) f = rng() % 2 ? NAN : -NAN;  // a few NaNs per row
               const int64_t k = ialpha[std::min(ia, ib) + rng() % (std::abs(ia - ib) + 1)];
-              switch (t) {
-                case DType::Bool: ref.at(0)[i] = static_cast<char>(rng() % 2); break;
-                case DType::Int32: reinterpret_cast<int32_t*>(ref.at(0))[i] = static_cast<int32_t>(k); break;
-                case DType::Int64: reinterpret_cast<int64_t*>(ref.at(0))[i] = k; break;
-                case DType::Float32: {
-                  float x = static_cast<float>(f);
+              const uint64_t payload = static_cast<uint64_t>(i);
+              dispatch_dtype(t, [&](auto tag) {
+                using T = decltype(tag);
+                T& x = reinterpret_cast<T*>(ref.at(0))[i];
+                if constexpr (std::is_same_v<T, bool>) {
+                  x = rng() % 2;
+                } else if constexpr (std::is_same_v<T, st::half>) {
+                  x.bits = st::double_to_half(f);
+                  if (std::isnan(f)) x.bits |= static_cast<uint16_t>(payload & 0x1ff);  // a payload of its own
+                } else if constexpr (std::is_floating_point_v<T>) {
+                  x = static_cast<T>(f);
                   if (std::isnan(f)) {  // a payload of its own per element
-                    uint32_t b;
-                    std::memcpy(&b, &x, 4);
-                    b |= static_cast<uint32_t>(i & 0x3fffff);
-                    std::memcpy(&x, &b, 4);
+                    using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+                    Bits b;
+                    std::memcpy(&b, &x, sizeof b);
+                    b |= static_cast<Bits>(payload & 0x3fffff);
+                    std::memcpy(&x, &b, sizeof b);
                   }
-                  reinterpret_cast<float*>(ref.at(0))[i] = x;
-                  break;
+                } else {
+                  x = static_cast<T>(k);  // the low bits: each integer dtype's extremes among others
                 }
-                case DType::Float64: {
-                  double x = f;
-                  if (std::isnan(f)) {
-                    uint64_t b;
-                    std::memcpy(&b, &x, 8);
-                    b |= static_cast<uint64_t>(i & 0xfffff);
-                    std::memcpy(&x, &b, 8);
-                  }
-                  reinterpret_cast<double*>(ref.at(0))[i] = x;
-                  break;
-                }
-              }
+              });
             }
           }
           std::memcpy(got.at(0), ref.at(0), size * itemsize(t));
@@ -461,7 +456,7 @@ TEST(LlvmCodegen, RowExtremesKeepTheFirstNaNAndTheFirstOfEquals) {
           }
         }
       }
-  EXPECT_EQ(cases, 5 * 3 * 4 * 4);
+  EXPECT_EQ(cases, static_cast<int>(std::size(kDTypes)) * 3 * 4 * 4);
 }
 
 TEST(LlvmCodegen, ReductionWithAnElementwisePrologue) {
@@ -796,7 +791,7 @@ std::pair<Graph, Stage> random_stage(std::mt19937& rng) {
   Shape domain(rank);
   for (int64_t& d : domain) d = 1 + pick(9);
   if (pick(25) == 0) domain[pick(rank)] = 0;
-  const DType t = kDTypes[1 + pick(4)];
+  const DType t = kDTypes[1 + pick(static_cast<int>(std::size(kDTypes)) - 1)];  // any but bool
   auto random_view = [&](int storage, bool write) {
     View v{storage, domain, Shape(rank, 0), 0};
     std::vector<int> order(rank);

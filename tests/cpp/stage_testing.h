@@ -21,7 +21,6 @@
 
 namespace strider::testing {
 
-const DType kDTypes[] = {DType::Bool, DType::Int32, DType::Int64, DType::Float32, DType::Float64};
 
 // Memory for every storage of a graph (consts point at their data).
 struct Memory {

@@ -39,6 +39,11 @@ struct alignas(16) float4 { float x, y, z, w; };
 struct alignas(16) int4 { int x, y, z, w; };
 struct alignas(16) double2 { double x, y; };
 struct alignas(16) longlong2 { long long x, y; };
+struct alignas(16) uint4 { unsigned x, y, z, w; };
+struct alignas(16) ulonglong2 { unsigned long long x, y; };
+struct alignas(8) short4 { short x, y, z, w; };
+struct alignas(8) ushort4 { unsigned short x, y, z, w; };
+struct alignas(4) char4 { signed char x, y, z, w; };
 struct alignas(4) uchar4 { unsigned char x, y, z, w; };
 inline strider_emu_dim threadIdx{0}, blockIdx{0}, blockDim{1}, gridDim{1};
 namespace strider_emu {

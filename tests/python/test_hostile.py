@@ -121,11 +121,19 @@ def astype_complex(x):
 
 
 def astype_float16(x):
-    return x.astype(np.float16)  # <- error
+    return x.astype(np.float16)
 
 
 def uint8_array(x):
-    return np.zeros(5, np.uint8) + x  # <- error
+    return np.zeros(5, np.uint8) + x
+
+
+def astype_datetime(x):
+    return x.astype("datetime64[s]")  # <- error
+
+
+def longdouble_array(x):
+    return np.zeros(5, np.longdouble) + x  # <- error
 
 
 def int_array_write(x):
@@ -281,8 +289,10 @@ CONSTRUCTS = [
     ("string_array", string_array, ERROR, r"<U3"),
     ("complex_scalar", complex_scalar, ERROR, r"complex128"),
     ("astype_complex", astype_complex, ERROR, r"complex128"),
-    ("astype_float16", astype_float16, ERROR, r"float16"),
-    ("uint8_array", uint8_array, ERROR, r"uint8"),
+    ("astype_float16", astype_float16, SAME, None),
+    ("uint8_array", uint8_array, SAME, None),
+    ("astype_datetime", astype_datetime, ERROR, r"datetime64"),
+    ("longdouble_array", longdouble_array, ERROR, r"float128|longdouble"),
     ("int_array_write", int_array_write, SAME, None),
     ("mask_augmented_write", mask_augmented_write, SAME, None),
     ("eq_none", eq_none, ERROR, r"np\.equal.*object"),
@@ -388,9 +398,11 @@ ARGUMENTS = [
     ("string_dtype", np.array(["ab", "c"]), lambda a: a, ERROR, r"<U2"),
     ("bytes_dtype", np.array([b"ab"]), lambda a: a, ERROR, r"\|S2"),
     ("complex_array", np.arange(3) + 1j, lambda a: a + 1, ERROR, r"complex128"),
-    ("float16_array", np.arange(3, dtype=np.float16), lambda a: a + 1, ERROR, r"float16"),
-    ("int8_array", np.arange(3, dtype=np.int8), lambda a: a + 1, ERROR, r"int8"),
-    ("uint8_array", np.arange(3, dtype=np.uint8), lambda a: a + 1, ERROR, r"uint8"),
+    ("float16_array", np.arange(3, dtype=np.float16), lambda a: a + 1, SAME, None),
+    ("int8_array", np.arange(3, dtype=np.int8), lambda a: a + 1, SAME, None),
+    ("uint8_array", np.arange(3, dtype=np.uint8), lambda a: a + 1, SAME, None),
+    ("uint8_array_past_its_range", np.arange(3, dtype=np.uint8), lambda a: a + 300, NUMPY, None),
+    ("datetime_array", np.arange(3).astype("datetime64[D]"), lambda a: a + 1, ERROR, r"datetime64"),
     ("big_endian", np.arange(3.0).astype(">f8"), lambda a: a + 1, ERROR, r">f8|byte order"),
     ("structured", np.zeros(3, [("a", "f8"), ("b", "i4")]), lambda a: a["a"] + 1, ERROR, r"\('a'"),
     ("matrix", np.eye(2).view(np.matrix), lambda m: m * m, ERROR, r"matrix"),  # (no deprecation warning)

@@ -39,7 +39,8 @@ def test_by_value_keeps_the_options():
     assert g is not f and g._options == f._options and g.target == f.target
     assert_same(f(x4(), 2), g(x4(), 2))
     plain = strider.compile(np.hypot)  # an importable function compiled by the caller
-    assert_same(np.hypot(x4(), x4()), pickle.loads(pickle.dumps(plain))(x4(), x4()))
+    # vectorized hypot is glibc's libmvec, within 4 ulp of NumPy's (csrc/codegen/llvm/codegen.h)
+    assert_same(np.hypot(x4(), x4()), pickle.loads(pickle.dumps(plain))(x4(), x4()), rtol=1e-15)
 
 
 def test_a_process_loads_one_compiled_function_per_pickle():

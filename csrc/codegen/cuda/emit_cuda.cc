@@ -39,22 +39,41 @@ std::string literal(int64_t v) {
 // each, the widest load), and the alignment its base address needs.
 const char* vector_type(DType t) {
   switch (t) {
-    case DType::Bool: return "uchar4";
+    case DType::Bool:
+    case DType::UInt8: return "uchar4";
+    case DType::Int8: return "char4";
+    case DType::Int16: return "short4";
+    case DType::UInt16:
+    case DType::Float16: return "ushort4";
     case DType::Int32: return "int4";
+    case DType::UInt32: return "uint4";
     case DType::Int64: return "longlong2";
+    case DType::UInt64: return "ulonglong2";
     case DType::Float32: return "float4";
     case DType::Float64: break;
   }
   return "double2";
 }
 bool in_halves(DType t) { return itemsize(t) == 8; }
-int vector_alignment(DType t) { return t == DType::Bool ? 4 : 16; }
+int vector_alignment(DType t) { return static_cast<int>(std::min<size_t>(4 * itemsize(t), 16)); }
+
+// A memory element as it computes (st::reg_t), and a computed value as memory holds it.
+std::string from_memory(const std::string& x, DType t) {
+  if (t == DType::Bool) return "(" + x + " != 0)";
+  if (t == DType::Float16) return "st::half_to_float(" + x + ")";
+  return x;
+}
+std::string to_memory(const std::string& x, DType t) {
+  if (t == DType::Bool) return "(unsigned char)(" + x + ")";
+  if (t == DType::Float16) return "st::float_to_half(" + x + ")";
+  return x;
+}
 
 // Lane w of a vector local: name.x ... name.w, or name_0.x, name_0.y, name_1.x, name_1.y.
 std::string lane_component(const std::string& name, DType t, int w, bool read) {
   static const char* const kField[] = {".x", ".y", ".z", ".w"};
   const std::string c = in_halves(t) ? name + "_" + std::to_string(w / 2) + kField[w % 2] : name + kField[w];
-  return read && t == DType::Bool ? "(" + c + " != 0)" : c;
+  return read ? from_memory(c, t) : c;
 }
 
 }  // namespace
@@ -63,16 +82,26 @@ CudaEmitter::CudaEmitter(const Graph& g, const StagePlan& p, std::string name) :
 
 std::string CudaEmitter::mem_type(DType t) {
   switch (t) {
-    case DType::Bool: return "unsigned char";
+    case DType::Bool:
+    case DType::UInt8: return "unsigned char";
+    case DType::Int8: return "signed char";
+    case DType::Int16: return "short";
+    case DType::UInt16:
+    case DType::Float16: return "unsigned short";  // float16: its bits
     case DType::Int32: return "int";
+    case DType::UInt32: return "unsigned int";
     case DType::Int64: return "long long";
+    case DType::UInt64: return "unsigned long long";
     case DType::Float32: return "float";
     case DType::Float64: break;
   }
   return "double";
 }
 
-std::string CudaEmitter::reg_type(DType t) { return t == DType::Bool ? "bool" : mem_type(t); }
+// bool computes as bool, float16 as float (st::reg_t)
+std::string CudaEmitter::reg_type(DType t) {
+  return t == DType::Bool ? "bool" : t == DType::Float16 ? "float" : mem_type(t);
+}
 
 void CudaEmitter::refuse(const std::string& why) const {
   std::string id = cur_op_ >= 0 && cur_op_ < static_cast<int>(p_.op_ids.size()) ? "op" + std::to_string(p_.op_ids[cur_op_])
@@ -102,8 +131,7 @@ std::string CudaEmitter::load(const View& v) const {
   if (lane_ >= 0)
     for (const VectorAccess& a : vector_loads_)
       if (a.view == v) return lane_component(a.name, g_.dtype_of(v), lane_, true);
-  const std::string x = "s" + std::to_string(v.storage) + "[" + element_index(v) + "]";
-  return g_.dtype_of(v) == DType::Bool ? "(" + x + " != 0)" : x;
+  return from_memory("s" + std::to_string(v.storage) + "[" + element_index(v) + "]", g_.dtype_of(v));
 }
 
 void CudaEmitter::store(const View& v, const std::string& value) {
@@ -111,8 +139,8 @@ void CudaEmitter::store(const View& v, const std::string& value) {
   if (p_.registers.count(v.storage)) return line("const " + reg_type(t) + " r" + std::to_string(v.storage) + " = " + value + ";");
   if (lane_ >= 0)
     for (const VectorAccess& a : vector_stores_)
-      if (a.view == v) return line(lane_component(a.name, t, lane_, false) + " = " + (t == DType::Bool ? "(unsigned char)(" + value + ")" : value) + ";");
-  line("s" + std::to_string(v.storage) + "[" + element_index(v) + "] = " + (t == DType::Bool ? "(unsigned char)(" + value + ")" : value) + ";");
+      if (a.view == v) return line(lane_component(a.name, t, lane_, false) + " = " + to_memory(value, t) + ";");
+  line("s" + std::to_string(v.storage) + "[" + element_index(v) + "] = " + to_memory(value, t) + ";");
 }
 
 void CudaEmitter::emit_op(size_t k) {
@@ -150,7 +178,7 @@ void CudaEmitter::emit_op(size_t k) {
     case OpKind::Arange: {
       if (t != out || g_.dtype_of(op.inputs[1]) != out) refuse("start and step must have the output's dtype");
       const std::string i = p_.rank() == 0 ? "0" : lane_ > 0 ? "(i0 + " + std::to_string(lane_) + ")" : "i0";
-      return store(op.output, "st::arange(" + in[0] + ", " + in[1] + ", (long long)" + i + ")");
+      return store(op.output, as_dtype("st::arange(" + in[0] + ", " + in[1] + ", (long long)" + i + ")", out));
     }
     case OpKind::Reduce: refuse("a reduction must be the last op of its stage");
     default: break;  // stage_plan refuses the data-dependent kinds before any emitter sees them
@@ -160,14 +188,20 @@ void CudaEmitter::emit_op(size_t k) {
 
 std::string CudaEmitter::convert(const std::string& x, DType from, DType to) const {
   if (from == to) return x;
-  return "st::convert<" + reg_type(to) + ">(" + x + ")";
+  return "st::convert<" + (to == DType::Float16 ? std::string("st::half") : reg_type(to)) + ">(" + x + ")";
+}
+
+std::string CudaEmitter::as_dtype(const std::string& x, DType t) {
+  return t == DType::Float16 ? "st::round_half(" + x + ")" : x;
 }
 
 std::string CudaEmitter::call(OpCode code, DType t, const std::vector<std::string>& args) const {
   if (!has_loop(code, t)) refuse(std::string(op_name(code)) + " has no " + loop_family(t) + " loop");
   std::string out = "st::" + std::string(op_name(code)) + "(";
   for (size_t k = 0; k < args.size(); ++k) out += (k ? ", " : "") + args[k];
-  return out + ")";
+  out += ")";
+  // float16 computes in float and rounds each result to half; bool results stay
+  return is_predicate(code) || is_comparison(code) ? out : as_dtype(out, t);
 }
 
 bool CudaEmitter::may_fail(OpCode code, DType t) { return (op_attrs(code) & kMayFail) && !is_float(t); }

@@ -19,16 +19,17 @@ Emitter::Emitter(const Graph& g, const StagePlan& p, llvm::Module& m, bool vecto
 
 llvm::Type* Emitter::mem_type(DType t) {
   switch (t) {
-    case DType::Bool: return b_.getInt8Ty();
-    case DType::Int32: return b_.getInt32Ty();
-    case DType::Int64: return b_.getInt64Ty();
+    case DType::Float16: return b_.getHalfTy();
     case DType::Float32: return b_.getFloatTy();
-    case DType::Float64: break;
+    case DType::Float64: return b_.getDoubleTy();
+    default: return b_.getIntNTy(8 * itemsize(t));  // bool as a byte; signedness is in the ops
   }
-  return b_.getDoubleTy();
 }
 
-llvm::Type* Emitter::reg_type(DType t) { return t == DType::Bool ? b_.getInt1Ty() : mem_type(t); }
+// bool computes as i1, float16 as float (st::reg_t)
+llvm::Type* Emitter::reg_type(DType t) {
+  return t == DType::Bool ? b_.getInt1Ty() : t == DType::Float16 ? b_.getFloatTy() : mem_type(t);
+}
 
 void Emitter::refuse(const std::string& why) const {
   std::string id = cur_op_ >= 0 && cur_op_ < static_cast<int>(p_.op_ids.size()) ? "op" + std::to_string(p_.op_ids[cur_op_])
@@ -184,6 +185,7 @@ Value* Emitter::load(const View& v) {
   Value* ptr = b_.CreateInBoundsGEP(ty, base_[v.storage], element_index(v));
   llvm::LoadInst* x = b_.CreateAlignedLoad(ty, ptr, llvm::Align(itemsize(t)));
   set_scopes(x, object_of(v));
+  if (t == DType::Float16) return b_.CreateFPExt(x, b_.getFloatTy());
   return t == DType::Bool ? b_.CreateICmpNE(x, b_.getInt8(0)) : x;
 }
 
@@ -194,6 +196,7 @@ void Emitter::store(const View& v, Value* x) {
     return;
   }
   if (t == DType::Bool) x = b_.CreateZExt(x, b_.getInt8Ty());
+  if (t == DType::Float16) x = b_.CreateFPTrunc(x, b_.getHalfTy());  // exact: the value is rounded
   Value* ptr = b_.CreateInBoundsGEP(mem_type(t), base_[v.storage], element_index(v));
   set_scopes(b_.CreateAlignedStore(x, ptr, llvm::Align(itemsize(t))), object_of(v));
 }

@@ -201,7 +201,7 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
       if (k + 1 != p.ops.size()) refuse(p, k, "a reduction must be the last op of its stage");
       if (p.registers.count(op.output.storage)) refuse(p, k, "a reduction's result cannot be a register");
       p.reduction = true;
-      p.reduce = reduce_spec(op.code, g.dtype_of(op.inputs[0]));
+      p.reduce = reduce_spec(op.code, g.dtype_of(op.inputs[0]), g.dtype_of(op.output));
       for (size_t a = 0; a < op.axes.size(); ++a)
         if (op.axes[a] < 0 || op.axes[a] >= rank || (a > 0 && op.axes[a] <= op.axes[a - 1]))
           refuse(p, k, "reduction axes must be ascending domain axes");

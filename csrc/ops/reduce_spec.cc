@@ -5,7 +5,7 @@
 
 namespace strider {
 
-ReduceSpec reduce_spec(OpCode code, DType in) {
+ReduceSpec reduce_spec(OpCode code, DType in, DType out) {
   using C = ReduceSpec::Combine;
   ReduceSpec s;
   s.acc = in;
@@ -13,7 +13,7 @@ ReduceSpec reduce_spec(OpCode code, DType in) {
     case OpCode::sum:
     case OpCode::prod:
       s.combine = code == OpCode::sum ? C::Add : C::Multiply;
-      if (is_float(in)) s.acc = DType::Float64;
+      if (is_float(in)) s.acc = out == DType::Float16 ? DType::Float16 : DType::Float64;
       break;
     case OpCode::any: s.combine = C::Or; s.acc = DType::Bool; break;
     case OpCode::all: s.combine = C::And; s.acc = DType::Bool; break;

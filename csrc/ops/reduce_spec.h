@@ -15,7 +15,8 @@ struct ReduceSpec {
   Combine combine = Combine::Add;
   /// The accumulator's dtype: float sums and products in float64 (then rounded to the input's
   /// dtype), integer ones wrapping in the input's, bool ones as or / and; any and all in bool;
-  /// the extremes in the input's.
+  /// the extremes in the input's. Float sums and products into float16 accumulate as NumPy's
+  /// float16 loop steps them: Float16, in float rounded to half after every step, in order.
   DType acc = DType::Float64;
   /// argmax, argmin: the result is the flat index (over the folded axes) of the element kept.
   bool index = false;
@@ -27,7 +28,8 @@ struct ReduceSpec {
   bool is_max() const { return combine == Combine::Max; }
 };
 
-/// The fold of a Reduce op (sum, prod, max, min, argmax, argmin, any, all) over elements of `in`.
-ReduceSpec reduce_spec(OpCode code, DType in);
+/// The fold of a Reduce op (sum, prod, max, min, argmax, argmin, any, all) over elements of `in`
+/// into a result of dtype `out`.
+ReduceSpec reduce_spec(OpCode code, DType in, DType out);
 
 }  // namespace strider

@@ -226,7 +226,7 @@ class Executor {
     Operand ops[2] = {operand(op.output), operand(kept)};
     Operand inner = operand(folded);
     const int64_t count = folded.numel();
-    const ReduceSpec spec = reduce_spec(op.code, g_.dtype_of(in));
+    const ReduceSpec spec = reduce_spec(op.code, g_.dtype_of(in), g_.dtype_of(op.output));
     dispatch_dtype(g_.dtype_of(in), [&](auto in_tag) {
       using T = decltype(in_tag);
       dispatch_dtype(g_.dtype_of(op.output), [&](auto out_tag) {
@@ -248,17 +248,21 @@ class Executor {
     switch (spec.combine) {
       case C::Add:
       case C::Multiply: {
-        // in the input's dtype, or in float64 for floats
+        // in the input's dtype, in float64 for floats, or in float rounded to half each step
+        const bool half_steps = spec.acc == DType::Float16;
         auto run = [&](auto acc_tag) {
           using A = decltype(acc_tag);
           A acc = static_cast<A>(spec.identity());
           for_each<1>(shape, ops, [&](char** p) {
             const A x = st::convert<A>(element(p));
             acc = spec.combine == C::Add ? st::add(acc, x) : st::multiply(acc, x);
+            if constexpr (std::is_same_v<A, float>)
+              if (half_steps) acc = st::round_half(acc);
           });
           write<U>(out, convert<U>(convert<T>(acc)));
         };
         if (spec.acc == DType::Float64) run(double{});
+        else if (half_steps) run(float{});
         else run(st::reg_t<T>{});
         return;
       }

@@ -42,9 +42,26 @@ def _reduce(name, a, axis, keepdims, out, acc_dtype=None, result_dtype=None, ini
         raise ValueError(f"zero-size array to reduction operation {'maximum' if name == 'max' else 'minimum'} "
                          "which has no identity")
     dtype = result_dtype or t.dtype
+    if name in ("sum", "prod") and t.dtype == np.float16:
+        t = _float32_runs(name, t, axes)
     r = emit(name, [t], out_shape, dtype, axes, scalar=t.ndim == 0 or not out_shape and not keepdims)
     keep = tuple(1 if i in axes else d for i, d in enumerate(t.shape)) if keepdims is True else None
     return finish(r, out, keep)
+
+
+def _float32_runs(name, t, axes):
+    """NumPy's float16 sum and prod: its loop folds a run of elements along reduced axes that lie
+    inside every kept axis in memory (the innermost axes of a row sum, all of a full sum) in
+    float32, rounding once, and rounds to half after every other step. The runs' float32 folds
+    (keepdims); the caller's fold of them into float16 then rounds each step (ops/reduce_spec.h).
+    t itself where no reduced axis lies inside the kept ones."""
+    strides = t._view.strides
+    big = [i for i, d in enumerate(t.shape) if isinstance(d, Extent) or d > 1]
+    inner = builtins.min((abs(strides[i]) for i in big if i not in axes), default=None)
+    run = tuple(i for i in axes if i in big and (inner is None or abs(strides[i]) < inner))
+    if not run:
+        return t
+    return _reduce(name, astype(t, np.float32), run, True, None)
 
 
 def _count(t, axes):
@@ -124,8 +141,12 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     t = as_tracer(a)
     axes = normalize_axes(t, axis)
     count = _count(t, axes)
-    s = _reduce("sum", t, axis, keepdims, None, _mean_dtype(t, dtype), None, where=where)
-    return finish(np.true_divide(s, count), out, None)
+    # NumPy's mean of float16 sums and divides in float32, then rounds to half
+    half = dtype is None and t.dtype == np.float16
+    s = _reduce("sum", t, axis, keepdims, None, np.dtype(np.float32) if half else _mean_dtype(t, dtype), None,
+                where=where)
+    r = np.true_divide(s, count)
+    return finish(astype(r, np.float16) if half and out is None else r, out, None)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,

@@ -249,6 +249,19 @@ def test_float16_mixed_with_other_dtypes():
           h, values("float32", (4, 5)), values("int8", (4, 5)), values("int16", (4, 5)), values("uint8", (4, 5)))
 
 
+def test_float16_reductions_round_as_numpy():
+    """NumPy's float16 sum and prod fold a run along reduced axes lying inside every kept axis
+    in float32 and round it once (a row sum, a full sum), and round to half after every other
+    step (a column sum), in index order; its mean sums and divides in float32. Bit for bit."""
+    x = np.random.default_rng(14).standard_normal((300, 37)).astype(np.float16)
+    check(lambda a: (a.sum(), a.sum(0), a.sum(1), a.T.sum(1), a[::-1].sum(0), a[:, ::2].sum(), a[::2, 1:].sum(1),
+                     np.add.reduce(a, 0), a.mean(0), a.mean(1), a.mean(), a.var(0), a.std(1), np.linalg.norm(a, axis=0)),
+          x)
+    z = np.random.default_rng(15).standard_normal((20, 30, 8)).astype(np.float16)
+    check(lambda a: (a.sum((0, 1)), a.sum((0, 2)), a.sum((1, 2)), a.sum(1, keepdims=True), (a / 8 + 1).prod(0),
+                     (a / 8 + 1).prod(2), a.transpose(2, 0, 1).sum((1, 2)), (a * a).sum(-1)), z)
+
+
 def test_uint8_image_preprocessing():
     """HWC uint8 images: channel flip, float32 normalization, CHW transpose, integer ops kept in
     uint8 (wrapping), masks."""

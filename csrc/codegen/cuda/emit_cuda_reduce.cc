@@ -3,7 +3,8 @@
 // two partial folds) and finish. max, min, argmax and argmin keep the element's index next to
 // its value, so merging in any tree order picks what the reference's sequential fold picks: the
 // first NaN, else the first of the extreme elements (== ignores the sign of zero, as the fold).
-// Sums and products of floats accumulate in double, as the reference; integers wrap.
+// Sums and products of floats accumulate in double, as the reference, and those into float16 in
+// float rounded to half after each step, in one thread per output; integers wrap.
 //
 // Shapes, by the static bounds of M output elements and K folded elements each:
 // - thread: one thread folds an output element in the reference's order (the innermost axis is
@@ -59,6 +60,9 @@ void CudaEmitter::emit_reduction() {
     const char* f = spec.combine == C::Add ? "st::add" : spec.combine == C::Multiply ? "st::multiply"
                   : spec.combine == C::Or ? "st::logical_or" : "st::logical_and";
     step = std::string("a.v = ") + f + "(" + acc_value("a.v") + ", " + convert("x", in, spec.acc) + ");";
+    // NumPy's float16 steps: in float, rounded to half after each
+    if (spec.acc == DType::Float16)
+      step = std::string("a.v = st::round_half(") + f + "(a.v, " + convert("x", in, DType::Float32) + "));";
     merge = std::string("a.v = ") + f + "(" + acc_value("a.v") + ", " + acc_value("b.v") + ");";
   } else {
     // merges of partial folds keep what one sequential fold keeps
@@ -83,7 +87,8 @@ void CudaEmitter::emit_reduction() {
   // --- the shape
   const int64_t m = bound(kept), k = bound(folded);
   Shape shape = Shape::Grid;
-  if (p_.rank() == 0 || k <= 32) shape = Shape::Thread;
+  // a float16 fold rounds after every step, so one thread folds each output in order
+  if (p_.rank() == 0 || k <= 32 || (!extreme && spec.acc == DType::Float16)) shape = Shape::Thread;
   else if (!p_.reduced.back()) shape = m < 1024 && k >= 16384 ? Shape::Columns : Shape::Thread;
   else if (k <= 4096 || m >= 1024) shape = Shape::Warp;
   else if (m >= 32 || k < 65536) shape = Shape::Block;

@@ -72,6 +72,12 @@ struct Fold {
       case C::Add:
       case C::Multiply: {
         const bool sum = spec.combine == C::Add;
+        if (spec.acc == DType::Float16) {
+          // NumPy's float16 steps: in float, rounded to half after each, in order
+          Value* wide = e.convert(x, in, DType::Float32);
+          Value* next = sum ? b().CreateFAdd(s[0], wide) : b().CreateFMul(s[0], wide);
+          return {b().CreateFPExt(b().CreateFPTrunc(next, b().getHalfTy()), b().getFloatTy())};
+        }
         if (is_float(in)) {
           // float sums and products may be reassociated (and so vectorized); nothing else may
           llvm::IRBuilderBase::FastMathFlagGuard guard(b());

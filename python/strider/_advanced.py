@@ -408,9 +408,11 @@ def top_k(t, key):
     if s.start not in (None, 0) or s.step not in (None, 1) or not isinstance(s.stop, (int, np.integer)) or s.stop < 0:
         return None
     n, k = t.shape[0], int(s.stop)
-    length = (Extent(min(bound(n), k), np.minimum(n.value(), k)._view.storage) if isinstance(n, Extent)
-              else min(n, k))
-    return emit(name, [src], (length,), t.dtype, axes=(int(reverse), k))
+    if k >= bound(n):
+        return None  # the whole sort: a view of it
+    length = Extent(k, np.minimum(n.value(), k)._view.storage) if isinstance(n, Extent) else k
+    # a selection of its own, not a view of the sorted array: writes through it are refused
+    return emit(name, [src], (length,), t.dtype, axes=(int(reverse), k), readonly="top_k")
 
 
 def getitem(t, key):

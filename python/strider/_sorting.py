@@ -11,18 +11,21 @@ from ._errors import unsupported
 from ._indexing import assign
 from ._reductions import _sum_dtype
 from ._shapes import flat_if_none
-from ._tracer import Extent, as_tracer, check_writeable, current_trace, emit, weak_type
+from ._tracer import Extent, as_tracer, check_writeable, current_trace, emit, like_order, weak_type
 
 I64 = np.dtype(np.int64)
 
 
-def _along_last(name, t, axis, dtype):
-    """name(t) along `axis`, computed along the last axis of a view that moves it there."""
+def _along_last(name, t, axis, dtype, order="K"):
+    """name(t) along `axis`, computed along the last axis of a view that moves it there, into a
+    result laid out as NumPy's: like t (`order` K: sort and the scans, which copy t first) or in
+    C order (argsort)."""
     t, axis = flat_if_none(t, axis)
     axis = normalize_axis_index(axis, t.ndim)
     perm = [d for d in range(t.ndim) if d != axis] + [axis]
     moved = t.transpose(perm)
-    r = emit(name, [moved], moved.shape, dtype)
+    layout = like_order(t, order) or list(range(t.ndim))  # t's axes, outermost first
+    r = emit(name, [moved], moved.shape, dtype, order=[perm.index(d) for d in layout])
     if t.ndim == 1 and name in ("sort", "argsort"):
         current_trace().sorted[current_trace().value_key(r)] = (name, moved, False)
     return r.transpose(sorted(range(t.ndim), key=perm.__getitem__))
@@ -38,7 +41,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     if order is not None:
         raise unsupported("argsort(order=...)", "strider has no structured dtypes")
     _check_kind(kind)
-    return _along_last("argsort", as_tracer(a), axis, I64)
+    return _along_last("argsort", as_tracer(a), axis, I64, order="C")
 
 
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):

@@ -53,6 +53,29 @@ def test_searchsorted(fn, args):
     check(fn, *args)
 
 
+def _sorted_then_written(x):
+    # a C-order sort along axis 0 ravels to a view, which sees the write after it
+    v = np.sort(x, axis=0, kind="stable")
+    flat = v.ravel()
+    v[1:] = v[:-1] + 1
+    return flat
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda x: np.sort(x, axis=0), id="sort_axis0"),
+    pytest.param(lambda x: np.sort(x.T, axis=0), id="sort_of_transpose_keeps_its_order"),
+    pytest.param(lambda x: np.argsort(x.T, axis=1, kind="stable"), id="argsort_c_order"),
+    pytest.param(lambda x: np.cumsum(x.T, axis=0), id="cumsum_of_transpose"),
+    pytest.param(lambda x: np.maximum.accumulate(x[:, ::-2], axis=0), id="accumulate_strided"),
+    pytest.param(_sorted_then_written, id="sort_ravel_is_a_view"),
+])
+def test_results_along_an_axis_are_laid_out_as_numpys(fn):
+    """Strides as NumPy's (sort and scans like their input, argsort in C order): a ravel or
+    reshape of the result is a view exactly where NumPy's is."""
+    x = ints((4, 5), dtype=I32)
+    assert check(fn, x)(x.copy()).strides == fn(x.copy()).strides
+
+
 def test_lexsort():
     surname = np.array([3, 1, 3, 2, 1, 3])
     first = np.array([0, 2, 1, 1, 2, 0])

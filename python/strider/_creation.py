@@ -9,8 +9,8 @@ from . import _C
 from ._errors import unsupported
 from ._indexing import assign
 from ._shapes import _shape_arg, moveaxis, stack
-from ._tracer import (Extent, Tracer, as_tracer, check_dtype, current_trace, emit, fresh, known_by_static, known_scalar,
-                      like_order, untraced)
+from ._tracer import (Extent, Tracer, as_tracer, cast_unsafe, check_dtype, current_trace, emit, fresh, known_by_static,
+                      known_scalar, like_order, untraced)
 from ._ufuncs import astype, copy_, promo_arg, where
 
 
@@ -22,6 +22,8 @@ def _filled(shape, fill_value, dtype, layout, what):
     if any(not isinstance(d, Extent) and d < 0 for d in shape):
         raise ValueError("negative dimensions are not allowed")
     t = fresh(shape, check_dtype(dtype, "an array"), layout)
+    if type(fill_value) is float and t.dtype.kind != "f":  # NumPy copies it from a float array: -1.0 into uint8 is 255
+        fill_value = cast_unsafe(fill_value, t.dtype)
     if fill_value is not None:
         assign(t, fill_value)
     return t
@@ -215,6 +217,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
     fill_value = kwargs.get("constant_values", 0)
     if np.ndim(fill_value) != 0:
         raise unsupported("np.pad with per-axis constant_values", "pass one scalar constant_values")
+    if type(fill_value) in (bool, int, float):  # NumPy's pad casts it as an array: -1 into uint8 is 255
+        fill_value = cast_unsafe(fill_value, t.dtype)
     result = full(tuple(int(d + lo + hi) for d, (lo, hi) in zip(t.shape, widths)), fill_value, t.dtype)
     # the trailing ... keeps a 0-d result's key a view (result[()] would be a scalar)
     assign(result[tuple(slice(int(lo), int(lo) + d) for d, (lo, _) in zip(t.shape, widths)) + (...,)], t)

@@ -128,6 +128,13 @@ class untraced:
         _local.trace = self._saved
 
 
+def cast_unsafe(value, dtype):
+    """A Python number as NumPy's unsafe copy from a 0-d array of its own casts it (np.full of a
+    float, np.pad, np.where): 300 into uint8 is 44, -1.0 is 255; a NumPy scalar."""
+    with untraced():
+        return np.asarray(value).astype(dtype)
+
+
 def check_dtype(dtype, what):
     dtype = np.dtype(dtype)
     if dtype not in IR_DTYPES:
@@ -822,6 +829,10 @@ def check_writeable(t):
     if t._readonly == "const":
         raise unsupported("writing into a constant (a NumPy array created outside the compiled function)",
                           "pass it as an argument, or copy it with np.array(c) first")
+    if t._readonly == "top_k":
+        raise unsupported("writing into the first k elements of a sort (strider selects them as a top-k, "
+                          "NumPy's result is a view of the sorted array)", "write into the sorted array itself: "
+                          "s[:k] = v")
     if t._readonly == "copy":
         raise unsupported("writing into the result of indexing an array whose length is known only at run time "
                           "(NumPy's result would be a view; strider's is a copy)", "write through the array itself: "

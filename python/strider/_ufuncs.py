@@ -9,8 +9,8 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from . import _C
 from ._errors import unsupported
 from ._indexing import assign
-from ._tracer import (IMPL, IR_DTYPES, Extent, Tracer, reshape_units, as_tracer, bound, check_dtype, current_trace, emit,
-                      keep_order, like_order, python_operator_call, shape_of, weak_type)
+from ._tracer import (IMPL, IR_DTYPES, Extent, Tracer, reshape_units, as_tracer, bound, cast_unsafe, check_dtype,
+                      current_trace, emit, keep_order, like_order, python_operator_call, shape_of, weak_type)
 
 _NoValue = np._NoValue
 
@@ -71,7 +71,9 @@ def _python_int_beyond(name, inputs):
         left_less = (x > info.max) == (k == 1)  # whether inputs[0] < inputs[1] everywhere
         value = {"equal": False, "not_equal": True, "less": left_less, "less_equal": left_less,
                  "greater": not left_less, "greater_equal": not left_less}[name]
-        return np.full_like(other, value, dtype=np.bool_)
+        if other.ndim:
+            return np.full_like(other, value, dtype=np.bool_)
+        return emit("copy", [current_trace().const(np.bool_(value))], (), np.bool_, scalar=True)  # NumPy's scalar
     return None
 
 
@@ -281,6 +283,8 @@ def where(condition, x=_NoValue, y=_NoValue):
     if c.dtype != np.bool_:
         c = c.astype(np.bool_)
     dtype = ir_dtype(np.result_type(promo_arg(x), promo_arg(y)), "np.where")
+    # NumPy's where casts a Python int unsafely from its own array's dtype: -1 into uint8 is 255
+    x, y = (cast_unsafe(v, dtype) if type(v) is int and dtype.kind in "iu" else v for v in (x, y))
     shape = broadcast_shape(c.shape, shape_of(x), shape_of(y))
     ins = [c.broadcast_to(shape), as_tracer(x, dtype).broadcast_to(shape), as_tracer(y, dtype).broadcast_to(shape)]
     return emit("where", ins, shape, dtype, order=keep_order(ins, len(shape)))
@@ -292,6 +296,11 @@ def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoVa
     lo = None if lo is _NoValue else lo
     hi = None if hi is _NoValue else hi
     r = as_tracer(a)
+    if r.dtype.kind in "iu" and "dtype" not in kwargs:
+        # NumPy 2 drops a Python int bound past the dtype's own limit on its side (nothing to clip)
+        info = np.iinfo(r.dtype)
+        lo = None if type(lo) is int and lo < info.min else lo
+        hi = None if type(hi) is int and hi > info.max else hi
     types = [promo_arg(x) for x in (a, lo, hi) if x is not None]
     if lo is not None and hi is not None and "dtype" not in kwargs and any(isinstance(t, np.dtype) for t in types):
         # NumPy's clip is one ufunc of three inputs, promoted together: (bool, 0, int32) is int32,

@@ -111,6 +111,22 @@ def test_python_ints_out_of_range(dt, scalar):
     check(lambda a: (a < scalar, a == scalar, a != scalar, scalar > a, a >= scalar), x)
 
 
+def test_python_ints_past_the_range_in_clip_and_where():
+    """np.clip drops a bound past the dtype's own limit on its side (else OverflowError); np.where
+    casts a Python int unsafely (-1 into uint8 is 255, 300 is 44); a 0-d comparison with an int
+    out of range is a NumPy scalar."""
+    u8 = values("uint8", (3, 4), seed=16)
+    check(lambda a: (np.clip(a, -1, 0), np.clip(a, 1, 300), np.clip(a, -5, None), np.where(a > 9, -1, a),
+                     np.where(a > 9, 300, 2**64 - 1), np.where(a > 9, a, 2**63)), u8)
+    check_raises(lambda a: np.clip(a, 300, 400), u8, exc=OverflowError)
+    check_raises(lambda a: np.clip(a, 5, -1), u8, exc=OverflowError)
+    check(lambda a: (a < -1, a == 2**64, a[0, 0] > -7), np.array(3, np.uint64)[None, None])
+    # np.full and np.pad cast a float (np.pad: any number) from an array of its own
+    check(lambda a: (np.full_like(a, -1.0), np.full(3, 300.0, np.uint8), np.full(2, 2.7, np.int8),
+                     np.pad(a, 1, constant_values=-1), np.pad(a, 1, constant_values=300.5)), u8)
+    check_raises(lambda a: np.full_like(a, -1), u8, exc=OverflowError)
+
+
 def test_signed_and_uint64_compare_exactly():
     i = np.array([-1, 0, 2**62, -2**63, 7, 2**63 - 1], np.int64)
     u = np.array([2**64 - 1, 0, 2**62, 0, 8, 2**63], np.uint64)

@@ -15,7 +15,9 @@ import numpy as np
 
 from differential import check
 
-DTYPES = ["int32", "int64", "float32", "float64", "bool"]
+# the first four are arange's and linspace's; every dtype strider carries (csrc/ir/dtypes.def)
+DTYPES = ["int32", "int64", "float32", "float64", "bool", "int8", "uint8", "int16", "uint16", "uint32", "uint64",
+          "float16"]
 TOLERANCE = dict(rtol=1e-3, atol=1e-2)  # for programs with tainted (inexact) values
 YIELDS = {"view", "expr", "unary", "astype", "where", "clip", "reduce",  # steps that add an entry
           "join", "split", "count_nonzero", "ufunc_reduce", "create", "like", "clip_arr", "matmul",
@@ -225,16 +227,20 @@ def _make_fn(nargs, steps, ret):
 # very object of) an earlier argument.
 
 
+def _root_range(dtype):
+    """The [lo, hi) a root argument's values are drawn from: unsigned ones from 0 (a wrapped -3
+    is a value no program keeps within bounds)."""
+    if dtype == "bool":
+        return 0, 2
+    return (0 if np.dtype(dtype).kind == "u" else -3), 4
+
+
 def make_args(specs):
     args = []
     for spec in specs:
         if spec[0] == "root":
             _, shape, dtype, seed, key = spec
-            rng = np.random.default_rng(seed)
-            if dtype == "bool":
-                root = rng.integers(0, 2, size=shape).astype(bool)
-            else:
-                root = rng.integers(-3, 4, size=shape).astype(dtype)
+            root = np.random.default_rng(seed).integers(*_root_range(dtype), size=shape).astype(dtype)
             args.append(root if key is None else root[key])
         else:
             _, j, key = spec
@@ -479,7 +485,7 @@ class Case:
         for i, spec in enumerate(self.specs):
             if spec[0] == "root":
                 _, shape, dtype, seed, key = spec
-                lo, hi = (0, 2) if dtype == "bool" else (-3, 4)  # as make_args draws them
+                lo, hi = _root_range(dtype)
                 src = f"rng({seed}).integers({lo}, {hi}, {shape}).astype({dtype!r})"
                 lines.append(f"a{i} = {src}" + ("" if key is None else f"[{_fmt_key(key)}]"))
             else:

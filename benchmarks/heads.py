@@ -16,8 +16,11 @@ on array values or run-time lengths (YOLOv5's ``if not x.shape[0]: continue`` is
 scalars that decide a shape or a branch (``k``, ``max_nms``) are static arguments.
 
 The registry ``HEADS`` maps a name to a :class:`Head`: the function, a ``make_inputs(size, rng,
-dtype)`` companion that returns ``(args, kwargs)``, the static argument names and the comparison
-tolerances per dtype.  Sizes are named configurations in ``SIZES``:
+dtype)`` companion that returns ``(args, kwargs)``, the static argument names, the comparison
+tolerances per dtype and the dtypes it runs in: float32 and float64, or one dtype for a head
+written for it (``valid_flags``: bool; ``image_preprocess_u8``: a uint8 image, float32 results;
+``yolo_decode_f16_``: float16 throughout), which run.py then runs once, in that dtype.  Sizes are
+named configurations in ``SIZES``:
 
 * ``tiny``  -- a few anchors, for unit tests;
 * ``small`` -- a few hundred anchors, still fast enough for tests;
@@ -29,8 +32,9 @@ Per-image heads that take rows of boxes (delta2bbox, IoU, ...) get ``batch * anc
 way a batch is flattened before the box coder; heads named ``*_batched`` take an explicit leading
 batch dimension.  ``yolov5_prologue`` takes YOLOv5's output for a letterboxed square image per
 image (25,200 rows of 5 + 80 columns at 640 px, the side the image and batch sizes use; 32 px at
-tiny), ``argsort_scores*`` 5 scores per anchor row (102,000 per image).  A size may also be a
-dict of overrides on top of ``small``.
+tiny), ``image_preprocess_u8`` the letterboxed image itself (640 x 640 x 3 uint8; 32 px at tiny),
+one image at the image size and ``(B, H, W, 3)`` at the others, ``argsort_scores*`` 5 scores per
+anchor row (102,000 per image).  A size may also be a dict of overrides on top of ``small``.
 """
 import math
 from dataclasses import dataclass, field
@@ -527,6 +531,23 @@ def yolov5_decode(x, anchors, stride):
     return y.reshape(bs, na * nx * ny, no)
 
 
+def yolo_decode_f16_(pred, anchors, stride):
+    """YOLOv5 decode of an FP16 engine's output, in float16, written into it; returns a view.
+
+    pred: (bs, na, ny, nx, 5 + C) float16, as a TensorRT / ONNX Runtime FP16 engine returns it;
+    anchors: (na, 2) float16 in grid units.  Every array operand is float16 and the Python
+    scalars are weak, so NumPy computes and rounds every step in float16.
+    """
+    bs, na, ny, nx, no = pred.shape
+    yv, xv = np.meshgrid(np.arange(ny), np.arange(nx), indexing="ij")
+    grid = np.stack((xv, yv), 2).reshape(1, 1, ny, nx, 2).astype(pred.dtype)
+    anchor_grid = (anchors * stride).reshape(1, na, 1, 1, 2)
+    pred[...] = sigmoid(pred)
+    pred[..., 0:2] = (pred[..., 0:2] * 2 - 0.5 + grid) * stride
+    pred[..., 2:4] = (pred[..., 2:4] * 2) ** 2 * anchor_grid
+    return pred.reshape(bs, -1, no)
+
+
 def yolo_postprocess(pred, conf_thres):
     """YOLOv5 non_max_suppression prologue without the masks: boxes, best class, filtered conf.
 
@@ -702,6 +723,20 @@ def image_preprocess(img, mean, std):
     return img.transpose(2, 0, 1)[None]
 
 
+def image_preprocess_u8(img, mean, std):
+    """uint8 BGR HWC image(s) -> float32 normalized RGB NCHW, as detection demos write it.
+
+    img: (H, W, 3) or a batch (B, H, W, 3) uint8; mean, std: (3,) float32.  uint8 converts to
+    float32 exactly and the rest is one subtraction and one division, each rounded once, so the
+    result is the same bits wherever those are float32 operations.
+    """
+    x = img[..., ::-1].astype(np.float32)  # BGR -> RGB, then float32
+    x = (x - mean) / std
+    if img.ndim == 3:
+        return x.transpose(2, 0, 1)[None]  # HWC -> CHW, and the batch dimension
+    return x.transpose(0, 3, 1, 2)  # a batch: NHWC -> NCHW
+
+
 # --------------------------------------------------------------------------------------------
 # Registry
 # --------------------------------------------------------------------------------------------
@@ -709,7 +744,11 @@ def image_preprocess(img, mean, std):
 EXACT = {"float32": (0.0, 0.0), "float64": (0.0, 0.0)}
 # exp / log / sqrt / division: a few ulps relative, plus an absolute floor where results can
 # cancel to near zero (coordinates are up to ~1000, so 1e-4 is an ulp or two in float32 there).
-TRANSCENDENTAL = {"float32": (1e-6, 1e-4), "float64": (1e-12, 1e-9)}
+# float16 (an ulp is 2**-10 = 9.8e-4 relative): four ulps, since a libm's exp may be an ulp off
+# and a peer that keeps float32 between steps (Inductor, XLA's excess precision) rounds once
+# where NumPy rounds after each step (2.6 ulps at most on yolo_decode_f16_, emulated); the floor
+# is 2 ulps of a sigmoid near 0.25 times 2 * stride 8, where YOLO's 2 * s - 0.5 cancels.
+TRANSCENDENTAL = {"float16": (4e-3, 4e-3), "float32": (1e-6, 1e-4), "float64": (1e-12, 1e-9)}
 # Ratios in [0, 1] (IoU, sigmoid, ...): small absolute floor.
 UNIT = {"float32": (1e-6, 1e-6), "float64": (1e-12, 1e-12)}
 # Float reductions (softmax's sum).
@@ -736,7 +775,7 @@ class Head:
 
     @property
     def rtol(self):
-        return self.tol["float32"][0]
+        return self.tolerance(self.dtypes[0])[0]
 
 
 HEADS = {}
@@ -980,6 +1019,13 @@ def _(cfg, rng, dtype):
     return (_yolo_pred(cfg, rng, dtype), anchors, cfg["stride"]), {}
 
 
+@register("yolo_decode_f16_", yolo_decode_f16_, tol=TRANSCENDENTAL, dtypes=("float16",))
+def _(cfg, rng, dtype):
+    dtype = np.float16  # the head's own, whatever is asked (as valid_flags' bool)
+    anchors = np.array([[1.25, 1.625], [2.0, 3.75], [4.125, 2.875]][: cfg["A"]], dtype=dtype)
+    return (_yolo_pred(cfg, rng, dtype), anchors, cfg["stride"]), {}
+
+
 @register("yolov5_decode", yolov5_decode, tol=TRANSCENDENTAL)
 def _(cfg, rng, dtype):
     anchors = np.array([[1.25, 1.625], [2.0, 3.75], [4.125, 2.875]][: cfg["A"]], dtype=dtype)
@@ -1059,10 +1105,16 @@ def _(cfg, rng, dtype):
     return HEADS["score_topk"].make_inputs(cfg, rng, dtype)
 
 
+def _letterbox_side(cfg):
+    """The side of YOLOv5's square letterboxed input: 640 px at the image and batch sizes, a
+    multiple of 32 no larger than the feature map's image below that (32 px at tiny)."""
+    return max(32, min(640, cfg["H"] * cfg["stride"]) // 32 * 32)
+
+
 def _yolov5_rows(cfg):
     """Rows of YOLOv5's output for a square letterboxed image: 3 anchors on strides 8, 16, 32
     (25,200 at the default 640 px; a 32 px image at the tiny size)."""
-    side = max(32, min(640, cfg["H"] * cfg["stride"]) // 32 * 32)
+    side = _letterbox_side(cfg)
     return 3 * sum((side // s) ** 2 for s in (8, 16, 32))
 
 
@@ -1132,6 +1184,19 @@ def _(cfg, rng, dtype):
     img = rng.integers(0, 256, size=(h, w, 3)).astype(dtype)
     mean = np.array([123.675, 116.28, 103.53], dtype=dtype)
     std = np.array([58.395, 57.12, 57.375], dtype=dtype)
+    return (img, mean, std), {}
+
+
+# Keyed by the head's dtype, its input's; the results are float32 and compared bit for bit
+# (JAX's port alone gets an ulp: XLA divides by multiplying by the reciprocal, jax_heads.py).
+@register("image_preprocess_u8", image_preprocess_u8, tol={"uint8": EXACT["float32"]},
+          dtypes=("uint8",))
+def _(cfg, rng, dtype):
+    side = _letterbox_side(cfg)
+    shape = (side, side, 3) if cfg["B"] == 1 else (cfg["B"], side, side, 3)  # one image or a batch
+    img = rng.integers(0, 256, size=shape, dtype=np.uint8)  # whatever dtype is asked
+    mean = np.array([123.675, 116.28, 103.53], dtype=np.float32)
+    std = np.array([58.395, 57.12, 57.375], dtype=np.float32)
     return (img, mean, std), {}
 
 

@@ -6,8 +6,9 @@ Each system is an adapter with the same small interface:
   :class:`Skip` (not installed, not importable) -- run.py then skips it with that note;
 * ``prepare(head, dtype)`` returns a fresh callable for one case, taking the head's
   ``(*args, **kwargs)``; a fresh one per case so that its first call pays trace + compile.  It
-  may raise :class:`Unsupported` (no port of this head) or any error (recorded as a FAIL with
-  its class); errors of a lazy compiler surface at the first call and are recorded the same way;
+  may raise :class:`Unsupported` (no port of this head, no float16) or any error (recorded as a
+  FAIL with its class); errors of a lazy compiler surface at the first call and are recorded the
+  same way;
 * ``place(inputs)`` the case's ``(args, kwargs)`` as the system takes them, once per case after
   ``prepare``: the tree itself (run.py copies its NumPy arrays before every call), or an object
   whose ``fresh()`` returns per-call copies (arrays in device memory, copied there);
@@ -17,6 +18,8 @@ Each system is an adapter with the same small interface:
   (JAX ports return the updated argument of heads that return None);
 * ``checks_arguments``: the system runs the NumPy source on the caller's arrays, so writes into
   the arguments are compared too; ``strict_dtypes``: result dtypes must be NumPy's;
+* ``tolerance(head, dtype)`` the ``(rtol, atol)`` its results are held to: the head's, or a port's
+  own where the system's compiler changes the bits (JAX's ``image_preprocess_u8``);
 * ``note(fn, args, kwargs)`` says something about the instance ``fn`` after its first call on
   those inputs (torch's graph breaks, strider's stages left to its reference executor), or None;
 * ``info()`` the settings that matter for reading its numbers (threads, caches).
@@ -38,7 +41,7 @@ class Skip(Exception):
 
 
 class Unsupported(Exception):
-    """The system has nothing to run for this head (no port)."""
+    """The system has nothing to run for this head (no port, or none in this dtype)."""
 
 
 def _require(*module_names):
@@ -112,6 +115,9 @@ class System:
 
     def expected(self, head, result, args, kwargs):
         return result
+
+    def tolerance(self, head, dtype):
+        return head.tolerance(dtype)
 
     def note(self, fn, args, kwargs):
         return None
@@ -212,21 +218,38 @@ def strider_info():
 class NumbaSystem(System):
     """``numba.njit`` on the head's own source.  Module-level helpers the head calls
     (``sigmoid``, ``_whctrs``, ...) are jitted the same way, since nopython code cannot call
-    Python functions; everything else is numba's own NumPy support."""
+    Python functions; everything else is numba's own NumPy support.  float16 cases are N/A
+    where ``load()``'s probe finds that njit cannot take a float16 array (numba's CPU target
+    has no float16 type; only its CUDA target has)."""
     name = "numba"
 
     def load(self):
         (numba,) = _require("numba")
         self._numba = numba
         self._warm_up(numba.njit)
+        self._float16 = _probe(numba.njit, np.float16)
         return numba.__version__
 
     def prepare(self, head, dtype):
+        if np.dtype(dtype) == np.float16 and self._float16:
+            raise Unsupported(f"numba {self._numba.__version__} runs no float16 on the CPU "
+                              f"(njit of a * 2 + 1 on a float16 array: {self._float16})")
         return with_helpers(head.fn, self._numba.njit, {})
 
     def info(self):
         return {"llvmlite": _version("llvmlite"), "parallel": False, "cache": False,
-                "helpers": "module-level Python functions called by a head are njit-ed too"}
+                "helpers": "module-level Python functions called by a head are njit-ed too",
+                "float16": self._float16 or "supported"}
+
+
+def _probe(make, dtype):
+    """None when ``make(_trivial)`` runs on an array of ``dtype``, else its error in one line."""
+    try:
+        make(_trivial)(np.ones(4, dtype))
+        return None
+    except Exception as exc:  # noqa: BLE001 - any failure means the dtype is not supported
+        lines = str(exc).strip().splitlines()
+        return f"{type(exc).__name__}: {lines[0] if lines else ''}"
 
 
 def _names(code):
@@ -284,6 +307,11 @@ class JaxSystem(System):
     def expected(self, head, result, args, kwargs):
         port = self._ports.get(head.name)
         return self._expected_of(port, result, args, kwargs) if port else result
+
+    def tolerance(self, head, dtype):
+        port = self._ports.get(head.name)
+        tol = (port.tol or {}) if port else {}
+        return tol.get(np.dtype(dtype).name) or head.tolerance(dtype)
 
     def info(self):
         return {"jaxlib": _version("jaxlib"), "devices": [str(d) for d in self._jax.devices()],

@@ -10,8 +10,10 @@ it once on fresh copies of the inputs (the *first call*: trace + compile + run) 
 against NumPy: result values within the head's tolerance, result dtypes and shapes, and the
 arguments after the call for systems that run the NumPy source on the caller's arrays (strider,
 Numba, torch.compile; JAX ports are functional, so only their returned values are compared).
-A system that disagrees is WRONG and is not timed; one that raises is FAIL (with the error's
-class); one with nothing to run is N/A.  Then the systems that passed are timed round-robin,
+A head written for one dtype (a uint8 image, float16 network outputs) runs in that dtype alone,
+whatever --dtypes says, and its cases carry it.  A system that disagrees is WRONG and is not
+timed; one that raises is FAIL (with the error's class); one with nothing to run (no port, no
+float16) is N/A.  Then the systems that passed are timed round-robin,
 each call on fresh copies of the inputs and the order rotated every round, so that they share
 the machine's noise; the median is reported.
 
@@ -160,7 +162,7 @@ def _compare_leaf(e, g, rtol, atol, strict, what):
 
 def check(system, head, dtype, expected, np_args, got, sys_args):
     """Max abs error of a system's call against NumPy's; raises Mismatch."""
-    rtol, atol = head.tolerance(dtype)
+    rtol, atol = system.tolerance(head, dtype)
     exp_leaves = leaves(system.expected(head, expected, np_args[0], np_args[1]))
     got_leaves = leaves(system.to_host(got))
     if len(exp_leaves) != len(got_leaves):
@@ -406,7 +408,8 @@ def load_systems(names, registry=SYSTEMS, doing=_quiet):
 
 
 def _head_dtypes(head, dtypes):
-    # heads without float inputs (valid_flags) run once, in their own dtype
+    # heads written for one dtype (valid_flags: bool, image_preprocess_u8: uint8,
+    # yolo_decode_f16_: float16) run once, in it, whatever --dtypes asks for
     return [d for d in dtypes if d in head.dtypes] or [head.dtypes[0]]
 
 
@@ -673,7 +676,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default=",".join(DEFAULT_SIZES), help="comma-separated sizes from heads.SIZES")
     p.add_argument("--heads", default="", help="comma-separated head names (default: all)")
-    p.add_argument("--dtypes", default="float32", help="float32, float64 or both, comma-separated")
+    p.add_argument("--dtypes", default="float32",
+                   help="float32, float64 or both, comma-separated (a head written for one dtype runs in it)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                    help="cuda: strider, CuPy, torch.compile and JAX on the GPU (NumPy stays on the host)")
     p.add_argument("--systems", default=None,

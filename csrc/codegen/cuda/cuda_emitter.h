@@ -46,9 +46,9 @@ class CudaEmitter {
   std::string count(const std::vector<int>& axes) const;
   /// The product of the static bounds of `axes`.
   int64_t bound(const std::vector<int>& axes) const;
-  /// st::convert (ops/scalar_ops.inc) from one dtype to another.
   /// x, computed in t's register type, as t holds it (float16 rounds to half).
   static std::string as_dtype(const std::string& x, DType t);
+  /// st::convert (ops/scalar_ops.inc) from one dtype to another.
   std::string convert(const std::string& x, DType from, DType to) const;
   /// The call of an elementwise op's scalar function, st::<op>(args), on loop dtype t; refused
   /// where the op has no loop for t.

@@ -123,6 +123,13 @@ Result dead_ops(Lowering& l) {
   return replace_graph(l, std::move(live), "removed " + std::to_string(removed) + " ops");
 }
 
+Result sort_heads(Lowering& l) {
+  Graph g = select_sort_heads(l.p.graph, table(l));
+  int selected = 0;
+  for (size_t i = 0; i < g.ops.size(); ++i) selected += g.ops[i].axes != l.p.graph.ops[i].axes;
+  return replace_graph(l, std::move(g), std::to_string(selected) + " sorts selected");
+}
+
 Result inline_step(Lowering& l) {
   std::vector<std::string> log;
   Graph g = inline_producers(l.p.graph, table(l), &log);
@@ -226,6 +233,7 @@ const std::vector<Step>& steps() {
        [](const Lowering& l) { return "// storage table\n" + print_storage_table(l.p.graph, l.p.table); }},
       {"build_dependence_dag", dependence_dag, [](const Lowering& l) { return "// dependence edges\n" + print_dag(l.p.dag); }},
       {"eliminate_dead_ops", dead_ops, nothing},
+      {"select_sort_heads", sort_heads, nothing},
       {"inline_producers", inline_step, [](const Lowering& l) { return lines("recomputed", l.recomputed); }},
       {"buffer_overlapping_writes", buffer_step, [](const Lowering& l) { return lines("buffered", l.buffered); }},
       {"fuse_stages", fuse, stages_text, "schedule_stages"},
@@ -284,6 +292,7 @@ Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit, Ta
   run(l, "verify_graph");  // the graph as traced
   run(l, "build_storage_table");
   run(l, "eliminate_dead_ops");
+  run(l, "select_sort_heads");  // after dead readers are gone
   if (run(l, "inline_producers")) run(l, "eliminate_dead_ops");  // the producers it copied
   if (target == Target::Cuda) run(l, "buffer_overlapping_writes");
   run(l, "build_dependence_dag");  // ordering edges only

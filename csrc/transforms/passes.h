@@ -19,6 +19,14 @@ enum class Target { Cpu, Cuda };
 /// read by a live op) and the temporaries only they used. Returns its input when nothing is dead.
 Graph eliminate_dead_ops(const Graph& g, const StorageTable& t, const Dag& d);
 
+/// A whole 1-d sort (or argsort) into a temporary that its readers read only the head or the tail
+/// of (s[:k], s[::-1][:k], s[-k:]: views, so writes and returns keep NumPy's aliasing) becomes a
+/// selection of just that part, written in place into the same storage: the first k of the
+/// stable order (axes [0, k]), or the last k, selected last first through a reversed view (axes
+/// [1, k]). Not done where the sorted array is returned, written, or read through a run-time
+/// extent. Returns its input when no sort is selected.
+Graph select_sort_heads(const Graph& g, const StorageTable& t);
+
 /// Recomputes cheap elementwise producers where they are read, so that a consumer over another
 /// loop domain (a slice, a transpose, a flip or an inner broadcast of the temporary) fuses with
 /// them instead of reading a stored temporary: a read of a temporary written once, densely, by

@@ -388,21 +388,20 @@ def _storage_view(t):
 
 
 def top_k(t, key):
-    """A 1-d sort's result (or its reverse) sliced to its first k, computed as a top-k selection
-    (the op with axes [reversed, k]); None for any other indexing."""
+    """A 1-d sort's result (or its reverse) of a run-time length sliced to its first k, computed as
+    a top-k selection (the op with axes [reversed, k]); None for any other indexing. Of a length
+    fixed while tracing the slice is NumPy's view, and select_sort_heads (csrc/transforms) selects
+    what the sort's readers read."""
     trace = current_trace()
-    found = trace.sorted.get(trace.value_key(t)) if t.ndim == 1 else None
+    found = trace.sorted.get(trace.value_key(t)) if t.ndim == 1 and isinstance(t.shape[0], Extent) else None
     s = key[0] if isinstance(key, tuple) and len(key) == 1 else key
     if found is None or not isinstance(s, slice):
         return None
     name, src, reverse = found
     if s.start is None and s.stop is None and isinstance(s.step, int) and s.step == -1:
-        # the reverse: a view of a fixed length; of a run-time length a copy anyway, so the sort's
-        # reversed order itself (no gather). A top-k from its end next.
-        if isinstance(t.shape[0], Extent):
-            r = emit(name, [src], t.shape, t.dtype, axes=(int(not reverse), -1), readonly="copy")
-        else:
-            r = getitem_plain(t, key)
+        # the reverse: a copy anyway, so the sort's reversed order itself (no gather). A top-k
+        # from its end next.
+        r = emit(name, [src], t.shape, t.dtype, axes=(int(not reverse), -1), readonly="copy")
         trace.sorted[trace.value_key(r)] = (name, src, not reverse)
         return r
     if s.start not in (None, 0) or s.step not in (None, 1) or not isinstance(s.stop, (int, np.integer)) or s.stop < 0:
@@ -410,9 +409,9 @@ def top_k(t, key):
     n, k = t.shape[0], int(s.stop)
     if k >= bound(n):
         return None  # the whole sort: a view of it
-    length = Extent(k, np.minimum(n.value(), k)._view.storage) if isinstance(n, Extent) else k
     # a selection of its own, not a view of the sorted array: writes through it are refused
-    return emit(name, [src], (length,), t.dtype, axes=(int(reverse), k), readonly="top_k")
+    return emit(name, [src], (Extent(k, np.minimum(n.value(), k)._view.storage),), t.dtype, axes=(int(reverse), k),
+                readonly="top_k")
 
 
 def getitem(t, key):

@@ -830,9 +830,9 @@ def check_writeable(t):
         raise unsupported("writing into a constant (a NumPy array created outside the compiled function)",
                           "pass it as an argument, or copy it with np.array(c) first")
     if t._readonly == "top_k":
-        raise unsupported("writing into the first k elements of a sort (strider selects them as a top-k, "
-                          "NumPy's result is a view of the sorted array)", "write into the sorted array itself: "
-                          "s[:k] = v")
+        raise unsupported("writing into the first k elements of a sort of a run-time length (strider selects "
+                          "them as a top-k, NumPy's result is a view of the sorted array)",
+                          "write into the sorted array itself: s[:k] = v")
     if t._readonly == "copy":
         raise unsupported("writing into the result of indexing an array whose length is known only at run time "
                           "(NumPy's result would be a view; strider's is a copy)", "write through the array itself: "

@@ -640,16 +640,40 @@ def test_top_k(fn):
     check(fn, TIES)
 
 
-def test_a_write_into_a_top_k_is_refused_not_lost():
-    # NumPy's head is a view of the sorted array: a write through it must reach the array
-    def fn(s):
-        v = np.sort(s)
-        w = v[:3]
-        w *= 0
-        return v
+def _head_written(s):
+    v = np.sort(s)
+    w = v[:3]
+    w *= 0
+    return v
 
-    with pytest.raises(strider.UnsupportedError, match="first k elements of a sort"):
-        strider.compile(fn, target=TARGET)(TIES)
+
+def _heads_read(s):
+    order = np.argsort(-s, kind="stable")
+    v = np.sort(s)
+    return order[:5] * 2, v[::-1][:4] + 1, v[-3:].sum(), v[2:6]
+
+
+def _tail_read(s):
+    v = np.sort(s)
+    return v[::-1][:4] + 1, v[-3:].sum()
+
+
+def test_a_sort_read_only_in_part_is_selected_and_its_heads_are_views():
+    # NumPy's head is a view of the sorted array: a write through it reaches the array, a head
+    # returned shares its memory, and select_sort_heads selects only what the readers read
+    check(_head_written, TIES)
+    check(_heads_read, TIES)
+    check(_tail_read, TIES)
+    for fn, selected in ((_heads_read, "axes=[0,5]"), (_tail_read, "axes=[1,4]"), (_head_written, None)):
+        f = strider.compile(fn)
+        f(TIES)
+        ir = f.explain(TIES).ir
+        assert (selected in ir) if selected else "axes=[" not in ir, ir
+
+
+def test_a_write_into_a_top_k_of_a_runtime_length_is_refused_not_lost():
+    with pytest.raises(strider.UnsupportedError, match="first k elements of a sort of a run-time length"):
+        strider.compile(lambda s: _head_written(s[s > 1]), target=TARGET)(TIES)
 
 
 def test_reverse_of_a_runtime_length_sort_is_the_reversed_order():

@@ -393,7 +393,7 @@ def top_k(t, key):
     fixed while tracing the slice is NumPy's view, and select_sort_heads (csrc/transforms) selects
     what the sort's readers read."""
     trace = current_trace()
-    found = trace.sorted.get(trace.value_key(t)) if t.ndim == 1 and isinstance(t.shape[0], Extent) else None
+    found = trace.sorted.get(trace.value_key(t)) if t.ndim == 1 else None
     s = key[0] if isinstance(key, tuple) and len(key) == 1 else key
     if found is None or not isinstance(s, slice):
         return None

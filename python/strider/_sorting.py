@@ -26,7 +26,7 @@ def _along_last(name, t, axis, dtype, order="K"):
     moved = t.transpose(perm)
     layout = like_order(t, order) or list(range(t.ndim))  # t's axes, outermost first
     r = emit(name, [moved], moved.shape, dtype, order=[perm.index(d) for d in layout])
-    if t.ndim == 1 and name in ("sort", "argsort"):
+    if t.ndim == 1 and name in ("sort", "argsort") and isinstance(t.shape[0], Extent):  # its heads: _advanced.top_k
         current_trace().sorted[current_trace().value_key(r)] = (name, moved, False)
     return r.transpose(sorted(range(t.ndim), key=perm.__getitem__))
 

@@ -155,8 +155,8 @@ class Trace:
         self.counts = {}  # a mask's value_key -> its count (_advanced.count)
         self.checked = {}  # indices checked against a length, by value_key: one check serves (_advanced._checked)
         self.sliced = {}  # (run-time length, slice) -> its resolution: one length for one slice (_advanced)
-        # a 1-d sort's result (or its reverse), by value_key -> (op, the sorted array, reversed):
-        # a slice of its head is a top-k (_advanced.top_k)
+        # a 1-d sort's result (or its reverse) of a run-time length, by value_key -> (op, the sorted
+        # array, reversed): a slice of its head is a top-k (_advanced.top_k)
         self.sorted = {}
         # what a storage holds, by how it was computed (value numbering): storage -> key, while
         # nothing has written it since; versions count the writes into the others

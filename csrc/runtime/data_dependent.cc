@@ -43,12 +43,6 @@ T* at(char* const* base, const View& v, int64_t off) {
   return reinterpret_cast<T*>(base[v.storage]) + off;
 }
 
-template <typename T>
-bool nonzero_value(T x) {
-  if constexpr (std::is_same_v<T, st::half>) return (x.bits & 0x7fffu) != 0;  // -0.0 is zero
-  else return x != T(0);
-}
-
 void nonzero(const Graph& g, const Op& op, char* const* base) {
   const View& in = op.inputs[0];
   const View& out = op.output;
@@ -63,12 +57,12 @@ void nonzero(const Graph& g, const Op& op, char* const* base) {
       int64_t* o = at<int64_t>(base, out, out.offset);
       for (int64_t i = 0; i < in.shape[0] && k < room; ++i) {
         o[k * out.strides[0]] = i;
-        k += nonzero_value(x[i * in.strides[0]]);
+        k += st::convert<bool>(st::from_memory(x[i * in.strides[0]]));
       }
       return;
     }
     walk<1>(in.shape, {&in}, [&](const std::array<int64_t, 1>& off) {
-      if (nonzero_value(*at<T>(base, in, off[0])) && k < room) *at<int64_t>(base, out, out.offset + out.strides[0] * k++) = flat;
+      if (st::convert<bool>(st::from_memory(*at<T>(base, in, off[0]))) && k < room) *at<int64_t>(base, out, out.offset + out.strides[0] * k++) = flat;
       ++flat;
     });
   });

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/elementwise.h"
+#include "runtime/thread_pool.h"
 
 namespace strider {
 
@@ -381,10 +382,38 @@ auto sort_key(T x) {
   }
 }
 
+// A buffer this thread keeps from one sort to the next, resized to n: a fresh one per call costs
+// page faults and zeroing that take as long as radix sorting 10^5 keys. One over kKeptBytes is
+// freed when its sort is done instead. Which tells apart buffers of one type.
+constexpr size_t kKeptBytes = size_t{64} << 20;
+template <typename T, int Which>
+class Scratch {
+ public:
+  explicit Scratch(int64_t n) : v_(buffer()) { v_.resize(static_cast<size_t>(n)); }
+  ~Scratch() {
+    if (v_.capacity() * sizeof(T) > kKeptBytes) std::vector<T>().swap(v_);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  std::vector<T>& operator*() { return v_; }
+
+ private:
+  static std::vector<T>& buffer() {
+    thread_local std::vector<T> v;
+    return v;
+  }
+  std::vector<T>& v_;
+};
+
+// Positions n..2^32 and keys of 32 bits or less sort as (key, position) words: one stream to
+// move per pass instead of two, the order of equal keys carried by the word itself.
+template <typename U>
+constexpr bool kPacked = sizeof(U) <= 4;
+
 // The stable order of `keys`: positions, smallest key first, ties in their order. LSD radix
-// sort by 11-bit digits (8-bit ones below 2^16 keys, where clearing and summing 2048 counters a
-// digit would cost more than the keys; a digit all keys share is skipped); insertion-class sizes
-// by merge sort.
+// sort by 11-bit digits (fewer passes beat counters that fit L1: 8-bit digits are slower from
+// 4,000 keys up on this machine), every digit's counts taken in one pass first and a digit all
+// keys share skipped; insertion-class sizes by merge sort.
 template <typename U>
 void stable_order(const std::vector<U>& keys, std::vector<int64_t>& order) {
   const int64_t n = static_cast<int64_t>(keys.size());
@@ -394,29 +423,42 @@ void stable_order(const std::vector<U>& keys, std::vector<int64_t>& order) {
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return keys[a] < keys[b]; });
     return;
   }
-  const int bits = n < (int64_t{1} << 16) ? 8 : 11;
-  const U digit = (U(1) << bits) - 1;
-  std::vector<U> k0(keys), k1(n);
-  std::vector<int64_t> o1(n);
-  std::vector<int64_t> count(int64_t{1} << bits);
-  for (int shift = 0; shift < static_cast<int>(8 * sizeof(U)); shift += bits) {
-    std::fill(count.begin(), count.end(), 0);
-    for (int64_t i = 0; i < n; ++i) ++count[(k0[i] >> shift) & digit];
-    if (count[(k0[0] >> shift) & digit] == n) continue;
-    int64_t sum = 0;
-    for (int64_t& c : count) {
-      const int64_t here = c;
-      c = sum;
-      sum += here;
+  constexpr int bits = 11;
+  const int digits = (8 * static_cast<int>(sizeof(U)) + bits - 1) / bits;
+  const size_t radix = size_t{1} << bits;
+  const U mask = static_cast<U>(radix - 1);
+  std::vector<int64_t> count(digits * radix, 0);
+  for (const U key : keys)
+    for (int d = 0; d < digits; ++d) ++count[d * radix + ((key >> (d * bits)) & mask)];
+  // one LSD pass per digit that splits the keys; key_of(item) is the item's key
+  auto passes = [&](auto& items, auto& next, auto key_of) {
+    for (int d = 0; d < digits; ++d) {
+      int64_t* c = &count[d * radix];
+      const int shift = d * bits;
+      if (c[(key_of(items[0]) >> shift) & mask] == n) continue;
+      int64_t sum = 0;
+      for (size_t v = 0; v < radix; ++v) sum += std::exchange(c[v], sum);
+      for (int64_t i = 0; i < n; ++i) next[c[(key_of(items[i]) >> shift) & mask]++] = items[i];
+      items.swap(next);
     }
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t to = count[(k0[i] >> shift) & digit]++;
-      k1[to] = k0[i];
-      o1[to] = order[i];
+  };
+  if constexpr (kPacked<U>) {
+    if (n <= (int64_t{1} << 32)) {
+      Scratch<uint64_t, 0> a(n);
+      Scratch<uint64_t, 1> b(n);
+      std::vector<uint64_t>& words = *a;
+      for (int64_t i = 0; i < n; ++i) words[i] = uint64_t{keys[i]} << 32 | uint64_t(i);
+      passes(words, *b, [](uint64_t w) { return static_cast<U>(w >> 32); });
+      for (int64_t i = 0; i < n; ++i) order[i] = static_cast<int64_t>(words[i] & 0xFFFFFFFFu);
+      return;
     }
-    k0.swap(k1);
-    order.swap(o1);
   }
+  Scratch<std::pair<U, int64_t>, 0> a(n);
+  Scratch<std::pair<U, int64_t>, 1> b(n);
+  std::vector<std::pair<U, int64_t>>& items = *a;
+  for (int64_t i = 0; i < n; ++i) items[i] = {keys[i], i};
+  passes(items, *b, [](const std::pair<U, int64_t>& item) { return item.first; });
+  for (int64_t i = 0; i < n; ++i) order[i] = items[i].second;
 }
 
 // Rows of 32-bit keys up to this long are sorted as (key, position) words (the radix sort's
@@ -482,6 +524,9 @@ const std::vector<int64_t>& selected(const std::vector<U>& keys, int64_t m, bool
   return order;
 }
 
+// Rows of this many keys in all are worth the pool's wake-up (some tens of microseconds).
+constexpr int64_t kParallelSortKeys = int64_t{1} << 15;
+
 // Sorts (or ranks) every row along the last axis.
 void sort_rows(const Graph& g, const Op& op, char* const* base) {
   const View& in = op.inputs[0];
@@ -494,16 +539,25 @@ void sort_rows(const Graph& g, const Op& op, char* const* base) {
   dispatch_dtype(g.dtype_of(in), [&](auto tag) {
     using T = decltype(tag);
     using U = decltype(sort_key(T{}));
-    std::vector<U> keys(n);
-    std::vector<int64_t> order;
-    walk<2>(in_rows.shape, {&in_rows, &out_rows}, [&](const std::array<int64_t, 2>& off) {
-      for (int64_t i = 0; i < n; ++i) keys[i] = sort_key(*at<T>(base, in, off[0] + i * in.strides[last]));
-      const std::vector<int64_t>& chosen = selected(keys, out.shape[last], reverse, order);
-      for (int64_t i = 0; i < out.shape[last]; ++i) {
-        if (op.code == OpCode::argsort) *at<int64_t>(base, out, off[1] + i * out.strides[last]) = chosen[i];
-        else *at<T>(base, out, off[1] + i * out.strides[last]) = *at<T>(base, in, off[0] + chosen[i] * in.strides[last]);
+    std::vector<std::array<int64_t, 2>> rows;  // each row's first element in `in` and `out`
+    walk<2>(in_rows.shape, {&in_rows, &out_rows}, [&](const std::array<int64_t, 2>& off) { rows.push_back(off); });
+    auto sort = [&](int64_t begin, int64_t end) {
+      Scratch<U, 2> keys_buffer(n);
+      Scratch<int64_t, 3> order(0);
+      std::vector<U>& keys = *keys_buffer;
+      for (int64_t r = begin; r < end; ++r) {
+        const auto [from, to] = rows[r];
+        for (int64_t i = 0; i < n; ++i) keys[i] = sort_key(*at<T>(base, in, from + i * in.strides[last]));
+        const std::vector<int64_t>& chosen = selected(keys, out.shape[last], reverse, *order);
+        for (int64_t i = 0; i < out.shape[last]; ++i) {
+          if (op.code == OpCode::argsort) *at<int64_t>(base, out, to + i * out.strides[last]) = chosen[i];
+          else *at<T>(base, out, to + i * out.strides[last]) = *at<T>(base, in, from + chosen[i] * in.strides[last]);
+        }
       }
-    });
+    };
+    // rows are independent: several long ones sort on the pool
+    if (static_cast<int64_t>(rows.size()) * n >= kParallelSortKeys) parallel_for(static_cast<int64_t>(rows.size()), sort);
+    else sort(0, static_cast<int64_t>(rows.size()));
   });
 }
 

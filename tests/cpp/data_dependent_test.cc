@@ -35,8 +35,8 @@ std::string sort_graph(int64_t n, const char* op, const char* out) {
 }
 
 TEST(DataDependent, ArgsortIsStableWithNaNsLastOnBothPaths) {
-  // below 256 keys a merge sort, to 2048 a sort of (key, position) words, above a radix sort
-  // (8-bit digits below 2^16 keys, 11-bit ones above): all must give NumPy's stable order
+  // below 256 keys a merge sort, to 2048 a sort of (key, position) words, above a radix sort of
+  // such words: all must give NumPy's stable order
   for (int64_t n : {7, 255, 256, 2048, 2049, 5000, 70000}) {
     std::mt19937 rng(static_cast<unsigned>(n));
     std::uniform_int_distribution<int> pick(0, 9);
@@ -57,6 +57,50 @@ TEST(DataDependent, ArgsortIsStableWithNaNsLastOnBothPaths) {
       EXPECT_TRUE(std::isnan(want) ? std::isnan(sorted[i]) : sorted[i] == want) << i;
     }
   }
+}
+
+TEST(DataDependent, ArgsortOfEveryKeyWidthAndOfManyRowsIsStable) {
+  // 64-bit keys radix sort as (key, position) pairs, 8- and 16-bit ones as words like 32-bit
+  // ones; 6 rows of 9,000 keys sort on the thread pool, each row on its own
+  constexpr int64_t kRows = 6, kLen = 9000;
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> pick(-300, 300);
+  std::vector<int64_t> wide(kRows * kLen);
+  for (int64_t& v : wide) v = pick(rng) * (int64_t{1} << 40) + pick(rng);
+  auto want_rows = [&](auto less_of) {
+    std::vector<int64_t> want(kRows * kLen);
+    for (int64_t r = 0; r < kRows; ++r) {
+      int64_t* row = want.data() + r * kLen;
+      std::iota(row, row + kLen, 0);
+      std::stable_sort(row, row + kLen, [&](int64_t a, int64_t b) { return less_of(r * kLen + a, r * kLen + b); });
+    }
+    return want;
+  };
+  auto run = [&](const char* dtype, void* keys) {
+    const std::string shape = "[" + std::to_string(kRows) + "," + std::to_string(kLen) + "]{" + std::to_string(kLen) + ",1}+0";
+    const std::string size = std::to_string(kRows * kLen);
+    std::vector<int64_t> got(kRows * kLen);
+    execute(lower(parse_graph("graph @f {\n  %s0 = storage " + std::string(dtype) + "[" + size + "] arg 0\n  %s1 = storage i64[" +
+                              size + "] arg 1\n  op0 = argsort(%s0" + shape + ") -> %s1" + shape + "\n  return\n}")),
+            {keys, got.data()});
+    return got;
+  };
+  EXPECT_EQ(run("i64", wide.data()), want_rows([&](int64_t a, int64_t b) { return wide[a] < wide[b]; }));
+  std::vector<double> real(wide.begin(), wide.end());
+  real[5] = NAN;
+  real[7] = -0.0;
+  real[8] = 0.0;
+  EXPECT_EQ(run("f64", real.data()), want_rows([&](int64_t a, int64_t b) {
+    return !std::isnan(real[a]) && (std::isnan(real[b]) || real[a] < real[b]);
+  }));
+  std::vector<int8_t> small(wide.size());
+  std::vector<uint16_t> medium(wide.size());
+  for (size_t i = 0; i < wide.size(); ++i) {
+    small[i] = static_cast<int8_t>(wide[i] % 100);
+    medium[i] = static_cast<uint16_t>(wide[i]);
+  }
+  EXPECT_EQ(run("i8", small.data()), want_rows([&](int64_t a, int64_t b) { return small[a] < small[b]; }));
+  EXPECT_EQ(run("u16", medium.data()), want_rows([&](int64_t a, int64_t b) { return medium[a] < medium[b]; }));
 }
 
 TEST(DataDependent, TopKIsTheStableOrdersHeadOrReversedTail) {

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "support/flags.h"
+#include "schedule/default_schedule.h"
 #include "schedule/legality.h"
 #include "transforms/passes.h"
 
@@ -96,6 +97,7 @@ class Fuser {
     if (!open_.empty()) {
       std::string why = why_not(p);
       if (why.empty()) {
+        if (const size_t k = parallel_prefix(p, id); k > 0) split(k, id);
         join(id, std::move(p));
         return;
       }
@@ -126,6 +128,50 @@ class Fuser {
           if (access.first.storage == p.op.output.storage)
             return "it reduces into %s" + std::to_string(p.op.output.storage) + ", which an earlier op of the stage touches";
     return point_conflict(open_accesses_, accesses);
+  }
+
+  // On the CPU a reduction over axis 0 makes its stage serial. Where the open stage stores a
+  // result read outside it anyway and has the points to run in parallel (default_schedule's
+  // threshold), the reduction takes a stage of its own with the ops that only feed it: one more
+  // pass over a stored result, in place of a serial pass over everything the stage reads (YOLOv5's
+  // column scan before its count). Returns how many of the open ops stay, 0 where nothing splits.
+  size_t parallel_prefix(const Placed& p, int id) const {
+    if (target_ != Target::Cpu || op_kind(p.op.code) != OpKind::Reduce || p.reduce_axes.empty() || p.reduce_axes[0] != 0)
+      return 0;
+    std::vector<bool> after(g_.ops.size(), false);  // the ops that go with the reduction
+    after[id] = true;
+    size_t k = open_.size();
+    for (; k > 0; --k) {
+      // an op moves when only the ops after it (in the stage, or the reduction) read its result
+      const int s = open_[k - 1].op.output.storage;
+      bool feeds_only = g_.storages[s].kind == StorageKind::Temp;
+      for (const Access& a : t_.accesses[s])
+        feeds_only = feeds_only && (a.op == cur_.op_ids[k - 1] || (a.op < static_cast<int>(after.size()) && after[a.op] && !a.write));
+      if (!feeds_only) break;
+      after[cur_.op_ids[k - 1]] = true;
+    }
+    if (k == 0 || shape_numel(cur_.domain) < parallel_min_points(g_, std::vector<Op>(cur_.ops.begin(), cur_.ops.begin() + k),
+                                                                 static_cast<int>(cur_.domain.size())))
+      return 0;
+    return k;
+  }
+
+  // Closes the open stage after its first k ops; the rest open the next one.
+  void split(size_t k, int id) {
+    std::vector<int> ids(cur_.op_ids.begin() + k, cur_.op_ids.end());
+    std::vector<Placed> rest(open_.begin() + k, open_.end());
+    const Shape domain = cur_.domain;
+    sg_.rejections.push_back(describe_op(g_, id) + " not fused into stage " + std::to_string(sg_.stages.size()) + " after " +
+                             describe_op(g_, cur_.op_ids[k - 1]) +
+                             ": it would make the stage serial, whose points run in parallel without it");
+    log_line("fusion", sg_.rejections.back());
+    cur_.op_ids.resize(k);
+    cur_.ops.resize(k);
+    open_.resize(k);
+    open_accesses_.resize(k);
+    close();
+    cur_.domain = domain;
+    for (size_t i = 0; i < ids.size(); ++i) join(ids[i], std::move(rest[i]));
   }
 
   void join(int id, Placed p) {

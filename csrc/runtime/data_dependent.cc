@@ -248,37 +248,33 @@ void compress(const Graph& g, const Op& op, char* const* base) {
   dispatch_dtype(g.dtype_of(out), [&](auto tag) {
     using T = decltype(tag);
     int64_t k = 0;
-    if (src.ndim() == 1) {
-      const T* from = at<T>(base, src, src.offset);
-      T* to = at<T>(base, out, out.offset);
+    const int64_t oo = out.offset, so = src.offset;
+    // Rows of a fixed size (an element, a box, a detection) move as one block each. Inside a word
+    // of a contiguous mask with a bit set, branchless: every row is stored and the kept ones
+    // counted (the stores past the count stay below it: the room holds that many rows).
+    auto fixed = [&](auto size) {
+      char* to = reinterpret_cast<char*>(at<T>(base, out, oo));
+      const char* from = reinterpret_cast<const char*>(at<T>(base, src, so));
+      const int64_t ob = os * static_cast<int64_t>(sizeof(T)), sb = ss * static_cast<int64_t>(sizeof(T));
       int64_t i = 0;
-      if (ms == 1)  // branchless inside a word of the mask with a bit set: every element stored, kept ones counted
+      if (ms == 1)
         for (; i + 8 <= n && k + 8 <= room; i += 8) {
           uint64_t w;
           std::memcpy(&w, m + i, 8);
           if (!w) continue;
           for (int b = 0; b < 8; ++b) {
-            to[k * os] = from[(i + b) * ss];
+            std::memcpy(to + k * ob, from + (i + b) * sb, decltype(size)::value);
             k += m[i + b];
           }
         }
-      for (; i < n && k < room; ++i)
-        if (m[i * ms]) to[k++ * os] = from[i * ss];
-      return;
-    }
+      for_each_set(m + i * ms, n - i, ms, [&, to, from, ob, sb](int64_t j) {
+        if (k < room) std::memcpy(to + k++ * ob, from + (i + j) * sb, decltype(size)::value);
+      });
+    };
+    if (src.ndim() == 1) return fixed(std::integral_constant<size_t, sizeof(T)>{});
     const RowMover<T> move(base, out, 1, src, 1, false);
-    const int64_t oo = out.offset, so = src.offset;
     const int64_t bytes = static_cast<int64_t>(sizeof(T)) * (src.numel() / std::max<int64_t>(src.shape[0], 1));
     if (bytes < 64) {  // rows sharing cache lines: a stream the hardware prefetches
-      // dense rows of a common size (a box, a detection) copied as one fixed-size block
-      auto fixed = [&](auto size) {
-        char* to = reinterpret_cast<char*>(at<T>(base, out, oo));
-        const char* from = reinterpret_cast<const char*>(at<T>(base, src, so));
-        const int64_t ob = os * static_cast<int64_t>(sizeof(T)), sb = ss * static_cast<int64_t>(sizeof(T));
-        for_each_set(m, n, ms, [&, to, from, ob, sb](int64_t i) {
-          if (k < room) std::memcpy(to + k++ * ob, from + i * sb, decltype(size)::value);
-        });
-      };
       if (move.dense()) switch (bytes) {
           case 4: return fixed(std::integral_constant<size_t, 4>{});
           case 8: return fixed(std::integral_constant<size_t, 8>{});
@@ -374,11 +370,11 @@ auto sort_key(T x) {
   } else {
     using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
     constexpr U sign = U(1) << (8 * sizeof(U) - 1);
-    if (std::isnan(x)) return static_cast<U>(~U(0));
-    if (x == T(0)) x = T(0);
     U bits;
     std::memcpy(&bits, &x, sizeof(U));
-    return static_cast<U>((bits & sign) ? ~bits : (bits | sign));
+    const U key = (bits & sign) ? static_cast<U>(~bits) : static_cast<U>(bits | sign);
+    // selects, not branches: a row's keys are made in a loop the compiler vectorizes
+    return x != x ? static_cast<U>(~U(0)) : x == T(0) ? sign : key;
   }
 }
 
@@ -466,57 +462,67 @@ void stable_order(const std::vector<U>& keys, std::vector<int64_t>& order) {
 constexpr int64_t kPackedSortMax = 2048;
 
 // The first m positions of the stable order of `keys` (reversed: of its reverse, the m last
-// positions of the stable order, last first). Few of many are selected (a top-k) in O(n + m log m)
-// by the total order (key, position), which ties the stable sort's, among the keys of the buckets
-// that hold the first m; short rows of 32-bit keys are sorted so whole; else the whole order is
-// radix sorted.
+// positions of the stable order, last first), by the total order (key, position), which ties the
+// stable sort's. Few of many (a top-k) in O(n + m log m): 2048 buckets over the keys' range, in
+// the order asked; the keys of the buckets that hold the first m are placed bucket by bucket (a
+// counting sort), each bucket sorted and the last one only to the m-th. Short rows of 32-bit keys
+// are sorted whole; else the whole order is radix sorted.
 template <typename U>
 const std::vector<int64_t>& selected(const std::vector<U>& keys, int64_t m, bool reverse, std::vector<int64_t>& order) {
   const int64_t n = static_cast<int64_t>(keys.size());
+  order.clear();
+  if (m == 0) return order;
   if (m * 8 < n || (sizeof(U) == 4 && n <= kPackedSortMax)) {
-    // A few of many: only the keys in the buckets that hold the first m (2048 buckets over the
-    // keys' range, in the order asked) are candidates.
     const bool bucketed = m * 8 < n;
     U lo = n ? keys[0] : U(0), hi = lo;
-    for (int64_t i = 0; bucketed && i < n; ++i) {
-      lo = std::min(lo, keys[i]);
-      hi = std::max(hi, keys[i]);
-    }
+    if (bucketed)
+      for (const U key : keys) {
+        lo = std::min(lo, key);
+        hi = std::max(hi, key);
+      }
     constexpr int kDigits = 11;
     const U span = static_cast<U>(hi - lo);
     const int width = span ? 64 - __builtin_clzll(static_cast<uint64_t>(span)) : 0;  // bits the span needs
     const int shift = std::max(0, width - kDigits);
-    auto digit = [&](U key) {
+    auto digit = [lo, shift, reverse](U key) {  // by value: kept in registers over the passes
       const size_t d = static_cast<size_t>(static_cast<U>(key - lo) >> shift);
       return reverse ? (size_t{1} << kDigits) - 1 - d : d;
     };
-    size_t last = (size_t{1} << kDigits) - 1;  // the bucket holding the m-th: all below it and it are candidates
+    // start[d]: where bucket d's candidates begin; one bucket of all keys when not bucketed
+    std::vector<int64_t> start{0, n};
     if (bucketed) {
       std::vector<int64_t> count(size_t{1} << kDigits, 0);
       for (U key : keys) ++count[digit(key)];
-      int64_t ahead = 0;
-      last = 0;
-      while (ahead + count[last] < m) ahead += count[last++];
+      start.assign(1, 0);
+      for (size_t d = 0; start.back() < m; ++d) start.push_back(start.back() + count[d]);
     }
+    const size_t buckets = start.size() - 1;
     // (key, position) pairs compared by value: one 64-bit word where both fit
-    auto select = [&](auto items, auto make, auto position) {
-      items.reserve(n);
-      for (int64_t i = 0; i < n; ++i)
-        if (!bucketed || digit(keys[i]) <= last) items.push_back(make(keys[i], i));
-      const int64_t c = static_cast<int64_t>(items.size());
-      using Item = typename decltype(items)::value_type;
+    auto select = [&](auto& items, auto make, auto position) {
+      using Item = typename std::remove_reference_t<decltype(items)>::value_type;
       auto before = [reverse](const Item& a, const Item& b) { return reverse ? b < a : a < b; };
-      if (m < c) std::nth_element(items.begin(), items.begin() + m, items.end(), before);
-      std::sort(items.begin(), items.begin() + m, before);
+      items.resize(start.back());
+      std::vector<int64_t> at(start.begin(), start.end() - 1);
+      for (int64_t i = 0; i < n; ++i) {
+        const size_t d = bucketed ? digit(keys[i]) : 0;
+        if (d < buckets) items[at[d]++] = make(keys[i], i);
+      }
+      for (size_t d = 0; d + 1 < buckets; ++d) std::sort(items.begin() + start[d], items.begin() + start[d + 1], before);
+      const auto first = items.begin() + start[buckets - 1], mth = items.begin() + m;
+      std::nth_element(first, mth, items.end(), before);
+      std::sort(first, mth, before);
       order.resize(m);
       for (int64_t i = 0; i < m; ++i) order[i] = position(items[i]);
     };
-    if (sizeof(U) == 4 && n <= (int64_t{1} << 32))
-      select(std::vector<uint64_t>{}, [](U key, int64_t i) { return uint64_t(key) << 32 | uint64_t(i); },
+    if (sizeof(U) == 4 && n <= (int64_t{1} << 32)) {
+      Scratch<uint64_t, 0> items(0);
+      select(*items, [](U key, int64_t i) { return uint64_t(key) << 32 | uint64_t(i); },
              [](uint64_t item) { return int64_t(item & 0xFFFFFFFFu); });
-    else
-      select(std::vector<std::pair<U, int64_t>>{}, [](U key, int64_t i) { return std::make_pair(key, i); },
+    } else {
+      Scratch<std::pair<U, int64_t>, 0> items(0);
+      select(*items, [](U key, int64_t i) { return std::make_pair(key, i); },
              [](const std::pair<U, int64_t>& item) { return item.second; });
+    }
     return order;
   }
   stable_order(keys, order);
@@ -547,7 +553,9 @@ void sort_rows(const Graph& g, const Op& op, char* const* base) {
       std::vector<U>& keys = *keys_buffer;
       for (int64_t r = begin; r < end; ++r) {
         const auto [from, to] = rows[r];
-        for (int64_t i = 0; i < n; ++i) keys[i] = sort_key(*at<T>(base, in, from + i * in.strides[last]));
+        const T* row = at<T>(base, in, from);
+        const int64_t step = in.strides[last];
+        for (int64_t i = 0; i < n; ++i) keys[i] = sort_key(row[i * step]);
         const std::vector<int64_t>& chosen = selected(keys, out.shape[last], reverse, *order);
         for (int64_t i = 0; i < out.shape[last]; ++i) {
           if (op.code == OpCode::argsort) *at<int64_t>(base, out, to + i * out.strides[last]) = chosen[i];

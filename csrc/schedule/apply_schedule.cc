@@ -23,6 +23,7 @@ bool is_reduced(const Stage& s, int loop) {
 void require_plain_loops(const Stage& s, const Primitive& p) {
   for (const Op& op : s.ops) {
     if (op_kind(op.code) == OpKind::Arange) refuse(p, "the stage's arange needs its loop as it is");
+    if (is_domain_gather(op)) refuse(p, "the stage's take reads the rows its indices name, which no loop's footprint shows");
     if (is_data_dependent(op.code)) refuse(p, std::string("the stage's ") + op_name(op.code) + " runs in the runtime's library");
     if (op.output.is_dynamic()) refuse(p, "the stage has a run-time extent");
     for (const View& v : op.inputs)

@@ -32,8 +32,42 @@ View drop_dims(const View& v, const std::vector<bool>& keep) {
   return out;
 }
 
-Placed place(const Op& op) {
+// An elementwise op over its output's shape, its unit dimensions dropped.
+Placed over_output(Placed p) {
+  std::vector<bool> keep(p.op.output.ndim());
+  for (int d = 0; d < p.op.output.ndim(); ++d) keep[d] = p.op.output.shape[d] != 1;
+  for (View& v : p.op.inputs) v = drop_dims(v, keep);
+  p.op.output = drop_dims(p.op.output, keep);
+  p.domain = p.op.output.shape;
+  return p;
+}
+
+// A take over its output's domain (ops.def): the source at row 0, walking the row's axes and
+// broadcast over the index axes, the indices broadcast over the row's axes; false where the row
+// stride does not fit the op's axes.
+bool gather_over_domain(Op& op) {
+  const View src = op.inputs[0], idx = op.inputs[1];
+  const int lead = idx.ndim(), rank = op.output.ndim();
+  if (src.ndim() < 1 || src.strides[0] > INT32_MAX || src.strides[0] < INT32_MIN || src.shape[0] > INT32_MAX) return false;
+  View row = op.output, at = op.output;  // the output's shape and run-time extents
+  row.storage = src.storage;
+  row.offset = src.offset;
+  at.storage = idx.storage;
+  at.offset = idx.offset;
+  for (int d = 0; d < rank; ++d) {
+    row.strides[d] = d < lead ? 0 : src.strides[d - lead + 1];
+    at.strides[d] = d < lead ? idx.strides[d] : 0;
+  }
+  if (!row.extents.empty())  // the row's own axes are static
+    for (int d = lead; d < rank; ++d) row.extents[d] = -1;
+  op.inputs = {row, at};
+  op.axes = {static_cast<int>(src.strides[0]), static_cast<int>(src.shape[0])};
+  return true;
+}
+
+Placed place(const Op& op, Target target) {
   Placed p{{}, op, {}};
+  if (target == Target::Cpu && op.code == OpCode::take && gather_over_domain(p.op)) return over_output(std::move(p));
   if (is_data_dependent(op.code)) {  // a stage of its own, run by the library as it is
     p.domain = op.output.shape;
     return p;
@@ -62,14 +96,7 @@ Placed place(const Op& op) {
       p.reduce_axes = p.op.axes;
       return p;
     }
-    default: {
-      std::vector<bool> keep(op.output.ndim());
-      for (int d = 0; d < op.output.ndim(); ++d) keep[d] = op.output.shape[d] != 1;
-      for (View& v : p.op.inputs) v = drop_dims(v, keep);
-      p.op.output = drop_dims(op.output, keep);
-      p.domain = p.op.output.shape;
-      return p;
-    }
+    default: return over_output(std::move(p));
   }
 }
 
@@ -80,6 +107,9 @@ std::string shape_text(const Shape& s) {
   os << "]";
   return os.str();
 }
+
+// Run by the runtime's library, as a stage of its own.
+bool in_library(const Op& op) { return is_data_dependent(op.code) && !is_domain_gather(op); }
 
 class Fuser {
  public:
@@ -93,7 +123,7 @@ class Fuser {
 
  private:
   void add(int id) {
-    Placed p = place(g_.ops[id]);
+    Placed p = place(g_.ops[id], target_);
     if (!open_.empty()) {
       std::string why = why_not(p);
       if (why.empty()) {
@@ -114,10 +144,17 @@ class Fuser {
   // Empty when op `p` may join the open stage; else the reason it may not.
   std::string why_not(const Placed& p) const {
     if (cur_.is_reduction()) return "a reduction ends its stage";
-    if (is_data_dependent(cur_.ops.back().code)) return std::string(op_name(cur_.ops.back().code)) + " runs as a stage of its own";
-    if (is_data_dependent(p.op.code)) return std::string(op_name(p.op.code)) + " runs as a stage of its own";
+    if (in_library(cur_.ops.back())) return std::string(op_name(cur_.ops.back().code)) + " runs as a stage of its own";
+    if (in_library(p.op)) return std::string(op_name(p.op.code)) + " runs as a stage of its own";
     if (p.domain != cur_.domain)
       return "its loop domain " + shape_text(p.domain) + " differs from the stage's " + shape_text(cur_.domain);
+    // a gather may read any row of its source: no op of its stage may write there
+    for (const Op& op : cur_.ops) {
+      if (is_domain_gather(p.op) && op.output.storage == p.op.inputs[0].storage)
+        return "it gathers from %s" + std::to_string(op.output.storage) + ", which an earlier op of the stage writes";
+      if (is_domain_gather(op) && p.op.output.storage == op.inputs[0].storage)
+        return "it writes %s" + std::to_string(op.inputs[0].storage) + ", which an earlier op of the stage gathers from";
+    }
     if (op_kind(p.op.code) == OpKind::Arange && p.domain.size() != 1) return "arange iterates one axis";
     const AccessList accesses = stage_accesses(p.op, p.domain, p.reduce_axes);
     std::string why = order_conflict(open_accesses_, accesses);
@@ -192,7 +229,7 @@ class Fuser {
       const View& w = p.op.output;
       const int s = w.storage;
       if (g_.storages[s].kind != StorageKind::Temp || !p.reduce_axes.empty() ||
-          op_kind(p.op.code) == OpKind::Reduce || is_data_dependent(p.op.code))
+          op_kind(p.op.code) == OpKind::Reduce || in_library(p.op))
         continue;
       bool reg = true;
       int writes = 0;

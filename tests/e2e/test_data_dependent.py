@@ -682,3 +682,39 @@ def test_reverse_of_a_runtime_length_sort_is_the_reversed_order():
     f(TIES)
     ir = f.explain(TIES).ir
     assert "axes=[1,-1]" in ir and "take(" not in ir, ir
+
+
+@pytest.mark.parametrize("dtype", [F32, F64, I64, np.uint8, np.float16])
+def test_gathers_fuse_with_their_consumers(dtype):
+    # rows and elements gathered at indices of every sign, from contiguous, strided and reversed
+    # sources, at a fixed and at a run-time length: compiled with the math that consumes them
+    def f(boxes, scores, order, t):
+        keep = order[scores[order] > t]
+        b = boxes[keep]
+        w = boxes[order, 2] - boxes[order, 0]
+        return b * 2, boxes[::-1][order] + 1, w, scores[::2][order % 10] * w, scores[keep].max()
+
+    rng = np.random.default_rng(31)
+    boxes = (rng.random((20, 4)) * 50).astype(dtype)
+    scores = (rng.random(20) * 100).astype(dtype)
+    order = rng.integers(-20, 20, 30)
+    g = check(f, boxes, scores, order, dtype(20))
+    check_raises(f, boxes, scores, order, dtype(101), exc=ValueError)  # none kept: max raises
+    stages = str(g.explain(boxes, scores, order, dtype(20))).split("== stages")[1]
+    assert "take runs as a stage of its own" not in stages
+    fused = [s for s in stages.split("stage ") if "take(" in s and "multiply(" in s]
+    assert fused, "a gather shares its stage with the product that consumes it"
+
+
+def test_gathers_keep_numpys_order_with_writes_to_their_source():
+    # the gathered values are the source's before the write that follows them, and after the one
+    # before them: each write starts a stage of its own
+    def f(x, i):
+        a = x[i] * 2
+        x[:, 1] = a[:, 0]
+        b = x[i, 1] + x[i, 0]
+        x[i[0]] = b[:4]
+        return a, b
+
+    x = rnd((6, 4), F64, seed=32)
+    check(f, x, idx(5, 0, -1, 2, 2, 3))

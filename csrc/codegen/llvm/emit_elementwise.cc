@@ -55,7 +55,15 @@ void Emitter::emit_op(const Op& op) {
                                           {load(op.inputs[0]), load(op.inputs[1]), i}));
     }
     case OpKind::Reduce: refuse("a reduction must be the last op of its stage");
-    default: break;  // stage_plan refuses the data-dependent kinds before any emitter sees them
+    case OpKind::Gather: {
+      if (!is_domain_gather(op)) break;
+      // the point's element of the row its index names (ops.def), the index checked before
+      if (g_.dtype_of(op.inputs[1]) != DType::Int64) refuse("its indices are not int64");
+      if (g_.dtype_of(op.inputs[0]) != out) refuse("it reads another dtype than it writes");
+      Value* row = b_.CreateMul(load(op.inputs[1]), i64(op.axes[0]), "", false, true);
+      return store(op.output, load(op.inputs[0], row));
+    }
+    default: break;  // stage_plan refuses the other data-dependent kinds before any emitter sees them
   }
   refuse("a data-dependent op runs in the runtime's library");
 }

@@ -175,14 +175,17 @@ void Emitter::set_scopes(llvm::Instruction* access, int object) {
   if (noalias_[object]) access->setMetadata(llvm::LLVMContext::MD_noalias, noalias_[object]);
 }
 
-Value* Emitter::load(const View& v) {
+Value* Emitter::load(const View& v, Value* shift) {
   const DType t = g_.dtype_of(v);
   if (p_.registers.count(v.storage)) {
+    if (shift) refuse("it gathers from register %s" + std::to_string(v.storage));
     if (!reg_[v.storage]) refuse("it reads register %s" + std::to_string(v.storage) + " before the stage computes it");
     return reg_[v.storage];
   }
   llvm::Type* ty = mem_type(t);
-  Value* ptr = b_.CreateInBoundsGEP(ty, base_[v.storage], element_index(v));
+  Value* at = element_index(v);
+  if (shift) at = b_.CreateAdd(at, shift, "", false, true);
+  Value* ptr = b_.CreateInBoundsGEP(ty, base_[v.storage], at);
   llvm::LoadInst* x = b_.CreateAlignedLoad(ty, ptr, llvm::Align(itemsize(t)));
   set_scopes(x, object_of(v));
   if (t == DType::Float16) return b_.CreateFPExt(x, b_.getFloatTy());

@@ -58,7 +58,7 @@ class Emitter {
   /// Every loop outside the innermost one: not unrolled.
   llvm::MDNode* outer_hints();
   llvm::Value* element_index(const View& v);
-  llvm::Value* load(const View& v);
+  llvm::Value* load(const View& v, llvm::Value* shift = nullptr);  // shift: elements past v's element
   void store(const View& v, llvm::Value* x);
   /// Memory accesses to different storages (and scratch arrays) never alias: one scope each.
   void set_scopes(llvm::Instruction* access, int object);

@@ -145,7 +145,7 @@ Dispatcher::Found Dispatcher::walk_and_find(py::handle self, PyObject* args, PyO
     d = &gpu_.cast<Dispatcher&>();
     owner = gpu_;
   }
-  if (Found hit = d->cached(sig); hit.runner) return hit;
+  if (Found hit = d->cached(sig); hit.runner || hit.in_numpy) return hit;
   if (inline_call()) return {};
   return d->lookup(owner, sig);
 }
@@ -155,7 +155,7 @@ Dispatcher::Found Dispatcher::cached(const CallSignature& sig) {
   if (!item) return {};
   ++counters_.cache_hits;
   item->used = ++clock_;
-  return {item->entry, item->runner};
+  return {item->entry, item->runner, false, !item->runner};
 }
 
 Dispatcher::Found Dispatcher::lookup(py::handle self, const CallSignature& sig) {
@@ -164,11 +164,12 @@ Dispatcher::Found Dispatcher::lookup(py::handle self, const CallSignature& sig) 
     py::gil_scoped_release release;
     lock.lock();
   }
-  if (Found hit = cached(sig); hit.runner) return hit;  // traced by another thread meanwhile
+  if (Found hit = cached(sig); hit.runner || hit.in_numpy) return hit;  // traced by another thread meanwhile
   ++counters_.traces;
   py::object entry = self.attr("_trace")(py::cast(&sig, py::return_value_policy::reference));
   if (entry.is_none()) return Found{{}, nullptr, true};  // new sources or static numbers: walk again
-  Found found{entry, entry.attr("runner").cast<const Runner*>()};
+  const py::object runner = entry.attr("runner");
+  Found found{entry, runner.is_none() ? nullptr : runner.cast<const Runner*>(), false, runner.is_none()};
   if (cache_)
     insert(sig, Item{std::string(sig.key), {sig.statics.begin(), sig.statics.end()}, entry, found.runner, ++clock_});
   return found;
@@ -186,6 +187,7 @@ py::object Dispatcher::call(py::handle self, PyObject* args, PyObject* kwargs) {
   py::object inlined;
   // holds the entry: another thread may evict it while this one runs without the GIL
   const Found found = resolve(self, args, kwargs, sig, &inlined);
+  if (found.in_numpy) return self.attr("_run_in_numpy")(py::reinterpret_borrow<py::tuple>(args), as_dict(kwargs));
   if (!found.runner) return inlined;
   if (!sig.device_kind) {
     // NumPy arrays (copied to the device and back for target="cuda"), or DeviceArrays, whose

@@ -35,7 +35,7 @@ class Dispatcher {
  public:
   /// Counters as CompiledFunction.stats() names them.
   struct Counters {
-    int64_t traces = 0, cache_hits = 0, lowered = 0, compiles = 0, disk_hits = 0, specialized = 0;
+    int64_t traces = 0, cache_hits = 0, lowered = 0, compiles = 0, disk_hits = 0, specialized = 0, graph_breaks = 0;
   };
 
   Dispatcher(std::vector<Param> params, DevicePolicy policy, bool cache, int max_signatures);
@@ -58,8 +58,8 @@ class Dispatcher {
   struct Item {
     std::string key;
     std::vector<pybind11::object> statics;
-    pybind11::object entry;  // _results.Entry: keeps `runner` alive
-    const Runner* runner;
+    pybind11::object entry;  // _results.Entry: keeps `runner` alive; or a _results.GraphBreak
+    const Runner* runner;    // null for a GraphBreak: the signature's calls run in NumPy
     uint64_t used;           // the clock at its latest call: recency for eviction
   };
 
@@ -67,6 +67,7 @@ class Dispatcher {
     pybind11::object entry;
     const Runner* runner = nullptr;
     bool walk_again = false;  // the trace set new sources
+    bool in_numpy = false;    // a graph break: the call runs as the function's own Python (_run_in_numpy)
   };
   // The entry of the call's signature, tracing it when new; none (and `inlined` set) when the
   // call runs inline in a trace of this thread.

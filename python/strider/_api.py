@@ -7,16 +7,17 @@ import logging
 import os
 import pickle
 import sys
+import warnings
 import weakref
 
 import numpy as np
 
 from . import _C, _cuda
 from ._capture import _MISSING, Capture, replay, source_name, static_sources
-from ._errors import ScheduleError, StriderError, unsupported
-from ._explain import Explanation
+from ._errors import GraphBreakWarning, ScheduleError, StriderError, TraceError, UnsupportedError, unsupported
+from ._explain import Explanation, GraphBreakExplanation
 from ._frozen import Frozen
-from ._results import Entry, caller_owned, flatten_result
+from ._results import Entry, GraphBreak, caller_owned, flatten_result
 from ._traced_numpy import TracedNumpy, with_traced_numpy
 from ._tracer import IR_DTYPES, Specialize, Trace, Tracer, check_dtype, current_trace
 
@@ -60,7 +61,7 @@ class CompiledFunction(_C.Dispatcher):
     signature (_trace)."""
 
     def __init__(self, fn, target="cpu", static_argnames=(), cache=True, schedule=None,
-                 max_signatures=64, constants=()):
+                 max_signatures=64, constants=(), strict=None):
         if target not in _TARGETS:
             raise ValueError(f"strider.compile: target {target!r} is not available; available: {_TARGETS}")
         if isinstance(static_argnames, str):
@@ -82,7 +83,9 @@ class CompiledFunction(_C.Dispatcher):
         if isinstance(constants, str):
             constants = (constants,)
         self._options = dict(static_argnames=static_argnames, cache=cache, schedule=schedule,
-                             max_signatures=max_signatures, constants=constants)
+                             max_signatures=max_signatures, constants=constants, strict=strict)
+        self._strict = os.environ.get("STRIDER_STRICT", "0") == "1" if strict is None else bool(strict)
+        self._said = set()  # the graph breaks warned about
         self._constants = tuple(constants)
         self._gpu = None
         functools.update_wrapper(self, fn)
@@ -96,6 +99,8 @@ class CompiledFunction(_C.Dispatcher):
     def explain(self, *args, **kwargs):
         """The IR, storages, dependency tables and DAG edges strider uses for this call."""
         entry, _ = self._lookup(args, kwargs)
+        if isinstance(entry, GraphBreak):
+            return GraphBreakExplanation(entry.reason)
         params = list(self._signature.parameters)
         return Explanation(entry.program, entry.cuda, [source_name(s, params) for s in self._sources])
 
@@ -158,13 +163,38 @@ class CompiledFunction(_C.Dispatcher):
         (_capture.py): the dispatcher walks the call again with them."""
         try:
             return self._trace_and_lower(sig)
-        except BaseException:
+        except BaseException as e:
             capture = getattr(self, "_capture", None)
             if capture is not None:  # the trace's writes on objects go: they hold its Tracers
                 capture.undo()
-            raise
+            if self._strict or not isinstance(e, (TraceError, UnsupportedError)) or not self._numpy_runs(sig):
+                raise
+            return self._graph_break(e)
         finally:
             self._capture = None
+
+    @staticmethod
+    def _numpy_runs(sig):
+        """Whether NumPy can run the call: none of its arrays is in GPU memory."""
+        return not any(isinstance(leaf, _C.DeviceArray) for leaf in sig.leaves)
+
+    def _graph_break(self, error):
+        """The entry of a signature whose trace met what strider cannot capture: its calls run as
+        the function's own Python on the real arrays (NumPy's semantics by construction). Says so
+        once per reason, in a GraphBreakWarning and the log."""
+        reason = str(error)
+        self._count("graph_breaks", 1)
+        if reason not in self._said:
+            self._said.add(reason)
+            message = (f"strider.compile: {self.__name__}: {reason}: the call runs in NumPy (a graph break), as does "
+                       "every call with these argument types; strict=True raises instead")
+            _LOG.warning("%s", message)
+            warnings.warn(message, GraphBreakWarning, stacklevel=3)
+        return GraphBreak(reason)
+
+    def _run_in_numpy(self, args, kwargs):
+        """A call of a signature that breaks (_graph_break): the function itself."""
+        return self._fn(*args, **kwargs)
 
     def _trace_and_lower(self, sig):
         leaves = sig.leaves
@@ -375,7 +405,7 @@ _C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, _cuda.
 
 
 def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64,
-            constants=()):
+            constants=(), strict=None):
     """Compiles a NumPy function; use as @strider.compile or @strider.compile(...).
 
     target: "cpu" (LLVM); "cuda" (stages compiled by NVRTC for the GPU and launched through the
@@ -392,9 +422,14 @@ def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=N
     as a constant of its program: names as the function writes them ("ANCHORS", "self.priors";
     "self.cfg" covers what is read through it). Everything else such is read on every call:
     arrays as inputs (read and written in place), other values as part of the signature.
+    strict: False runs a call whose trace meets what strider cannot capture (Python control flow
+    on a traced value, an op it does not compile: a TraceError or an UnsupportedError) as the
+    function's own Python on the real arrays, in NumPy, saying so once in a GraphBreakWarning,
+    f.explain() and f.stats()["graph_breaks"]; True raises that error. None: the environment's
+    STRIDER_STRICT=1 makes it True (test suites), else False. Arrays in GPU memory always raise.
     """
     options = dict(target=target, static_argnames=static_argnames, cache=cache, schedule=schedule,
-                   max_signatures=max_signatures, constants=constants)
+                   max_signatures=max_signatures, constants=constants, strict=strict)
     kind = {"cuda": _CudaFunction, "auto": _AutoFunction}.get(target, CompiledFunction)
     if fn is None:
         return lambda f: kind(f, **options)

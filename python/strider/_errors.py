@@ -49,6 +49,11 @@ class TraceError(StriderError):
     depends on the value of an array."""
 
 
+class GraphBreakWarning(UserWarning):
+    """A call runs in NumPy: its trace met what strider cannot capture (a TraceError or an
+    UnsupportedError, which strict=True raises instead). Said once per function and reason."""
+
+
 def unsupported(what, instead):
     return UnsupportedError(f"{where()}: {what} is not supported by strider.compile; {instead}")
 

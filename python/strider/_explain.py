@@ -2,11 +2,24 @@
 import os
 
 
+class GraphBreakExplanation:
+    """explain() of a call that runs in NumPy: where its trace stopped, and why."""
+
+    def __init__(self, reason):
+        self.breaks = [reason]
+
+    def __str__(self):
+        return "== graph breaks ==\n" + "\n".join(self.breaks) + "\nthe whole call runs as the function's own Python, in NumPy\n"
+
+    __repr__ = __str__
+
+
 class Explanation:
     """What strider made of one call: the IR, the storages' dependency tables, the DAG."""
 
     def __init__(self, program, cuda=None, reads=()):
         graph = program.graph
+        self.breaks = []  # none: the whole call is compiled
         self.reads = list(reads)  # what the call reads besides its arguments (self.stride, GLOBALS, ...)
         self.ir = str(graph)
         self.tables = program.table_text

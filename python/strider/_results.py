@@ -21,6 +21,17 @@ def dense_order(view, size):
     return order if contiguous(view.shape, view.strides, order) else None
 
 
+class GraphBreak:
+    """A signature whose trace met what strider cannot capture (`reason`, the error's message with
+    the user's file:line): the dispatcher runs its calls as the function's own Python."""
+
+    __slots__ = ("reason",)
+    runner = None
+
+    def __init__(self, reason):
+        self.reason = reason
+
+
 class Entry:
     """One traced signature: the lowered program and how a call maps onto it (planned here once,
     run by the dispatcher's Runner on every call)."""

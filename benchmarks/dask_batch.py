@@ -189,7 +189,7 @@ def run(client, size="image", n_images=64, rounds=5, seed=0, log=print):
         f"({sample['pred'].nbytes / 2**20:.1f} MiB each), made on the workers in {time.perf_counter() - t0:.1f} s")
 
     # the client compiles first: workers sharing its disk cache then load the stages
-    compiled = tuple(strider.compile(f) for f in PIPELINE)
+    compiled = tuple(strider.compile(f, strict=True) for f in PIPELINE)
     t0 = time.perf_counter()
     postprocess(compiled, sample)
     client_first = time.perf_counter() - t0

@@ -210,7 +210,7 @@ class StriderCuda(_OnDevice):
         return strider.__version__
 
     def prepare(self, head, dtype):
-        return self._strider.compile(head.fn, target="cuda", static_argnames=head.static_argnames)
+        return self._strider.compile(head.fn, target="cuda", static_argnames=head.static_argnames, strict=True)
 
     def note(self, fn, args, kwargs):
         fallbacks = fn.explain(*args, **kwargs).cuda_fallbacks

@@ -147,7 +147,8 @@ class StriderSystem(System):
         return strider.__version__
 
     def prepare(self, head, dtype):
-        return self._strider.compile(head.fn, static_argnames=head.static_argnames)
+        # strict: a head that does not compile fails here rather than timing NumPy
+        return self._strider.compile(head.fn, static_argnames=head.static_argnames, strict=True)
 
     def note(self, fn, args, kwargs):
         return _stages_note(fn.explain(*args, **kwargs))

@@ -25,7 +25,7 @@ def check(fn, *args, rtol=0.0, atol=0.0, static_argnames=(), calls=1, **kwargs):
     `calls` > 1 calls the compiled function again on fresh copies (exercises the cache). Every
     call also runs in the other extreme legal order of the DAG, which must agree.
     """
-    compiled = strider.compile(fn, static_argnames=static_argnames, target=TARGET)
+    compiled = strider.compile(fn, static_argnames=static_argnames, target=TARGET, strict=True)
     # the device runs stages in program order; the reference's other order is a CPU check
     orders = ("program",) if TARGET == "cuda" else ("program", "latest")
     for _ in range(calls):

@@ -5,8 +5,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null && [ "$$(id -u
 APT_PACKAGES := cmake g++ ninja-build libisl-dev libgtest-dev llvm-16-dev clang-16 ccache
 PIP_PACKAGES := "numpy>=2.0" "pybind11>=2.12" "scikit-build-core>=0.8" "pytest>=7" "hypothesis>=6" \
 	nbclient nbformat ipykernel matplotlib cloudpickle dask distributed
-# the peers the demo compares against; torch stays opt-in (pip install torch: its wheel pulls
-# about 2.8 GB of CUDA libraries), and run.py includes it once it imports
+# the peers the demo compares against; torch and torchvision stay opt-in (pip install torch: its
+# wheel pulls about 2.8 GB of CUDA libraries; then pip install --no-deps torchvision, the release
+# that matches it), and run.py includes each once it imports
 PEER_PACKAGES := numba "jax[cpu]"
 BUILD_DIR := build/dev
 STAMPS := .stamps

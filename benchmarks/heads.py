@@ -13,7 +13,12 @@ and, in the heads of the "Data-dependent post-processing" section, boolean masks
 length known only at run time and are then sliced (``[:k]``, ``[::-1]``), reduced and
 concatenated.  They stay inside the NumPy subset that strider supports: no Python control flow
 on array values or run-time lengths (YOLOv5's ``if not x.shape[0]: continue`` is left out);
-scalars that decide a shape or a branch (``k``, ``max_nms``) are static arguments.
+scalars that decide a shape or a branch (``k``, ``max_nms``) are static arguments.  The heads of
+the "NMS loops" section (``NMS_HEADS``: py_cpu_nms, hard NMS, class-aware greedy NMS, YOLOX's
+multi-class NMS, Soft-NMS) are the exception: written as detection projects write them, they
+loop in Python over traced values (``while order.size > 0``, ``if suppressed[i]: continue``, a
+row swap at ``np.argmax``) and return their keep lists as arrays; strider does not compile them
+yet (issue 17), and run.py shows that as its FAIL with the reason.
 
 The registry ``HEADS`` maps a name to a :class:`Head`: the function, a ``make_inputs(size, rng,
 dtype)`` companion that returns ``(args, kwargs)``, the static argument names, the comparison
@@ -738,6 +743,222 @@ def image_preprocess_u8(img, mean, std):
 
 
 # --------------------------------------------------------------------------------------------
+# NMS loops: Python loops over traced values (strider does not compile them yet: issue 17)
+# --------------------------------------------------------------------------------------------
+
+def py_cpu_nms(dets, thresh):
+    """Fast R-CNN's py_cpu_nms: take the best box, drop what overlaps it by more than thresh.
+
+    dets (N, 5) rows of x1, y1, x2, y2, score; widths and heights count whole pixels (+ 1).
+    Returns the kept row indices, best first (as an array; the original returns the list).
+    """
+    x1 = dets[:, 0]
+    y1 = dets[:, 1]
+    x2 = dets[:, 2]
+    y2 = dets[:, 3]
+    scores = dets[:, 4]
+
+    areas = (x2 - x1 + 1) * (y2 - y1 + 1)
+    order = scores.argsort()[::-1]
+
+    keep = []
+    while order.size > 0:
+        i = order[0]
+        keep.append(i)
+        xx1 = np.maximum(x1[i], x1[order[1:]])
+        yy1 = np.maximum(y1[i], y1[order[1:]])
+        xx2 = np.minimum(x2[i], x2[order[1:]])
+        yy2 = np.minimum(y2[i], y2[order[1:]])
+
+        w = np.maximum(0.0, xx2 - xx1 + 1)
+        h = np.maximum(0.0, yy2 - yy1 + 1)
+        inter = w * h
+        ovr = inter / (areas[i] + areas[order[1:]] - inter)
+
+        inds = np.where(ovr <= thresh)[0]
+        order = order[inds + 1]
+    return np.array(keep)
+
+
+def _box_area(left_top, right_bottom):
+    """Areas of boxes given by their corners (..., 2); an empty overlap has area 0."""
+    wh = np.maximum(right_bottom - left_top, 0.0)
+    return wh[..., 0] * wh[..., 1]
+
+
+def _box_iou(boxes0, boxes1, eps=1e-5):
+    """IoU of xyxy boxes, broadcast over the leading dimensions."""
+    lt = np.maximum(boxes0[..., :2], boxes1[..., :2])
+    rb = np.minimum(boxes0[..., 2:], boxes1[..., 2:])
+    overlap = _box_area(lt, rb)
+    area0 = _box_area(boxes0[..., :2], boxes0[..., 2:])
+    area1 = _box_area(boxes1[..., :2], boxes1[..., 2:])
+    return overlap / (area0 + area1 - overlap + eps)
+
+
+def hard_nms(box_scores, iou_threshold, top_k=-1, candidate_size=200):
+    """Hard NMS as the SSD ports and the light-weight face detectors write it.
+
+    box_scores (N, 5) rows of x1, y1, x2, y2, score.  Only the candidate_size best boxes take
+    part; the loop keeps the best remaining one and drops the rest that overlap it by more than
+    iou_threshold, until none is left or top_k (> 0) are kept.  Returns the kept rows.
+    """
+    scores = box_scores[:, -1]
+    boxes = box_scores[:, :-1]
+    picked = []
+    indexes = np.argsort(scores)
+    indexes = indexes[-candidate_size:]
+    while len(indexes) > 0:
+        current = indexes[-1]
+        picked.append(current)
+        if 0 < top_k == len(picked) or len(indexes) == 1:
+            break
+        current_box = boxes[current, :]
+        indexes = indexes[:-1]
+        rest_boxes = boxes[indexes, :]
+        iou = _box_iou(rest_boxes, np.expand_dims(current_box, axis=0))
+        indexes = indexes[iou <= iou_threshold]
+    return box_scores[picked, :]
+
+
+def greedy_nms_class_tagged(dets, thresh):
+    """Greedy NMS over boxes tagged with their class: a box suppresses only boxes of its class.
+
+    dets (N, 6) rows of x1, y1, x2, y2, score, class.  A for loop over the boxes in score order
+    skips the suppressed ones; each kept box marks the later boxes of its class that overlap it
+    by more than thresh.  Returns the kept row indices, best first.
+    """
+    x1, y1, x2, y2 = dets[:, 0], dets[:, 1], dets[:, 2], dets[:, 3]
+    scores = dets[:, 4]
+    labels = dets[:, 5]
+    areas = (x2 - x1) * (y2 - y1)
+    order = scores.argsort()[::-1]
+    suppressed = np.zeros(dets.shape[0], dtype=np.bool_)
+    keep = []
+    for _i in range(order.shape[0]):
+        i = order[_i]
+        if suppressed[i]:
+            continue
+        keep.append(i)
+        rest = order[_i + 1:]
+        xx1 = np.maximum(x1[i], x1[rest])
+        yy1 = np.maximum(y1[i], y1[rest])
+        xx2 = np.minimum(x2[i], x2[rest])
+        yy2 = np.minimum(y2[i], y2[rest])
+        inter = np.maximum(xx2 - xx1, 0) * np.maximum(yy2 - yy1, 0)
+        iou = inter / (areas[i] + areas[rest] - inter)
+        suppressed[rest] |= (iou > thresh) & (labels[rest] == labels[i])
+    return np.array(keep)
+
+
+def _nms(boxes, scores, nms_thr):
+    """Single-class NMS of the YOLOX demo style: the py_cpu_nms loop on separate boxes and
+    scores; returns the kept indices as a list."""
+    x1 = boxes[:, 0]
+    y1 = boxes[:, 1]
+    x2 = boxes[:, 2]
+    y2 = boxes[:, 3]
+    areas = (x2 - x1 + 1) * (y2 - y1 + 1)
+    order = scores.argsort()[::-1]
+    keep = []
+    while order.size > 0:
+        i = order[0]
+        keep.append(i)
+        others = order[1:]
+        w = np.maximum(0.0, np.minimum(x2[i], x2[others]) - np.maximum(x1[i], x1[others]) + 1)
+        h = np.maximum(0.0, np.minimum(y2[i], y2[others]) - np.maximum(y1[i], y1[others]) + 1)
+        inter = w * h
+        ovr = inter / (areas[i] + areas[others] - inter)
+        order = others[ovr <= nms_thr]
+    return keep
+
+
+def _multiclass_nms_class_aware(boxes, scores, score_thr, nms_thr):
+    final_dets = []
+    num_classes = scores.shape[1]
+    for cls_ind in range(num_classes):
+        cls_scores = scores[:, cls_ind]
+        valid_score_mask = cls_scores > score_thr
+        if valid_score_mask.sum() == 0:
+            continue
+        valid_scores = cls_scores[valid_score_mask]
+        valid_boxes = boxes[valid_score_mask]
+        keep = _nms(valid_boxes, valid_scores, nms_thr)
+        if len(keep) > 0:
+            cls_inds = np.ones((len(keep), 1)) * cls_ind
+            dets = np.concatenate([valid_boxes[keep], valid_scores[keep, None], cls_inds], 1)
+            final_dets.append(dets)
+    if len(final_dets) == 0:
+        return None
+    return np.concatenate(final_dets, 0)
+
+
+def _multiclass_nms_class_agnostic(boxes, scores, score_thr, nms_thr):
+    cls_inds = scores.argmax(1)
+    cls_scores = scores[np.arange(len(cls_inds)), cls_inds]
+    valid_score_mask = cls_scores > score_thr
+    if valid_score_mask.sum() == 0:
+        return None
+    valid_scores = cls_scores[valid_score_mask]
+    valid_boxes = boxes[valid_score_mask]
+    valid_cls_inds = cls_inds[valid_score_mask]
+    keep = _nms(valid_boxes, valid_scores, nms_thr)
+    dets = None
+    if keep:
+        dets = np.concatenate([valid_boxes[keep], valid_scores[keep, None],
+                               valid_cls_inds[keep, None]], 1)
+    return dets
+
+
+def multiclass_nms(boxes, scores, score_thr, nms_thr, class_agnostic):
+    """YOLOX-style multi-class NMS: per class (a Python loop over the classes) or over each
+    box's best class (class_agnostic), a score threshold and then a py_cpu_nms loop.
+
+    boxes (N, 4), scores (N, C).  Returns (k, 6) rows of x1, y1, x2, y2, score, class, or None
+    when no score passes.  As in YOLOX, the class column comes from a float64 ``np.ones`` (class
+    aware) or the int64 argmax (agnostic), so the rows are float64 whatever the boxes' dtype.
+    """
+    if class_agnostic:
+        nms_method = _multiclass_nms_class_agnostic
+    else:
+        nms_method = _multiclass_nms_class_aware
+    return nms_method(boxes, scores, score_thr, nms_thr)
+
+
+def soft_nms(dets, sigma=0.5, Nt=0.3, threshold=0.001, method=1):
+    """Soft-NMS (Bodla et al.) with the rows of dets swapped and rescored in place.
+
+    dets (N, 5) rows of x1, y1, x2, y2, score, written in place: at step i the best remaining
+    row is swapped into row i and the scores of the rows after it decay with their overlap ov
+    with it, by 1 - ov where ov > Nt (method 1, linear), by exp(-ov^2 / sigma) (2, Gaussian) or
+    to 0 where ov > Nt (0, hard NMS).  Returns the rows whose score stays above threshold.
+    """
+    N = dets.shape[0]
+    areas = (dets[:, 2] - dets[:, 0] + 1) * (dets[:, 3] - dets[:, 1] + 1)
+    for i in range(N):
+        maxpos = i + np.argmax(dets[i:, 4])
+        if maxpos != i:  # swap the best remaining box into row i
+            row = dets[i, :].copy()
+            dets[i, :] = dets[maxpos, :]
+            dets[maxpos, :] = row
+            areas[i], areas[maxpos] = areas[maxpos], areas[i]
+        tx1, ty1, tx2, ty2 = dets[i, 0], dets[i, 1], dets[i, 2], dets[i, 3]
+        iw = np.minimum(tx2, dets[i + 1:, 2]) - np.maximum(tx1, dets[i + 1:, 0]) + 1
+        ih = np.minimum(ty2, dets[i + 1:, 3]) - np.maximum(ty1, dets[i + 1:, 1]) + 1
+        inter = np.maximum(iw, 0.0) * np.maximum(ih, 0.0)
+        ov = inter / (areas[i] + areas[i + 1:] - inter)
+        if method == 1:  # linear
+            weight = np.where(ov > Nt, 1 - ov, 1)
+        elif method == 2:  # gaussian
+            weight = np.exp(-(ov * ov) / sigma)
+        else:  # original NMS
+            weight = np.where(ov > Nt, 0.0, 1.0)
+        dets[i + 1:, 4] *= weight
+    keep = np.where(dets[:, 4] > threshold)[0]
+    return keep
+
+
+# --------------------------------------------------------------------------------------------
 # Registry
 # --------------------------------------------------------------------------------------------
 
@@ -1198,6 +1419,121 @@ def _(cfg, rng, dtype):
     mean = np.array([123.675, 116.28, 103.53], dtype=np.float32)
     std = np.array([58.395, 57.12, 57.375], dtype=np.float32)
     return (img, mean, std), {}
+
+
+# NMS loops --------------------------------------------------------------------------------
+
+def _nms_candidates(cfg):
+    """Boxes in front of an NMS: the 1,000 RoIs of one image, and at the batch size Faster R-CNN's
+    pre-NMS top 6,000 (all B * R rows when fewer: 12 at tiny, 128 at small)."""
+    return min(6000, cfg["B"] * cfg["R"])
+
+
+def _clustered_boxes(rng, n, img_shape, dtype):
+    """``n`` xyxy boxes as a detector proposes them: about n / 8 objects, each covered by the
+    boxes whose corners scatter around its own by a tenth of its size (so that NMS keeps about
+    a fifth of them), on whole pixels (so that torchvision's x2 - x1 and py_cpu_nms's
+    x2 - x1 + 1 conventions give the same IoU bits), and the object each box belongs to."""
+    h, w = img_shape
+    objects = _rand_boxes(rng, (max(3, n // 8),), img_shape, np.float64, min_size=8.0, max_frac=0.3)
+    owner = rng.integers(0, objects.shape[0], size=n)
+    size = objects[owner, 2:] - objects[owner, :2]
+    boxes = np.round(objects[owner] + rng.normal(0.0, 0.1, size=(n, 4)) * np.tile(size, 2))
+    boxes[:, 0::2] = np.clip(boxes[:, 0::2], 0, w - 1)
+    boxes[:, 1::2] = np.clip(boxes[:, 1::2], 0, h - 1)
+    boxes[:, 2:] = np.maximum(boxes[:, 2:], boxes[:, :2] + 1)  # at least a pixel wide and high
+    return boxes.astype(dtype), owner
+
+
+@register("py_cpu_nms", py_cpu_nms)
+def _(cfg, rng, dtype):
+    n = _nms_candidates(cfg)
+    boxes, _ = _clustered_boxes(rng, n, _img_shape(cfg), dtype)
+    dets = np.concatenate([boxes, _distinct_scores(rng, n, dtype)[:, None]], axis=1)
+    return (dets,), dict(thresh=0.5)  # 0.5: the same threshold in float32 and float64
+
+
+@register("hard_nms", hard_nms, static_argnames=("top_k", "candidate_size"))
+def _(cfg, rng, dtype):
+    n = _nms_candidates(cfg)
+    h, w = _img_shape(cfg)
+    boxes, _ = _clustered_boxes(rng, n, (h, w), np.float64)
+    boxes = (boxes / np.array([w, h, w, h])).astype(dtype)  # corners relative to the image
+    box_scores = np.concatenate([boxes, _distinct_scores(rng, n, dtype, 0.3, 1.0)[:, None]], axis=1)
+    # one image: the predictors' defaults; the batch size: a wider window stopped at top_k
+    top_k, candidate_size = (-1, 200) if cfg["B"] == 1 else (n // 40, n // 5)
+    return (box_scores,), dict(iou_threshold=0.45, top_k=top_k, candidate_size=candidate_size)
+
+
+@register("greedy_nms_class_tagged", greedy_nms_class_tagged)
+def _(cfg, rng, dtype):
+    n = _nms_candidates(cfg)
+    boxes, owner = _clustered_boxes(rng, n, _img_shape(cfg), dtype)
+    labels = rng.integers(0, cfg["C"], size=owner.max() + 1)[owner]  # one class per object
+    wrong = rng.random(n) < 0.1  # a tenth of the boxes name another class than their object's
+    labels[wrong] = rng.integers(0, cfg["C"], size=int(wrong.sum()))
+    dets = np.concatenate([boxes, _distinct_scores(rng, n, dtype)[:, None],
+                           labels[:, None].astype(dtype)], axis=1)
+    return (dets,), dict(thresh=0.5)
+
+
+def _yolox_scores(cfg, rng, n, owner, dtype):
+    """(n, C) class scores: each box scores its object's class in [0.02, 1), and for one box in
+    five a second class as well; every other score is under 0.1 (YOLOX's demo threshold).  The
+    scores above 0.1 are distinct, so each class's NMS order is unique."""
+    C = cfg["C"]
+    scores = _distinct_scores(rng, n * C, dtype, 0.0, 0.1).reshape(n, C)
+    hits = _distinct_scores(rng, 2 * n, dtype, 0.02, 1.0)
+    cls = rng.integers(0, C, size=owner.max() + 1)[owner]
+    scores[np.arange(n), cls] = hits[:n]
+    second = rng.random(n) < 0.2
+    scores[np.flatnonzero(second), (cls[second] + 1) % C] = hits[n:][second]
+    return scores
+
+
+@register("multiclass_nms", multiclass_nms, static_argnames=("class_agnostic",))
+def _(cfg, rng, dtype):
+    n = _nms_candidates(cfg)
+    boxes, owner = _clustered_boxes(rng, n, _img_shape(cfg), dtype)
+    boxes += rng.uniform(0, 1, size=boxes.shape).astype(dtype)  # decoded boxes: not whole pixels
+    scores = _yolox_scores(cfg, rng, n, owner, dtype)
+    return (boxes, scores), dict(score_thr=0.1, nms_thr=0.45, class_agnostic=False)
+
+
+@register("multiclass_nms_agnostic", multiclass_nms, static_argnames=("class_agnostic",))
+def _(cfg, rng, dtype):
+    args, kwargs = HEADS["multiclass_nms"].make_inputs(cfg, rng, dtype)
+    return args, dict(kwargs, class_agnostic=True)
+
+
+def _soft_nms_inputs(cfg, rng, dtype, method):
+    n = _nms_candidates(cfg)
+    boxes, _ = _clustered_boxes(rng, n, _img_shape(cfg), dtype)
+    dets = np.concatenate([boxes, _distinct_scores(rng, n, dtype)[:, None]], axis=1)
+    # Nt = 0.5 rather than the paper's 0.3: the same threshold in float32 and float64
+    return (dets,), dict(sigma=0.5, Nt=0.5, threshold=0.001, method=method)
+
+
+# soft_nms writes the rows of its argument (run.py and the tests give every call fresh copies)
+@register("soft_nms_linear_", soft_nms, static_argnames=("method",))
+def _(cfg, rng, dtype):
+    return _soft_nms_inputs(cfg, rng, dtype, method=1)
+
+
+@register("soft_nms_gaussian_", soft_nms, static_argnames=("method",), tol=TRANSCENDENTAL)
+def _(cfg, rng, dtype):
+    return _soft_nms_inputs(cfg, rng, dtype, method=2)
+
+
+@register("soft_nms_hard_", soft_nms, static_argnames=("method",))
+def _(cfg, rng, dtype):
+    return _soft_nms_inputs(cfg, rng, dtype, method=0)
+
+
+# The heads above: Python loops over traced values, with no jax.numpy port (JAX needs static
+# shapes and structured control flow); strider compiles them once issue 17 lands.
+NMS_HEADS = ("py_cpu_nms", "hard_nms", "greedy_nms_class_tagged", "multiclass_nms",
+             "multiclass_nms_agnostic", "soft_nms_linear_", "soft_nms_gaussian_", "soft_nms_hard_")
 
 
 def run_numpy(head, args, kwargs):

@@ -1,4 +1,5 @@
-"""The systems run.py puts side by side: NumPy (the reference), strider, Numba, JAX, torch.compile.
+"""The systems run.py puts side by side: NumPy (the reference), strider, Numba, JAX, torch.compile,
+and torchvision's NMS operator for the NMS heads it computes.
 
 Each system is an adapter with the same small interface:
 
@@ -365,7 +366,71 @@ class TorchSystem(System):
                 "cuda_available": t.cuda.is_available()}
 
 
-SYSTEMS = {s.name: s for s in (NumPySystem, StriderSystem, NumbaSystem, JaxSystem, TorchSystem)}
+class _SameInputs:
+    """Placed inputs that every call may share: the callee writes none of them."""
+
+    def __init__(self, args, kwargs):
+        self._inputs = (args, kwargs)
+
+    def fresh(self):
+        return self._inputs
+
+
+def _py_cpu_nms_as_torchvision(torch, args, kwargs):
+    """``torchvision.ops.nms``'s arguments for py_cpu_nms's ``(dets, thresh)``.  py_cpu_nms
+    counts a box's width as x2 - x1 + 1 and torchvision as x2 - x1, so x2 and y2 move one pixel
+    right and down; on the input maker's whole-pixel boxes both give the same IoU bits.  nms
+    suppresses where IoU > threshold and py_cpu_nms keeps where IoU <= thresh: the same test."""
+    (dets,) = args
+    boxes = dets[:, :4].copy()
+    boxes[:, 2:] += 1
+    return (torch.from_numpy(boxes), torch.from_numpy(dets[:, 4].copy())), \
+        dict(iou_threshold=kwargs["thresh"])
+
+
+class TorchvisionSystem(System):
+    """``torchvision.ops.nms`` (its C++ CPU kernel, one thread) for the NMS heads it computes:
+    py_cpu_nms, whose boxes and scores become torch tensors of the case's dtype once per case,
+    outside the timed region (``place``), so that the timed call is the nms call alone, its sort
+    by score included.  N/A for every other head.  Its result, an int64 tensor of the kept
+    indices best first, is compared with the head's."""
+    name = "torchvision"
+    checks_arguments = False  # it takes tensors made from the arguments, not the arguments
+
+    PORTS = {"py_cpu_nms": _py_cpu_nms_as_torchvision}
+
+    def load(self):
+        torch, torchvision = _require("torch", "torchvision")
+        self._torch, self._torchvision = torch, torchvision
+        t0 = time.perf_counter()  # the first call loads torchvision's C++ operators
+        try:
+            boxes = torch.tensor([[0.0, 0.0, 2.0, 2.0], [1.0, 1.0, 3.0, 3.0]])
+            torchvision.ops.nms(boxes, torch.tensor([0.9, 0.8]), 0.5)
+        except Exception as exc:  # noqa: BLE001 - the cases then record their own failures
+            lines = str(exc).strip().splitlines()
+            self.warmup_error = f"{type(exc).__name__}: {lines[0] if lines else ''}"
+        self.warmup_s = time.perf_counter() - t0
+        return torchvision.__version__
+
+    def prepare(self, head, dtype):
+        self._port = self.PORTS.get(head.name)
+        if self._port is None:
+            raise Unsupported(f"torchvision has no op for {head.name} (only for {', '.join(self.PORTS)})")
+        return self._torchvision.ops.nms
+
+    def place(self, inputs):
+        return _SameInputs(*self._port(self._torch, *inputs))
+
+    def to_host(self, tree):
+        return tree_map(lambda x: x.numpy() if isinstance(x, self._torch.Tensor) else x, tree)
+
+    def info(self):
+        return {"torch": self._torch.__version__, "op": "torchvision.ops.nms (CPU)",
+                "timed": "the nms call on tensors made before it (no NumPy conversion)"}
+
+
+SYSTEMS = {s.name: s for s in (NumPySystem, StriderSystem, NumbaSystem, JaxSystem, TorchSystem,
+                               TorchvisionSystem)}
 
 
 def make_systems(names, registry=SYSTEMS):

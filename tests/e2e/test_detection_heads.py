@@ -9,12 +9,17 @@ import pytest
 
 import strider
 from differential import assert_same, check
-from heads import HEADS
+from heads import HEADS, NMS_HEADS
 
 SIZES = ("tiny", "small")
+# Python loops over traced values: a TraceError until issue 17 lands (then these pass, and the
+# strict xfail fails to say the mark is to go)
+LOOPS = pytest.mark.xfail(raises=strider.TraceError, strict=True,
+                          reason="NMS loops over traced values: issue 17")
 
 CASES = [
-    pytest.param(name, size, dtype, id=f"{name}-{size}-{dtype}")
+    pytest.param(name, size, dtype, id=f"{name}-{size}-{dtype}",
+                 marks=[LOOPS] if name in NMS_HEADS else [])
     for name, head in HEADS.items()
     for size in SIZES
     for dtype in head.dtypes

@@ -49,7 +49,7 @@ bool gather_over_domain(Op& op) {
   const View src = op.inputs[0], idx = op.inputs[1];
   const int lead = idx.ndim(), rank = op.output.ndim();
   if (src.ndim() < 1 || src.strides[0] > INT32_MAX || src.strides[0] < INT32_MIN || src.shape[0] > INT32_MAX) return false;
-  View row = op.output, at = op.output;  // the output's shape and run-time extents
+  View row = op.output, at = op.output;  // the output's shape and run-time extents, the row's axes the source's
   row.storage = src.storage;
   row.offset = src.offset;
   at.storage = idx.storage;
@@ -58,8 +58,6 @@ bool gather_over_domain(Op& op) {
     row.strides[d] = d < lead ? 0 : src.strides[d - lead + 1];
     at.strides[d] = d < lead ? idx.strides[d] : 0;
   }
-  if (!row.extents.empty())  // the row's own axes are static
-    for (int d = lead; d < rank; ++d) row.extents[d] = -1;
   op.inputs = {row, at};
   op.axes = {static_cast<int>(src.strides[0]), static_cast<int>(src.shape[0])};
   return true;

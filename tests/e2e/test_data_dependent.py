@@ -718,3 +718,16 @@ def test_gathers_keep_numpys_order_with_writes_to_their_source():
 
     x = rnd((6, 4), F64, seed=32)
     check(f, x, idx(5, 0, -1, 2, 2, 3))
+
+
+def test_gathers_of_rows_of_a_runtime_length():
+    # rows of a transposed selection: their own axis has the run-time length, in the gather's
+    # view of its source too
+    def f(x, t, i):
+        s = x[x[:, 0] > t]
+        return s.T[i] * 2, (s.T[i] + 1).sum(1)
+
+    x = rnd((30, 4), F64, seed=33)
+    g = check(f, x, 0.5, idx(3, 0, -1, 2, 2))
+    gathers = [line for line in str(g.explain(x, 0.5, idx(3, 0, -1, 2, 2))).splitlines() if "axes=[1,4]" in line]
+    assert gathers and all("%s5[5,?%s4<=30]" in line for line in gathers), gathers

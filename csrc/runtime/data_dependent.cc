@@ -463,8 +463,10 @@ constexpr int64_t kPackedSortMax = 2048;
 
 // The first m positions of the stable order of `keys` (reversed: of its reverse, the m last
 // positions of the stable order, last first), by the total order (key, position), which ties the
-// stable sort's. Few of many (a top-k) in O(n + m log m): 2048 buckets over the keys' range, in
-// the order asked; the keys of the buckets that hold the first m are placed bucket by bucket (a
+// stable sort's. Few of many (a top-k) in O(n + m log m): a pivot taken from a sample of the keys
+// bounds the candidates (the keys not after it in the order asked: the first m and a margin,
+// expected; all keys where fewer pass); 2048 buckets over the candidates' range, in the order
+// asked; the candidates of the buckets that hold the first m are placed bucket by bucket (a
 // counting sort), each bucket sorted and the last one only to the m-th. Short rows of 32-bit keys
 // are sorted whole; else the whole order is radix sorted.
 template <typename U>
@@ -474,11 +476,40 @@ const std::vector<int64_t>& selected(const std::vector<U>& keys, int64_t m, bool
   if (m == 0) return order;
   if (m * 8 < n || (sizeof(U) == 4 && n <= kPackedSortMax)) {
     const bool bucketed = m * 8 < n;
-    U lo = n ? keys[0] : U(0), hi = lo;
+    auto in_order = [reverse](U a, U b) { return reverse ? b < a : a < b; };
+    // the candidates: their keys and positions (null: the positions are the indices)
+    const U* ck = keys.data();
+    const int64_t* cp = nullptr;
+    int64_t c = n;
+    Scratch<U, 4> kept_keys(bucketed ? n : 0);
+    Scratch<int64_t, 5> kept_positions(bucketed ? n : 0);
+    if (bucketed) {
+      constexpr int64_t kSample = 512;
+      std::array<U, kSample> sample;
+      for (int64_t j = 0; j < kSample; ++j) sample[j] = keys[j * n / kSample];
+      const int64_t expect = m * kSample / n;  // the m-th key's rank in the sample, about
+      const int64_t r = std::min<int64_t>(kSample - 1, expect + 4 * static_cast<int64_t>(std::sqrt(double(expect))) + 8);
+      std::nth_element(sample.begin(), sample.begin() + r, sample.end(), in_order);
+      const U pivot = sample[r];
+      U* kk = (*kept_keys).data();
+      int64_t* kp = (*kept_positions).data();
+      int64_t k = 0;
+      for (int64_t i = 0; i < n; ++i) {  // branchless: every key stored, the kept ones counted
+        kk[k] = keys[i];
+        kp[k] = i;
+        k += !in_order(pivot, keys[i]);
+      }
+      if (k >= m) {
+        ck = kk;
+        cp = kp;
+        c = k;
+      }
+    }
+    U lo = c ? ck[0] : U(0), hi = lo;
     if (bucketed)
-      for (const U key : keys) {
-        lo = std::min(lo, key);
-        hi = std::max(hi, key);
+      for (int64_t j = 0; j < c; ++j) {
+        lo = std::min(lo, ck[j]);
+        hi = std::max(hi, ck[j]);
       }
     constexpr int kDigits = 11;
     const U span = static_cast<U>(hi - lo);
@@ -489,10 +520,10 @@ const std::vector<int64_t>& selected(const std::vector<U>& keys, int64_t m, bool
       return reverse ? (size_t{1} << kDigits) - 1 - d : d;
     };
     // start[d]: where bucket d's candidates begin; one bucket of all keys when not bucketed
-    std::vector<int64_t> start{0, n};
+    std::vector<int64_t> start{0, c};
     if (bucketed) {
       std::vector<int64_t> count(size_t{1} << kDigits, 0);
-      for (U key : keys) ++count[digit(key)];
+      for (int64_t j = 0; j < c; ++j) ++count[digit(ck[j])];
       start.assign(1, 0);
       for (size_t d = 0; start.back() < m; ++d) start.push_back(start.back() + count[d]);
     }
@@ -503,9 +534,9 @@ const std::vector<int64_t>& selected(const std::vector<U>& keys, int64_t m, bool
       auto before = [reverse](const Item& a, const Item& b) { return reverse ? b < a : a < b; };
       items.resize(start.back());
       std::vector<int64_t> at(start.begin(), start.end() - 1);
-      for (int64_t i = 0; i < n; ++i) {
-        const size_t d = bucketed ? digit(keys[i]) : 0;
-        if (d < buckets) items[at[d]++] = make(keys[i], i);
+      for (int64_t j = 0; j < c; ++j) {
+        const size_t d = bucketed ? digit(ck[j]) : 0;
+        if (d < buckets) items[at[d]++] = make(ck[j], cp ? cp[j] : j);
       }
       for (size_t d = 0; d + 1 < buckets; ++d) std::sort(items.begin() + start[d], items.begin() + start[d + 1], before);
       const auto first = items.begin() + start[buckets - 1], mth = items.begin() + m;

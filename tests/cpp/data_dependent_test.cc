@@ -172,6 +172,22 @@ TEST(DataDependent, TopKOfWideKeysIsTheStableOrdersHead) {
   }
 }
 
+TEST(DataDependent, TopKWhoseSampleMisjudgesThePivotTakesEveryKey) {
+  // the top-k's sample of 512 keys (one every n / 512) holds the smallest keys: its pivot lets
+  // through fewer than k, so every key is a candidate, and the answer is still the stable head
+  constexpr int64_t n = 5120, k = 600;
+  std::vector<float> keys(n);
+  for (int64_t i = 0; i < n; ++i) keys[i] = i % 10 == 0 ? static_cast<float>(i / 10) : static_cast<float>(1000 + (i * 7919) % n);
+  const std::vector<int64_t> want = reference_order(keys);
+  const std::string ns = std::to_string(n), ks = std::to_string(k);
+  std::vector<int64_t> got(k);
+  execute(lower(parse_graph("graph @f {\n  %s0 = storage f32[" + ns + "] arg 0\n  %s1 = storage i64[" + ks +
+                            "] arg 1\n  op0 = argsort(%s0[" + ns + "]{1}+0) axes=[0," + ks + "] -> %s1[" + ks +
+                            "]{1}+0\n  return\n}")),
+          {keys.data(), got.data()});
+  EXPECT_EQ(got, std::vector<int64_t>(want.begin(), want.begin() + k));
+}
+
 TEST(DataDependent, CompressSkipsEmptyWordsOfTheMaskAndStopsAtTheCount) {
   // a word of false, a word of true, scattered bits, a tail shorter than a word: elements and rows
   Program p = lower(parse_graph(R"(graph @f {

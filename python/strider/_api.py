@@ -181,14 +181,14 @@ class CompiledFunction(_C.Dispatcher):
     def _graph_break(self, error):
         """The entry of a signature whose trace met what strider cannot capture: its calls run as
         the function's own Python on the real arrays (NumPy's semantics by construction). Says so
-        once per reason, in a GraphBreakWarning and the log."""
+        once per reason, in a GraphBreakWarning (and at INFO in the log)."""
         reason = str(error)
         self._count("graph_breaks", 1)
         if reason not in self._said:
             self._said.add(reason)
             message = (f"strider.compile: {self.__name__}: {reason}: the call runs in NumPy (a graph break), as does "
                        "every call with these argument types; strict=True raises instead")
-            _LOG.warning("%s", message)
+            _LOG.info("%s", message)
             warnings.warn(message, GraphBreakWarning, stacklevel=3)
         return GraphBreak(reason)
 

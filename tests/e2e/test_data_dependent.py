@@ -700,10 +700,11 @@ def test_gathers_fuse_with_their_consumers(dtype):
     order = rng.integers(-20, 20, 30)
     g = check(f, boxes, scores, order, dtype(20))
     check_raises(f, boxes, scores, order, dtype(101), exc=ValueError)  # none kept: max raises
-    stages = str(g.explain(boxes, scores, order, dtype(20))).split("== stages")[1]
-    assert "take runs as a stage of its own" not in stages
-    fused = [s for s in stages.split("stage ") if "take(" in s and "multiply(" in s]
-    assert fused, "a gather shares its stage with the product that consumes it"
+    if TARGET == "cpu":  # a GPU's stages keep each take alone (its own kernel)
+        stages = str(g.explain(boxes, scores, order, dtype(20))).split("== stages")[1]
+        assert "take runs as a stage of its own" not in stages
+        fused = [s for s in stages.split("stage ") if "take(" in s and "multiply(" in s]
+        assert fused, "a gather shares its stage with the product that consumes it"
 
 
 def test_gathers_keep_numpys_order_with_writes_to_their_source():
@@ -729,5 +730,6 @@ def test_gathers_of_rows_of_a_runtime_length():
 
     x = rnd((30, 4), F64, seed=33)
     g = check(f, x, 0.5, idx(3, 0, -1, 2, 2))
-    gathers = [line for line in str(g.explain(x, 0.5, idx(3, 0, -1, 2, 2))).splitlines() if "axes=[1,4]" in line]
-    assert gathers and all("%s5[5,?%s4<=30]" in line for line in gathers), gathers
+    if TARGET == "cpu":  # the CPU's gathers, written over their output's domain
+        gathers = [line for line in str(g.explain(x, 0.5, idx(3, 0, -1, 2, 2))).splitlines() if "axes=[1,4]" in line]
+        assert gathers and all("%s5[5,?%s4<=30]" in line for line in gathers), gathers

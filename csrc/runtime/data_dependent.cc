@@ -17,6 +17,71 @@ namespace strider {
 
 namespace {
 
+template <typename T>
+T* at(char* const* base, const View& v, int64_t off) {
+  return reinterpret_cast<T*>(base[v.storage]) + off;
+}
+
+[[noreturn]] void out_of_bounds(int64_t index, int axis, int64_t size) {
+  throw std::out_of_range("index " + std::to_string(index) + " is out of bounds for axis " + std::to_string(axis) +
+                          " with size " + std::to_string(size));
+}
+
+// The assert's message, UTF-8 from the code points the op carries.
+std::string assert_message(const View& text, char* const* base) {
+  std::string out;
+  for (int64_t i = 0; i < text.shape[0]; ++i) {
+    const uint32_t c = static_cast<uint32_t>(*at<int32_t>(base, text, text.offset + i * text.strides[0]));
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if (c < 0x800) {
+      out += static_cast<char>(0xC0 | (c >> 6));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      out += static_cast<char>(0xE0 | (c >> 12));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (c >> 18));
+      out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (c & 0x3F));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void throw_check_failure(const Op& op, int64_t a, int64_t b, char* const* base) {
+  switch (op.code) {
+    case OpCode::check_index:
+      // axes[0] < 0: a partition's kth, NumPy's ValueError names it made non-negative
+      if (op.axes[0] < 0)
+        throw std::invalid_argument("kth(=" + std::to_string(a < 0 ? a + b : a) + ") out of bounds (" + std::to_string(b) + ")");
+      out_of_bounds(a, op.axes[0], b);
+    case OpCode::check_nonempty: {
+      static const char* const kMessages[] = {
+          "zero-size array to reduction operation maximum which has no identity",
+          "zero-size array to reduction operation minimum which has no identity",
+          "attempt to get argmax of an empty sequence", "attempt to get argmin of an empty sequence"};
+      throw std::invalid_argument(kMessages[op.axes[0]]);
+    }
+    case OpCode::check_assert: throw AssertionFailed(assert_message(op.inputs[1], base));
+    case OpCode::check_equal: {
+      std::string text;
+      for (char c : assert_message(op.inputs[2], base))
+        text += c == '\x01' ? std::to_string(a) : c == '\x02' ? std::to_string(b) : std::string(1, c);
+      if (a == 1 || b == 1)  // NumPy would broadcast it: say why this does not
+        text += "(a length of 1 known only when the function runs is not broadcast by strider.compile)";
+      throw std::invalid_argument(text);
+    }
+    default: out_of_bounds(a, 0, b);  // take, put, add_at: the rows' axis
+  }
+}
+
+namespace {
+
 // Calls f(off) for every element of `shape` in C order, off[k] being the element's offset (in
 // elements) in views[k], which share the shape.
 template <size_t N, typename F>
@@ -37,11 +102,6 @@ void walk(const Shape& shape, const std::array<const View*, N>& views, F&& f) {
     }
     if (d < 0) return;
   }
-}
-
-template <typename T>
-T* at(char* const* base, const View& v, int64_t off) {
-  return reinterpret_cast<T*>(base[v.storage]) + off;
 }
 
 void nonzero(const Graph& g, const Op& op, char* const* base) {
@@ -69,63 +129,23 @@ void nonzero(const Graph& g, const Op& op, char* const* base) {
   });
 }
 
-[[noreturn]] void out_of_bounds(int64_t index, int axis, int64_t size) {
-  throw std::out_of_range("index " + std::to_string(index) + " is out of bounds for axis " + std::to_string(axis) +
-                          " with size " + std::to_string(size));
-}
-
 void check_nonempty(const Op& op, char* const* base) {
   const int64_t n = *at<int64_t>(base, op.inputs[0], op.inputs[0].offset);
   *at<int64_t>(base, op.output, op.output.offset) = n;
-  if (n > 0) return;
-  static const char* const kMessages[] = {
-      "zero-size array to reduction operation maximum which has no identity",
-      "zero-size array to reduction operation minimum which has no identity",
-      "attempt to get argmax of an empty sequence", "attempt to get argmin of an empty sequence"};
-  throw std::invalid_argument(kMessages[op.axes[0]]);
-}
-
-// The assert's message, UTF-8 from the code points the op carries.
-std::string assert_message(const View& text, char* const* base) {
-  std::string out;
-  for (int64_t i = 0; i < text.shape[0]; ++i) {
-    const uint32_t c = static_cast<uint32_t>(*at<int32_t>(base, text, text.offset + i * text.strides[0]));
-    if (c < 0x80) {
-      out += static_cast<char>(c);
-    } else if (c < 0x800) {
-      out += static_cast<char>(0xC0 | (c >> 6));
-      out += static_cast<char>(0x80 | (c & 0x3F));
-    } else if (c < 0x10000) {
-      out += static_cast<char>(0xE0 | (c >> 12));
-      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (c & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (c >> 18));
-      out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (c & 0x3F));
-    }
-  }
-  return out;
+  if (n <= 0) throw_check_failure(op, n, 0, base);
 }
 
 void check_assert(const Op& op, char* const* base) {
   const bool ok = *at<bool>(base, op.inputs[0], op.inputs[0].offset);
   *at<bool>(base, op.output, op.output.offset) = ok;
-  if (!ok) throw AssertionFailed(assert_message(op.inputs[1], base));
+  if (!ok) throw_check_failure(op, 0, 0, base);
 }
 
 void check_equal(const Op& op, char* const* base) {
   const int64_t a = *at<int64_t>(base, op.inputs[0], op.inputs[0].offset);
   const int64_t b = *at<int64_t>(base, op.inputs[1], op.inputs[1].offset);
   *at<int64_t>(base, op.output, op.output.offset) = a;
-  if (a == b) return;
-  std::string text;
-  for (char c : assert_message(op.inputs[2], base))
-    text += c == '\x01' ? std::to_string(a) : c == '\x02' ? std::to_string(b) : std::string(1, c);
-  if (a == 1 || b == 1)  // NumPy would broadcast it: say why this does not
-    text += "(a length of 1 known only when the function runs is not broadcast by strider.compile)";
-  throw std::invalid_argument(text);
+  if (a != b) throw_check_failure(op, a, b, base);
 }
 
 void check_index(const Op& op, char* const* base) {
@@ -134,13 +154,7 @@ void check_index(const Op& op, char* const* base) {
   const View& out = op.output;
   walk<2>(out.shape, {&idx, &out}, [&](const std::array<int64_t, 2>& off) {
     const int64_t i = *at<int64_t>(base, idx, off[0]);
-    if (i < -n || i >= n) {
-      // axes[0] < 0: a partition's kth, NumPy's ValueError names it made non-negative
-      if (op.axes[0] < 0)
-        throw std::invalid_argument("kth(=" + std::to_string(i < 0 ? i + n : i) + ") out of bounds (" +
-                                    std::to_string(n) + ")");
-      out_of_bounds(i, op.axes[0], n);
-    }
+    if (i < -n || i >= n) throw_check_failure(op, i, n, base);
     *at<int64_t>(base, out, off[1]) = i < 0 ? i + n : i;
   });
 }
@@ -321,7 +335,7 @@ void move_indexed_rows(const Graph& g, const Op& op, char* const* base) {
                                     : RowMover<T>(base, indexed, 1, dense, lead, op.code == OpCode::add_at);
     walk<2>(idx.shape, {&idx, &starts}, [&](const std::array<int64_t, 2>& off) {
       const int64_t i = *at<int64_t>(base, idx, off[0]);
-      if (i < 0 || i >= indexed.shape[0]) out_of_bounds(i, 0, indexed.shape[0]);
+      if (i < 0 || i >= indexed.shape[0]) throw_check_failure(op, i, indexed.shape[0], base);
       const int64_t row = indexed.offset + i * indexed.strides[0];
       if (gather) move(off[1], row);
       else move(row, off[1]);

@@ -13,6 +13,12 @@ namespace strider {
 /// NumPy's ValueError message for a partition's kth out of range or a reduction of no element.
 void run_data_dependent(const Graph& g, const Op& op, char* const* base);
 
+/// Throws what `op` throws where it fails: a Check op, or take, put or add_at meeting an index
+/// out of range. check_index, take, put, add_at: `a` the first bad index (C order), `b` the
+/// indexed axis's length; check_equal: its two lengths; check_nonempty, check_assert: neither
+/// (`base[s]` holds storage s: check_assert's message).
+[[noreturn]] void throw_check_failure(const Op& op, int64_t a, int64_t b, char* const* base);
+
 /// What check_assert throws where the asserted value is false (Python's AssertionError).
 struct AssertionFailed : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -1,12 +1,15 @@
 #include "runtime/cuda_executor.h"
 
+#include <algorithm>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
 
 #include "runtime/cuda_loader.h"
+#include "runtime/data_dependent.h"
 #include "runtime/executor.h"
 #include "support/flags.h"
 
@@ -119,6 +122,7 @@ CudaProgram::CudaProgram(std::shared_ptr<const Program> program, int ordinal, co
   const std::vector<Stage>& stages = program_->stages.stages;
   kernels_.resize(stages.size());
   fallbacks_.resize(stages.size());
+  checks_.assign(stages.size(), false);
   for (size_t i = 0; i < stages.size(); ++i) {
     CudaCompiled c;
     try {
@@ -152,6 +156,7 @@ CudaProgram::CudaProgram(std::shared_ptr<const Program> program, int ordinal, co
     scratch_bytes_ = std::max(scratch_bytes_, c.stage.scratch_bytes);
     error_flag_ = error_flag_ || c.stage.error_flag;
     k->stage = std::move(c.stage);
+    checks_[i] = std::any_of(stages[i].ops.begin(), stages[i].ops.end(), [](const Op& op) { return op_kind(op.code) == OpKind::Check; });
     kernels_[i] = std::move(k);
   }
   // constants a stage reads from memory: uploaded once, for the program's life
@@ -205,7 +210,7 @@ void CudaProgram::run(const std::vector<void*>& host, const std::vector<uint64_t
   const int64_t err_at = bytes;
   if (error_flag_) {
     bytes += kAlign;
-    staged_bytes = err_at + static_cast<int64_t>(sizeof(int));
+    staged_bytes = err_at + static_cast<int64_t>(kCudaErrorWords * sizeof(int64_t));
   }
   for (size_t i = 0; i < n; ++i)
     if (needs_memory(i) && !staged(i)) place(i, static_cast<int64_t>(bytes_of(g.storages[i])));
@@ -223,7 +228,7 @@ void CudaProgram::run(const std::vector<void*>& host, const std::vector<uint64_t
   } free_arena{d, arena, s};
 
   thread_local std::vector<char> staging;
-  staging.assign(static_cast<size_t>(staged_bytes), 0);  // the error flag starts cleared
+  staging.assign(static_cast<size_t>(staged_bytes), 0);  // the error record starts cleared
   std::vector<uint64_t> memory(n, 0);
   bool downloads = false;
   for (size_t i = 0; i < n; ++i) {
@@ -241,9 +246,18 @@ void CudaProgram::run(const std::vector<void*>& host, const std::vector<uint64_t
   upload(d, arena, staging.data(), staging.size(), s);
 
   const Driver::DevicePtr scratch = at(arena, scratch_at), err = at(arena, err_at);
+  // A failing check stops the call where the reference stops: the stages after it do not run,
+  // the writes before it reach the caller (so a check waits for its kernels and reads the record).
+  int64_t record[kCudaErrorWords] = {};
+  std::exception_ptr thrown;  // what a stage run on the host threw
   for (size_t k = 0; k < kernels_.size(); ++k) {
     if (!kernels_[k]) {
-      run_on_host(k, memory, reinterpret_cast<uintptr_t>(s));
+      try {
+        run_on_host(k, memory, reinterpret_cast<uintptr_t>(s));
+      } catch (...) {
+        thrown = std::current_exception();
+        break;
+      }
       continue;
     }
     const Kernel& kernel = *kernels_[k];
@@ -258,15 +272,19 @@ void CudaProgram::run(const std::vector<void*>& host, const std::vector<uint64_t
                              static_cast<unsigned>(launch.threads), 1, 1, 0, s, args.data(), nullptr),
               "cuLaunchKernel");
     }
+    if (!checks_[k]) continue;
+    download(d, record, err, sizeof record, s);
+    d.check(d.StreamSynchronize(s), "cuStreamSynchronize");
+    if (record[0]) break;
   }
   for (size_t i = 0; i < n; ++i) {
     if (offset[i] < 0 || !host[i] || !written_[i]) continue;
     download(d, host[i], memory[i], bytes_of(g.storages[i]), s);
   }
-  int flag = 0;
-  if (error_flag_) download(d, &flag, err, sizeof flag, s);
+  if (error_flag_ && !record[0]) download(d, record, err, sizeof record, s);  // as the last stage left it
   if (downloads || error_flag_) d.check(d.StreamSynchronize(s), "cuStreamSynchronize");
-  if (flag) throw std::domain_error(kMayFailMessage);
+  if (thrown) std::rethrow_exception(thrown);
+  raise_cuda_error(g, record);
 }
 
 void CudaProgram::run_on_host(size_t stage, const std::vector<uint64_t>& memory, uintptr_t stream) const {
@@ -291,6 +309,19 @@ void CudaProgram::run_on_host(size_t stage, const std::vector<uint64_t>& memory,
   }
   // the copies' host memory is freed on return: the uploads must be done by then
   d.check(d.StreamSynchronize(s), "cuStreamSynchronize");
+}
+
+void raise_cuda_error(const Graph& g, const int64_t* record) {
+  if (record[0] == 0) return;
+  if (record[0] == kCudaFailedPower) throw std::domain_error(kMayFailMessage);
+  const int64_t op = record[0] - kCudaFailedOp;
+  if (op < 0 || op >= static_cast<int64_t>(g.ops.size()))
+    throw std::logic_error("CUDA error record names no op: " + std::to_string(record[0]));
+  // a check_assert's message is a constant: the graph's own bytes
+  std::vector<char*> base(g.storages.size(), nullptr);
+  for (size_t i = 0; i < g.storages.size(); ++i)
+    if (g.storages[i].kind == StorageKind::Const) base[i] = const_cast<char*>(reinterpret_cast<const char*>(g.storages[i].data.data()));
+  throw_check_failure(g.ops[op], record[2], record[3], base.data());
 }
 
 uint64_t cuda_alloc(int ordinal, size_t bytes) {

@@ -31,7 +31,7 @@ class CudaProgram {
   /// - else a temporary, allocated on the stream for the call when some stage needs its memory.
   /// Runs on `stream` (0: this device's own stream). Returns once host memory holds the results;
   /// a call with no host results returns as soon as its kernels are queued, unless a stage runs
-  /// on the host or the error flag (integer power < 0: std::domain_error) must be read.
+  /// on the host or the error record must be read (raise_cuda_error throws what it holds).
   void run(const std::vector<void*>& host, const std::vector<uint64_t>& device, uintptr_t stream) const;
 
   int ordinal() const { return ordinal_; }
@@ -51,13 +51,19 @@ class CudaProgram {
   std::string arch_;
   std::vector<std::shared_ptr<const Kernel>> kernels_;  // per stage; null: run on the host
   std::vector<std::string> fallbacks_;
+  std::vector<bool> checks_;      // per stage: a Check op's kernels, after which the call reads the error record
   std::vector<uint64_t> consts_;  // per storage: the device copy of a Const storage, 0: none
   std::vector<bool> needed_;      // per storage: some stage reads or writes its memory
   std::vector<bool> written_;     // per storage: some op writes it (host copies come back)
   int64_t scratch_bytes_ = 0;     // the largest stage's scratch (stages run one after another)
-  bool error_flag_ = false;       // some kernel may set the error flag
+  bool error_flag_ = false;       // some kernel may fill the error record
   int compiled_ = 0, disk_hits_ = 0;
 };
+
+/// Throws what a call's error record (kCudaErrorWords words, runtime/kernel.h) says failed:
+/// std::domain_error for an integer power, else what the failing op throws on the host
+/// (throw_check_failure); returns when it says nothing failed.
+void raise_cuda_error(const Graph& g, const int64_t* record);
 
 /// Device memory outside programs (results for callers whose arrays are of no library strider
 /// knows; tests) on device `ordinal`: allocated and freed on the legacy default stream, which

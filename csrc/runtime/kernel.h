@@ -34,15 +34,27 @@ struct CudaLaunch {
   int threads = 256;
 };
 
+/// The error record of a call on a CUDA device: kCudaErrorWords int64 words, zeroed before the
+/// first stage, which the kernels of stages with `error_flag` fill (ST_FAIL in the CUDA prelude)
+/// and the runtime reads after the last. The first failure of the call keeps it:
+/// [0] who failed: 0 none, 1 an integer power with a negative exponent (kMayFail), 2 + i op i of
+///     the graph (a Check op, or take/put/add_at meeting an index out of range);
+/// [1] INT64_MAX minus the C-order position of the failing element (atomicMax: the first wins);
+/// [2], [3] the payload throw_check_failure (runtime/data_dependent.h) takes.
+constexpr int kCudaErrorWords = 4;
+constexpr int64_t kCudaFailedPower = 1;
+constexpr int64_t kCudaFailedOp = 2;
+
 /// A stage as CUDA C and how to launch it. Every kernel of the stage takes the same parameters:
 /// a pointer per storage in `params` (in that order; const for those it only reads), then
-/// `int* err` when `error_flag`, then `void* scratch` (scratch_bytes, device memory) when nonzero.
+/// `long long* err` (the error record) when `error_flag`, then `void* scratch` (scratch_bytes,
+/// device memory) when nonzero.
 struct CudaStage {
   std::string name;                  // strider_<16 hex digits of the stage's key>
   std::string source;                // self-contained CUDA C
   std::vector<int> params;           // storages passed by pointer (memory, extents, large constants)
   std::vector<CudaLaunch> launches;  // in order, on one stream
-  bool error_flag = false;           // the kernels may set *err to 1 (kMayFail ops)
+  bool error_flag = false;           // the kernels may fill the error record
   int64_t scratch_bytes = 0;
 };
 

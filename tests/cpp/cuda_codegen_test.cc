@@ -144,8 +144,8 @@ TEST(CudaCodegen, IntegerPowerTakesTheErrorFlag) {
   Graph g;
   const CudaStage st = emit_cuda_stage(g, one_op_stage(g, OpCode::power, {DType::Int64, DType::Int64}, DType::Int64, {9}, {}));
   EXPECT_TRUE(st.error_flag);
-  EXPECT_NE(st.source.find("int* __restrict__ err)"), std::string::npos);
-  EXPECT_NE(st.source.find("if (st::power_fails(a0_0, a0_1)) *err = 1;"), std::string::npos);
+  EXPECT_NE(st.source.find("long long* __restrict__ err)"), std::string::npos);
+  EXPECT_NE(st.source.find("if (st::power_fails(a0_0, a0_1)) st_fail(err, 1, 0);"), std::string::npos);
   Graph f;
   EXPECT_FALSE(emit_cuda_stage(f, one_op_stage(f, OpCode::power, {DType::Float32, DType::Float32}, DType::Float32, {9}, {})).error_flag);
 }

@@ -31,13 +31,14 @@ CudaEmulator::~CudaEmulator() {
   std::filesystem::remove_all(dir_);
 }
 
-int CudaEmulator::run(size_t i, const std::vector<char*>& bases) const {
+std::array<int64_t, kCudaErrorWords> CudaEmulator::run(size_t i, const std::vector<char*>& bases) const {
   const CudaStage& s = stages_.at(i);
-  int err = 0;
-  std::vector<uint64_t> scratch((s.scratch_bytes + 7) / 8);
+  std::array<int64_t, kCudaErrorWords> err{};
+  // scratch as the device leaves it: whatever an earlier stage wrote
+  std::vector<uint64_t> scratch((s.scratch_bytes + 7) / 8, 0xA5A5A5A5A5A5A5A5ull);
   std::vector<void*> args;
   for (int p : s.params) args.push_back(bases.at(p));
-  if (s.error_flag) args.push_back(&err);
+  if (s.error_flag) args.push_back(err.data());
   if (s.scratch_bytes) args.push_back(scratch.data());
   std::vector<void*> params;  // pointers to the arguments, as the driver takes them
   for (void*& a : args) params.push_back(&a);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,8 +23,9 @@ class CudaEmulator {
   CudaEmulator(const CudaEmulator&) = delete;
   CudaEmulator& operator=(const CudaEmulator&) = delete;
 
-  /// Runs stage i's launches in order over bases[s] (storage s's memory); returns *err.
-  int run(size_t i, const std::vector<char*>& bases) const;
+  /// Runs stage i's launches in order over bases[s] (storage s's memory), with scratch memory
+  /// of garbage; returns the error record (runtime/kernel.h), zeroed before.
+  std::array<int64_t, kCudaErrorWords> run(size_t i, const std::vector<char*>& bases) const;
 
  private:
   std::vector<CudaStage> stages_;
@@ -31,3 +34,8 @@ class CudaEmulator {
 };
 
 }  // namespace strider::testing
+
+// Skips a gtest test where stages cannot be emulated.
+#define SKIP_WITHOUT_EMULATOR()                                                      \
+  if (std::string why = ::strider::testing::CudaEmulator::unavailable(); !why.empty()) \
+  GTEST_SKIP() << why

@@ -116,6 +116,18 @@ inline void launch(const std::function<void()>& kernel, long long blocks, int th
 }
 }  // namespace strider_emu
 inline void __syncthreads() { strider_emu::yield(); }
+// Atomics: a fiber is switched only at a barrier, never inside these, so a plain
+// read-modify-write is atomic with respect to every other thread of the emulated grid.
+inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long cmp, unsigned long long v) {
+  const unsigned long long old = *p;
+  if (old == cmp) *p = v;
+  return old;
+}
+inline long long atomicMax(long long* p, long long v) {
+  const long long old = *p;
+  if (v > old) *p = v;
+  return old;
+}
 template <class T> T __shfl_down_sync(unsigned, T v, int d) {
   static_assert(sizeof(T) <= 8, "one lane slot");
   std::memcpy(&strider_emu::lanes[threadIdx.x], &v, sizeof(T));

@@ -22,6 +22,15 @@ constexpr int64_t kCudaMaxBlocks = 8192;
 /// Points per thread and trip in an elementwise stage's vector path.
 constexpr int kCudaVectorLanes = 4;
 
+/// The source every stage starts with (guarded: stages compile together): ops/scalar_ops.inc,
+/// st_extent (a run-time extent), st_fail (the error record), st_key (NumPy's sort order of floats).
+const std::string& prelude();
+/// v as a C literal of its type.
+std::string literal(int64_t v);
+/// A memory element of dtype t as it computes (st::reg_t: bool, float for float16), and back.
+std::string from_memory(const std::string& x, DType t);
+std::string to_memory(const std::string& x, DType t);
+
 class CudaEmitter {
  public:
   CudaEmitter(const Graph& g, const StagePlan& p, std::string name);

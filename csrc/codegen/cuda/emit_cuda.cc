@@ -12,8 +12,6 @@
 
 namespace strider::detail {
 
-namespace {
-
 // Shared by every stage; guarded so that several stages' sources compile as one program. The
 // scalar semantics are ops/scalar_ops.inc, the text the reference executor compiles.
 const std::string& prelude() {
@@ -23,6 +21,27 @@ const std::string& prelude() {
 template <class I> __device__ __forceinline__ I st_extent(const long long* e, long long bound) {
   const long long v = *e;
   return (I)(v < 0 ? 0 : v > bound ? bound : v);
+}
+// Fills the error record (runtime/kernel.h): the first op of the call to fail claims it, and of
+// its failing elements the first in C order (the largest INT64_MAX - position). True while `who`
+// holds it.
+__device__ __forceinline__ bool st_fail(long long* err, long long who, long long pos) {
+  const unsigned long long held = atomicCAS((unsigned long long*)err, 0ull, (unsigned long long)who);
+  if (held != 0ull && held != (unsigned long long)who) return false;
+  atomicMax(err + 1, 9223372036854775807LL - pos);
+  return true;
+}
+// NumPy's sort order of floats as unsigned keys (runtime/data_dependent.cc's sort_key): -0.0
+// equal to 0.0, every NaN equal to the others and last
+__device__ __forceinline__ unsigned int st_key(float x) {
+  if (x != x) return 0xffffffffu;
+  const unsigned int b = st::bit_cast_<unsigned int>(x == 0.0f ? 0.0f : x);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+__device__ __forceinline__ unsigned long long st_key(double x) {
+  if (x != x) return 0xffffffffffffffffull;
+  const unsigned long long b = st::bit_cast_<unsigned long long>(x == 0.0 ? 0.0 : x);
+  return (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
 }
 #endif
 )";
@@ -34,6 +53,20 @@ std::string literal(int64_t v) {
   if (v == INT64_MIN) return "(-9223372036854775807LL - 1)";
   return std::to_string(v) + (v > INT32_MAX || v < INT32_MIN ? "LL" : "");
 }
+
+// A memory element as it computes (st::reg_t), and a computed value as memory holds it.
+std::string from_memory(const std::string& x, DType t) {
+  if (t == DType::Bool) return "(" + x + " != 0)";
+  if (t == DType::Float16) return "st::half_to_float(" + x + ")";
+  return x;
+}
+std::string to_memory(const std::string& x, DType t) {
+  if (t == DType::Bool) return "(unsigned char)(" + x + ")";
+  if (t == DType::Float16) return "st::float_to_half(" + x + ")";
+  return x;
+}
+
+namespace {
 
 // The vector type a view of `t` is read or written with, in halves for 8-byte types (16 bytes
 // each, the widest load), and the alignment its base address needs.
@@ -56,18 +89,6 @@ const char* vector_type(DType t) {
 }
 bool in_halves(DType t) { return itemsize(t) == 8; }
 int vector_alignment(DType t) { return static_cast<int>(std::min<size_t>(4 * itemsize(t), 16)); }
-
-// A memory element as it computes (st::reg_t), and a computed value as memory holds it.
-std::string from_memory(const std::string& x, DType t) {
-  if (t == DType::Bool) return "(" + x + " != 0)";
-  if (t == DType::Float16) return "st::half_to_float(" + x + ")";
-  return x;
-}
-std::string to_memory(const std::string& x, DType t) {
-  if (t == DType::Bool) return "(unsigned char)(" + x + ")";
-  if (t == DType::Float16) return "st::float_to_half(" + x + ")";
-  return x;
-}
 
 // Lane w of a vector local: name.x ... name.w, or name_0.x, name_0.y, name_1.x, name_1.y.
 std::string lane_component(const std::string& name, DType t, int w, bool read) {
@@ -168,7 +189,7 @@ void CudaEmitter::emit_op(size_t k) {
       return store(op.output, convert(call(op.code, t, in), is_predicate(op.code) ? DType::Bool : t, out));
     case OpKind::Binary:
       if (g_.dtype_of(op.inputs[1]) != t) refuse("its inputs do not share one dtype");
-      if (may_fail(op.code, t)) line("if (st::" + std::string(op_name(op.code)) + "_fails(" + in[0] + ", " + in[1] + ")) *err = 1;");
+      if (may_fail(op.code, t)) line("if (st::" + std::string(op_name(op.code)) + "_fails(" + in[0] + ", " + in[1] + ")) st_fail(err, " + literal(kCudaFailedPower) + ", 0);");
       return store(op.output, convert(call(op.code, t, in), is_comparison(op.code) ? DType::Bool : t, out));
     case OpKind::Ternary:
       // the reference copies the chosen element's bytes: the values must have the output's dtype
@@ -238,7 +259,7 @@ void CudaEmitter::open_kernel(const std::string& kernel) {
     params += (params.empty() ? "" : ", ") + std::string(written_.count(s) ? "" : "const ") + mem_type(t) +
               "* __restrict__ s" + std::to_string(s);
   }
-  if (error_flag_) params += (params.empty() ? "" : ", ") + std::string("int* __restrict__ err");
+  if (error_flag_) params += (params.empty() ? "" : ", ") + std::string("long long* __restrict__ err");
   if (scratch_bytes_) params += (params.empty() ? "" : ", ") + std::string("void* __restrict__ scratch");
   line("extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kCudaThreads) + ") " + kernel + "(" + params + ") {");
   ++indent_;

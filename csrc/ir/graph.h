@@ -37,8 +37,9 @@ OpKind op_kind(OpCode op);
 uint32_t op_attrs(OpCode op);
 inline bool is_predicate(OpCode op) { return (op_attrs(op) & kPredicate) != 0; }
 inline bool is_comparison(OpCode op) { return (op_attrs(op) & kComparison) != 0; }
-/// Whether an op is data-dependent: it runs in the runtime's library as a stage of its own
-/// (except a take that fuse_stages wrote over its output's domain: see is_domain_gather).
+/// Whether an op is data-dependent: a stage of its own, run by the runtime's library (the CUDA
+/// backend's own kernels on a device), except a take that fuse_stages wrote over its output's
+/// domain (see is_domain_gather).
 inline bool is_data_dependent(OpCode op) { return op_kind(op) >= OpKind::Compact; }
 /// Whether an op writes into an existing storage (its output view is not a fresh result).
 inline bool writes_in_place(OpCode op) { return op_kind(op) == OpKind::Copy || op_kind(op) == OpKind::Scatter; }

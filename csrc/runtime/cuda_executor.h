@@ -11,9 +11,10 @@
 // Runs a lowered program on a CUDA device through the driver API (runtime/cuda_loader.h): every
 // stage in order on one stream, each as the kernels a CudaStageCompiler (codegen/cuda, which the
 // driver hands in) compiles for the device's own architecture; modules kept in memory per device.
-// A stage the CUDA backend refuses (overlapping accesses, run-time extents, a schedule with a
-// tail: what it names) runs on the host on the reference executor, between copies of the
-// storages its ops touch, so every program runs, with NumPy's semantics, at some speed.
+// A stage the CUDA backend refuses (overlapping accesses, a data-dependent op reading the storage
+// it writes, a schedule with a tail: what it names) runs on the host on the reference executor,
+// between copies of the storages its ops touch, so every program runs, with NumPy's semantics, at
+// some speed. A failing check (or host stage) ends the call where the reference would.
 namespace strider {
 
 class CudaProgram {

@@ -150,6 +150,98 @@ TEST(CudaCodegen, IntegerPowerTakesTheErrorFlag) {
   EXPECT_FALSE(emit_cuda_stage(f, one_op_stage(f, OpCode::power, {DType::Float32, DType::Float32}, DType::Float32, {9}, {})).error_flag);
 }
 
+// A one-op graph: storages %s0 (T[64], the values), %s1 (i64[64], indices), %s2 (bool[64]),
+// %s3 (i64[1], a run-time extent) and %s4 (U[64], the result), every " T[" typed t, " U[" u.
+Graph data_dependent_graph(const std::string& op, DType t, DType u) {
+  std::string text = "graph @t {\n %s0 = storage T[64] arg 0\n %s1 = storage i64[64] arg 1\n %s2 = storage bool[64] arg 2\n"
+                     " %s3 = storage i64[1] arg 3\n %s4 = storage U[64] arg 4\n op0 = " + op + "\n return\n}";
+  for (size_t at = text.find(" T["); at != std::string::npos; at = text.find(" T[", at)) text.replace(at + 1, 1, dtype_name(t));
+  for (size_t at = text.find(" U["); at != std::string::npos; at = text.find(" U[", at)) text.replace(at + 1, 1, dtype_name(u));
+  return parse_graph(text);
+}
+
+TEST(CudaCodegen, DataDependentOpsAreKernelsOnEveryDtype) {
+  std::vector<std::string> sources;
+  auto emit = [&](const std::string& op, DType t, DType u) {
+    const Graph g = data_dependent_graph(op, t, u);
+    Stage s;
+    s.op_ids = {0};
+    s.ops = {g.ops[0]};
+    const CudaStage st = emit_cuda_stage(g, s);
+    sources.push_back(st.source);
+    return st;
+  };
+  for (DType t : kDTypes) {
+    SCOPED_TRACE(dtype_name(t));
+    emit("sort(%s0[4,16]{16,1}+0) -> %s4[4,16]{16,1}+0", t, t);
+    emit("argsort(%s0[?%s3<=64]{1}+0) axes=[1,5] -> %s4[5]{1}+0", t, DType::Int64);
+    emit("searchsorted(%s0[32]{1}+0, %s0[8,4]{1,8}+32) axes=[1] -> %s4[8,4]{4,1}+0", t, DType::Int64);
+    emit("nonzero(%s0[8,8]{1,8}+0) -> %s4[?%s3<=64]{1}+0", t, DType::Int64);
+    emit("compress(%s2[16]{1}+0, %s0[16,4]{4,1}+0) -> %s4[?%s3<=16,4]{4,1}+0", t, t);
+    emit("take(%s0[16,4]{4,1}+0, %s1[3,2]{2,1}+0) -> %s4[3,2,4]{8,4,1}+0", t, t);
+    emit("put(%s1[6]{1}+0, %s0[6,4]{4,1}+0) -> %s4[16,4]{4,1}+0", t, t);
+    for (const char* op : {"cumsum", "cumprod", "cummax", "cummin", "add_at"}) {
+      const std::string text = std::string(op) == "add_at" ? "add_at(%s1[6]{1}+0, %s0[6,4]{4,1}+0) -> %s4[16,4]{4,1}+0"
+                                                           : std::string(op) + "(%s0[4,16]{1,4}+0) -> %s4[4,16]{16,1}+0";
+      const OpCode f = std::string(op) == "cumprod" ? OpCode::multiply : std::string(op) == "cummax" ? OpCode::maximum
+                     : std::string(op) == "cummin"  ? OpCode::minimum : OpCode::add;
+      if (has_loop(f, t)) emit(text, t, t);
+      else EXPECT_THROW(emit(text, t, t), std::invalid_argument) << op;
+    }
+  }
+  expect_compiles(sources);
+}
+
+TEST(CudaCodegen, DataDependentStagesLaunchStepsAndFillTheErrorRecord) {
+  auto emit = [](const std::string& op, const std::string& storages) {
+    const Graph g = parse_graph("graph @t {\n" + storages + " op0 = " + op + "\n return\n}");
+    Stage s;
+    s.op_ids = {0};
+    s.ops = {g.ops[0]};
+    return emit_cuda_stage(g, s);
+  };
+  const std::string st = " %s0 = storage f32[5000] arg 0\n %s1 = storage i64[1] arg 1\n %s2 = storage i64[5000] arg 2\n";
+  // compaction: counts of 2048-element tiles, their offsets, the writes; no error record
+  const CudaStage nz = emit("nonzero(%s0[5000]{1}+0) -> %s2[?%s1<=5000]{1}+0", st);
+  ASSERT_EQ(nz.launches.size(), 3u);
+  EXPECT_EQ(nz.launches[0].kernel, nz.name + "_count");
+  EXPECT_EQ(nz.launches[0].blocks, 3);
+  EXPECT_EQ(nz.launches[1].blocks, 1);
+  EXPECT_FALSE(nz.error_flag);
+  EXPECT_EQ(nz.scratch_bytes, 3 * 8);
+  EXPECT_NE(nz.source.find("if (k < o_n0) s2[0 + k * 1] = i;"), std::string::npos);
+  // an indexed read: every index checked, the first bad one's position kept (op 0: code 2)
+  const CudaStage take = emit("take(%s0[50,100]{100,1}+0, %s2[7]{1}+0) -> %s3[7,100]{100,1}+0", st + " %s3 = storage f32[700] arg 3\n");
+  EXPECT_TRUE(take.error_flag);
+  EXPECT_NE(take.source.find("if (i < 0 || i >= a0_n0) st_fail(err, 2, t);"), std::string::npos);
+  EXPECT_EQ(take.launches.back().kernel, take.name + "_fill");
+  EXPECT_EQ(take.launches.back().threads, 1);
+  // the assert's message never goes to the device
+  const CudaStage assert_ = emit("check_assert(%s0[]{}+0, %s1[1]{1}+0) -> %s2[]{}+0",
+                                 " %s0 = storage bool[1] arg 0\n %s1 = storage i32[1] const 0x41000000\n %s2 = storage bool[1] arg 2\n");
+  EXPECT_EQ(assert_.params, (std::vector<int>{0, 2}));
+  // a sort: a block per row, a radix pass a key bit, stable splits by block scans
+  const CudaStage sort = emit("argsort(%s0[20,250]{250,1}+0) -> %s2[20,250]{250,1}+0", st);
+  ASSERT_EQ(sort.launches.size(), 1u);
+  EXPECT_EQ(sort.launches[0].blocks, 20);
+  EXPECT_NE(sort.source.find("for (int bit = 0; bit < 32; ++bit) {"), std::string::npos);
+  EXPECT_NE(sort.source.find("__syncthreads();"), std::string::npos);
+}
+
+TEST(CudaCodegen, DataDependentOpReadingItsOwnOutputIsRefused) {
+  const Graph g = parse_graph("graph @t {\n %s0 = storage f32[40] arg 0\n %s1 = storage i64[4] arg 1\n"
+                              " op0 = put(%s1[4]{1}+0, %s0[4]{1}+0) -> %s0[40]{1}+0\n return\n}");
+  Stage s;
+  s.op_ids = {0};
+  s.ops = {g.ops[0]};
+  try {
+    emit_cuda_stage(g, s);
+    FAIL() << "emitted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("op0 (put): it reads the storage it writes"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CudaCodegen, KernelNameFollowsTheStageNotTheFunction) {
   Graph a, b;
   a.name = "first";

@@ -124,6 +124,40 @@ def test_integer_power_with_negative_exponent_raises_numpys_error():
     np.testing.assert_array_equal(fn(np.arange(4, dtype=np.int64), np.array([1, 2, 0, 3])), [0, 1, 1, 27])
 
 
+def test_data_dependent_ops_run_as_kernels():
+    def f(scores, boxes, idx, needles):
+        keep = scores > 0.3
+        kept = boxes[keep]  # compress
+        order = np.argsort(-scores[keep], kind="stable")[:5]  # a top-k (ties: NumPy's default sort is not stable)
+        flat = np.nonzero(scores > 0.9)[0]
+        acc = np.zeros(6)
+        np.add.at(acc, idx, scores[: idx.shape[0]])
+        return kept[order], flat, acc, np.cumsum(boxes, axis=1), np.searchsorted(np.sort(scores), needles), boxes[idx]
+
+    rng = np.random.default_rng(0)
+    scores = rng.random(3000).round(2)  # ties
+    args = (scores, rng.random((3000, 4)), np.array([1, 5, 1, 0, 5, 5]), np.array([0.0, 0.5, 2.0]))
+    fn = cuda(f)
+    for e, g in zip(f(*args), fn(*args)):
+        compare(e, g)
+    assert not any(fn.explain(*args).cuda_fallbacks), fn.explain(*args).cuda_fallbacks
+
+
+def test_a_failing_check_stops_the_call_after_the_writes_before_it():
+    def f(x, i, y):
+        y[0] = 7.0
+        z = x[i]
+        y[1] = 8.0
+        return z
+
+    fn = cuda(f)
+    for y in (np.zeros(2), to_device(np.zeros(2))):
+        with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 5"):
+            fn(np.arange(5.0), np.array([1, 9, -7]), y)
+        np.testing.assert_array_equal(y if isinstance(y, np.ndarray) else to_numpy(y), [7.0, 0.0])
+    assert not any(fn.explain(np.arange(5.0), np.array([1]), np.zeros(2)).cuda_fallbacks)
+
+
 @pytest.mark.parametrize("shape,axis", [((3, 1 << 17), 1), ((1 << 17, 3), 0), ((5000, 81), 1)])
 def test_reductions_of_every_shape(shape, axis):
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)

@@ -31,6 +31,10 @@ std::string literal(int64_t v);
 std::string from_memory(const std::string& x, DType t);
 std::string to_memory(const std::string& x, DType t);
 
+/// Emits the stage of a data-dependent op (alone in its stage, as fuse_stages keeps it), op
+/// `op_id` of `g`, as kernels named `name`_<step> (emit_cuda_data_dependent.cc).
+CudaStage emit_data_dependent(const Graph& g, const Op& op, int op_id, const std::string& name);
+
 class CudaEmitter {
  public:
   CudaEmitter(const Graph& g, const StagePlan& p, std::string name);

@@ -1,0 +1,245 @@
+// The data-dependent ops (ops.def's Compact to Search kinds) as CUDA kernels, each alone in its
+// stage, with the reference's semantics (runtime/data_dependent.cc) and no inter-block waits
+// (blocks may run one after another): a stage is a few launches on one stream, passing counts and
+// offsets through scratch memory. Views are read as the op holds them; a run-time extent is read
+// on the device and clamped to its static bound, which sizes the grids. Failures fill the error
+// record (runtime/kernel.h) with the first failing element in C order, and a one-thread kernel
+// adds the payload the host's message needs.
+//
+// CUB has these algorithms, but it is a header library and NVRTC compiles this backend's sources
+// with no #include: the few block-level pieces are written here.
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "codegen/cuda/data_dependent_emitter.h"
+
+namespace strider::detail {
+
+// nonzero and compress: per block of kTile elements a count, one block's scan of the counts, then
+// each block writes its kept elements from its offset, in C order; nonzero writes the flat indices,
+// compress lists the kept rows in scratch and copies them in a fourth kernel, a thread an element.
+void DataDependentEmitter::compact() {
+  const bool rows = op_.code == OpCode::compress;
+  const View& in = op_.inputs[0];
+  const View& out = op_.output;
+  const int64_t bound = rows ? in.shape[0] : in.numel();
+  const std::string n = rows ? "a0_n0" : "a0_numel";
+  const int64_t blocks = std::max<int64_t>((bound + kTile - 1) / kTile, 1);
+  const std::string flag = rows ? elem("a0", in, "i") + " != 0"
+                                : "st::convert<bool>(" + from_memory(elem("a0", in, "i"), g_.dtype_of(in)) + ")";
+  scratch_ = 8 * (blocks + (rows ? out.shape[0] : 0));
+  auto count_tile = [&] {
+    declare_scan();
+    line("long long* const counts = (long long*)scratch;");
+    line("long long c = 0;");
+    open_block("for (int e = 0; e < " + std::to_string(kItems) + "; ++e)");
+    line("const long long i = (long long)blockIdx.x * " + literal(kTile) + " + threadIdx.x * " + std::to_string(kItems) + " + e;");
+    line("if (i < " + n + " && " + flag + ") ++c;");
+    close_block();
+    block_scan("c", "c_ex", "c_total");
+  };
+  open("count", blocks);
+  count_tile();
+  line("if (threadIdx.x == 0) counts[blockIdx.x] = c_total;");
+  close_block();
+
+  // the blocks' counts made offsets: each thread sums a run of them, the block scans the sums
+  const int64_t per = (blocks + kThreads - 1) / kThreads;
+  open("offsets", 1);
+  declare_scan();
+  line("long long* const counts = (long long*)scratch;");
+  line("const long long b0 = (long long)threadIdx.x * " + literal(per) + ", b1 = b0 + " + literal(per) + " < " +
+       literal(blocks) + " ? b0 + " + literal(per) + " : " + literal(blocks) + ";");
+  line("long long sum = 0;");
+  line("for (long long b = b0; b < b1; ++b) sum += counts[b];");
+  block_scan("sum", "sum_ex", "sum_total");
+  line("long long at = sum_ex;");
+  open_block("for (long long b = b0; b < b1; ++b)");
+  line("const long long c = counts[b];");
+  line("counts[b] = at, at += c;");
+  close_block();
+  close_block();
+
+  // the kept elements past the room computed before (the output's extent) are dropped
+  open("write", blocks);
+  count_tile();
+  line("long long k = counts[blockIdx.x] + c_ex;");
+  open_block("for (int e = 0; e < " + std::to_string(kItems) + "; ++e)");
+  line("const long long i = (long long)blockIdx.x * " + literal(kTile) + " + threadIdx.x * " + std::to_string(kItems) + " + e;");
+  line("if (!(i < " + n + " && " + flag + ")) continue;");
+  if (rows) line("if (k < o_n0) ((long long*)scratch)[" + literal(blocks) + " + k] = i;");
+  else line("if (k < o_n0) s" + std::to_string(out.storage) + "[" + literal(out.offset) + " + k * " + literal(out.strides[0]) + "] = i;");
+  line("++k;");
+  close_block();
+  close_block();
+  if (!rows) return;
+
+  const View& src = op_.inputs[1];
+  open("rows", grid(out.numel()));
+  walk("a1", src, 1, src.ndim(), "a1_row");
+  for_each("o_numel");
+  line("const long long k = t / a1_row_count, r = t % a1_row_count;");
+  line("const long long from = ((const long long*)scratch)[" + literal(blocks) + " + k];");
+  line(elem("o", out, "t") + " = s" + std::to_string(src.storage) + "[" + literal(src.offset) + " + from * " +
+       literal(src.strides[0]) + " + a1_row(r)];");
+  close_block();
+  close_block();
+}
+
+// take, put and add_at: a kernel checks every index (put: the largest position j writing each row
+// claims it, so the last write wins), then rows move a thread an element; add_at adds in the
+// order of the indices, as the reference rounds, a thread per element of a row walking them all
+// (correct before fast: a scatter of few rows runs on few threads).
+void DataDependentEmitter::indexed_rows() {
+  const bool gather = op_.code == OpCode::take;
+  const View& idx = op_.inputs[gather ? 1 : 0];
+  const std::string ip = gather ? "a1" : "a0";
+  const View& indexed = gather ? op_.inputs[0] : op_.output;
+  const std::string xp = gather ? "a0" : "o";
+  const std::string n = xp + "_n0";
+  const bool put = op_.code == OpCode::put;
+  error_ = true;
+  if (put) scratch_ = 8 * std::max<int64_t>(indexed.shape[0], 1);
+  if (put) {
+    open("clear", grid(indexed.shape[0]));
+    for_each(literal(indexed.shape[0]));
+    line("((long long*)scratch)[t] = -1;");
+    close_block();
+    close_block();
+  }
+  open("check", grid(idx.numel()));
+  for_each(ip + "_numel");
+  line("const long long i = " + elem(ip, idx, "t") + ";");
+  line("if (i < 0 || i >= " + n + ") st_fail(err, " + who_ + ", t);");
+  if (put) line("else atomicMax((long long*)scratch + i, t);");
+  close_block();
+  close_block();
+
+  const std::string to = "s" + std::to_string(op_.output.storage);
+  const View& dense = gather ? op_.output : op_.inputs[1];
+  const std::string dp = gather ? "o" : "a1";
+  const std::string row = literal(indexed.offset) + " + i * " + literal(indexed.strides[0]) + " + " + xp + "_row(r)";
+  if (op_.code == OpCode::add_at) {
+    const DType t = g_.dtype_of(op_.output);
+    if (!has_loop(OpCode::add, t)) refuse(std::string("add has no ") + loop_family(t) + " loop");
+    open("add", grid(indexed.numel() / std::max<int64_t>(indexed.shape[0], 1)));
+    walk(xp, indexed, 1, indexed.ndim(), xp + "_row");
+    for_each(xp + "_row_count");
+    line("const long long r = t;");
+    open_block("for (long long j = 0; j < " + ip + "_numel; ++j)");
+    line("const long long i = " + elem(ip, idx, "j") + ";");
+    line("if (i < 0 || i >= " + n + ") continue;");
+    line("const long long at = " + row + ";");
+    const std::string sum = CudaEmitter::as_dtype("st::add(" + from_memory(to + "[at]", t) + ", " +
+                                                  from_memory(elem(dp, dense, "j * " + xp + "_row_count + r"), t) + ")", t);
+    line(to + "[at] = " + to_memory(sum, t) + ";");
+    close_block();
+    close_block();
+    close_block();
+  } else {
+    open("move", grid(dense.numel()));
+    walk(xp, indexed, 1, indexed.ndim(), xp + "_row");
+    for_each(dp + "_numel");
+    line("const long long j = t / " + xp + "_row_count, r = t % " + xp + "_row_count;");
+    line("const long long i = " + elem(ip, idx, "j") + ";");
+    line("if (i < 0 || i >= " + n + ") continue;");
+    if (put) line("if (((const long long*)scratch)[i] != j) continue;  // a later position writes this row");
+    if (gather) line(elem("o", dense, "t") + " = s" + std::to_string(indexed.storage) + "[" + row + "];");
+    else line(to + "[" + row + "] = " + elem(dp, dense, "t") + ";");
+    close_block();
+    close_block();
+  }
+  fill_payload(ip, idx, n);
+}
+
+void DataDependentEmitter::check() {
+  error_ = true;
+  const std::string o = "s" + std::to_string(op_.output.storage) + "[" + literal(op_.output.offset) + "]";
+  auto scalar = [&](int j) { return elem("a" + std::to_string(j), op_.inputs[j], "0"); };
+  if (op_.code == OpCode::check_index) {
+    open("check", grid(op_.output.numel()));
+    line("const long long n = " + scalar(1) + ";");
+    for_each("o_numel");
+    line("const long long i = " + elem("a0", op_.inputs[0], "t") + ";");
+    open_block("if (i < -n || i >= n)");
+    line("st_fail(err, " + who_ + ", t);");
+    line("continue;");
+    close_block();
+    line(elem("o", op_.output, "t") + " = i < 0 ? i + n : i;");
+    close_block();
+    close_block();
+    return fill_payload("a0", op_.inputs[0], scalar(1));
+  }
+  open("check", 1, 1);
+  if (op_.code == OpCode::check_assert) {
+    line("const bool ok = " + scalar(0) + " != 0;");
+    line(o + " = ok;");
+    line("if (!ok) st_fail(err, " + who_ + ", 0);");
+  } else {
+    // check_nonempty: the length; check_equal: the two lengths
+    const bool equal = op_.code == OpCode::check_equal;
+    line("const long long a = " + scalar(0) + ", b = " + (equal ? scalar(1) : "1") + ";");
+    line(o + " = a;");
+    open_block(std::string("if (") + (equal ? "a != b" : "a <= 0") + " && st_fail(err, " + who_ + ", 0))");
+    line("err[2] = a;");
+    line(std::string("err[3] = ") + (equal ? "b" : "0") + ";");
+    close_block();
+  }
+  close_block();
+}
+
+CudaStage DataDependentEmitter::emit() {
+  // its threads read and write in no order the reference's walk would keep
+  for (const View& v : op_.inputs)
+    if (v.storage == op_.output.storage) refuse("it reads the storage it writes");
+  for (size_t j = 0; j < op_.inputs.size(); ++j) views_.push_back({"a" + std::to_string(j), &op_.inputs[j]});
+  views_.push_back({"o", &op_.output});
+  // a check's message stays on the host (the graph's constant): the device never reads it
+  if (op_.code == OpCode::check_assert || op_.code == OpCode::check_equal) views_.erase(views_.end() - 2);
+  switch (op_kind(op_.code)) {
+    case OpKind::Compact:
+    case OpKind::Compress: compact(); break;
+    case OpKind::Gather:
+    case OpKind::Scatter: indexed_rows(); break;
+    case OpKind::Check: check(); break;
+    case OpKind::Scan: scan(); break;
+    case OpKind::Search: search(); break;
+    case OpKind::Sort: sort(); break;
+    default: refuse("not a data-dependent op");
+  }
+  // every kernel takes every storage a view names
+  std::set<int> params;
+  for (const auto& [p, v] : views_) {
+    params.insert(v->storage);
+    for (int e : v->extents)
+      if (e >= 0) params.insert(e);
+  }
+  std::string list;
+  for (int s : params) {
+    const bool written = s == op_.output.storage;
+    list += (list.empty() ? "" : ", ") + std::string(written ? "" : "const ") + CudaEmitter::mem_type(g_.storages[s].dtype) +
+            "* __restrict__ s" + std::to_string(s);
+  }
+  if (error_) list += ", long long* __restrict__ err";
+  if (scratch_) list += ", void* __restrict__ scratch";
+  std::string kernels = body_.str();
+  for (size_t at = kernels.find("@PARAMS@"); at != std::string::npos; at = kernels.find("@PARAMS@", at))
+    kernels.replace(at, 8, list);
+  CudaStage out;
+  out.name = name_;
+  out.source = "// strider CUDA stage " + name_ + ": " + g_.name + " op" + std::to_string(id_) + " (" + op_name(op_.code) +
+               ", compile with -fmad=false)\n" + prelude() + kernels;
+  out.params.assign(params.begin(), params.end());
+  out.launches = launches_;
+  out.error_flag = error_;
+  out.scratch_bytes = scratch_;
+  return out;
+}
+
+
+CudaStage emit_data_dependent(const Graph& g, const Op& op, int op_id, const std::string& name) {
+  return DataDependentEmitter(g, op, op_id, name).emit();
+}
+
+}  // namespace strider::detail

@@ -1,0 +1,151 @@
+// The data-dependent ops that order elements (sort, argsort and its top-k, searchsorted) by NumPy's
+// sort order as unsigned keys, and the scans, as CUDA kernels (data_dependent_emitter.h).
+
+#include <algorithm>
+
+#include "codegen/cuda/data_dependent_emitter.h"
+
+namespace strider::detail {
+
+std::string DataDependentEmitter::sort_key(const std::string& x, DType t, int* bits) const {
+  *bits = static_cast<int>(8 * itemsize(t));
+  switch (t) {
+    case DType::Float16: *bits = 32; return "(unsigned long long)st_key(st::half_to_float(" + x + "))";
+    case DType::Float32:
+    case DType::Float64: return "(unsigned long long)st_key(" + x + ")";
+    case DType::Int8:
+    case DType::Int16:
+    case DType::Int32:
+    case DType::Int64: {  // the sign bit flipped: two's complement in unsigned order
+      const std::string u = "unsigned " + std::string(*bits == 8 ? "char" : *bits == 16 ? "short" : *bits == 32 ? "int" : "long long");
+      return "(unsigned long long)(" + u + ")((" + u + ")" + x + " ^ (" + u + ")(1ull << " + std::to_string(*bits - 1) + "))";
+    }
+    default: return "(unsigned long long)" + x;  // bool (0 or 1 in memory) and unsigned integers
+  }
+}
+
+
+// A thread per row, in order along it: the reference's rounding of float sums and products (a
+// parallel scan would associate them otherwise).
+void DataDependentEmitter::scan() {
+  const View& in = op_.inputs[0];
+  const View& out = op_.output;
+  const DType t = g_.dtype_of(in);
+  const OpCode f = op_.code == OpCode::cumsum    ? OpCode::add
+                   : op_.code == OpCode::cumprod ? OpCode::multiply
+                   : op_.code == OpCode::cummax  ? OpCode::maximum
+                                                 : OpCode::minimum;
+  if (in.ndim() == 0) refuse("a scan of a 0-d array");
+  if (g_.dtype_of(out) != t) refuse("a scan into another dtype");
+  if (!has_loop(f, t)) refuse(std::string(op_name(f)) + " has no " + loop_family(t) + " loop");
+  const int last = in.ndim() - 1;
+  open("scan", grid(in.numel() / std::max<int64_t>(in.shape[last], 1)));
+  walk("a0", in, 0, last, "a0_head", literal(in.offset));
+  walk("o", out, 0, last, "o_head", literal(out.offset));
+  for_each("a0_head_count");
+  line("const long long from = a0_head(t), to = o_head(t);");
+  line(reg(in) + " acc{};");
+  open_block("for (long long i = 0; i < a0_n" + std::to_string(last) + "; ++i)");
+  line("const " + reg(in) + " x = " + from_memory("s" + std::to_string(in.storage) + "[from + i * " + literal(in.strides[last]) + "]", t) + ";");
+  line("acc = i == 0 ? x : " + CudaEmitter::as_dtype("st::" + std::string(op_name(f)) + "(acc, x)", t) + ";");
+  line("s" + std::to_string(out.storage) + "[to + i * " + literal(out.strides[last]) + "] = " + to_memory("acc", t) + ";");
+  close_block();
+  close_block();
+  close_block();
+}
+
+// A thread per needle, a binary search in the sort keys' order (NaNs last).
+void DataDependentEmitter::search() {
+  const View& a = op_.inputs[0];
+  const DType t = g_.dtype_of(a);
+  if (g_.dtype_of(op_.inputs[1]) != t) refuse("the needles' dtype is not the sorted array's");
+  int bits = 0;
+  open("search", grid(op_.inputs[1].numel()));
+  for_each("a1_numel");
+  line("const unsigned long long key = " + sort_key(elem("a1", op_.inputs[1], "t"), t, &bits) + ";");
+  line("long long lo = 0, hi = a0_n0;");
+  open_block("while (lo < hi)");
+  line("const long long mid = lo + (hi - lo) / 2;");
+  line("const unsigned long long k = " + sort_key(elem("a0", a, "mid"), t, &bits) + ";");
+  line(std::string("if (") + (op_.axes[0] != 0 ? "!(key < k)" : "k < key") + ") lo = mid + 1;");
+  line("else hi = mid;");
+  close_block();
+  line(elem("o", op_.output, "t") + " = lo;");
+  close_block();
+  close_block();
+}
+
+
+// sort and argsort: a block per row (rows beyond the grid taken in turn), an LSD radix sort of
+// the row's keys one bit a pass, each pass a stable split (zeros first) by a block scan over
+// tiles of the row, keys and positions ping-ponged in the block's scratch; a bit every key shares
+// is skipped. The head (a top-k) is read from the whole order: correct before fast.
+void DataDependentEmitter::sort() {
+  const View& in = op_.inputs[0];
+  const View& out = op_.output;
+  const DType t = g_.dtype_of(in);
+  if (in.ndim() == 0) refuse("a sort of a 0-d array");
+  const bool reverse = !op_.axes.empty() && op_.axes[0] != 0;
+  const bool positions = op_.code == OpCode::argsort;
+  if (!positions && g_.dtype_of(out) != t) refuse("a sort into another dtype");
+  const int last = in.ndim() - 1;
+  const int64_t n_bound = std::max<int64_t>(in.shape[last], 1);
+  const int64_t rows = in.numel() / std::max<int64_t>(in.shape[last], 1);
+  const int64_t row_bytes = 32 * n_bound;  // two key and two position arrays of long long
+  const int64_t blocks = std::clamp<int64_t>(std::min(rows, kSortScratch / row_bytes), 1, kCudaMaxBlocks);
+  scratch_ = blocks * row_bytes;
+  int bits = 0;
+  const std::string key = sort_key("s" + std::to_string(in.storage) + "[from + i * " + literal(in.strides[last]) + "]", t, &bits);
+  const std::string nb = literal(n_bound), n = "a0_n" + std::to_string(last);
+  open("sort", blocks);
+  declare_scan();
+  walk("a0", in, 0, last, "a0_head", literal(in.offset));
+  walk("o", out, 0, last, "o_head", literal(out.offset));
+  line("unsigned long long* const keys = (unsigned long long*)scratch + (long long)blockIdx.x * 4 * " + nb + ";");
+  open_block("for (long long row = blockIdx.x; row < a0_head_count; row += gridDim.x)");
+  line("const long long from = a0_head(row), to = o_head(row);");
+  line("unsigned long long *k0 = keys, *k1 = keys + 2 * " + nb + ";");
+  line("long long *p0 = (long long*)(keys + " + nb + "), *p1 = (long long*)(keys + 3 * " + nb + ");");
+  open_block("for (long long i = threadIdx.x; i < " + n + "; i += " + std::to_string(kThreads) + ")");
+  line("k0[i] = " + key + ";");
+  line("p0[i] = i;");
+  close_block();
+  line("__syncthreads();");
+  open_block("for (int bit = 0; bit < " + std::to_string(bits) + "; ++bit)");
+  line("long long z = 0;");
+  line("for (long long i = threadIdx.x; i < " + n + "; i += " + std::to_string(kThreads) + ") z += !((k0[i] >> bit) & 1);");
+  block_scan("z", "z_ex", "zeros");
+  line("if (zeros == 0 || zeros == " + n + ") continue;  // every key has the same bit: as it is");
+  line("long long placed = 0;  // the zeros of the tiles before");
+  open_block("for (long long t0 = 0; t0 < " + n + "; t0 += " + std::to_string(kThreads) + ")");
+  line("const long long i = t0 + threadIdx.x;");
+  line("const unsigned long long k = i < " + n + " ? k0[i] : 0ull;");
+  line("const long long zero = i < " + n + " && !((k >> bit) & 1);");
+  block_scan("zero", "zero_ex", "zero_total");
+  open_block("if (i < " + n + ")");
+  line("const long long at = zero ? placed + zero_ex : zeros + (t0 - placed) + (threadIdx.x - zero_ex);");
+  line("k1[at] = k;");
+  line("p1[at] = p0[i];");
+  close_block();
+  line("placed += zero_total;");
+  close_block();
+  line("unsigned long long* const k2 = k0;");
+  line("k0 = k1, k1 = k2;");
+  line("long long* const p2 = p0;");
+  line("p0 = p1, p1 = p2;");
+  line("__syncthreads();");
+  close_block();
+  // the first k of the order, or of its reverse
+  const std::string m = "o_n" + std::to_string(last);
+  open_block("for (long long i = threadIdx.x; i < " + m + " && i < " + n + "; i += " + std::to_string(kThreads) + ")");
+  line("const long long p = p0[" + std::string(reverse ? n + " - 1 - i" : "i") + "];");
+  line("s" + std::to_string(out.storage) + "[to + i * " + literal(out.strides[last]) + "] = " +
+       (positions ? std::string("p") : "s" + std::to_string(in.storage) + "[from + p * " + literal(in.strides[last]) + "]") + ";");
+  close_block();
+  line("__syncthreads();  // the next row's keys overwrite these");
+  close_block();
+  close_block();
+}
+
+
+}  // namespace strider::detail

@@ -19,7 +19,7 @@ from emulated_cuda import emulated_cuda
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # the e2e files whose every check() also runs on the device (the rest: on a GPU, see README)
 E2E = ("test_detection_heads.py", "test_views.py", "test_layouts.py", "test_dtypes.py", "test_data_dependent.py",
-       "test_sorting_scans.py")
+       "test_sorting_scans.py", "test_array_editing.py")
 
 
 @pytest.mark.parametrize("suite", ["gpu", "property"] + [f"e2e/{f}" for f in E2E])

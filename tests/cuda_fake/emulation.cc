@@ -123,6 +123,11 @@ inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long cm
   if (old == cmp) *p = v;
   return old;
 }
+template <class T> T atomicAdd(T* p, T v) {
+  const T old = *p;
+  *p = old + v;
+  return old;
+}
 inline long long atomicMax(long long* p, long long v) {
   const long long old = *p;
   if (v > old) *p = v;

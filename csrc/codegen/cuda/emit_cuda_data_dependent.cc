@@ -88,9 +88,10 @@ void DataDependentEmitter::compact() {
 }
 
 // take, put and add_at: a kernel checks every index (put: the largest position j writing each row
-// claims it, so the last write wins), then rows move a thread an element; add_at adds in the
-// order of the indices, as the reference rounds, a thread per element of a row walking them all
-// (correct before fast: a scatter of few rows runs on few threads).
+// claims it, so the last write wins), then rows move a thread an element; add_at of 32- and 64-bit
+// integers adds so with atomicAdd (wrap-around sums: any order gives the same bits), other dtypes
+// in the order of the indices, as the reference rounds, a thread per element of a row walking
+// them all (correct before fast: a scatter of few rows runs on few threads).
 void DataDependentEmitter::indexed_rows() {
   const bool gather = op_.code == OpCode::take;
   const View& idx = op_.inputs[gather ? 1 : 0];
@@ -120,9 +121,11 @@ void DataDependentEmitter::indexed_rows() {
   const View& dense = gather ? op_.output : op_.inputs[1];
   const std::string dp = gather ? "o" : "a1";
   const std::string row = literal(indexed.offset) + " + i * " + literal(indexed.strides[0]) + " + " + xp + "_row(r)";
-  if (op_.code == OpCode::add_at) {
-    const DType t = g_.dtype_of(op_.output);
-    if (!has_loop(OpCode::add, t)) refuse(std::string("add has no ") + loop_family(t) + " loop");
+  const DType t = g_.dtype_of(op_.output);
+  const bool add = op_.code == OpCode::add_at;
+  if (add && !has_loop(OpCode::add, t)) refuse(std::string("add has no ") + loop_family(t) + " loop");
+  const bool atomic = add && !is_float(t) && itemsize(t) >= 4;
+  if (add && !atomic) {
     open("add", grid(indexed.numel() / std::max<int64_t>(indexed.shape[0], 1)));
     walk(xp, indexed, 1, indexed.ndim(), xp + "_row");
     for_each(xp + "_row_count");
@@ -145,7 +148,9 @@ void DataDependentEmitter::indexed_rows() {
     line("const long long i = " + elem(ip, idx, "j") + ";");
     line("if (i < 0 || i >= " + n + ") continue;");
     if (put) line("if (((const long long*)scratch)[i] != j) continue;  // a later position writes this row");
+    const std::string word = itemsize(t) == 8 ? "unsigned long long" : "unsigned int";
     if (gather) line(elem("o", dense, "t") + " = s" + std::to_string(indexed.storage) + "[" + row + "];");
+    else if (atomic) line("atomicAdd((" + word + "*)&" + to + "[" + row + "], (" + word + ")" + elem(dp, dense, "t") + ");");
     else line(to + "[" + row + "] = " + elem(dp, dense, "t") + ";");
     close_block();
     close_block();

@@ -150,11 +150,11 @@ TEST(CudaCodegen, IntegerPowerTakesTheErrorFlag) {
   EXPECT_FALSE(emit_cuda_stage(f, one_op_stage(f, OpCode::power, {DType::Float32, DType::Float32}, DType::Float32, {9}, {})).error_flag);
 }
 
-// A one-op graph: storages %s0 (T[64], the values), %s1 (i64[64], indices), %s2 (bool[64]),
-// %s3 (i64[1], a run-time extent) and %s4 (U[64], the result), every " T[" typed t, " U[" u.
+// A one-op graph: storages %s0 (T[4096], the values), %s1 (i64[64], indices), %s2 (bool[64]),
+// %s3 (i64[1], a run-time extent) and %s4 (U[4096], the result), every " T[" typed t, " U[" u.
 Graph data_dependent_graph(const std::string& op, DType t, DType u) {
-  std::string text = "graph @t {\n %s0 = storage T[64] arg 0\n %s1 = storage i64[64] arg 1\n %s2 = storage bool[64] arg 2\n"
-                     " %s3 = storage i64[1] arg 3\n %s4 = storage U[64] arg 4\n op0 = " + op + "\n return\n}";
+  std::string text = "graph @t {\n %s0 = storage T[4096] arg 0\n %s1 = storage i64[64] arg 1\n %s2 = storage bool[64] arg 2\n"
+                     " %s3 = storage i64[1] arg 3\n %s4 = storage U[4096] arg 4\n op0 = " + op + "\n return\n}";
   for (size_t at = text.find(" T["); at != std::string::npos; at = text.find(" T[", at)) text.replace(at + 1, 1, dtype_name(t));
   for (size_t at = text.find(" U["); at != std::string::npos; at = text.find(" U[", at)) text.replace(at + 1, 1, dtype_name(u));
   return parse_graph(text);
@@ -180,14 +180,18 @@ TEST(CudaCodegen, DataDependentOpsAreKernelsOnEveryDtype) {
     emit("compress(%s2[16]{1}+0, %s0[16,4]{4,1}+0) -> %s4[?%s3<=16,4]{4,1}+0", t, t);
     emit("take(%s0[16,4]{4,1}+0, %s1[3,2]{2,1}+0) -> %s4[3,2,4]{8,4,1}+0", t, t);
     emit("put(%s1[6]{1}+0, %s0[6,4]{4,1}+0) -> %s4[16,4]{4,1}+0", t, t);
-    for (const char* op : {"cumsum", "cumprod", "cummax", "cummin", "add_at"}) {
-      const std::string text = std::string(op) == "add_at" ? "add_at(%s1[6]{1}+0, %s0[6,4]{4,1}+0) -> %s4[16,4]{4,1}+0"
-                                                           : std::string(op) + "(%s0[4,16]{1,4}+0) -> %s4[4,16]{16,1}+0";
-      const OpCode f = std::string(op) == "cumprod" ? OpCode::multiply : std::string(op) == "cummax" ? OpCode::maximum
-                     : std::string(op) == "cummin"  ? OpCode::minimum : OpCode::add;
-      if (has_loop(f, t)) emit(text, t, t);
-      else EXPECT_THROW(emit(text, t, t), std::invalid_argument) << op;
-    }
+    // scans of short rows (a thread each) and long ones (a block each for integers)
+    const char* const rows[] = {"(%s0[4,16]{1,4}+0) -> %s4[4,16]{16,1}+0", "(%s0[2,2000]{2000,1}+0) -> %s4[2,2000]{2000,1}+0"};
+    const std::pair<std::string, OpCode> ops[] = {{"cumsum(", OpCode::add}, {"cumprod(", OpCode::multiply}, {"cummax(", OpCode::maximum},
+                                                  {"cummin(", OpCode::minimum}, {"add_at(%s1[6]{1}+0, %s0[6,4]{4,1}+0) -> %s4[16,4]{4,1}+0", OpCode::add}};
+    for (const auto& [op, f] : ops)
+      for (const char* r : rows) {
+        const bool add_at = op.back() != '(';
+        if (add_at && r != rows[0]) continue;
+        const std::string text = add_at ? op : op + std::string(r + 1);
+        if (has_loop(f, t)) emit(text, t, t);
+        else EXPECT_THROW(emit(text, t, t), std::invalid_argument) << text;
+      }
   }
   expect_compiles(sources);
 }

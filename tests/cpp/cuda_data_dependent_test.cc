@@ -210,7 +210,17 @@ TEST(CudaDataDependent, ScansAlongTheLastAxisRoundAsTheReference) {
                              t),
                        set_i64(2, 123)});
     }
-  EXPECT_EQ(check_cases(cases), 32);
+  // long rows of integers: a block per row, tiles carried (a run-time length ending inside a tile)
+  for (const char* op : {"cumsum", "cumprod", "cummax", "cummin"})
+    for (DType t : {DType::Int32, DType::Int64, DType::Bool}) {
+      if (t == DType::Bool && std::string(op) != "cumsum" && std::string(op) != "cumprod") continue;
+      cases.push_back({std::string(op) + " long rows " + dtype_name(t),
+                       typed(std::string("graph @t {\n %s0 = storage T[6000] arg 0\n %s1 = storage T[6000] arg 1\n %s2 = storage i64[1] arg 2\n op0 = ") +
+                                 op + "(%s0[2,?%s2<=3000]{1,2}+0) -> %s1[2,?%s2<=3000]{3000,1}+0\n return\n}",
+                             t),
+                       set_i64(2, 2900)});
+    }
+  EXPECT_EQ(check_cases(cases), 42);
 }
 
 // NumPy's order: -0.0 equal to 0.0, NaNs last

@@ -26,7 +26,9 @@ std::string DataDependentEmitter::sort_key(const std::string& x, DType t, int* b
 
 
 // A thread per row, in order along it: the reference's rounding of float sums and products (a
-// parallel scan would associate them otherwise).
+// parallel scan would associate them otherwise). Long rows of integers and bools, whose sums,
+// products, maxima and minima are the same bits however associated, take a block per row: tiles
+// of kThreads elements scanned in runs of 16 (as block_scan), each tile's carried into the next.
 void DataDependentEmitter::scan() {
   const View& in = op_.inputs[0];
   const View& out = op_.output;
@@ -39,16 +41,55 @@ void DataDependentEmitter::scan() {
   if (g_.dtype_of(out) != t) refuse("a scan into another dtype");
   if (!has_loop(f, t)) refuse(std::string(op_name(f)) + " has no " + loop_family(t) + " loop");
   const int last = in.ndim() - 1;
-  open("scan", grid(in.numel() / std::max<int64_t>(in.shape[last], 1)));
+  const int64_t rows = in.numel() / std::max<int64_t>(in.shape[last], 1);
+  const std::string n = "a0_n" + std::to_string(last), r = reg(in);
+  const std::string x = from_memory("s" + std::to_string(in.storage) + "[from + i * " + literal(in.strides[last]) + "]", t);
+  const std::string y = "s" + std::to_string(out.storage) + "[to + i * " + literal(out.strides[last]) + "]";
+  auto fold = [&](const std::string& a, const std::string& b) { return "st::" + std::string(op_name(f)) + "(" + a + ", " + b + ")"; };
+  if (!is_float(t) && in.shape[last] > 4 * kThreads) {
+    const std::string run = std::to_string(kThreads / kRuns);
+    open("scan", std::min(rows, kCudaMaxBlocks));
+    line("__shared__ " + r + " st_v[" + std::to_string(kThreads) + "];");
+    line("__shared__ " + r + " st_runs[" + std::to_string(kRuns) + "];  // st_runs[k]: the fold of runs 0 to k - 1");
+    walk("a0", in, 0, last, "a0_head", literal(in.offset));
+    walk("o", out, 0, last, "o_head", literal(out.offset));
+    open_block("for (long long row = blockIdx.x; row < a0_head_count; row += gridDim.x)");
+    line("const long long from = a0_head(row), to = o_head(row);");
+    line(r + " carry{};  // the fold of the tiles before");
+    open_block("for (long long t0 = 0; t0 < " + n + "; t0 += " + std::to_string(kThreads) + ")");
+    line("const long long i = t0 + threadIdx.x;");
+    line("st_v[threadIdx.x] = i < " + n + " ? " + x + " : (" + r + ")0;");
+    line("__syncthreads();");
+    open_block("if (threadIdx.x < " + std::to_string(kRuns) + ")");
+    line(r + "* const v = st_v + threadIdx.x * " + run + ";");
+    line("for (int k = 1; k < " + run + "; ++k) v[k] = " + fold("v[k - 1]", "v[k]") + ";");
+    close_block();
+    line("__syncthreads();");
+    open_block("if (threadIdx.x == 0)");
+    line("for (int k = 1; k < " + std::to_string(kRuns) + "; ++k) st_runs[k] = k == 1 ? st_v[" + run + " - 1] : " +
+         fold("st_runs[k - 1]", "st_v[k * " + run + " - 1]") + ";");
+    close_block();
+    line("__syncthreads();");
+    line("auto scanned = [&](long long k) { return k < " + run + " ? st_v[k] : " + fold("st_runs[k / " + run + "]", "st_v[k]") + "; };");
+    line("const long long last = (" + n + " - t0 < " + std::to_string(kThreads) + " ? " + n + " - t0 : " + std::to_string(kThreads) + ") - 1;");
+    line("if (i < " + n + ") " + y + " = " + to_memory("t0 == 0 ? scanned(threadIdx.x) : " + fold("carry", "scanned(threadIdx.x)"), t) + ";");
+    line("carry = t0 == 0 ? scanned(last) : " + fold("carry", "scanned(last)") + ";");
+    line("__syncthreads();  // st_v is read before the next tile writes it");
+    close_block();
+    close_block();
+    close_block();
+    return;
+  }
+  open("scan", grid(rows));
   walk("a0", in, 0, last, "a0_head", literal(in.offset));
   walk("o", out, 0, last, "o_head", literal(out.offset));
   for_each("a0_head_count");
   line("const long long from = a0_head(t), to = o_head(t);");
-  line(reg(in) + " acc{};");
-  open_block("for (long long i = 0; i < a0_n" + std::to_string(last) + "; ++i)");
-  line("const " + reg(in) + " x = " + from_memory("s" + std::to_string(in.storage) + "[from + i * " + literal(in.strides[last]) + "]", t) + ";");
-  line("acc = i == 0 ? x : " + CudaEmitter::as_dtype("st::" + std::string(op_name(f)) + "(acc, x)", t) + ";");
-  line("s" + std::to_string(out.storage) + "[to + i * " + literal(out.strides[last]) + "] = " + to_memory("acc", t) + ";");
+  line(r + " acc{};");
+  open_block("for (long long i = 0; i < " + n + "; ++i)");
+  line("const " + r + " x = " + x + ";");
+  line("acc = i == 0 ? x : " + CudaEmitter::as_dtype(fold("acc", "x"), t) + ";");
+  line(y + " = " + to_memory("acc", t) + ";");
   close_block();
   close_block();
   close_block();

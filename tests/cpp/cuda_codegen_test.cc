@@ -150,11 +150,11 @@ TEST(CudaCodegen, IntegerPowerTakesTheErrorFlag) {
   EXPECT_FALSE(emit_cuda_stage(f, one_op_stage(f, OpCode::power, {DType::Float32, DType::Float32}, DType::Float32, {9}, {})).error_flag);
 }
 
-// A one-op graph: storages %s0 (T[4096], the values), %s1 (i64[64], indices), %s2 (bool[64]),
-// %s3 (i64[1], a run-time extent) and %s4 (U[4096], the result), every " T[" typed t, " U[" u.
+// A one-op graph: storages %s0 (T[10000], the values), %s1 (i64[64], indices), %s2 (bool[64]),
+// %s3 (i64[1], a run-time extent) and %s4 (U[10000], the result), every " T[" typed t, " U[" u.
 Graph data_dependent_graph(const std::string& op, DType t, DType u) {
-  std::string text = "graph @t {\n %s0 = storage T[4096] arg 0\n %s1 = storage i64[64] arg 1\n %s2 = storage bool[64] arg 2\n"
-                     " %s3 = storage i64[1] arg 3\n %s4 = storage U[4096] arg 4\n op0 = " + op + "\n return\n}";
+  std::string text = "graph @t {\n %s0 = storage T[10000] arg 0\n %s1 = storage i64[64] arg 1\n %s2 = storage bool[64] arg 2\n"
+                     " %s3 = storage i64[1] arg 3\n %s4 = storage U[10000] arg 4\n op0 = " + op + "\n return\n}";
   for (size_t at = text.find(" T["); at != std::string::npos; at = text.find(" T[", at)) text.replace(at + 1, 1, dtype_name(t));
   for (size_t at = text.find(" U["); at != std::string::npos; at = text.find(" U[", at)) text.replace(at + 1, 1, dtype_name(u));
   return parse_graph(text);
@@ -175,6 +175,7 @@ TEST(CudaCodegen, DataDependentOpsAreKernelsOnEveryDtype) {
     SCOPED_TRACE(dtype_name(t));
     emit("sort(%s0[4,16]{16,1}+0) -> %s4[4,16]{16,1}+0", t, t);
     emit("argsort(%s0[?%s3<=64]{1}+0) axes=[1,5] -> %s4[5]{1}+0", t, DType::Int64);
+    emit("sort(%s0[10000]{1}+0) axes=[1,7] -> %s4[7]{1}+0", t, t);  // one long row: by tiles
     emit("searchsorted(%s0[32]{1}+0, %s0[8,4]{1,8}+32) axes=[1] -> %s4[8,4]{4,1}+0", t, DType::Int64);
     emit("nonzero(%s0[8,8]{1,8}+0) -> %s4[?%s3<=64]{1}+0", t, DType::Int64);
     emit("compress(%s2[16]{1}+0, %s0[16,4]{4,1}+0) -> %s4[?%s3<=16,4]{4,1}+0", t, t);

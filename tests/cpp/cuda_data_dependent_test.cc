@@ -274,5 +274,22 @@ TEST(CudaDataDependent, SortArgsortAndTopKAreNumPysStableOrder) {
   EXPECT_EQ(check_cases(cases), 33);
 }
 
+TEST(CudaDataDependent, FewLongRowsSortByTiles) {
+  SKIP_WITHOUT_EMULATOR();
+  std::vector<Case> cases;
+  auto ties = [](Memory& m) {
+    for (int i = 30; i < 18000; ++i) typed_at<float>(m, 0)[i] = std::round(typed_at<float>(m, 0)[i] * 50);
+  };
+  // a top-100 of 9000 scores (ties, NaNs, signed zeros), a sort of float64 rows of a run-time length
+  cases.push_back({"argsort top 100 of 9000", parse_graph("graph @t {\n %s0 = storage f32[18000] arg 0\n %s1 = storage i64[100] arg 1\n"
+                                                         " op0 = argsort(%s0[9000]{2}+1) axes=[1,100] -> %s1[100]{1}+0\n return\n}"),
+                   ties});
+  cases.push_back({"sort 2 rows of 8321 of 9000", parse_graph("graph @t {\n %s0 = storage f64[18000] arg 0\n %s1 = storage f64[18000] arg 1\n"
+                                                             " %s2 = storage i64[1] arg 2\n op0 = sort(%s0[2,?%s2<=9000]{1,2}+0) -> "
+                                                             "%s1[2,?%s2<=9000]{9000,1}+0\n return\n}"),
+                   set_i64(2, 8321)});
+  EXPECT_EQ(check_cases(cases), 2);
+}
+
 }  // namespace
 }  // namespace strider

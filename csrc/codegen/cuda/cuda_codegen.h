@@ -21,7 +21,8 @@
 // 4, a vector path takes 4 points per trip with float4 (int4, 2 x double2, ...) loads and stores
 // of those views, when their base addresses are aligned at run time (a NumPy slice need not be).
 // A data-dependent op (alone in its stage) has kernels of its own (data_dependent_emitter.h):
-// compaction by block counts and a scan, a radix sort a block per row, scans a thread per row.
+// compaction by block counts and a scan, a radix sort a block per row (or, for few long rows, a
+// launch of tiles a pass), scans a thread per row (a block per long row of integers).
 // Reductions pick one of five shapes (emit_cuda_reduce.cc): a thread per output element (the
 // innermost axis is kept, or rows are short), a warp per output (__shfl_down_sync), a block per
 // output (warps, then shared memory), and for few very long rows or columns two kernels: the

@@ -19,6 +19,7 @@ constexpr int kThreads = kCudaThreads;
 constexpr int kItems = 8;  // elements per thread in a compaction's tiles
 constexpr int64_t kTile = int64_t{kThreads} * kItems;
 constexpr int kRuns = 16;  // runs of a block scan
+constexpr int64_t kFewRows = 32;  // sorts of this many rows or fewer, each long, launch tiles
 constexpr int64_t kSortScratch = int64_t{64} << 20;  // bytes of keys and positions the sort's blocks share
 
 class DataDependentEmitter {
@@ -34,7 +35,7 @@ class DataDependentEmitter {
   }
   void line(const std::string& text) { body_ << std::string(2 * indent_, ' ') << text << "\n"; }
   void open_block(const std::string& head) {
-    line(head + " {");
+    line(head.empty() ? "{" : head + " {");
     ++indent_;
   }
   void close_block() {
@@ -111,6 +112,9 @@ class DataDependentEmitter {
     line("const long long " + total + " = st_runs[" + std::to_string(kRuns) + "];");
     line("__syncthreads();  // st_sh is read before it is written again");
   }
+  // The counts[0, n) of blocks made their exclusive prefix sums in place by one block (each thread
+  // sums a run of them, the block scans the sums), their sum stored to `total` (unless empty).
+  void offsets(const std::string& counts, int64_t n, const std::string& total);
   // The shared memory of block_scan.
   void declare_scan() {
     line("__shared__ long long st_sh[" + std::to_string(kThreads) + "];");
@@ -135,6 +139,8 @@ class DataDependentEmitter {
   void scan();
   void search();
   void sort();
+  // sort's kernels for few long rows: every pass a launch of tiles, one block apiece.
+  void sort_by_tiles(const std::string& key, int bits, bool reverse, bool positions);
 
   const Graph& g_;
   const Op& op_;

@@ -44,21 +44,9 @@ void DataDependentEmitter::compact() {
   line("if (threadIdx.x == 0) counts[blockIdx.x] = c_total;");
   close_block();
 
-  // the blocks' counts made offsets: each thread sums a run of them, the block scans the sums
-  const int64_t per = (blocks + kThreads - 1) / kThreads;
   open("offsets", 1);
   declare_scan();
-  line("long long* const counts = (long long*)scratch;");
-  line("const long long b0 = (long long)threadIdx.x * " + literal(per) + ", b1 = b0 + " + literal(per) + " < " +
-       literal(blocks) + " ? b0 + " + literal(per) + " : " + literal(blocks) + ";");
-  line("long long sum = 0;");
-  line("for (long long b = b0; b < b1; ++b) sum += counts[b];");
-  block_scan("sum", "sum_ex", "sum_total");
-  line("long long at = sum_ex;");
-  open_block("for (long long b = b0; b < b1; ++b)");
-  line("const long long c = counts[b];");
-  line("counts[b] = at, at += c;");
-  close_block();
+  offsets("(long long*)scratch", blocks, "");
   close_block();
 
   // the kept elements past the room computed before (the output's extent) are dropped
@@ -92,6 +80,24 @@ void DataDependentEmitter::compact() {
 // integers adds so with atomicAdd (wrap-around sums: any order gives the same bits), other dtypes
 // in the order of the indices, as the reference rounds, a thread per element of a row walking
 // them all (correct before fast: a scatter of few rows runs on few threads).
+void DataDependentEmitter::offsets(const std::string& counts, int64_t n, const std::string& total) {
+  const int64_t per = (n + kThreads - 1) / kThreads;
+  open_block("");
+  line("long long* const c = " + counts + ";");
+  line("const long long b0 = (long long)threadIdx.x * " + literal(per) + ", b1 = b0 + " + literal(per) + " < " + literal(n) +
+       " ? b0 + " + literal(per) + " : " + literal(n) + ";");
+  line("long long sum = 0;");
+  line("for (long long b = b0; b < b1; ++b) sum += c[b];");
+  block_scan("sum", "sum_ex", "sum_total");
+  line("long long at = sum_ex;");
+  open_block("for (long long b = b0; b < b1; ++b)");
+  line("const long long here = c[b];");
+  line("c[b] = at, at += here;");
+  close_block();
+  if (!total.empty()) line("if (threadIdx.x == 0) " + total + " = sum_total;");
+  close_block();
+}
+
 void DataDependentEmitter::indexed_rows() {
   const bool gather = op_.code == OpCode::take;
   const View& idx = op_.inputs[gather ? 1 : 0];

@@ -120,7 +120,8 @@ void DataDependentEmitter::search() {
 // sort and argsort: a block per row (rows beyond the grid taken in turn), an LSD radix sort of
 // the row's keys one bit a pass, each pass a stable split (zeros first) by a block scan over
 // tiles of the row, keys and positions ping-ponged in the block's scratch; a bit every key shares
-// is skipped. The head (a top-k) is read from the whole order: correct before fast.
+// is skipped (few long rows: sort_by_tiles). The head (a top-k) is read from the whole order:
+// correct before fast.
 void DataDependentEmitter::sort() {
   const View& in = op_.inputs[0];
   const View& out = op_.output;
@@ -137,6 +138,7 @@ void DataDependentEmitter::sort() {
   scratch_ = blocks * row_bytes;
   int bits = 0;
   const std::string key = sort_key("s" + std::to_string(in.storage) + "[from + i * " + literal(in.strides[last]) + "]", t, &bits);
+  if (rows <= kFewRows && n_bound > 4 * kTile) return sort_by_tiles(key, bits, reverse, positions);
   const std::string nb = literal(n_bound), n = "a0_n" + std::to_string(last);
   open("sort", blocks);
   declare_scan();
@@ -188,5 +190,114 @@ void DataDependentEmitter::sort() {
   close_block();
 }
 
+
+// Few long rows: a block per row would leave the device idle. Each pass is three launches over
+// tiles of kTile elements of every row: the tiles' zero counts, one block's offsets per row (the
+// zeros of the tiles before; the row's zeros), the tiles' stable splits. Kernels come in two
+// parities, pass b running those of parity b % 2: they read keys and positions from buffer b % 2
+// and the bit from state[b % 2], write buffer 1 - b % 2, and the offsets kernel sets
+// state[1 - b % 2] = bit + 1 for the next pass (a bit a pass, no bit skipped: the launches are
+// fixed). The key widths are even: the order ends in buffer 0.
+void DataDependentEmitter::sort_by_tiles(const std::string& key, int bits, bool reverse, bool positions) {
+  const View& in = op_.inputs[0];
+  const View& out = op_.output;
+  const int last = in.ndim() - 1;
+  const int64_t nb = in.shape[last], rows = in.numel() / nb, tiles = (nb + kTile - 1) / kTile;
+  const std::string n = "a0_n" + std::to_string(last), NB = literal(nb), T = literal(tiles);
+  // long long words: keys and positions twice, the tiles' counts, the rows' zeros, the state
+  const int64_t buffer = rows * nb, counts = 4 * buffer, zeros = counts + rows * tiles, state = zeros + rows;
+  scratch_ = 8 * (state + 2);
+  auto buffers = [&] {
+    walk("a0", in, 0, last, "a0_head", literal(in.offset));
+    line("unsigned long long* const w = (unsigned long long*)scratch;");
+    line("unsigned long long* const keys[2] = {w, w + " + literal(2 * buffer) + "};");
+    line("long long* const pos[2] = {(long long*)w + " + literal(buffer) + ", (long long*)w + " + literal(3 * buffer) + "};");
+    line("long long* const counts = (long long*)w + " + literal(counts) + ";");
+    line("long long* const zeros = (long long*)w + " + literal(zeros) + ";");
+    line("long long* const state = (long long*)w + " + literal(state) + ";");
+  };
+  open("load", grid(buffer));
+  buffers();
+  for_each(literal(buffer));
+  line("if (t == 0) state[0] = 0;");
+  line("const long long row = t / " + NB + ", i = t % " + NB + ";");
+  line("if (row >= a0_head_count || i >= " + n + ") continue;");
+  line("const long long from = a0_head(row);");
+  line("keys[0][t] = " + key + ";");
+  line("pos[0][t] = i;");
+  close_block();
+  close_block();
+  // a tile's block: its row and tile; a row past the run-time count has no elements
+  auto tile_block = [&](int parity) {
+    declare_scan();
+    buffers();
+    line("const int p = " + std::to_string(parity) + ";");
+    line("const long long bit = state[p], row = blockIdx.x / " + T + ", tile = blockIdx.x % " + T + ";");
+    line("const long long n = row < a0_head_count ? " + n + " : 0;");
+    line("const unsigned long long* const k = keys[p] + row * " + NB + ";");
+  };
+  for (int parity : {0, 1}) {
+    const std::string par = std::to_string(parity);
+    open("count" + par, rows * tiles);
+    tile_block(parity);
+    line("long long z = 0;");
+    open_block("for (int e = 0; e < " + std::to_string(kItems) + "; ++e)");
+    line("const long long i = tile * " + literal(kTile) + " + threadIdx.x * " + std::to_string(kItems) + " + e;");
+    line("if (i < n) z += !((k[i] >> bit) & 1);");
+    close_block();
+    block_scan("z", "z_ex", "z_total");
+    line("if (threadIdx.x == 0) counts[blockIdx.x] = z_total;");
+    close_block();
+
+    open("offsets" + par, 1);
+    declare_scan();
+    buffers();
+    open_block("for (long long row = 0; row < " + literal(rows) + "; ++row)");
+    offsets("counts + row * " + T, tiles, "zeros[row]");
+    close_block();
+    line("if (threadIdx.x == 0) state[1 - " + par + "] = state[" + par + "] + 1;");
+    close_block();
+
+    open("split" + par, rows * tiles);
+    tile_block(parity);
+    line("const long long* const from = pos[p] + row * " + NB + ";");
+    line("unsigned long long* const k1 = keys[1 - p] + row * " + NB + ";");
+    line("long long* const p1 = pos[1 - p] + row * " + NB + ";");
+    line("long long placed = counts[blockIdx.x];  // the row's zeros before this part of the tile");
+    open_block("for (long long t0 = tile * " + literal(kTile) + "; t0 < (tile + 1) * " + literal(kTile) + "; t0 += " +
+               std::to_string(kThreads) + ")");
+    line("const long long i = t0 + threadIdx.x;");
+    line("const unsigned long long key = i < n ? k[i] : 0ull;");
+    line("const long long zero = i < n && !((key >> bit) & 1);");
+    block_scan("zero", "zero_ex", "zero_total");
+    open_block("if (i < n)");
+    line("const long long at = zero ? placed + zero_ex : zeros[row] + (t0 - placed) + (threadIdx.x - zero_ex);");
+    line("k1[at] = key;");
+    line("p1[at] = from[i];");
+    close_block();
+    line("placed += zero_total;");
+    close_block();
+    close_block();
+  }
+  // the first k of the order, or of its reverse
+  const int64_t m = std::max<int64_t>(out.shape[last], 1);
+  open("head", grid(rows * m));
+  buffers();
+  walk("o", out, 0, last, "o_head", literal(out.offset));
+  for_each(literal(rows * m));
+  line("const long long row = t / " + literal(m) + ", i = t % " + literal(m) + ";");
+  line("if (row >= a0_head_count || i >= o_n" + std::to_string(last) + " || i >= " + n + ") continue;");
+  line("const long long p = pos[0][row * " + NB + " + " + (reverse ? n + " - 1 - i" : std::string("i")) + "];");
+  line("s" + std::to_string(out.storage) + "[o_head(row) + i * " + literal(out.strides[last]) + "] = " +
+       (positions ? std::string("p") : "s" + std::to_string(in.storage) + "[a0_head(row) + p * " + literal(in.strides[last]) + "]") + ";");
+  close_block();
+  close_block();
+  // the launches: load, a pass a bit, head
+  const std::vector<CudaLaunch> kernels = launches_;  // load, count0, offsets0, split0, count1, offsets1, split1, head
+  launches_ = {kernels[0]};
+  for (int b = 0; b < bits; ++b)
+    for (int k = 0; k < 3; ++k) launches_.push_back(kernels[1 + 3 * (b % 2) + k]);
+  launches_.push_back(kernels[7]);
+}
 
 }  // namespace strider::detail

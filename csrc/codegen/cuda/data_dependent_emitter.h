@@ -4,7 +4,6 @@
 // emit_cuda_data_dependent.cc: the kernels' common parts, compaction, indexed rows, checks;
 // emit_cuda_sort.cc: the ops that order (sort, argsort, searchsorted) and the scans.
 
-#include <set>
 #include <stdexcept>
 #include <sstream>
 #include <string>
@@ -42,7 +41,6 @@ class DataDependentEmitter {
     --indent_;
     line("}");
   }
-  std::string mem(const View& v) const { return CudaEmitter::mem_type(g_.dtype_of(v)); }
   std::string reg(const View& v) const { return CudaEmitter::reg_type(g_.dtype_of(v)); }
   // element t (C order) of view p, as memory holds it
   std::string elem(const std::string& p, const View& v, const std::string& t) const {

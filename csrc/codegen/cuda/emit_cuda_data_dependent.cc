@@ -10,6 +10,7 @@
 // with no #include: the few block-level pieces are written here.
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 
 #include "codegen/cuda/data_dependent_emitter.h"

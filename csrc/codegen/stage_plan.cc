@@ -193,7 +193,7 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const Op& op = p.ops[k];
     if (static_cast<int>(op.inputs.size()) != op_arity(op.code)) refuse(p, k, "wrong number of inputs");
-    if (is_data_dependent(op.code) && !is_domain_gather(op)) refuse(p, k, "a data-dependent op runs in the runtime's library");
+    if (runs_in_library(op)) refuse(p, k, "a data-dependent op runs in the runtime's library");
     for (const View& v : op.inputs)
       if (v.storage < 0 || v.storage >= static_cast<int>(g.storages.size())) refuse(p, k, "unknown storage");
     if (op.output.storage < 0 || op.output.storage >= static_cast<int>(g.storages.size())) refuse(p, k, "unknown storage");

@@ -97,6 +97,9 @@ struct Op {
 /// Whether `op` is a take fuse_stages wrote over its output's domain (ops.def): compiled as a
 /// load from a row the index names, not run by the library.
 inline bool is_domain_gather(const Op& op) { return op.code == OpCode::take && op.axes.size() == 2; }
+/// Whether the runtime's library runs `op`, as a stage of its own: a data-dependent op but a
+/// domain gather, which stages compile.
+inline bool runs_in_library(const Op& op) { return is_data_dependent(op.code) && !is_domain_gather(op); }
 
 /// A traced function: storages, ops in program order, and the views it returns.
 struct Graph {

@@ -106,9 +106,6 @@ std::string shape_text(const Shape& s) {
   return os.str();
 }
 
-// Run by the runtime's library, as a stage of its own.
-bool in_library(const Op& op) { return is_data_dependent(op.code) && !is_domain_gather(op); }
-
 class Fuser {
  public:
   Fuser(const Graph& g, const StorageTable& t, Target target) : g_(g), t_(t), target_(target) {}
@@ -142,8 +139,8 @@ class Fuser {
   // Empty when op `p` may join the open stage; else the reason it may not.
   std::string why_not(const Placed& p) const {
     if (cur_.is_reduction()) return "a reduction ends its stage";
-    if (in_library(cur_.ops.back())) return std::string(op_name(cur_.ops.back().code)) + " runs as a stage of its own";
-    if (in_library(p.op)) return std::string(op_name(p.op.code)) + " runs as a stage of its own";
+    if (runs_in_library(cur_.ops.back())) return std::string(op_name(cur_.ops.back().code)) + " runs as a stage of its own";
+    if (runs_in_library(p.op)) return std::string(op_name(p.op.code)) + " runs as a stage of its own";
     if (p.domain != cur_.domain)
       return "its loop domain " + shape_text(p.domain) + " differs from the stage's " + shape_text(cur_.domain);
     // a gather may read any row of its source: no op of its stage may write there
@@ -227,7 +224,7 @@ class Fuser {
       const View& w = p.op.output;
       const int s = w.storage;
       if (g_.storages[s].kind != StorageKind::Temp || !p.reduce_axes.empty() ||
-          op_kind(p.op.code) == OpKind::Reduce || in_library(p.op))
+          op_kind(p.op.code) == OpKind::Reduce || runs_in_library(p.op))
         continue;
       bool reg = true;
       int writes = 0;

@@ -46,7 +46,7 @@ CudaStage emit_cuda_stage(const Graph& g, const Stage& stage) {
   const std::string name = "strider_" + sha256_hex("cuda " + codegen_id() + "\n" + detail::stage_text(g, s)).substr(0, 16);
   // a data-dependent op is alone in its stage (fuse_stages keeps it so); a take written over its
   // output's domain is a load of the stage's loop (the CPU's: make_plan decides)
-  if (s.ops.size() == 1 && is_data_dependent(s.ops[0].code) && !is_domain_gather(s.ops[0]))
+  if (s.ops.size() == 1 && runs_in_library(s.ops[0]))
     return detail::emit_data_dependent(g, s.ops[0], s.op_ids[0], name);
   // its threads run the points in no order (a stage fused for Target::Cuda never has this)
   if (const std::string why = stage_point_conflict(s); !why.empty())

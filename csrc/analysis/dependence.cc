@@ -27,10 +27,14 @@ Dag build_dependence_dag(const Graph& g, const StorageTable& t, bool hints) {
   std::set<std::tuple<int, int, int>> seen;  // (src, dst, kind): one edge per kind and pair
   for (size_t s = 0; s < t.accesses.size(); ++s) {
     const std::vector<Access>& acc = t.accesses[s];
+    // a region's boundary reads and writes the whole storage: what comes after it is ordered
+    // after what came before through it, and needs no edge of its own (an unrolled loop of
+    // branches would otherwise make the edges quadratic)
+    size_t from = 0;
     for (size_t j = 0; j < acc.size(); ++j) {
       const Access& later = acc[j];
       if (later.op >= d.num_ops) continue;  // the return orders nothing
-      for (size_t i = 0; i < j; ++i) {
+      for (size_t i = from; i < j; ++i) {
         const Access& earlier = acc[i];
         if (earlier.op == later.op || (!hints && !earlier.write && !later.write)) continue;
         DepKind kind = earlier.write ? (later.write ? DepKind::WAW : DepKind::RAW)
@@ -42,6 +46,7 @@ Dag build_dependence_dag(const Graph& g, const StorageTable& t, bool hints) {
         }
         d.edges.push_back({earlier.op, later.op, kind, static_cast<int>(s)});
       }
+      if (later.write && carries(g.ops[later.op].code)) from = j > 0 && acc[j - 1].op == later.op ? j - 1 : j;
     }
   }
   // NumPy raises where an index is out of range after the lines before it ran and before the

@@ -18,6 +18,9 @@ StorageTable build_storage_table(const Graph& g) {
     for (const View& v : op.inputs) read_extents(id, v);
     read_extents(id, op.output);
     for (const View& v : op.inputs) t.accesses[v.storage].push_back({id, v, false});
+    // a region's boundary reads what its body left and writes what the next part reads
+    if (carries(op.code))
+      for (const View& v : op.inputs) t.accesses[v.storage].push_back({id, v, true});
     t.accesses[op.output.storage].push_back({id, op.output, true});
   }
   const int ret = static_cast<int>(g.ops.size());

@@ -7,6 +7,7 @@
 #include "codegen/cuda/cuda_codegen.h"
 #include "codegen/llvm/codegen.h"
 #include "driver/driver.h"
+#include "runtime/executor.h"
 #include "schedule/default_schedule.h"
 #include "support/flags.h"
 
@@ -36,6 +37,18 @@ void compile_stages(Program& p) {
       for (int r : m.registers) p.unstored[r] = true;
     for (const Stage::Folded& f : s.folded) p.unstored[f.storage] = true;
   }
+}
+
+// Where the run goes after each stage of a loop or branch (Program::jumps).
+void link_regions(Program& p) {
+  std::vector<const Op*> control;
+  bool any = false;
+  for (const Stage& s : p.stages.stages) {
+    const bool c = s.ops.size() == 1 && is_control(s.ops[0].code);
+    control.push_back(c ? &s.ops[0] : nullptr);
+    any = any || c;
+  }
+  if (any) p.jumps = region_jumps(control);
 }
 
 namespace {
@@ -300,6 +313,7 @@ Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit, Ta
   run(l, "fuse_stages");
   run(l, "schedule_stages");
   run(l, "compile_stages");
+  link_regions(l.p);
   l.p.stages.recomputed = std::move(l.recomputed);
   l.p.stages.buffered = std::move(l.buffered);
   return std::move(l.p);

@@ -29,6 +29,8 @@ bool has_loop(OpCode op, DType t) {
 const char* loop_family(DType t) { return t == DType::Bool ? "bool" : is_float(t) ? "float" : "integer"; }
 
 int op_arity(OpCode op) {
+  if (carries(op)) return -1;  // any number
+  if (is_control(op)) return 1;
   if (op == OpCode::check_nonempty) return 1;
   if (op == OpCode::check_equal) return 3;
   switch (op_kind(op)) {

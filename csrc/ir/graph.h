@@ -20,7 +20,7 @@ constexpr int kNumOps = 0
 #include "ir/ops.def"
     ;
 
-enum class OpKind : uint8_t { Copy, Unary, Binary, Ternary, Reduce, Arange, Compact, Compress, Gather, Scatter, Sort, Check, Scan, Search };
+enum class OpKind : uint8_t { Copy, Unary, Binary, Ternary, Reduce, Arange, Compact, Compress, Gather, Scatter, Sort, Check, Scan, Search, Control };
 
 /// An op's attributes, as ops.def lists them (bits of op_attrs).
 constexpr uint32_t kNoAttrs = 0;
@@ -41,6 +41,10 @@ inline bool is_comparison(OpCode op) { return (op_attrs(op) & kComparison) != 0;
 /// backend's own kernels on a device), except a take that fuse_stages wrote over its output's
 /// domain (see is_domain_gather).
 inline bool is_data_dependent(OpCode op) { return op_kind(op) >= OpKind::Compact; }
+/// Whether an op is a loop or branch marker (ops.def's Control kind).
+inline bool is_control(OpCode op) { return op_kind(op) == OpKind::Control; }
+/// Whether a control op reads and writes every view it lists (what its region carries).
+inline bool carries(OpCode op) { return op == OpCode::loop_begin || op == OpCode::loop_end || op == OpCode::branch_end; }
 /// Whether an op writes into an existing storage (its output view is not a fresh result).
 inline bool writes_in_place(OpCode op) { return op_kind(op) == OpKind::Copy || op_kind(op) == OpKind::Scatter; }
 /// Whether an elementwise op has a loop whose inputs have dtype `t` (NumPy's ufunc loops).
@@ -50,7 +54,7 @@ const char* loop_family(DType t);
 /// NumPy's ValueError where a kMayFail op fails (integer power is the only one): every backend
 /// raises it as std::domain_error.
 constexpr const char* kMayFailMessage = "Integers to negative integer powers are not allowed.";
-/// Number of inputs an op of this kind reads.
+/// Number of inputs an op of this kind reads (-1: any number, the views a region carries).
 int op_arity(OpCode op);
 /// Throws std::invalid_argument for an unknown name.
 OpCode parse_op(const std::string& name);

@@ -38,6 +38,45 @@ bool rows_of(const View& whole, const View& index, const View& rows) {
   return whole.shape == expect;
 }
 
+// Loops and branches nest: loop_begin, loop_while..., loop_end and branch_if, branch_else?,
+// branch_end of one region id each, every loop_while inside its own loop.
+void check_regions(const Graph& g) {
+  std::vector<std::pair<int, OpCode>> open;  // region id, the op that opened it
+  std::vector<int> seen;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    if (!is_control(op.code)) continue;
+    const int id = static_cast<int>(i), r = op.axes[0];
+    auto innermost = [&](OpCode opener) { return !open.empty() && open.back().first == r && open.back().second == opener; };
+    switch (op.code) {
+      case OpCode::loop_begin:
+      case OpCode::branch_if:
+        if (std::find(seen.begin(), seen.end(), r) != seen.end()) fail(id, "region " + std::to_string(r) + " opens twice");
+        seen.push_back(r);
+        open.push_back({r, op.code});
+        break;
+      case OpCode::loop_while: {
+        bool inside = false;
+        for (const auto& o : open) inside = inside || (o.first == r && o.second == OpCode::loop_begin);
+        if (!inside) fail(id, "loop_while outside its loop " + std::to_string(r));
+        break;
+      }
+      case OpCode::branch_else:
+        if (!innermost(OpCode::branch_if)) fail(id, "branch_else outside its branch " + std::to_string(r));
+        open.back().second = OpCode::branch_else;
+        break;
+      case OpCode::loop_end:
+        if (!innermost(OpCode::loop_begin)) fail(id, "loop_end does not close the innermost region");
+        open.pop_back();
+        break;
+      default:
+        if (!innermost(OpCode::branch_if) && !innermost(OpCode::branch_else)) fail(id, "branch_end does not close the innermost region");
+        open.pop_back();
+    }
+  }
+  if (!open.empty()) fail(-1, "region " + std::to_string(open.back().first) + " is not closed");
+}
+
 }  // namespace
 
 void verify_graph(const Graph& g) {
@@ -50,13 +89,13 @@ void verify_graph(const Graph& g) {
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const Op& op = g.ops[i];
     const int id = static_cast<int>(i);
-    if (static_cast<int>(op.inputs.size()) != op_arity(op.code))
+    if (op_arity(op.code) >= 0 && static_cast<int>(op.inputs.size()) != op_arity(op.code))
       fail(id, std::string(op_name(op.code)) + " takes " + std::to_string(op_arity(op.code)) + " inputs");
     for (const View& v : op.inputs) check_view(g, v, id);
     check_view(g, op.output, id);
     if (g.storages[op.output.storage].kind == StorageKind::Const) fail(id, "writes a const storage");
     const DType out = g.dtype_of(op.output);
-    const DType in = g.dtype_of(op.inputs.back());
+    const DType in = op.inputs.empty() ? out : g.dtype_of(op.inputs.back());
     switch (op_kind(op.code)) {
       case OpKind::Copy:
       case OpKind::Unary:
@@ -147,6 +186,13 @@ void verify_graph(const Graph& g) {
             out != DType::Int64 || !same_shape(op.inputs[0], op.output) || op.axes.size() != 1)
           fail(id, "check_index passes i64 indices through, checked against a 0-d i64 size, for one axis");
         break;
+      case OpKind::Control:
+        if (op.axes.size() != 1 || out != DType::Bool || op.output.ndim() != 0 ||
+            g.storages[op.output.storage].kind != StorageKind::Temp)
+          fail(id, "a control op names its region and writes a 0-d bool temporary");
+        if (!carries(op.code) && (in != DType::Bool || op.inputs[0].ndim() != 0))
+          fail(id, std::string(op_name(op.code)) + " reads a 0-d bool");
+        break;
     }
     if (op.code == OpCode::copy && out != in) fail(id, "copy between different dtypes (insert a cast)");
     if (op_kind(op.code) == OpKind::Binary && g.dtype_of(op.inputs[0]) != in)
@@ -155,6 +201,7 @@ void verify_graph(const Graph& g) {
       fail(id, "where needs a bool condition");
   }
   for (const View& v : g.outputs) check_view(g, v, -1);
+  check_regions(g);
 }
 
 void verify_text_roundtrip(const Graph& g) {

@@ -96,6 +96,21 @@ void bind_ir(py::module_& m) {
            },
            py::arg("name"), py::arg("inputs"), py::arg("output"), py::arg("axes") = std::vector<int>{},
            py::arg("file") = "", py::arg("line") = 0)
+      .def("set_op_inputs",
+           [](Graph& g, int i, std::vector<View> inputs) { g.ops.at(i).inputs = std::move(inputs); },
+           py::arg("op"), py::arg("inputs"), "replaces an op's inputs (a loop's carried views, known after its body)")
+      .def("op_outputs", [](const Graph& g, int from) {
+             std::vector<int> out;
+             for (size_t i = from; i < g.ops.size(); ++i) out.push_back(g.ops[i].output.storage);
+             return out;
+           }, py::arg("from"), "the storage each op from `from` on writes")
+      .def("truncate",
+           [](Graph& g, size_t ops, size_t storages) {
+             if (ops > g.ops.size() || storages > g.storages.size()) throw py::value_error("truncate: past the end");
+             g.ops.resize(ops);
+             g.storages.resize(storages);
+           },
+           py::arg("ops"), py::arg("storages"), "drops the ops and storages added since (a loop traced again)")
       .def("storage_dtype", [](const Graph& g, int s) { return std::string(dtype_name(g.storages.at(s).dtype)); })
       .def("storage_size", [](const Graph& g, int s) { return g.storages.at(s).size; })
       .def("storage_kind",

@@ -8,6 +8,7 @@
 #include <memory_resource>
 
 #include "runtime/cuda_loader.h"
+#include "runtime/data_dependent.h"
 
 namespace py = pybind11;
 
@@ -192,7 +193,12 @@ py::object Dispatcher::call(py::handle self, PyObject* args, PyObject* kwargs) {
   if (!sig.device_kind) {
     // NumPy arrays (copied to the device and back for target="cuda"), or DeviceArrays, whose
     // kernels run on the legacy default stream
-    return found.runner->run(sig, latest_first(), sig.on_device ? kLegacyStream : 0);
+    try {
+      return found.runner->run(sig, latest_first(), sig.on_device ? kLegacyStream : 0);
+    } catch (const LoopBoundExceeded&) {
+      // a list in a loop outgrew the room traced for it: trace with more and run again
+      return self.attr("_outgrown")(found.entry, py::reinterpret_borrow<py::tuple>(args), as_dict(kwargs));
+    }
   }
   // the arrays of a library: Python once, where its kind names the stream, allocates the
   // temporaries as its arrays, runs the program and gives the results back as its arrays

@@ -21,6 +21,7 @@ py::object build_tree(const char*& code, const py::object*& object, const py::ob
   const Node node = static_cast<Node>(*code++);
   switch (node) {
     case Node::Leaf: return *leaf++;
+    case Node::Items: return py::list(*leaf++);
     case Node::Static: ++object; return *object++;  // its type, then itself
     case Node::Default: return py::none();
     case Node::Dict: {
@@ -51,8 +52,8 @@ py::object build_tree(const char*& code, const py::object*& object, const py::ob
 
 void encode_result(const py::handle& spec, std::string& codes, std::vector<py::object>& objects) {
   const std::string kind = spec[py::int_(0)].cast<std::string>();
-  if (kind == "leaf") {
-    codes += static_cast<char>(Node::Leaf);
+  if (kind == "leaf" || kind == "items") {
+    codes += static_cast<char>(kind == "leaf" ? Node::Leaf : Node::Items);
     return;
   }
   const py::tuple items = spec[py::int_(1)].cast<py::tuple>();

@@ -18,6 +18,7 @@ namespace py = pybind11;
 /// one decoder, build_tree.
 enum class Node : char {
   Leaf = 'X',     // the next leaf
+  Items = 'I',    // the next leaf, an array, as the list of its items (a list a loop filled)
   Tuple = 'T',    // + length: a tuple of that many nodes
   List = 'L',     // + length: a list
   Named = 'N',    // + length: a subclass of tuple or list (its type's name is the next object): a list

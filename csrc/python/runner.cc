@@ -203,7 +203,7 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
     }
   }
   py::object result;
-  if (result_codes_.size() == 1) {
+  if (result_codes_.size() == 1 && result_codes_[0] == static_cast<char>(Node::Leaf)) {
     result = results[0];  // one leaf: the function's result
   } else {
     const char* code = result_codes_.data();

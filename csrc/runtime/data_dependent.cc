@@ -68,6 +68,7 @@ void throw_check_failure(const Op& op, int64_t a, int64_t b, char* const* base) 
       throw std::invalid_argument(kMessages[op.axes[0]]);
     }
     case OpCode::check_assert: throw AssertionFailed(assert_message(op.inputs[1], base));
+    case OpCode::append: throw LoopBoundExceeded("a list filled in a loop outgrew its " + std::to_string(b) + " places");
     case OpCode::check_equal: {
       std::string text;
       for (char c : assert_message(op.inputs[2], base))

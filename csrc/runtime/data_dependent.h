@@ -24,4 +24,12 @@ struct AssertionFailed : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// What append throws past its list's capacity: the loop ran more trips than the program has
+/// room for. Nothing it did is the caller's to see: the dispatcher traces again with more room
+/// and runs the call anew (programs that write the caller's arrays never fill a list in a loop
+/// of unknown trips; python/strider/_control.py breaks the graph there).
+struct LoopBoundExceeded : std::length_error {
+  using std::length_error::length_error;
+};
+
 }  // namespace strider

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -331,28 +332,91 @@ bool run_kernels_only(const Program& p, const std::vector<void*>& buffers) {
 
 }  // namespace
 
+std::vector<int> region_jumps(const std::vector<const Op*>& control) {
+  std::map<int, std::array<int, 3>> at;  // region -> its opening, else and closing units
+  for (size_t u = 0; u < control.size(); ++u) {
+    if (!control[u]) continue;
+    std::array<int, 3>& r = at.try_emplace(control[u]->axes.at(0), std::array<int, 3>{-1, -1, -1}).first->second;
+    const OpCode c = control[u]->code;
+    const int slot = c == OpCode::loop_begin || c == OpCode::branch_if ? 0 : c == OpCode::branch_else ? 1
+                     : c == OpCode::loop_end || c == OpCode::branch_end ? 2 : -1;
+    if (slot >= 0) r[slot] = static_cast<int>(u);
+  }
+  std::vector<int> jumps(control.size(), -1);
+  for (size_t u = 0; u < control.size(); ++u) {
+    if (!control[u]) continue;
+    const std::array<int, 3>& r = at.at(control[u]->axes[0]);
+    if (r[0] < 0 || r[2] < 0) throw std::logic_error("a region without its opening or closing op");
+    switch (control[u]->code) {
+      case OpCode::loop_while: jumps[u] = r[2] + 1; break;
+      case OpCode::loop_end: jumps[u] = r[0] + 1; break;
+      case OpCode::branch_if: jumps[u] = r[1] >= 0 ? r[1] + 1 : r[2]; break;
+      case OpCode::branch_else: jumps[u] = r[2]; break;
+      default: break;
+    }
+  }
+  return jumps;
+}
+
+namespace {
+
+// Runs units 0..n-1 in order, where `run(u)` runs unit u and `jumps` (region_jumps) moves the
+// run at control units; `holds(u)` reads a loop_while's or branch_if's bool.
+template <typename Run, typename Holds>
+void run_units(size_t n, const std::vector<int>& jumps, const std::vector<const Op*>& control, Run&& run, Holds&& holds) {
+  for (size_t u = 0; u < n;) {
+    const Op* c = control.empty() ? nullptr : control[u];
+    if (!c) {
+      run(u++);
+      continue;
+    }
+    const bool conditional = c->code == OpCode::loop_while || c->code == OpCode::branch_if;
+    u = jumps[u] >= 0 && (!conditional || !holds(*c)) ? static_cast<size_t>(jumps[u]) : u + 1;
+  }
+}
+
+bool holds(char* const* base, const Op& c, const Graph& g) {
+  const View& v = c.inputs[0];
+  return *reinterpret_cast<const bool*>(base[v.storage] + v.offset * static_cast<int64_t>(itemsize(g.dtype_of(v))));
+}
+
+}  // namespace
+
 void execute(const Program& p, const std::vector<void*>& buffers, bool latest_first) {
   const bool staged = !latest_first && !p.stages.stages.empty();
   if (staged && buffers.size() == p.graph.storages.size() && run_kernels_only(p, buffers)) return;
   static const std::vector<bool> kAllStored;
   Executor ex(p, buffers, staged ? p.unstored : kAllStored);
+  const auto truth = [&](const Op& c) { return holds(ex.bases(), c, p.graph); };
   if (!staged) {
+    std::vector<const Op*> control(p.graph.ops.size(), nullptr);
+    bool regions = false;
+    for (size_t i = 0; i < control.size(); ++i)
+      if (is_control(p.graph.ops[i].code)) regions = true, control[i] = &p.graph.ops[i];
+    if (regions) {  // a loop's order is its program order: latest_first has nothing to reorder
+      run_units(control.size(), region_jumps(control), control, [&](size_t i) { ex.run(p.graph.ops[i]); }, truth);
+      return;
+    }
     std::vector<int> order = p.dag.topological_order(latest_first);
     if (order.size() != p.graph.ops.size()) throw std::logic_error("the dependence graph has a cycle");
     for (int i : order) ex.run(p.graph.ops[i]);
     return;
   }
-  for (size_t i = 0; i < p.stages.stages.size(); ++i) {
+  std::vector<const Op*> control;
+  if (!p.jumps.empty())
+    for (const Stage& s : p.stages.stages)
+      control.push_back(s.ops.size() == 1 && is_control(s.ops[0].code) ? &s.ops[0] : nullptr);
+  run_units(p.stages.stages.size(), p.jumps, control, [&](size_t i) {
     const Stage& s = p.stages.stages[i];
-    if (s.computed_in >= 0) continue;  // run by the stage that computes it
+    if (s.computed_in >= 0) return;  // run by the stage that computes it
     if (i < p.kernels.size() && p.kernels[i]) {
       p.kernels[i]->run(ex.bases());
-      continue;
+      return;
     }
     for (const Stage& m : s.computed_at)
       for (int id : m.op_ids) ex.run(p.graph.ops[id]);
     for (int id : s.op_ids) ex.run(p.graph.ops[id]);
-  }
+  }, truth);
 }
 
 void execute_ops(const Program& p, const std::vector<int>& op_ids, const std::vector<void*>& buffers) {

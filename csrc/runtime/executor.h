@@ -16,6 +16,12 @@ namespace strider {
 /// other extreme legal order of the DAG (tests use it to check the DAG's edges).
 void execute(const Program& p, const std::vector<void*>& buffers, bool latest_first = false);
 
+/// Where each unit of a run (a stage, or an op) whose op is a control op (ops.def) sends the
+/// run, given that op per unit (null for the others): loop_while and branch_if where their bool
+/// is false, loop_end and branch_else always; -1 for the other units. Throws std::logic_error
+/// where the regions do not nest (verify_graph says which).
+std::vector<int> region_jumps(const std::vector<const Op*>& control);
+
 /// Runs the ops `op_ids`, in that order, on the reference executor. `buffers[s]` is required for
 /// every non-Const storage they touch; the others are never read (null is fine).
 void execute_ops(const Program& p, const std::vector<int>& op_ids, const std::vector<void*>& buffers);

@@ -24,6 +24,8 @@ struct Program {
   // per storage: never allocated when the stages run (registers and folded slabs of compiled
   // stages); empty when nothing is compiled
   std::vector<bool> unstored;
+  // per stage: where its loop or branch op sends the run (region_jumps; empty: it has none)
+  std::vector<int> jumps;
   int compiled = 0;   // kernels LLVM compiled for this program
   int disk_hits = 0;  // kernels loaded from the disk cache instead
 };

@@ -8,9 +8,11 @@ Graph eliminate_dead_ops(const Graph& g, const StorageTable& t, const Dag& d) {
   const int n = static_cast<int>(g.ops.size());
   std::vector<bool> live(n, false);
   std::vector<int> work;
-  // writes into the caller's arrays, and checks (NumPy raises even where the value is unused)
+  // writes into the caller's arrays, checks (NumPy raises even where the value is unused) and
+  // control ops (what they carry is live: it reaches the next iteration or what follows)
   for (int i = 0; i < n; ++i)
-    if (g.storages[g.ops[i].output.storage].kind == StorageKind::Arg || op_kind(g.ops[i].code) == OpKind::Check) {
+    if (g.storages[g.ops[i].output.storage].kind == StorageKind::Arg || op_kind(g.ops[i].code) == OpKind::Check ||
+        is_control(g.ops[i].code)) {
       live[i] = true;
       work.push_back(i);
     }

@@ -20,7 +20,7 @@ from ._indexing import getitem as basic_getitem
 from ._indexing import setitem as basic_setitem
 from ._reductions import count_nonzero
 from ._shapes import broadcast_to
-from ._tracer import (Extent, Tracer, as_tracer, bound, check_writeable, current_trace, emit, known_scalar, same_shape,
+from ._tracer import (Extent, TracedList, Tracer, as_tracer, bound, check_writeable, current_trace, emit, known_scalar, same_shape,
                       weak_type)
 from ._ufuncs import broadcast_shape, where
 
@@ -414,7 +414,17 @@ def top_k(t, key):
                 readonly="top_k")
 
 
+def _lists_as_arrays(key):
+    """A key with the lists a loop filled (TracedList) as the arrays of their items."""
+    if isinstance(key, TracedList):
+        return key.array()
+    if isinstance(key, tuple) and any(isinstance(k, TracedList) for k in key):
+        return tuple(k.array() if isinstance(k, TracedList) else k for k in key)
+    return key
+
+
 def getitem(t, key):
+    key = _lists_as_arrays(key)
     r = top_k(t, key) if t.ndim == 1 and current_trace().sorted else None
     return r if r is not None else getitem_plain(t, key)
 
@@ -447,6 +457,7 @@ def _has_adv(t, key):
 
 def setitem(t, key, value):
     check_writeable(t)
+    key = _lists_as_arrays(key)
     keys = key if isinstance(key, tuple) else (key,)
     if len(keys) == 1 and isinstance(keys[0], Tracer) and keys[0].dtype == np.bool_ and np.ndim(value) == 0 \
             and keys[0].shape == t.shape[:keys[0].ndim] and not t.is_dynamic:

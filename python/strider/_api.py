@@ -12,7 +12,8 @@ import weakref
 
 import numpy as np
 
-from . import _C, _cuda
+from . import _C, _control, _cuda
+from ._convert import converted
 from ._capture import _MISSING, Capture, replay, source_name, static_sources
 from ._errors import GraphBreakWarning, ScheduleError, StriderError, TraceError, UnsupportedError, unsupported
 from ._explain import Explanation, GraphBreakExplanation
@@ -86,6 +87,7 @@ class CompiledFunction(_C.Dispatcher):
                              max_signatures=max_signatures, constants=constants, strict=strict)
         self._strict = os.environ.get("STRIDER_STRICT", "0") == "1" if strict is None else bool(strict)
         self._said = set()  # the graph breaks warned about
+        self._trip_factor = 1  # room for loops' trips, grown where a call outgrew it (_outgrown)
         self._constants = tuple(constants)
         self._gpu = None
         functools.update_wrapper(self, fn)
@@ -151,7 +153,18 @@ class CompiledFunction(_C.Dispatcher):
     def _inline(self, args, kwargs):
         """A call made while this thread traces: the outer trace records these ops too and may
         fuse across the call."""
-        return with_traced_numpy(self._fn)(*args, **kwargs)
+        return converted(with_traced_numpy(self._fn), _control)(*args, **kwargs)
+
+    def _outgrown(self, entry, args, kwargs):
+        """A call whose loop filled a list past the room traced for it (the dispatcher caught
+        LoopBoundExceeded; nothing the call did reached the caller): every signature is traced
+        again with four times the room, and the call runs anew."""
+        self._trip_factor *= 4
+        self._count("regrown", 1)
+        _LOG.info("strider.compile: %s: a loop outgrew its lists' room; traced again with %dx", self.__name__,
+                  self._trip_factor)
+        self._set_sources(self._sources)  # forgets the traced signatures
+        return self(*args, **kwargs)
 
     def _bind_error(self, args, kwargs):
         """Raises inspect's TypeError for arguments that do not bind to the function's parameters."""
@@ -242,8 +255,10 @@ class CompiledFunction(_C.Dispatcher):
                     kwargs[name] = value
                 else:
                     posargs.append(value)
+            trace.target = self.target
+            trace.trip_factor = self._trip_factor
             try:
-                result = with_traced_numpy(self._fn)(*posargs, **kwargs)
+                result = converted(with_traced_numpy(self._fn), _control)(*posargs, **kwargs)
             except Specialize as s:  # numbers the caller passes are needed as values
                 capture.restore()
                 capture.undo()
@@ -267,6 +282,16 @@ class CompiledFunction(_C.Dispatcher):
             arg_ids = {id(t): i for i, t in enumerate(tracers) if isinstance(leaves[i], (np.ndarray, _C.DeviceArray))}
             outputs, views = [], []
             for value in out_leaves:
+                if isinstance(value, Tracer) and trace.sealed:
+                    code = self._fn.__code__
+                    trace.check_unsealed(value._view, code.co_filename, code.co_firstlineno)
+                if isinstance(value, Tracer) and value._view.storage in trace.may_be_argument:
+                    # NumPy returns the argument itself where the loop ran no trip (or the branch
+                    # kept it); the carried value is a copy
+                    file, line = trace.may_be_argument[value._view.storage]
+                    raise TraceError(f"{os.path.basename(file)}:{line}: {self._fn.__name__} returns a variable this "
+                                     "loop or branch on a traced condition carries that may still be an argument "
+                                     "itself; return a new array (x + 0) where it may be")
                 if isinstance(value, Tracer) and id(value) in arg_ids:
                     outputs.append((_C.ResultKind.argument, arg_ids[id(value)]))
                 elif isinstance(value, (Tracer, np.ndarray, np.generic)):
@@ -277,6 +302,10 @@ class CompiledFunction(_C.Dispatcher):
                 else:
                     outputs.append((_C.ResultKind.python, value))
             graph.outputs = views
+            if trace.growable and any(graph.storage_kind(sid) == "arg" for sid in graph.op_outputs(0)):
+                # a call that outgrows a list is run again: it must not have written the caller's arrays
+                raise unsupported("a function that writes its array arguments and fills a list in a loop on a "
+                                  "traced condition", "return the new values instead of writing the arguments")
         try:
             # CPU code only where the function runs on the CPU; a GPU runs a stage's points at
             # once, which its fusion must allow for

@@ -9,7 +9,7 @@ from . import _C
 from ._errors import unsupported
 from ._indexing import assign
 from ._shapes import _shape_arg, moveaxis, stack
-from ._tracer import (Extent, Tracer, as_tracer, cast_unsafe, check_dtype, current_trace, emit, fresh, known_by_static,
+from ._tracer import (Extent, TracedList, Tracer, as_tracer, cast_unsafe, check_dtype, current_trace, emit, fresh, known_by_static,
                       known_scalar, like_order, untraced)
 from ._ufuncs import astype, copy_, promo_arg, where
 
@@ -177,6 +177,8 @@ def _nested_stack(obj, dtype):
 
 
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **kwargs):
+    if isinstance(object, TracedList):
+        object = object.array()
     if _contains_tracer(object):
         if isinstance(object, Tracer):
             t = astype(object, dtype if dtype is not None else object.dtype, copy=copy is not False and copy is not None)
@@ -195,6 +197,8 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **k
 
 
 def asarray(a, dtype=None, order=None, **kwargs):
+    if isinstance(a, TracedList):
+        a = a.array()
     if isinstance(a, Tracer):
         return a if dtype is None else astype(a, dtype, copy=False)
     return array(a, dtype=dtype)

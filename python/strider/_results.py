@@ -6,7 +6,7 @@ import types
 
 from . import _C
 from ._errors import UnsupportedError
-from ._tracer import as_tracer, contiguous
+from ._tracer import TracedList, as_tracer, contiguous
 from ._ufuncs import copy_
 
 
@@ -75,6 +75,9 @@ def flatten_result(value, leaves):
         return (type(value).__name__, tuple(flatten_result(v, leaves) for v in value))
     if isinstance(value, dict):
         return ("dict", tuple((k, flatten_result(value[k], leaves)) for k in value))
+    if isinstance(value, TracedList):  # returned as the list of its items, as Python's list would be
+        leaves.append(value.array())
+        return ("items",)
     check_result(value)
     leaves.append(value)
     return ("leaf",)

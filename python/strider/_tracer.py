@@ -2,6 +2,7 @@
 import dis
 import functools
 import linecache
+import os
 import sys
 import threading
 
@@ -162,6 +163,18 @@ class Trace:
         # nothing has written it since; versions count the writes into the others
         self.numbers = {}
         self.versions = {}
+        # _control.py's state: storages made inside a loop or branch that has been closed, as
+        # (first, end) ranges (their values do not outlive it); the loops being traced; how many
+        # regions were opened; the room lists get for a loop's trips (grown by _outgrown)
+        self.sealed = []
+        self.loops = []
+        self.regions = 0
+        self.trip_factor = 1
+        self.growable = False  # a loop fills a list (whose room a call may outgrow)
+        # storages of variables a loop carries or a branch merges that held an argument -> the
+        # user's (file, line) of that loop or branch
+        self.may_be_argument = {}
+        self.target = "cpu"
         self._prev = None
 
     def __enter__(self):
@@ -189,11 +202,47 @@ class Trace:
 
     def op(self, name, inputs, output, axes=()):
         file, line = user_location()
+        if self.sealed:
+            for t in inputs:
+                self.check_unsealed(t._view, file, line)
         self.graph.add_op(name, [t._view for t in inputs], output, list(axes), file, line)
         self.known.pop(output.storage, None)  # written: what tracing knew of it no longer holds
         self.derived.pop(output.storage, None)
         self.numbers.pop(output.storage, None)
         self.versions[output.storage] = self.versions.get(output.storage, 0) + 1
+
+    def check_unsealed(self, view, file, line):
+        """Refuses a value a closed loop or branch computed (its storage holds the last trip's, or
+        a branch not taken's): Python would see the last one; strider carries only the variables
+        the region assigns."""
+        for sid in [view.storage] + [e for e in view.extents if e >= 0]:
+            if any(lo <= sid < hi for lo, hi in self.sealed) and self.graph.storage_kind(sid) != "const":
+                raise trace_error(f"{os.path.basename(file)}:{line}: a value computed inside a loop or branch on a "
+                                  "traced condition is used after it without being assigned to a variable there (kept "
+                                  "in a container or an object?)", "assign it to a variable inside the loop or branch")
+
+    def snapshot(self):
+        """What tracing knows now, for restore: a loop or branch traced again starts from here."""
+        return (self.graph.num_ops, self.graph.num_storages, dict(self.known), dict(self.derived), dict(self.counts),
+                dict(self.checked), dict(self.sliced), dict(self.sorted), dict(self.numbers), dict(self.versions),
+                list(self.sealed), self.regions)
+
+    def restore(self, snap, graph=True):
+        """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
+        (ops, storages, self.known, self.derived, self.counts, self.checked, self.sliced, self.sorted, self.numbers,
+         self.versions, self.sealed, regions) = (snap[0], snap[1]) + tuple(
+            type(x)(x) for x in snap[2:11]) + (snap[11],)
+        if graph:
+            self.graph.truncate(ops, storages)
+            self.regions = regions
+
+    def forget(self, storages):
+        """What tracing knew of these storages no longer holds (a loop or branch wrote them)."""
+        for sid in storages:
+            self.known.pop(sid, None)
+            self.derived.pop(sid, None)
+            self.numbers.pop(sid, None)
+            self.versions[sid] = self.versions.get(sid, 0) + 1
 
     def check_assert(self, t, message):
         """`assert t, message` on a value known only when the function runs: a check that raises
@@ -393,6 +442,48 @@ def _extent_operators():
 _extent_operators()
 
 
+class TracedList:
+    """A Python list a loop on a traced condition appends to: `data` holds room for its items
+    (rows of one shape and dtype), the 0-d int64 storage `length` how many it holds when the
+    function runs. Outside the loop it reads as the array of its items (np.array(keep),
+    x[keep]); returned, it is the list of them."""
+
+    def __init__(self, data, length, weak=None, scalar=True):
+        self.data = data          # Tracer (room, *item shape)
+        self.length = length      # storage id
+        self.weak = weak          # the Python type of numbers appended (NumPy 2 promotes them weakly)
+        self.scalar = scalar      # items are what NumPy hands back as scalars
+
+    def size(self):
+        """The run-time length (an Extent bounded by the room)."""
+        return Extent(self.data._view.shape[0], self.length)
+
+    def array(self):
+        """The items as an array of run-time length."""
+        v = self.data._view
+        view = _C.View(v.storage, list(v.shape), list(v.strides), v.offset, [self.length] + [-1] * (len(v.shape) - 1))
+        return Tracer(self.data._trace, view, self.data.dtype, weak=self.weak if len(v.shape) == 1 else None,
+                      readonly=None)
+
+    def __len__(self):
+        raise trace_error("len() of a list filled in a loop on a traced condition", "len(x) in the compiled "
+                          "function's own code works (strider rewrites it)")
+
+    def __bool__(self):
+        raise trace_error("the truth value of a list filled in a loop on a traced condition",
+                          "`if lst:` in the compiled function's own code works (strider rewrites it)")
+
+    def __iter__(self):
+        raise trace_error("iterating over a list filled in a loop on a traced condition", "use it as an array "
+                          "(np.array(lst)) or index it")
+
+    def __getitem__(self, key):
+        return self.array()[key]
+
+    def __repr__(self):
+        return f"<list filled at run time, at most {self.data._view.shape[0]} items>"
+
+
 def reshape_units(t, shape):
     """A reshape of an array with run-time lengths that only adds or drops axes of length 1 (one
     -1 standing for one of its axes): a view. Arrays of static shape reshape as NumPy's does."""
@@ -508,6 +599,8 @@ def as_tracer(x, dtype=None):
     trace = current_trace()
     if isinstance(x, Extent):
         x = x.value()
+    if isinstance(x, TracedList):
+        x = x.array()
     if isinstance(x, Tracer):
         check_live(x)
         return x if dtype is None else x.astype(dtype, copy=False)

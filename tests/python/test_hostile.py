@@ -43,8 +43,14 @@ def x5():
 
 
 def while_on_traced(x):
-    while x.sum() > 0:  # <- error
+    while x.sum() > 0:  # <- error (a loop of the IR, returning what may be the argument itself)
         x = x - 1
+    return x
+
+
+def return_in_traced_branch(x):
+    if x.sum() > 0:  # <- error
+        return x - 1
     return x
 
 
@@ -270,7 +276,8 @@ def array_like_global(x):
 
 
 CONSTRUCTS = [
-    ("while_on_traced", while_on_traced, ERROR, r"truth value|bool"),
+    ("while_on_traced", while_on_traced, ERROR, r"may still be an argument"),
+    ("return_in_traced_branch", return_in_traced_branch, ERROR, r"truth value|bool"),
     ("in_traced", in_traced, ERROR, r"truth value|bool"),
     ("builtin_max", builtin_max, ERROR, r"truth value|bool"),
     ("builtin_sorted", builtin_sorted, ERROR, r"truth value|bool"),

@@ -1,0 +1,625 @@
+"""Loops and branches on traced values: what the code _convert.py rewrites calls.
+
+`while c:` and `if c:` run as Python runs them while `c` is a Python value. Where `c` is traced
+(its value is known only when the function runs), the statement becomes a region of the IR
+(ops.def's control ops):
+
+- A loop: the variables it carries (assigned in the body and read after an iteration) live in
+  storages of their own, sized for the largest value they may hold; the body is traced once on
+  views of them and writes its new values back at its end (and before each `if c: break`). An
+  array whose length changes from one trip to the next (`order = order[inds + 1]`) is carried
+  with a run-time length bounded by the first trace's. A Python list the body appends to becomes
+  a TracedList with room for the loop's trips; a call whose loop outgrows it is traced again with
+  more room (LoopBoundExceeded, CompiledFunction._outgrown).
+- A branch: both sides are traced; the variables they assign meet in storages written by each.
+
+The body is traced again (the graph and what tracing knew rolled back) until what it carries is
+stable: lengths that change, lists it fills, storages from before the loop it writes (what
+tracing knew of them no longer holds inside). Values a region computes and does not assign to a
+variable it carries are sealed: used after it, they raise a TraceError, as does a loop that
+changes a variable's dtype or rank, which NumPy allows and strider does not carry."""
+import sys
+
+import numpy as np
+
+from . import _C
+from ._convert import converted, user_function
+from ._errors import trace_error, unsupported, user_location
+from ._tracer import IR_DTYPES, Extent, TracedList, Tracer, as_tracer, bound, concrete, current_trace
+
+_MAX_TRIES = 5
+_MIN_TRIPS = 64  # the trips a loop is given room for, at least (more where it carries more)
+_DTYPES = {short: dt for dt, short in IR_DTYPES.items()}
+
+
+class Undefined:
+    """A variable a loop or branch on a traced condition may leave unassigned (Python would
+    raise NameError reading it there, or hold the last trip's value)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def _fail(self, *args, **kwargs):
+        raise trace_error(f"{self.name!r} is read where a loop or branch on a traced condition may not have "
+                          "assigned it", "assign it before the loop or branch (or in both branches)")
+
+    def __getattr__(self, attr):
+        self._fail()
+
+    def __repr__(self):
+        return f"<{self.name}: not assigned on every path>"
+
+
+for _name in ("bool", "len", "iter", "getitem", "setitem", "call", "index", "int", "float", "add", "radd", "sub",
+              "rsub", "mul", "rmul", "truediv", "rtruediv", "lt", "le", "gt", "ge", "neg", "array", "array_ufunc"):
+    setattr(Undefined, f"__{_name}__", Undefined._fail)
+
+
+class _Retry(Exception):
+    """A region's trace learned something (a length, a list, a write) and starts again."""
+
+    def __init__(self, region):
+        super().__init__("retry")
+        self.region = region
+
+
+class _GoTraced(Exception):
+    """A loop run as Python met a traced `break` condition: it is traced from this trip on."""
+
+    def __init__(self, loop):
+        super().__init__("traced")
+        self.loop = loop
+
+
+class _PythonLoop:
+    def __init__(self, k):
+        self.k = k
+
+
+def maybe(thunk, name):
+    """A variable's value, or Undefined where it has none yet."""
+    try:
+        return thunk()
+    except NameError:
+        return Undefined(name)
+
+
+def _is_traced(c):
+    """Whether a condition's truth is known only when the function runs. Values computed from
+    the numbers the caller passes are not: bool() makes those static (Tracer.__bool__)."""
+    if isinstance(c, (Extent, TracedList)):
+        return True
+    if isinstance(c, Tracer):
+        return concrete(c) is None and not c._trace.from_arguments(c)
+    return False
+
+
+def _condition(c):
+    """A traced condition as a 0-d bool, with NumPy's truth rules."""
+    if isinstance(c, TracedList):
+        c = c.size()
+    if isinstance(c, Extent):
+        c = c.value()
+    t = as_tracer(c)
+    if t.is_dynamic:
+        raise trace_error("the truth value of an array whose length is known only at run time", "use x.any(), "
+                          "x.all() or x.size > 0")
+    if t.size != 1:
+        bool(np.empty(t.shape))  # NumPy's ValueError for the truth of several elements
+    t = t.reshape(())
+    return t if t.dtype == np.bool_ else np.not_equal(t, 0)
+
+
+def _refuse_target(trace):
+    if trace.target == "cuda":
+        raise unsupported("a loop or branch on a traced value with target='cuda'",
+                          "run the function with target='cpu'; CUDA loops are not built yet")
+
+
+def _control(trace, name, region, inputs=()):
+    """Records a control op; its index."""
+    out = trace.temp((), np.bool_)
+    trace.op(name, list(inputs), out, axes=[region])
+    return trace.graph.num_ops - 1
+
+
+def _whole(trace, sid):
+    return _C.View(sid, [trace.graph.storage_size(sid)], [1], 0)
+
+
+def _written_since(trace, first_op, before):
+    """The storages from before (ids < `before`) the ops from `first_op` on write."""
+    return {s for s in trace.graph.op_outputs(first_op)
+            if s < before and trace.graph.storage_kind(s) != "const"}
+
+
+class _Slot:
+    """Where a carried (or merged) variable lives: a storage sized for `bounds`, a run-time
+    length storage for each axis in `dynamic`."""
+
+    def __init__(self, trace, name, dtype, bounds, dynamic, weak, scalar):
+        self.name, self.dtype, self.bounds, self.weak, self.scalar = name, dtype, tuple(bounds), weak, scalar
+        self.view = trace.temp(self.bounds, dtype)
+        self.extents = [trace.temp((), np.int64).storage if d else -1 for d in dynamic]
+        self.storages = [self.view.storage] + [e for e in self.extents if e >= 0]
+
+    @property
+    def spec(self):
+        return self.dtype, self.bounds, tuple(e >= 0 for e in self.extents), self.weak, self.scalar
+
+    def tracer(self, trace):
+        v = self.view
+        view = _C.View(v.storage, list(v.shape), list(v.strides), 0, self.extents if any(e >= 0 for e in self.extents) else [])
+        return Tracer(trace, view, self.dtype, weak=self.weak, scalar=self.scalar)
+
+    def widened(self, t):
+        """The spec that also holds t, or None where this one does."""
+        bounds, dynamic, grew = [], [], False
+        for d, (b, e) in enumerate(zip(self.bounds, self.extents)):
+            n = t.shape[d]
+            dyn = e >= 0 or isinstance(n, Extent) or bound(n) != b
+            bounds.append(max(b, bound(n)))
+            dynamic.append(dyn)
+            grew = grew or dyn != (e >= 0) or bounds[-1] != b
+        return (self.dtype, tuple(bounds), tuple(dynamic), self.weak, self.scalar) if grew else None
+
+
+def _spec_of(t):
+    dynamic = tuple(isinstance(d, Extent) for d in t.shape)
+    return t.dtype, tuple(bound(d) for d in t.shape), dynamic, t._weak, t._scalar
+
+
+def _carryable(name, value):
+    """The value as a Tracer a slot can hold, or None for what is carried as it is."""
+    if isinstance(value, (Tracer, Extent, bool, int, float, np.generic)) and not isinstance(value, TracedList):
+        return as_tracer(value)
+    return None
+
+
+def _write_back(trace, slots, values):
+    """Copies new values into their slots: first whatever reads a slot (a swap, `a = a[1:]`) into
+    fresh storage, then every slot. Raises _Retry (via the caller) where a slot must grow: returns
+    the specs that must change."""
+    grow = {}
+    pending = []
+    owned = {s for slot in slots.values() for s in slot.storages}
+    for name, value in values.items():
+        slot = slots[name]
+        if value is None:
+            continue
+        if isinstance(value, Tracer) and value._view == slot.tracer(trace)._view:
+            continue  # the slot's own value, unchanged
+        t = as_tracer(value)
+        if t.dtype != slot.dtype or t.ndim != len(slot.bounds):
+            raise trace_error(f"{name!r} changes from {slot.dtype}{list(slot.bounds)} to {t.dtype}{list(t.shape)} in a loop "
+                              "or branch on a traced condition", "keep a variable's dtype and number of axes the same "
+                              "on every path (astype, reshape)")
+        if (w := slot.widened(t)) is not None:
+            grow[name] = w
+            continue
+        reads = [t._view.storage] + [e for e in t._view.extents if e >= 0]
+        if any(s in owned for s in reads):
+            t = _detach(trace, t)
+        pending.append((slot, t))
+    if grow:
+        return grow
+    for slot, t in pending:
+        if trace.graph.storage_kind(t._view.storage) == "arg":  # NumPy's variable may be the argument itself
+            trace.may_be_argument.setdefault(slot.view.storage, user_location())
+        out = _C.View(slot.view.storage, [bound(d) for d in t.shape], list(slot.view.strides), 0, list(t._view.extents))
+        trace.op("copy", [t], out)
+        for d, e in enumerate(slot.extents):
+            if e >= 0:
+                n = t.shape[d]
+                length = n.value() if isinstance(n, Extent) else trace.const(np.int64(n))
+                trace.op("copy", [length], _C.View(e, [], [], 0))
+    return {}
+
+
+def _detach(trace, t):
+    """A copy of t in fresh storage, with fresh run-time lengths."""
+    extents = []
+    for e in t._view.extents:
+        if e >= 0:
+            fresh = trace.temp((), np.int64)
+            trace.op("copy", [Tracer(trace, _C.View(e, [], [], 0), np.int64)], fresh)
+            extents.append(fresh.storage)
+        else:
+            extents.append(-1)
+    shape = [Extent(bound(d), x) if x >= 0 else bound(d) for d, x in zip(t.shape, extents)] if extents else list(t.shape)
+    view = trace.temp(tuple(shape), t.dtype)
+    trace.op("copy", [t], _C.View(view.storage, list(view.shape), list(view.strides), 0, list(t._view.extents)))
+    return Tracer(trace, view, t.dtype, weak=t._weak, scalar=t._scalar)
+
+
+# -- the calls the rewritten code makes --
+
+def callee(fn):
+    """What a call in rewritten code calls: the user's functions rewritten in turn."""
+    return converted(fn, _MODULE) if user_function(fn) else fn
+
+
+def len_(x):
+    """len(x), a run-time length (an Extent) where x has one."""
+    if isinstance(x, TracedList):
+        return x.size()
+    if isinstance(x, Tracer) and x.ndim and isinstance(x.shape[0], Extent):
+        return x.shape[0]
+    return len(x)
+
+
+def not_(x):
+    if _is_traced(x):
+        return np.logical_not(_condition(x))
+    return not x
+
+
+def _short_circuit(thunks, stop_on):
+    v = thunks[0]()
+    for i, th in enumerate(thunks[1:], 1):
+        if _is_traced(v):
+            # the rest runs only where Python's would (`n > 0 and x[0] > t` must not index an empty x)
+            rest = thunks[i:]
+            then = (lambda _: (_condition(_short_circuit(rest, stop_on)),))
+            other = (lambda _: (trace_const(stop_on),))
+            first, second = (other, then) if stop_on else (then, other)
+            (v,) = if_stmt(v, first, second, (Undefined("condition"),), ("condition",))
+            return v
+        if bool(v) == stop_on:
+            return v
+        v = th()
+    return v
+
+
+def trace_const(value):
+    return current_trace().const(np.bool_(value))
+
+
+def and_(*thunks):
+    return _short_circuit(thunks, False)
+
+
+def or_(*thunks):
+    return _short_circuit(thunks, True)
+
+
+def append(lst, value):
+    """lst.append(value), into a TracedList where a traced loop carries the list."""
+    trace = current_trace()
+    if isinstance(lst, TracedList):
+        _append(trace, lst, value)
+        return lst
+    if type(lst) is list and trace is not None:
+        for loop in trace.loops:  # the outermost region it comes from carries it
+            if isinstance(loop, _Region) and id(lst) in loop.python_lists:
+                loop.learn_list(loop.python_lists[id(lst)], value)
+                raise _Retry(loop)
+    lst.append(value)
+    return lst
+
+
+def _item(lst, value):
+    t = as_tracer(value)
+    if isinstance(value, (bool, int, float)) and lst.weak is type(value):
+        t = as_tracer(value, lst.data.dtype)
+    if t.dtype != lst.data.dtype or tuple(t.shape) != tuple(lst.data.shape[1:]) or t.is_dynamic:
+        raise trace_error(f"appending a {t.dtype}{list(t.shape)} value to a list of {lst.data.dtype}"
+                          f"{list(lst.data.shape[1:])} items in a loop on a traced condition",
+                          "append items of one dtype and shape")
+    return t
+
+
+def _append(trace, lst, value):
+    t = _item(lst, value)
+    length = Tracer(trace, _C.View(lst.length, [], [], 0), np.int64, weak=int)
+    data = lst.data._view
+    trace.op("append", [length, t], _C.View(data.storage, list(data.shape), list(data.strides), data.offset))
+    for region in trace.loops:
+        if isinstance(region, _Region):
+            region.appended(lst)
+    trace.op("copy", [np.add(length, 1)], _C.View(lst.length, [], [], 0))
+
+
+def break_if(k, t, state):
+    """`if t: break` in a loop's body: whether Python leaves it; in a traced loop, the carried
+    values go back to their storages and the loop is left at run time where t holds."""
+    trace = current_trace()
+    loop = trace.loops[-1] if trace is not None and trace.loops else None
+    if isinstance(loop, _LoopTrace):
+        loop.write_back(state())
+        _control(trace, "loop_while", loop.region, [np.logical_not(_condition(t))])
+        return False
+    if _is_traced(t):
+        if isinstance(loop, _PythonLoop):
+            raise _GoTraced(loop)
+        return bool(t)  # Tracer.__bool__'s error
+    return bool(t)
+
+
+def while_stmt(k, cond, body, state, names, live):
+    trace = current_trace()
+    while True:
+        c = cond(*state)
+        if trace is not None and _is_traced(c):
+            return _traced_while(trace, cond, body, state, names, live)
+        if not c:
+            return state
+        if trace is None:
+            state, broke = body(*state)
+        else:
+            snap = trace.snapshot()
+            marker = _PythonLoop(k)
+            trace.loops.append(marker)
+            try:
+                new_state, broke = body(*state)
+            except _GoTraced as g:
+                if g.loop is not marker:
+                    raise
+                trace.loops.pop()
+                trace.restore(snap)
+                return _traced_while(trace, cond, body, state, names, live)
+            trace.loops.pop()
+            state = new_state
+        if broke:
+            return state
+
+
+def if_stmt(test, then, other, state, names):
+    trace = current_trace()
+    if trace is None or not _is_traced(test):
+        return then(*state) if test else other(*state)
+    _refuse_target(trace)
+    cond = _condition(test)
+    return _settle(trace, lambda last: _BranchTrace(trace, last.specs, last.lists) if last else _BranchTrace(trace, {}, {}),
+                   lambda branch: branch.run(cond, then, other, state, names),
+                   trace_error("a branch on a traced condition whose variables do not settle", "keep each variable's "
+                               "shape the same in both branches"))
+
+
+def _settle(trace, make, run, error):
+    """Traces a region again (make(the last try)) until a try learns nothing new; `error` where
+    tries run out."""
+    start = trace.snapshot()
+    region = None
+    for _ in range(_MAX_TRIES):
+        region = make(region)
+        try:
+            return run(region)
+        except _Retry as r:
+            if r.region is not region:
+                raise
+            trace.restore(start)
+    raise error
+
+
+class _Region:
+    """A loop or branch being traced: the Python lists from before it that its body appends to
+    become TracedLists (on the next try, once an append says what they hold)."""
+
+    def __init__(self, trace, specs, lists, room):
+        self.trace, self.specs, self.lists, self.room = trace, dict(specs), dict(lists), room
+        self.python_lists = {}   # id -> name of a Python list from before the region, not yet a TracedList
+        self.counts = {}         # id(TracedList) -> appends in one trace of the body
+        self.made = {}           # id(TracedList) -> name, the lists this region made
+        self.made_storages = set()
+
+    def learn_list(self, name, value):
+        t = as_tracer(value)
+        if t.is_dynamic:
+            raise trace_error(f"appending an array whose length is known only at run time to {name!r} in a loop or "
+                              "branch on a traced condition", "append rows of one shape, or concatenate the arrays")
+        weak = type(value) if isinstance(value, (bool, int, float)) else None
+        self.lists[name] = (t.dtype, tuple(t.shape), weak, not t.ndim, 1)
+
+    def appended(self, lst):
+        if id(lst) in self.made:
+            self.counts[id(lst)] = self.counts.get(id(lst), 0) + 1
+
+    def lists_as_traced(self, state, names):
+        """The state with the Python lists the region appends to as TracedLists."""
+        inside = list(state)
+        for i, name in enumerate(names):
+            if name is not None and type(state[i]) is list:
+                if name in self.lists or state[i]:
+                    inside[i] = self._make_list(name, state[i])
+                else:
+                    self.python_lists[id(state[i])] = name
+        return inside
+
+    def lists_learned(self):
+        """Whether a list took more appends in one trace than it has room for per trip."""
+        learned = False
+        for key, name in self.made.items():
+            spec = self.lists[name]
+            if self.counts.get(key, 0) > spec[4]:
+                self.lists[name] = spec[:4] + (self.counts[key],)
+                learned = True
+        return learned
+
+    def _make_list(self, name, items):
+        trace = self.trace
+        if name not in self.lists:
+            self.learn_list(name, items[0])
+        dtype, shape, weak, scalar, per_trip = self.lists[name]
+        room = len(items) + self.room * per_trip
+        data = trace.temp((room,) + shape, dtype)
+        length = trace.temp((), np.int64)
+        trace.op("copy", [trace.const(np.int64(0))], length)
+        lst = TracedList(Tracer(trace, data, dtype), length.storage, weak, scalar)
+        for v in items:
+            _append(trace, lst, v)
+        self.made[id(lst)] = name
+        self.made_storages |= {data.storage, length.storage}
+        trace.growable = True
+        return lst
+
+
+class _BranchTrace(_Region):
+    def __init__(self, trace, specs, lists):
+        super().__init__(trace, specs, lists, _MIN_TRIPS * trace.trip_factor)
+        self.partial = set()
+
+    def run(self, cond, then, other, state, names):
+        trace = self.trace
+        state = self.lists_as_traced(state, names)
+        slots = {n: _Slot(trace, n, *spec) for n, spec in self.specs.items()}
+        before = trace.snapshot()
+        first_storage, first_op = trace.graph.num_storages, trace.graph.num_ops
+        region = trace.regions
+        trace.regions += 1
+        _control(trace, "branch_if", region, [cond])
+        results = []
+        trace.loops.append(self)
+        try:
+            for side, fn in ((0, then), (1, other)):
+                if side:
+                    trace.restore(before, graph=False)
+                    _control(trace, "branch_else", region, [cond])
+                out = fn(*state)
+                results.append(out)
+                grow = self._merge(slots, state, out, names, side)
+                if grow:
+                    self.specs.update(grow)
+                    raise _Retry(self)
+        finally:
+            trace.loops.pop()
+        if self.lists_learned():
+            raise _Retry(self)
+        end = _control(trace, "branch_end", region)
+        written = _written_since(trace, first_op, first_storage)
+        carried = sorted(written | self.made_storages | {s for slot in slots.values() for s in slot.storages})
+        trace.graph.set_op_inputs(end, [_whole(trace, s) for s in carried])
+        trace.restore(before, graph=False)
+        trace.forget(carried)
+        trace.sealed.append((first_storage, trace.graph.num_storages))
+        merged = []
+        for i, name in enumerate(names):
+            a, b = results[0][i], results[1][i]
+            if name in slots and name not in self.partial:
+                merged.append(slots[name].tracer(trace))
+            elif a is b:
+                merged.append(a)
+            else:
+                merged.append(Undefined(name))
+        return tuple(merged)
+
+    def _merge(self, slots, state, out, names, side):
+        """Writes this side's values of the merged variables; learns the ones to merge (specs)
+        on the first try. Returns the specs that must grow."""
+        values, grow = {}, {}
+        for i, name in enumerate(names):
+            value = out[i]
+            if name in slots:
+                if isinstance(value, Undefined):  # assigned on one side only: unusable after the branch
+                    self.partial.add(name)
+                else:
+                    values[name] = value
+                continue
+            if isinstance(value, Undefined) or value is state[i]:
+                continue
+            t = _carryable(name, value)
+            if t is None:
+                if isinstance(value, (list, TracedList, dict, tuple)) and value is not state[i]:
+                    raise trace_error(f"{name!r} is a {type(value).__name__} assigned in a branch on a traced condition",
+                                      "assign arrays or numbers there")
+                continue
+            grow[name] = _spec_of(t)
+        if grow:
+            return grow
+        return _write_back(self.trace, slots, values)
+
+
+class _LoopTrace(_Region):
+    """One try at tracing a loop on a traced condition."""
+
+    def __init__(self, trace, specs, lists, written, room):
+        super().__init__(trace, specs, lists, room)
+        self.written = set(written)
+        self.slots = {}
+        self.statics = {}
+
+    def write_back(self, state):
+        values = {n: state[self.index[n]] for n in self.slots}
+        for n, v in self.statics.items():
+            now = state[self.index[n]]
+            if now is not v and not (type(now) is type(v) and _same_static(now, v)):
+                raise trace_error(f"{n!r}, a {type(v).__name__}, is reassigned in a loop on a traced condition",
+                                  "carry arrays, numbers and lists in such loops")
+        grow = _write_back(self.trace, self.slots, values)
+        if grow:
+            self.specs.update(grow)
+            raise _Retry(self)
+
+    def run(self, cond, body, state, names, live):
+        trace = self.trace
+        self.index = {n: i for i, n in enumerate(names)}
+        inside = self.lists_as_traced(state, [n if n in live else None for n in names])
+        for i, name in enumerate(names):
+            value = state[i]
+            if name not in live:
+                inside[i] = Undefined(name) if isinstance(value, Undefined) else value
+                continue
+            if isinstance(value, (Undefined, TracedList)) or type(value) is list:
+                continue
+            t = _carryable(name, value)
+            if t is None:
+                self.statics[name] = value
+                continue
+            spec = self.specs.get(name) or _spec_of(t)
+            self.specs[name] = spec
+            slot = self.slots[name] = _Slot(trace, name, *spec)
+            _write_back(trace, {name: slot}, {name: t})
+            inside[i] = slot.tracer(trace)
+        carried = {s for slot in self.slots.values() for s in slot.storages}
+        trace.forget(self.written | carried)
+        before = trace.snapshot()
+        first_storage, first_op = trace.graph.num_storages, trace.graph.num_ops
+        self.region = trace.regions
+        trace.regions += 1
+        begin = _control(trace, "loop_begin", self.region)
+        trace.loops.append(self)
+        try:
+            _control(trace, "loop_while", self.region, [_condition(cond(*inside))])
+            out, _ = body(*inside)
+            self.write_back(out)
+        finally:
+            trace.loops.pop()
+        end = _control(trace, "loop_end", self.region)
+        written = _written_since(trace, first_op, first_storage) - carried - self.made_storages
+        learned = False
+        if not written <= self.written:
+            self.written |= written
+            learned = True
+        if self.lists_learned() or learned:
+            raise _Retry(self)
+        carried |= self.made_storages
+        boundary = [_whole(trace, s) for s in sorted(self.written | carried)]
+        trace.graph.set_op_inputs(begin, boundary)
+        trace.graph.set_op_inputs(end, boundary)
+        trace.restore(before, graph=False)
+        trace.forget(self.written | carried)
+        trace.sealed.append((first_storage, trace.graph.num_storages))
+        return tuple(self.slots[name].tracer(trace) if name in self.slots else inside[i] if name in live
+                     else Undefined(name) for i, name in enumerate(names))
+
+def _same_static(a, b):
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _traced_while(trace, cond, body, state, names, live):
+    _refuse_target(trace)
+    room = trace.trip_factor * max([_MIN_TRIPS] + [bound(d) + 1 for v in state if isinstance(v, Tracer) for d in v.shape[:1]])
+    return _settle(trace, lambda last: _LoopTrace(trace, last.specs, last.lists, last.written, room) if last
+                   else _LoopTrace(trace, {}, {}, set(), room),
+                   lambda loop: loop.run(cond, body, state, names, live),
+                   trace_error("a loop on a traced condition whose carried variables keep growing (a variable's "
+                               "length grows every trip?)", "keep what a loop carries at most as long as it was "
+                               "before the loop"))
+
+
+_MODULE = sys.modules[__name__]

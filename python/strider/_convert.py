@@ -1,0 +1,332 @@
+"""Python's `while` and `if` made traceable, as TensorFlow's AutoGraph does: the function's source
+is rewritten so that each loop and branch calls _control.py with its condition and its body as
+functions of the variables it assigns. Where the condition is a Python value the call runs the
+statement as Python would; where it is traced, the statement becomes a loop or branch of the IR.
+
+The rewrite keeps every line where it was (ops name the user's file and line) and runs only
+while tracing: a call that runs in NumPy (a graph break) runs the function as written."""
+import ast
+import inspect
+import sysconfig
+import textwrap
+import types
+
+from ._errors import _internal
+
+_CF = "__strider_cf"  # the name the rewritten code reaches _control.py by (a closure cell)
+_cache = {}           # code object -> the rewritten code object, or None where nothing changed
+
+
+class _Names(ast.NodeVisitor):
+    """Names a statement list assigns and loads, not looking into nested functions or classes."""
+
+    def __init__(self):
+        self.stored, self.loaded = [], set()
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Store):
+            if node.id not in self.stored:
+                self.stored.append(node.id)
+        else:
+            self.loaded.add(node.id)
+
+    def visit_FunctionDef(self, node):
+        if node.name not in self.stored:
+            self.stored.append(node.name)
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
+
+    def visit_Lambda(self, node):
+        for n in ast.walk(node.body):  # a lambda reads the names it closes over
+            if isinstance(n, ast.Name):
+                self.loaded.add(n.id)
+
+
+def _names(nodes):
+    v = _Names()
+    for n in nodes:
+        v.visit(n)
+    return v
+
+
+def _jumps(nodes):
+    """The return, yield, break and continue statements in `nodes` that leave them (not those of
+    nested functions, nor break and continue of loops nested inside)."""
+    found = []
+
+    def walk(node, in_loop):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            return
+        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await)):
+            found.append(node)
+        if isinstance(node, (ast.Break, ast.Continue)) and not in_loop:
+            found.append(node)
+        nested = in_loop or isinstance(node, (ast.For, ast.While, ast.AsyncFor))
+        for child in ast.iter_child_nodes(node):
+            walk(child, nested and not (isinstance(node, (ast.For, ast.While)) and child in node.orelse))
+
+    for n in nodes:
+        walk(n, False)
+    return found
+
+
+def _load(name):
+    return ast.Name(id=name, ctx=ast.Load())
+
+
+def _cf(attr):
+    return ast.Attribute(value=_load(_CF), attr=attr, ctx=ast.Load())
+
+
+def _call(attr, *args):
+    return ast.Call(func=_cf(attr), args=list(args), keywords=[])
+
+
+def _thunk(expr):
+    return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                      body=expr)
+
+
+def _tuple(names, ctx=ast.Load):
+    return ast.Tuple(elts=[ast.Name(id=n, ctx=ctx()) for n in names], ctx=ctx())
+
+
+def _strs(names):
+    return ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
+
+
+def _def(name, params, body):
+    return ast.FunctionDef(name=name, args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params],
+                                                         kwonlyargs=[], kw_defaults=[], defaults=[]),
+                           body=body, decorator_list=[], returns=None)
+
+
+class _Rewrite(ast.NodeTransformer):
+    def __init__(self, later_loads):
+        self.count = 0
+        self.changed = False
+        self.later_loads = later_loads  # name -> the lines it is loaded on, in the whole function
+
+    def fresh(self):
+        self.count += 1
+        return self.count
+
+    # nested functions and classes keep their own code
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    def test(self, node):
+        """A condition whose `and`, `or`, `not` and chained comparisons work on traced values."""
+        if isinstance(node, ast.BoolOp):
+            fn = "and_" if isinstance(node.op, ast.And) else "or_"
+            return ast.copy_location(_call(fn, *[_thunk(self.test(v)) for v in node.values]), node)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return ast.copy_location(_call("not_", self.test(node.operand)), node)
+        if isinstance(node, ast.Compare) and len(node.ops) > 1:
+            left, parts = node.left, []
+            for op, right in zip(node.ops, node.comparators):
+                parts.append(ast.copy_location(ast.Compare(left=left, ops=[op], comparators=[right]), node))
+                left = right
+            return ast.copy_location(_call("and_", *[_thunk(self.visit(p)) for p in parts]), node)
+        return self.visit(node)
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1 and not node.keywords:
+            self.changed = True
+            return ast.copy_location(_call("len_", node.args[0]), node)
+        if isinstance(node.func, (ast.Name, ast.Attribute)):  # the callee's loops and branches too
+            self.changed = True
+            node.func = ast.copy_location(_call("callee", node.func), node.func)
+        return node
+
+    def visit_Expr(self, node):
+        # lst.append(v) on a name: an assignment, so that a loop carries the list
+        c = node.value
+        if (isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "append"
+                and isinstance(c.func.value, ast.Name) and len(c.args) == 1 and not c.keywords):
+            self.changed = True
+            name = c.func.value.id
+            value = self.visit(c.args[0])
+            return ast.copy_location(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                                                value=_call("append", _load(name), value)), node)
+        return self.generic_visit(node)
+
+    def body(self, stmts, in_loop):
+        """Statements with `if t: continue` (no else) at their top level turned into `if not t:`
+        around the rest, as Python runs them, so that the branch is one a loop can trace."""
+        out = []
+        for i, s in enumerate(stmts):
+            if (in_loop and isinstance(s, ast.If) and not s.orelse and len(s.body) == 1
+                    and isinstance(s.body[0], ast.Continue)):
+                rest = stmts[i + 1:]
+                if not rest:
+                    break
+                guard = ast.copy_location(ast.If(test=ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=s.test), s.test),
+                                                 body=rest, orelse=[]), s)
+                out.extend(self.body([guard], in_loop))
+                return out
+            r = self.visit(s)
+            out.extend(r if isinstance(r, list) else [r])
+        return out
+
+    def visit_For(self, node):
+        node.body = self.body(node.body, True)
+        node.orelse = self.body(node.orelse, False)
+        node.iter = self.visit(node.iter)
+        return node
+
+    def visit_If(self, node):
+        if _jumps(node.body + node.orelse):
+            node.test = self.test(node.test)
+            node.body = self.body(node.body, False)
+            node.orelse = self.body(node.orelse, False)
+            return node
+        self.changed = True
+        k = self.fresh()
+        test = self.test(node.test)
+        then = self.body(node.body, False) or [ast.Pass()]
+        other = self.body(node.orelse, False) or [ast.Pass()]
+        names = _names(then + other).stored
+        out = [_def(f"__strider_then_{k}", names, then + [ast.Return(_tuple(names))]),
+               _def(f"__strider_else_{k}", names, other + [ast.Return(_tuple(names))])]
+        call = _call("if_stmt", test, _load(f"__strider_then_{k}"), _load(f"__strider_else_{k}"),
+                     ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load()),
+                     _strs(names))
+        if names:
+            out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call))
+        else:
+            out.append(ast.Expr(call))
+        return [_at(s, node) for s in out]
+
+    def visit_While(self, node):
+        body = self.body(node.body, True)
+        # `if t: break` at the top level of the body leaves the loop; other jumps stay Python's
+        exits = [s for s in body if isinstance(s, ast.If) and not s.orelse and len(s.body) == 1
+                 and isinstance(s.body[0], ast.Break)]
+        if node.orelse or [j for j in _jumps(body) if not any(j is e.body[0] for e in exits)]:
+            node.test = self.test(node.test)
+            node.body = body
+            return node
+        self.changed = True
+        k = self.fresh()
+        names = _names(body).stored
+        state = _tuple(names)
+        new_body = []
+        for s in body:
+            if any(s is e for e in exits):
+                s = ast.copy_location(ast.If(test=_call("break_if", ast.Constant(k), s.test, _thunk(state)),
+                                             body=[ast.Return(ast.Tuple(elts=[state, ast.Constant(True)], ctx=ast.Load()))],
+                                             orelse=[]), s)
+            new_body.append(s)
+        new_body.append(ast.Return(ast.Tuple(elts=[state, ast.Constant(False)], ctx=ast.Load())))
+        # what outlives an iteration: read by the condition, after the loop, or before the body assigns it
+        inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        cond_loads = _names([node.test]).loaded
+        live = [n for n in names if n in cond_loads or any(line not in inside for line in self.later_loads.get(n, ()))
+                or _read_first(n, node.body)]
+        out = [_def(f"__strider_cond_{k}", names, [ast.Return(self.test(node.test))]),
+               _def(f"__strider_body_{k}", names, new_body)]
+        call = _call("while_stmt", ast.Constant(k), _load(f"__strider_cond_{k}"), _load(f"__strider_body_{k}"),
+                     ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load()),
+                     _strs(names), _strs(live))
+        out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call) if names else ast.Expr(call))
+        return [_at(s, node) for s in out]
+
+
+def _at(stmt, node):
+    """A generated statement on the first line of the statement it stands for (a frame running it
+    reports that line: the `while` or `if` line, where ops it records are from)."""
+    stmt.lineno = stmt.end_lineno = node.lineno
+    stmt.col_offset, stmt.end_col_offset = node.col_offset, node.col_offset
+    return ast.fix_missing_locations(stmt)
+
+
+def _read_first(name, stmts):
+    """Whether a statement of `stmts` loads `name` before (or in the statement where) it is first
+    assigned: a value the previous iteration left."""
+    for s in stmts:
+        v = _names([s])
+        if name in v.loaded:
+            return True
+        if name in v.stored:
+            return False
+    return False
+
+
+def _loads_by_line(fn_node):
+    found = {}
+    for n in ast.walk(fn_node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            found.setdefault(n.id, set()).add(n.lineno)
+    return found
+
+
+def _rewritten_code(fn):
+    code = fn.__code__
+    if code in _cache:
+        return _cache[code]
+    _cache[code] = None
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return None
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except SyntaxError:
+        return None
+    fn_node = tree.body[0] if tree.body else None
+    if not isinstance(fn_node, ast.FunctionDef) or fn_node.name != code.co_name:
+        return None
+    if any(isinstance(n, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(fn_node)):
+        return None
+    if not any(isinstance(n, (ast.While, ast.If)) for n in ast.walk(fn_node)):
+        return None
+    ast.increment_lineno(tree, first - 1)
+    fn_node.decorator_list = []
+    rewrite = _Rewrite(_loads_by_line(fn_node))
+    fn_node.body = rewrite.body(fn_node.body, False)
+    if not rewrite.changed:
+        return None
+    # a factory whose parameters are the function's free variables and the helpers' module: the
+    # rewritten function closes over them as the original did
+    factory = _def("__strider_factory", [_CF] + list(code.co_freevars), [fn_node, ast.Return(_load(fn_node.name))])
+    module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
+    try:
+        compiled = compile(module, code.co_filename, "exec")
+    except (SyntaxError, ValueError):  # a construct the rewrite does not handle: the function as written
+        return None
+    factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
+    _cache[code] = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == code.co_name)
+    return _cache[code]
+
+
+_LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def user_function(fn):
+    """Whether fn is the user's Python function (not strider's, NumPy's, the standard library's
+    or an installed package's): the ones whose loops and branches a trace rewrites."""
+    if type(fn) is not types.FunctionType:
+        return False
+    filename = fn.__code__.co_filename
+    return not (_internal(filename) or filename.startswith(_LIBRARY_DIRS) or filename.startswith("<"))
+
+
+def converted(fn, control):
+    """fn with its loops and branches on traced values made traceable (fn itself where it has
+    none, or where its source cannot be read or rewritten)."""
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    code = _rewritten_code(fn)
+    if code is None:
+        return fn
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    cells[_CF] = types.CellType(control)
+    closure = tuple(cells[name] for name in code.co_freevars)
+    clone = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    clone.__kwdefaults__ = fn.__kwdefaults__
+    clone.__wrapped__ = fn
+    return clone

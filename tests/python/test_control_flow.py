@@ -1,0 +1,233 @@
+"""Loops and branches on traced values (issue 17): differential tests against NumPy, through the
+harness (values, dtypes, shapes and every argument after the call, in both legal orders)."""
+import numpy as np
+import pytest
+
+import strider
+from differential import TARGET, check
+from heads import _nms
+
+pytestmark = pytest.mark.skipif(TARGET == "cuda", reason="loops and branches on traced values run on the CPU only "
+                                "(target='cuda' refuses them: a graph break)")
+
+
+def boxes(n, seed=0):
+    rng = np.random.default_rng(seed)
+    xy = rng.uniform(0, 100, (n, 2)).astype(np.float32)
+    wh = rng.uniform(5, 40, (n, 2)).astype(np.float32)
+    return np.concatenate([xy, xy + wh, rng.uniform(0, 1, (n, 1)).astype(np.float32)], 1)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 60])
+@pytest.mark.parametrize("thresh", [0.0, 0.3, 1.0])
+def test_nms_loop_with_a_list(n, thresh):
+    # YOLOX's py_cpu_nms, unmodified: a while loop on order.size, keep.append, the list returned
+    d = boxes(n, n)
+    f = check(_nms, d[:, :4], d[:, 4], thresh, calls=2)
+    out = f(d[:, :4], d[:, 4], thresh)
+    assert type(out) is list and all(type(k) is np.int64 for k in out)  # the list, as Python's
+
+
+def above(x, t):
+    order = np.flatnonzero(x > t)  # a run-time length from the start: the loop is traced from trip 0
+    total = x[:0].sum()
+    while order.size > 0:
+        total = total + x[order[0]]
+        order = order[1:]
+    return total, order
+
+
+@pytest.mark.parametrize("t", [2.0, 0.95, 0.5, -1.0])  # no trip, one trip, some, all
+def test_trips_zero_one_many(t):
+    check(above, np.random.default_rng(1).uniform(0, 1, 40), t)
+
+
+def first_over(x, t):
+    i = 0
+    n = np.flatnonzero(x == x).size  # traced: the loop runs on it
+    found = -1
+    while i < n:
+        if x[i] > t:
+            break
+        found = i
+        i = i + 1
+    return i, found
+
+
+@pytest.mark.parametrize("t", [-1.0, 0.5, 2.0])  # break on the first trip, in the middle, never
+def test_break(t):
+    check(first_over, np.random.default_rng(2).uniform(0, 1, 30), t)
+
+
+def last_trip_break(x):
+    n = np.flatnonzero(x >= 0).size
+    k = 0
+    while True:
+        k = k + 1
+        if k >= n:
+            break
+    return k
+
+
+def test_break_on_the_last_trip_of_a_while_true():
+    check(last_trip_break, np.arange(9.0))
+
+
+def collect(x, t):
+    picked = []
+    order = np.flatnonzero(x > 0)
+    while order.size > 0:
+        j = order[0]
+        if x[j] > t:
+            picked.append(j)
+        order = order[1:]
+    return np.array(picked, dtype=np.int64)
+
+
+@pytest.mark.parametrize("t", [5.0, 0.5])  # the list stays empty; it fills
+def test_list_appended_in_a_branch(t):
+    check(collect, np.random.default_rng(3).uniform(-1, 1, 25), t)
+
+
+def decay(dets, t):
+    # Soft-NMS's shape: writes into the caller's array through views, in a loop
+    n = np.flatnonzero(dets[:, 4] > t).size
+    i = 0
+    while i < n:
+        dets[:, 4] *= 0.5
+        dets[i, :4] = dets[i, :4] + 1
+        i = i + 1
+    return dets[:, 4].max()
+
+
+def test_writes_into_the_argument_inside_a_loop():
+    check(decay, boxes(12, 4), 0.3)
+
+
+def nested(x):
+    rows = np.flatnonzero(x[:, 0] > 0.2)
+    out = np.zeros(x.shape[0])
+    while rows.size > 0:
+        r = rows[0]
+        cols = np.flatnonzero(x[r] > 0.5)
+        s = x[r, :0].sum()
+        while cols.size > 0:
+            s = s + x[r, cols[0]]
+            cols = cols[1:]
+        out[r] = s
+        rows = rows[1:]
+    return out
+
+
+def test_nested_loops():
+    check(nested, np.random.default_rng(5).uniform(0, 1, (9, 6)))
+
+
+def branches(x, t):
+    if x.sum() > t:
+        y = x[x > 0.5]       # a run-time length on one side,
+        k = 1
+    else:
+        y = x[:3] * 2        # a static one on the other
+        k = 2
+    return y, y.shape[0] + k
+
+
+@pytest.mark.parametrize("t", [0.0, 1e9])
+def test_branch_merges_lengths_and_numbers(t):
+    check(branches, np.random.default_rng(6).uniform(0, 1, 10), t)
+
+
+def short_circuit(x):
+    n = np.flatnonzero(x > 0.5).size
+    # x[n - 1] only where n > 0, as Python's `and` (an empty x would raise IndexError)
+    if n > 0 and x[n - 1] > 0.2 or n == 0:
+        y = x * 2
+    else:
+        y = x - 1
+    return y
+
+
+@pytest.mark.parametrize("x", [np.zeros(4), np.array([0.1, 0.9, 0.3]), np.array([0.9, 0.1])])
+def test_and_or_short_circuit(x):
+    check(short_circuit, x)
+
+
+def python_loops(x):
+    i, out = 0, x
+    while i < 3:  # Python's condition: unrolled, as before
+        out = out + i
+        i += 1
+    if x.shape[0] > 2:
+        out = out * 2
+    return out
+
+
+def test_loops_on_python_values_unroll():
+    f = check(python_loops, np.arange(4.0))
+    ir = str(f.explain(np.arange(4.0)))
+    assert "loop_begin" not in ir and "branch_if" not in ir
+
+
+def changes_dtype(x):
+    if x.sum() > 0:
+        y = x
+    else:
+        y = x.astype(np.int32)
+    return y
+
+
+def test_a_branch_that_changes_dtype_breaks_the_graph():
+    with pytest.raises(strider.TraceError, match="changes from"):
+        strider.compile(changes_dtype, strict=True)(np.arange(3.0))
+    f = strider.compile(changes_dtype, strict=False)
+    with pytest.warns(strider.GraphBreakWarning):
+        np.testing.assert_array_equal(f(np.arange(3.0)), changes_dtype(np.arange(3.0)))
+
+
+def escapes(x):
+    kept = {}
+    order = np.flatnonzero(x > 0)
+    while order.size > 0:
+        kept["last"] = x[order[0]] * 2
+        order = order[1:]
+    return kept["last"]
+
+
+def test_a_value_that_escapes_its_loop_is_refused():
+    with pytest.raises(strider.TraceError, match="inside a loop or branch"):
+        strider.compile(escapes, strict=True)(np.arange(1.0, 5.0))
+
+
+def many(x, limit):
+    keep = []
+    total = x[:0].sum()
+    while total < limit:  # more trips than the room first traced for the list
+        keep.append(total)
+        total = total + x[0]
+    return np.array(keep)
+
+
+def test_a_list_that_outgrows_its_room_is_traced_again():
+    f = strider.compile(many, strict=True)
+    x = np.ones(3)
+    np.testing.assert_array_equal(f(x, 10.0), many(x, 10.0))
+    np.testing.assert_array_equal(f(x, 500.0), many(x, 500.0))
+    assert f.stats()["regrown"] >= 1
+
+
+def ir_of(x):
+    order = np.flatnonzero(x > 0)
+    while order.size > 1:
+        order = order[1:]
+    return order
+
+
+def test_the_ir_has_the_loop_and_the_text_round_trips():
+    f = strider.compile(ir_of, strict=True)
+    x = np.arange(-2.0, 5.0)
+    np.testing.assert_array_equal(f(x), ir_of(x))
+    text = str(f.explain(x))
+    for op in ("loop_begin", "loop_while", "loop_end"):
+        assert op in text
+    assert "test_control_flow.py" in text  # the user's file and line on the loop's ops

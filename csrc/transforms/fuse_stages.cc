@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "support/flags.h"
@@ -128,12 +129,45 @@ class Fuser {
       }
       sg_.rejections.push_back(describe_op(g_, id) + " not fused into stage " + std::to_string(sg_.stages.size()) +
                                " after " + describe_op(g_, cur_.op_ids.back()) + ": " + why);
+      if (hoistable(p)) {
+        sg_.rejections.back() += "; it runs in a 0-d stage before it, which stays open";
+        log_line("fusion", sg_.rejections.back());
+        hoisted_.push_back({id, std::move(p)});
+        return;
+      }
       log_line("fusion", sg_.rejections.back());
       close();
     }
     cur_ = Stage{};
     cur_.domain = p.domain;
     join(id, std::move(p));
+  }
+
+  // Whether a 0-d elementwise op that may not join the open stage (which has loops) can run
+  // before it instead: it reads nothing the open stage writes and writes nothing it touches
+  // (x1[i] between the gathers of x1[order[1:]] in an NMS loop's body). The open stage then
+  // takes the ops after it.
+  bool hoistable(const Placed& p) const {
+    if (!p.domain.empty() || cur_.domain.empty() || runs_in_library(p.op) || op_kind(p.op.code) == OpKind::Reduce ||
+        op_kind(p.op.code) == OpKind::Arange)
+      return false;
+    std::set<int> written, touched;
+    auto touch = [&](const View& v) {
+      touched.insert(v.storage);
+      for (int e : v.extents)
+        if (e >= 0) touched.insert(e);
+    };
+    for (const Placed& q : open_) {
+      written.insert(q.op.output.storage);
+      touch(q.op.output);
+      for (const View& v : q.op.inputs) touch(v);
+    }
+    for (const View& v : p.op.inputs) {
+      if (written.count(v.storage)) return false;
+      for (int e : v.extents)
+        if (e >= 0 && written.count(e)) return false;
+    }
+    return !touched.count(p.op.output.storage);
   }
 
   // Empty when op `p` may join the open stage; else the reason it may not.
@@ -214,10 +248,30 @@ class Fuser {
     open_.push_back(std::move(p));
   }
 
-  // A temporary the stage writes once and reads only through the same view, that nothing
-  // outside the stage touches, lives in registers.
+  // Closes the open stage, after a 0-d stage of the ops hoisted before it.
   void close() {
     if (open_.empty()) return;
+    if (!hoisted_.empty()) {
+      Stage later = std::move(cur_);
+      std::vector<Placed> later_open = std::move(open_);
+      std::vector<AccessList> later_accesses = std::move(open_accesses_);
+      std::vector<std::pair<int, Placed>> hoisted = std::move(hoisted_);
+      hoisted_.clear();
+      cur_ = Stage{};
+      open_.clear();
+      open_accesses_.clear();
+      for (auto& [id, p] : hoisted) join(id, std::move(p));
+      close_open();
+      cur_ = std::move(later);
+      open_ = std::move(later_open);
+      open_accesses_ = std::move(later_accesses);
+    }
+    close_open();
+  }
+
+  // A temporary the stage writes once and reads only through the same view, that nothing
+  // outside the stage touches, lives in registers.
+  void close_open() {
     std::vector<bool> mine(g_.ops.size(), false);
     for (int id : cur_.op_ids) mine[id] = true;
     for (const Placed& p : open_) {
@@ -253,6 +307,7 @@ class Fuser {
   Stage cur_;
   std::vector<Placed> open_;
   std::vector<AccessList> open_accesses_;
+  std::vector<std::pair<int, Placed>> hoisted_;  // 0-d ops that run before the open stage
 };
 
 }  // namespace

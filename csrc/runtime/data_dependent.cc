@@ -153,6 +153,22 @@ void check_index(const Op& op, char* const* base) {
   const View& idx = op.inputs[0];
   const int64_t n = *at<int64_t>(base, op.inputs[1], op.inputs[1].offset);
   const View& out = op.output;
+  if (out.ndim() == 1 && idx.strides[0] == 1 && out.strides[0] == 1) {
+    // contiguous (gathers in an NMS loop's body, every trip): one branch-free pass, then the
+    // first bad index found again for NumPy's message
+    const int64_t* src = at<int64_t>(base, idx, idx.offset);
+    int64_t* dst = at<int64_t>(base, out, out.offset);
+    bool bad = false;
+    for (int64_t k = 0; k < out.shape[0]; ++k) {
+      const int64_t i = src[k];
+      bad |= (i < -n) | (i >= n);
+      dst[k] = i < 0 ? i + n : i;
+    }
+    if (bad)
+      for (int64_t k = 0; k < out.shape[0]; ++k)
+        if (src[k] < -n || src[k] >= n) throw_check_failure(op, src[k], n, base);
+    return;
+  }
   walk<2>(out.shape, {&idx, &out}, [&](const std::array<int64_t, 2>& off) {
     const int64_t i = *at<int64_t>(base, idx, off[0]);
     if (i < -n || i >= n) throw_check_failure(op, i, n, base);

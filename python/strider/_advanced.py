@@ -20,7 +20,7 @@ from ._indexing import getitem as basic_getitem
 from ._indexing import setitem as basic_setitem
 from ._reductions import count_nonzero
 from ._shapes import broadcast_to
-from ._tracer import (Extent, TracedList, Tracer, as_tracer, bound, check_writeable, current_trace, emit, known_scalar, same_shape,
+from ._tracer import (Extent, TracedList, Tracer, as_tracer, concrete, bound, check_writeable, current_trace, emit, known_scalar, same_shape,
                       weak_type)
 from ._ufuncs import broadcast_shape, where
 
@@ -330,6 +330,11 @@ def _checked(idx, n, axis):
     NumPy's IndexError where one is out of range. The same indices checked again (b[order],
     s[order]) reuse the check: its result is only ever read."""
     trace = current_trace()
+    span = trace.ranges.get(idx._view.storage)
+    if span is None and (known := concrete(idx)) is not None and known.size:
+        span = int(known.min()), int(known.max()) + 1
+    if span is not None and not isinstance(n, Extent) and 0 <= span[0] and span[1] <= int(n):
+        return idx.astype(I64) if idx.dtype != I64 else idx  # in range by construction (x1[order])
     key = (trace.value_key(idx), n.storage if isinstance(n, Extent) else int(n), axis)
     found = trace.checked.get(key)
     if found is None:

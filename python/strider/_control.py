@@ -139,36 +139,38 @@ class _Slot:
     """Where a carried (or merged) variable lives: a storage sized for `bounds`, a run-time
     length storage for each axis in `dynamic`."""
 
-    def __init__(self, trace, name, dtype, bounds, dynamic, weak, scalar):
+    def __init__(self, trace, name, dtype, bounds, dynamic, weak, scalar, span=None):
         self.name, self.dtype, self.bounds, self.weak, self.scalar = name, dtype, tuple(bounds), weak, scalar
+        self.span = span  # the range every value written holds (Trace.ranges): assumed, then checked
         self.view = trace.temp(self.bounds, dtype)
         self.extents = [trace.temp((), np.int64).storage if d else -1 for d in dynamic]
         self.storages = [self.view.storage] + [e for e in self.extents if e >= 0]
 
-    @property
-    def spec(self):
-        return self.dtype, self.bounds, tuple(e >= 0 for e in self.extents), self.weak, self.scalar
 
     def tracer(self, trace):
         v = self.view
         view = _C.View(v.storage, list(v.shape), list(v.strides), 0, self.extents if any(e >= 0 for e in self.extents) else [])
         return Tracer(trace, view, self.dtype, weak=self.weak, scalar=self.scalar)
 
-    def widened(self, t):
+    def widened(self, trace, t):
         """The spec that also holds t, or None where this one does."""
-        bounds, dynamic, grew = [], [], False
+        bounds, dynamic = [], []
+        span, r = self.span, trace.ranges.get(t._view.storage)
+        grew = span is not None and (r is None or r[0] < span[0] or r[1] > span[1])
+        if grew:
+            span = None if r is None else (min(span[0], r[0]), max(span[1], r[1]))
         for d, (b, e) in enumerate(zip(self.bounds, self.extents)):
             n = t.shape[d]
             dyn = e >= 0 or isinstance(n, Extent) or bound(n) != b
             bounds.append(max(b, bound(n)))
             dynamic.append(dyn)
             grew = grew or dyn != (e >= 0) or bounds[-1] != b
-        return (self.dtype, tuple(bounds), tuple(dynamic), self.weak, self.scalar) if grew else None
+        return (self.dtype, tuple(bounds), tuple(dynamic), self.weak, self.scalar, span) if grew else None
 
 
 def _spec_of(t):
     dynamic = tuple(isinstance(d, Extent) for d in t.shape)
-    return t.dtype, tuple(bound(d) for d in t.shape), dynamic, t._weak, t._scalar
+    return t.dtype, tuple(bound(d) for d in t.shape), dynamic, t._weak, t._scalar, t._trace.ranges.get(t._view.storage)
 
 
 def _carryable(name, value):
@@ -196,7 +198,7 @@ def _write_back(trace, slots, values):
             raise trace_error(f"{name!r} changes from {slot.dtype}{list(slot.bounds)} to {t.dtype}{list(t.shape)} in a loop "
                               "or branch on a traced condition", "keep a variable's dtype and number of axes the same "
                               "on every path (astype, reshape)")
-        if (w := slot.widened(t)) is not None:
+        if (w := slot.widened(trace, t)) is not None:
             grow[name] = w
             continue
         reads = [t._view.storage] + [e for e in t._view.extents if e >= 0]
@@ -215,7 +217,15 @@ def _write_back(trace, slots, values):
                 n = t.shape[d]
                 length = n.value() if isinstance(n, Extent) else trace.const(np.int64(n))
                 trace.op("copy", [length], _C.View(e, [], [], 0))
+    _assume_spans(trace, slots.values())
     return {}
+
+
+def _assume_spans(trace, slots):
+    """What the slots' values range over holds wherever they are read (checked at every write)."""
+    for slot in slots:
+        if slot.span is not None:
+            trace.ranges[slot.view.storage] = slot.span
 
 
 def _detach(trace, t):
@@ -493,6 +503,7 @@ class _BranchTrace(_Region):
         trace.graph.set_op_inputs(end, [_whole(trace, s) for s in carried])
         trace.restore(before, graph=False)
         trace.forget(carried)
+        _assume_spans(trace, slots.values())
         trace.sealed.append((first_storage, trace.graph.num_storages))
         merged = []
         for i, name in enumerate(names):
@@ -574,6 +585,7 @@ class _LoopTrace(_Region):
             inside[i] = slot.tracer(trace)
         carried = {s for slot in self.slots.values() for s in slot.storages}
         trace.forget(self.written | carried)
+        _assume_spans(trace, self.slots.values())
         before = trace.snapshot()
         first_storage, first_op = trace.graph.num_storages, trace.graph.num_ops
         self.region = trace.regions
@@ -600,6 +612,7 @@ class _LoopTrace(_Region):
         trace.graph.set_op_inputs(end, boundary)
         trace.restore(before, graph=False)
         trace.forget(self.written | carried)
+        _assume_spans(trace, self.slots.values())
         trace.sealed.append((first_storage, trace.graph.num_storages))
         return tuple(self.slots[name].tracer(trace) if name in self.slots else inside[i] if name in live
                      else Undefined(name) for i, name in enumerate(names))

@@ -106,6 +106,8 @@ def check_live(*values):
 # dtypes the IR carries (csrc/ir/dtypes.def), by NumPy dtype.
 IR_DTYPES = {np.dtype(name): short for name, short in _C.dtype_names().items()}
 _WEAK_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+_INT_SHORT = {IR_DTYPES[np.dtype(t)] for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+              if np.dtype(t) in IR_DTYPES}
 
 _local = threading.local()
 # ndarray attributes that expose memory a traced array does not have yet
@@ -163,6 +165,9 @@ class Trace:
         # nothing has written it since; versions count the writes into the others
         self.numbers = {}
         self.versions = {}
+        # storage -> (lo, hi): every element is in [lo, hi) (argsort's positions, nonzero's indices,
+        # gathers and shifts of them), while nothing else wrote it: index checks it proves drop
+        self.ranges = {}
         # _control.py's state: storages made inside a loop or branch that has been closed, as
         # (first, end) ranges (their values do not outlive it); the loops being traced; how many
         # regions were opened; the room lists get for a loop's trips (grown by _outgrown)
@@ -205,11 +210,47 @@ class Trace:
         if self.sealed:
             for t in inputs:
                 self.check_unsealed(t._view, file, line)
+        span = self._span(name, inputs, output)
         self.graph.add_op(name, [t._view for t in inputs], output, list(axes), file, line)
+        self.ranges.pop(output.storage, None)
+        if span is not None:
+            self.ranges[output.storage] = span
         self.known.pop(output.storage, None)  # written: what tracing knew of it no longer holds
         self.derived.pop(output.storage, None)
         self.numbers.pop(output.storage, None)
         self.versions[output.storage] = self.versions.get(output.storage, 0) + 1
+
+    def _span(self, name, inputs, output):
+        """The range of the integers an op writes (Trace.ranges) where it writes its whole
+        storage and its kind says: None where unknown."""
+        if (output.numel != self.graph.storage_size(output.storage) or not output.is_c_contiguous
+                or self.graph.storage_dtype(output.storage) not in _INT_SHORT):
+            return None
+        if name == "argsort":
+            return 0, bound(inputs[0].shape[-1])
+        if name == "nonzero":
+            return 0, max(1, int(np.prod([bound(d) for d in inputs[0].shape], dtype=np.int64)))
+        if name == "check_index":
+            n = known_scalar(inputs[1])
+            return (0, int(n)) if n is not None else None
+        if name in ("copy", "take", "cast", "compress"):  # elements of their source (compress: in1)
+            src = inputs[1] if name == "compress" else inputs[0]
+            return self.ranges.get(src._view.storage) if src.dtype.kind in "iu" else None
+        if name in ("add", "subtract") and len(inputs) == 2:
+            for t, other in ((inputs[0], inputs[1]), (inputs[1], inputs[0])):
+                r, k = self.ranges.get(t._view.storage), self._uniform(other)
+                if r is not None and k is not None and (name == "add" or t is inputs[0]):
+                    k = int(k) if name == "add" else -int(k)
+                    return r[0] + k, r[1] + k
+        return None
+
+    def _uniform(self, t):
+        """The one integer every element of t's storage holds, where tracing knows it (a constant,
+        broadcast); else None."""
+        flat = self.known.get(t._view.storage)
+        if flat is None or flat.size == 0 or flat.dtype.kind not in "iu" or not (flat == flat[0]).all():
+            return None
+        return int(flat[0])
 
     def check_unsealed(self, view, file, line):
         """Refuses a value a closed loop or branch computed (its storage holds the last trip's, or
@@ -225,13 +266,13 @@ class Trace:
         """What tracing knows now, for restore: a loop or branch traced again starts from here."""
         return (self.graph.num_ops, self.graph.num_storages, dict(self.known), dict(self.derived), dict(self.counts),
                 dict(self.checked), dict(self.sliced), dict(self.sorted), dict(self.numbers), dict(self.versions),
-                list(self.sealed), self.regions)
+                dict(self.ranges), list(self.sealed), self.regions)
 
     def restore(self, snap, graph=True):
         """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
         (ops, storages, self.known, self.derived, self.counts, self.checked, self.sliced, self.sorted, self.numbers,
-         self.versions, self.sealed, regions) = (snap[0], snap[1]) + tuple(
-            type(x)(x) for x in snap[2:11]) + (snap[11],)
+         self.versions, self.ranges, self.sealed, regions) = (snap[0], snap[1]) + tuple(
+            type(x)(x) for x in snap[2:12]) + (snap[12],)
         if graph:
             self.graph.truncate(ops, storages)
             self.regions = regions
@@ -240,6 +281,7 @@ class Trace:
         """What tracing knew of these storages no longer holds (a loop or branch wrote them)."""
         for sid in storages:
             self.known.pop(sid, None)
+            self.ranges.pop(sid, None)
             self.derived.pop(sid, None)
             self.numbers.pop(sid, None)
             self.versions[sid] = self.versions.get(sid, 0) + 1

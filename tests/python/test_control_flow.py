@@ -231,3 +231,22 @@ def test_the_ir_has_the_loop_and_the_text_round_trips():
     for op in ("loop_begin", "loop_while", "loop_end"):
         assert op in text
     assert "test_control_flow.py" in text  # the user's file and line on the loop's ops
+
+
+def gathers(dets):
+    order = dets[:, 4].argsort()[::-1]
+    total = dets[:0, 0].sum()
+    while order.size > 0:
+        total = total + dets[order[0], 0]
+        order = order[1:][dets[order[1:], 1] > 50]
+    return total
+
+
+def test_gathers_at_argsorts_positions_need_no_index_check():
+    # argsort's positions are in range by construction, and so are gathers of them (the loop
+    # carries that fact): dets[order[0], 0] and dets[order[1:], 1] run no check_index; order[0]
+    # on order's run-time length keeps its own
+    f = check(gathers, boxes(20, 7))
+    text = str(f.explain(boxes(20, 7)))
+    ir = text[:text.find("== storages")]
+    assert ir.count("= check_index(") == 1

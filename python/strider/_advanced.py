@@ -14,7 +14,7 @@ import numpy as np
 from . import _C
 from numpy.lib.array_utils import normalize_axis_index
 
-from ._errors import unsupported
+from ._errors import unsupported, user_location
 from ._indexing import assign
 from ._indexing import getitem as basic_getitem
 from ._indexing import setitem as basic_setitem
@@ -428,8 +428,67 @@ def _lists_as_arrays(key):
     return key
 
 
+def _run_time(v):
+    """Whether a slice bound is known only when the function runs (a loop's counter, i + 1)."""
+    if isinstance(v, Extent):
+        return True
+    return isinstance(v, Tracer) and concrete(v) is None and not v._trace.from_arguments(v)
+
+
+def _traced_slices(t, key):
+    """A key whose one slice has a bound known only at run time (dets[i + 1:, 4] in a loop) with
+    that slice as the index array of its positions, which NumPy's advanced indexing reads and
+    writes as the slice would (ints beside it move nothing); None where the key has none."""
+    keys = list(key) if isinstance(key, tuple) else [key]
+    at = [j for j, k in enumerate(keys) if isinstance(k, slice) and any(_run_time(p) for p in (k.start, k.stop, k.step))]
+    if not at:
+        return None
+    simple = all(isinstance(k, (slice, int, np.integer)) or (isinstance(k, Tracer) and k.ndim == 0 and k.dtype.kind in "iu")
+                 for j, k in enumerate(keys) if j not in at)
+    ints = [j for j, k in enumerate(keys) if not isinstance(k, slice)] + at
+    if len(at) > 1 or not simple or len(keys) > t.ndim or max(ints) - min(ints) + 1 != len(ints):
+        raise unsupported("a slice whose bound is known only when the function runs, beside other such slices, "
+                          "index arrays, None or ... or apart from the integer indices",
+                          "index with one such slice next to the integer indices (x[i + 1:, 4])")
+    j = at[0]
+    s, n = keys[j], t.shape[j]
+    if s.step is not None and (_run_time(s.step) or int(s.step) != 1):
+        raise unsupported("a slice with a step and a bound known only when the function runs", "slice with step 1")
+    trace = current_trace()
+
+    def key_of(v):
+        return None if v is None else trace.value_key(v) if isinstance(v, Tracer) else ("int", int(v))
+
+    # one index array per slice (x[i + 1:, 2] - x[i + 1:, 0] has one run-time length)
+    cache = ("traced slice", key_of(s.start), key_of(s.stop), n.storage if isinstance(n, Extent) else int(n))
+    if (idx := trace.sliced.get(cache)) is not None:
+        keys[j] = idx
+        return tuple(keys)
+    length = _length(n)
+
+    def clip(v, default):
+        if v is None:
+            return default
+        v = as_tracer(v).astype(I64)
+        return np.where(v < 0, np.maximum(v + length, 0), np.minimum(v, length))
+
+    start = clip(s.start, current_trace().const(np.int64(0)))
+    count_ = np.maximum(clip(s.stop, length) - start, 0).astype(I64)
+    # arange's inputs are its first two elements (ops.def)
+    idx = emit("arange", [start, start + 1], (Extent(bound(n), count_._view.storage),), I64)
+    trace.ranges[idx._view.storage] = (0, bound(n))
+    trace.sliced[cache] = idx
+    keys[j] = idx
+    return tuple(keys)
+
+
 def getitem(t, key):
     key = _lists_as_arrays(key)
+    if (traced := _traced_slices(t, key)) is not None:  # a copy where NumPy's is a view: written back only by x[key] op= v
+        r = getitem_plain(t, traced)
+        if r._trace.graph.storage_kind(t._view.storage) == "arg":  # returned, NumPy's would be the argument's memory
+            r._trace.may_be_argument.setdefault(r._view.storage, user_location())
+        return Tracer(r._trace, r._view, r.dtype, readonly="copy")
     r = top_k(t, key) if t.ndim == 1 and current_trace().sorted else None
     return r if r is not None else getitem_plain(t, key)
 
@@ -463,6 +522,7 @@ def _has_adv(t, key):
 def setitem(t, key, value):
     check_writeable(t)
     key = _lists_as_arrays(key)
+    key = _traced_slices(t, key) or key
     keys = key if isinstance(key, tuple) else (key,)
     if len(keys) == 1 and isinstance(keys[0], Tracer) and keys[0].dtype == np.bool_ and np.ndim(value) == 0 \
             and keys[0].shape == t.shape[:keys[0].ndim] and not t.is_dynamic:

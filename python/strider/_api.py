@@ -289,9 +289,10 @@ class CompiledFunction(_C.Dispatcher):
                     # NumPy returns the argument itself where the loop ran no trip (or the branch
                     # kept it); the carried value is a copy
                     file, line = trace.may_be_argument[value._view.storage]
-                    raise TraceError(f"{os.path.basename(file)}:{line}: {self._fn.__name__} returns a variable this "
-                                     "loop or branch on a traced condition carries that may still be an argument "
-                                     "itself; return a new array (x + 0) where it may be")
+                    raise TraceError(f"{os.path.basename(file)}:{line}: {self._fn.__name__} returns a value that NumPy "
+                                     "holds in an argument's memory (a variable a loop or branch on a traced condition "
+                                     "carries, or a slice with a run-time bound) and strider holds in a copy; return "
+                                     "a new array (x + 0) there")
                 if isinstance(value, Tracer) and id(value) in arg_ids:
                     outputs.append((_C.ResultKind.argument, arg_ids[id(value)]))
                 elif isinstance(value, (Tracer, np.ndarray, np.generic)):

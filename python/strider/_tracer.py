@@ -9,7 +9,7 @@ import threading
 import numpy as np
 
 from . import _C
-from ._errors import trace_error, unsupported, user_location
+from ._errors import _internal, trace_error, unsupported, user_location
 
 # What Tracer's NumPy protocols, indexing and ndarray methods call, by name: the implementations
 # sit above this module (they make Tracers), so the registry (_ops), which imports them all,
@@ -266,7 +266,7 @@ class Trace:
         """What tracing knows now, for restore: a loop or branch traced again starts from here."""
         return (self.graph.num_ops, self.graph.num_storages, dict(self.known), dict(self.derived), dict(self.counts),
                 dict(self.checked), dict(self.sliced), dict(self.sorted), dict(self.numbers), dict(self.versions),
-                dict(self.ranges), list(self.sealed), self.regions)
+                dict(self.ranges), list(self.sealed), self.regions, self.growable, dict(self.may_be_argument))
 
     def restore(self, snap, graph=True):
         """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
@@ -275,7 +275,7 @@ class Trace:
             type(x)(x) for x in snap[2:12]) + (snap[12],)
         if graph:
             self.graph.truncate(ops, storages)
-            self.regions = regions
+            self.regions, self.growable, self.may_be_argument = regions, snap[13], dict(snap[14])
 
     def forget(self, storages):
         """What tracing knew of these storages no longer holds (a loop or branch wrote them)."""
@@ -953,7 +953,24 @@ def _inplace(uf, self, other):
     # Python and NumPy scalars are immutable: `s += 1` rebinds, as it does outside a trace
     if self._weak is not None or self._scalar:
         return _python_operator(uf, self, other)
+    if self._readonly == "copy" and _stored_back(sys._getframe(2)):
+        return uf(self, other)  # x[i + 1:] *= w: the subscript assignment that follows writes x
     return uf(self, other, out=self)
+
+
+def _stored_back(frame):
+    """Whether the user's frame is in `x[key] op= v` (its next store is the subscript's)."""
+    while frame is not None and _internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return False
+    following = [i for i in dis.get_instructions(frame.f_code) if i.offset > frame.f_lasti][:4]
+    for ins in following:
+        if ins.opname == "STORE_SUBSCR":
+            return True
+        if ins.opname not in ("SWAP", "ROT_THREE", "ROT_TWO", "COPY", "CACHE"):
+            return False
+    return False
 
 
 _install_operators()

@@ -348,6 +348,44 @@ def break_if(k, t, state):
     return bool(t)
 
 
+def for_stmt(k, iterable, body, state, names, live, target):
+    """`for target in iterable:` as Python runs it, but where the iterable is a range whose first
+    trip traces a loop or branch on a traced condition: the rest runs as a loop of the IR, its
+    counter a traced int."""
+    trace = current_trace()
+    t = names.index(target)
+    if trace is None or type(iterable) is not range or len(iterable) < 2:
+        for value in iterable:
+            state, _ = body(*_with(state, t, value))
+        return state
+    snap, regions = trace.snapshot(), trace.regions
+    first, _ = body(*_with(state, t, iterable[0]))
+    if trace.regions == regions:  # no region: unrolled, as Python's loop
+        state = first
+        for value in iterable[1:]:
+            state, _ = body(*_with(state, t, value))
+        return state
+    trace.restore(snap)
+    step, stop = iterable.step, iterable.stop
+
+    def cond(*s):
+        return s[-1] < stop if step > 0 else s[-1] > stop
+
+    def counted(*s):
+        out, broke = body(*_with(s[:-1], t, s[-1]))
+        return tuple(out) + (s[-1] + step,), broke
+
+    out = _traced_while(trace, cond, counted, tuple(state) + (iterable.start,), tuple(names) + ("<counter>",),
+                        tuple(live) + ("<counter>",), trips=len(iterable))
+    return out[:-1]
+
+
+def _with(state, i, value):
+    state = list(state)
+    state[i] = value
+    return tuple(state)
+
+
 def while_stmt(k, cond, body, state, names, live):
     trace = current_trace()
     while True:
@@ -408,8 +446,9 @@ class _Region:
     """A loop or branch being traced: the Python lists from before it that its body appends to
     become TracedLists (on the next try, once an append says what they hold)."""
 
-    def __init__(self, trace, specs, lists, room):
+    def __init__(self, trace, specs, lists, room, exact=False):
         self.trace, self.specs, self.lists, self.room = trace, dict(specs), dict(lists), room
+        self.exact = exact  # room is the trip count itself (a range): a list never outgrows it
         self.python_lists = {}   # id -> name of a Python list from before the region, not yet a TracedList
         self.counts = {}         # id(TracedList) -> appends in one trace of the body
         self.made = {}           # id(TracedList) -> name, the lists this region made
@@ -462,7 +501,7 @@ class _Region:
             _append(trace, lst, v)
         self.made[id(lst)] = name
         self.made_storages |= {data.storage, length.storage}
-        trace.growable = True
+        trace.growable = trace.growable or not self.exact
         return lst
 
 
@@ -545,8 +584,8 @@ class _BranchTrace(_Region):
 class _LoopTrace(_Region):
     """One try at tracing a loop on a traced condition."""
 
-    def __init__(self, trace, specs, lists, written, room):
-        super().__init__(trace, specs, lists, room)
+    def __init__(self, trace, specs, lists, written, room, exact=False):
+        super().__init__(trace, specs, lists, room, exact)
         self.written = set(written)
         self.slots = {}
         self.statics = {}
@@ -624,11 +663,16 @@ def _same_static(a, b):
         return False
 
 
-def _traced_while(trace, cond, body, state, names, live):
+def _traced_while(trace, cond, body, state, names, live, trips=None):
+    """A loop of the IR; `trips` its trip count where known (a range), else its lists get room
+    for as many trips as the longest array it carries (or _MIN_TRIPS), times the factor calls
+    that outgrew it raised."""
     _refuse_target(trace)
-    room = trace.trip_factor * max([_MIN_TRIPS] + [bound(d) + 1 for v in state if isinstance(v, Tracer) for d in v.shape[:1]])
-    return _settle(trace, lambda last: _LoopTrace(trace, last.specs, last.lists, last.written, room) if last
-                   else _LoopTrace(trace, {}, {}, set(), room),
+    room = trips if trips is not None else trace.trip_factor * max(
+        [_MIN_TRIPS] + [bound(d) + 1 for v in state if isinstance(v, Tracer) for d in v.shape[:1]])
+    exact = trips is not None
+    return _settle(trace, lambda last: _LoopTrace(trace, last.specs, last.lists, last.written, room, exact) if last
+                   else _LoopTrace(trace, {}, {}, set(), room, exact),
                    lambda loop: loop.run(cond, body, state, names, live),
                    trace_error("a loop on a traced condition whose carried variables keep growing (a variable's "
                                "length grows every trip?)", "keep what a loop carries at most as long as it was "

@@ -173,10 +173,27 @@ class _Rewrite(ast.NodeTransformer):
         return out
 
     def visit_For(self, node):
-        node.body = self.body(node.body, True)
-        node.orelse = self.body(node.orelse, False)
+        body = self.body(node.body, True)
         node.iter = self.visit(node.iter)
-        return node
+        if node.orelse or not isinstance(node.target, ast.Name) or _jumps(body):
+            node.body = body
+            node.orelse = self.body(node.orelse, False)
+            return node
+        # for x in it: a loop of the IR where `it` is a range whose trips trace a loop or branch
+        # on a traced condition (they would unroll into one region each); Python's loop otherwise
+        self.changed = True
+        k = self.fresh()
+        names = _names([node.target] + body).stored
+        inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        live = [n for n in names if any(line not in inside for line in self.later_loads.get(n, ()))
+                or _read_first(n, node.body)]
+        out = [_def(f"__strider_for_{k}", names, body + [ast.Return(ast.Tuple(elts=[_tuple(names), ast.Constant(False)],
+                                                                                ctx=ast.Load()))])]
+        call = _call("for_stmt", ast.Constant(k), node.iter, _load(f"__strider_for_{k}"),
+                     ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load()),
+                     _strs(names), _strs(live), ast.Constant(node.target.id))
+        out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call))
+        return [_at(s, node) for s in out]
 
     def visit_If(self, node):
         if _jumps(node.body + node.orelse):
@@ -282,7 +299,7 @@ def _rewritten_code(fn):
         return None
     if any(isinstance(n, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(fn_node)):
         return None
-    if not any(isinstance(n, (ast.While, ast.If)) for n in ast.walk(fn_node)):
+    if not any(isinstance(n, (ast.While, ast.If, ast.For)) for n in ast.walk(fn_node)):
         return None
     ast.increment_lineno(tree, first - 1)
     fn_node.decorator_list = []

@@ -250,3 +250,55 @@ def test_gathers_at_argsorts_positions_need_no_index_check():
     text = str(f.explain(boxes(20, 7)))
     ir = text[:text.find("== storages")]
     assert ir.count("= check_index(") == 1
+
+
+def soft_decay(dets, t):
+    # Soft-NMS's shape: a for loop over a range whose trips branch on traced values becomes one
+    # loop of the IR; slices start at its counter; in-place writes through them reach dets
+    n = dets.shape[0]
+    for i in range(n):
+        best = i + np.argmax(dets[i:, 4])
+        if best != i:
+            row = dets[i, :].copy()
+            dets[i, :] = dets[best, :]
+            dets[best, :] = row
+        dets[i + 1:, 4] *= np.where(dets[i + 1:, 0] > t, 0.5, 1.0)
+    return np.where(dets[:, 4] > 0.1)[0]
+
+
+def test_a_range_loop_with_traced_branches_is_one_ir_loop():
+    f = check(soft_decay, boxes(30, 8).astype(np.float64), 50.0)
+    ir = str(f.explain(boxes(30, 8).astype(np.float64), 50.0))
+    assert ir.count("= loop_begin(") == 1 and ir.count("= branch_if(") == 1  # not 30 unrolled branches
+
+
+def slices(x, k):
+    i = np.argmax(x)
+    return x[i + 1:].sum(), x[i:] * 1, x[:i] + 0, x[i - k:i + k] - 1
+
+
+def returns_a_slice(x):
+    return x[np.argmax(x):]
+
+
+def test_returning_a_slice_with_a_run_time_bound_of_an_argument_is_refused():
+    # NumPy's result is the argument's memory, strider's a copy
+    with pytest.raises(strider.TraceError, match="argument's memory"):
+        strider.compile(returns_a_slice, strict=True)(np.arange(5.0))
+
+
+@pytest.mark.parametrize("k", [0, 2, 50])
+def test_slices_with_run_time_bounds(k):
+    check(slices, np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0]), k)
+
+
+def alias(x):
+    i = np.argmax(x)
+    v = x[i:]
+    v += 1  # NumPy writes x through the view; strider's slice is a copy: refused, not wrong
+    return x
+
+
+def test_writing_through_a_slice_with_a_run_time_bound_is_refused():
+    with pytest.raises(strider.UnsupportedError, match="copy"):
+        strider.compile(alias, strict=True)(np.arange(5.0))

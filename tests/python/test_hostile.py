@@ -276,7 +276,7 @@ def array_like_global(x):
 
 
 CONSTRUCTS = [
-    ("while_on_traced", while_on_traced, ERROR, r"may still be an argument"),
+    ("while_on_traced", while_on_traced, ERROR, r"argument's memory"),
     ("return_in_traced_branch", return_in_traced_branch, ERROR, r"truth value|bool"),
     ("in_traced", in_traced, ERROR, r"truth value|bool"),
     ("builtin_max", builtin_max, ERROR, r"truth value|bool"),

@@ -414,14 +414,16 @@ def while_stmt(k, cond, body, state, names, live):
             return state
 
 
-def if_stmt(test, then, other, state, names):
+def if_stmt(test, then, other, state, names, live=None):
+    """`if test:` with its two sides as functions of the variables they assign (`names`; the
+    ones read after it: `live`, all when None)."""
     trace = current_trace()
     if trace is None or not _is_traced(test):
         return then(*state) if test else other(*state)
     _refuse_target(trace)
     cond = _condition(test)
     return _settle(trace, lambda last: _BranchTrace(trace, last.specs, last.lists) if last else _BranchTrace(trace, {}, {}),
-                   lambda branch: branch.run(cond, then, other, state, names),
+                   lambda branch: branch.run(cond, then, other, state, names, names if live is None else live),
                    trace_error("a branch on a traced condition whose variables do not settle", "keep each variable's "
                                "shape the same in both branches"))
 
@@ -510,9 +512,9 @@ class _BranchTrace(_Region):
         super().__init__(trace, specs, lists, _MIN_TRIPS * trace.trip_factor)
         self.partial = set()
 
-    def run(self, cond, then, other, state, names):
+    def run(self, cond, then, other, state, names, live):
         trace = self.trace
-        state = self.lists_as_traced(state, names)
+        state = self.lists_as_traced(state, [n if n in live else None for n in names])
         slots = {n: _Slot(trace, n, *spec) for n, spec in self.specs.items()}
         before = trace.snapshot()
         first_storage, first_op = trace.graph.num_storages, trace.graph.num_ops
@@ -528,7 +530,7 @@ class _BranchTrace(_Region):
                     _control(trace, "branch_else", region, [cond])
                 out = fn(*state)
                 results.append(out)
-                grow = self._merge(slots, state, out, names, side)
+                grow = self._merge(slots, state, out, [n if n in live else None for n in names], side)
                 if grow:
                     self.specs.update(grow)
                     raise _Retry(self)
@@ -547,7 +549,9 @@ class _BranchTrace(_Region):
         merged = []
         for i, name in enumerate(names):
             a, b = results[0][i], results[1][i]
-            if name in slots and name not in self.partial:
+            if name not in live:
+                merged.append(Undefined(name))
+            elif name in slots and name not in self.partial:
                 merged.append(slots[name].tracer(trace))
             elif a is b:
                 merged.append(a)
@@ -561,6 +565,8 @@ class _BranchTrace(_Region):
         values, grow = {}, {}
         for i, name in enumerate(names):
             value = out[i]
+            if name is None:  # not read after the branch
+                continue
             if name in slots:
                 if isinstance(value, Undefined):  # assigned on one side only: unusable after the branch
                     self.partial.add(name)

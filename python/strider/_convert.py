@@ -207,11 +207,14 @@ class _Rewrite(ast.NodeTransformer):
         then = self.body(node.body, False) or [ast.Pass()]
         other = self.body(node.orelse, False) or [ast.Pass()]
         names = _names(then + other).stored
+        # what outlives the branch: loaded outside it (after it, or by a loop around it)
+        inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        live = [n for n in names if any(line not in inside for line in self.later_loads.get(n, ()))]
         out = [_def(f"__strider_then_{k}", names, then + [ast.Return(_tuple(names))]),
                _def(f"__strider_else_{k}", names, other + [ast.Return(_tuple(names))])]
         call = _call("if_stmt", test, _load(f"__strider_then_{k}"), _load(f"__strider_else_{k}"),
                      ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load()),
-                     _strs(names))
+                     _strs(names), _strs(live))
         if names:
             out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call))
         else:

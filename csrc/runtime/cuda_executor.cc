@@ -123,7 +123,12 @@ CudaProgram::CudaProgram(std::shared_ptr<const Program> program, int ordinal, co
   kernels_.resize(stages.size());
   fallbacks_.resize(stages.size());
   checks_.assign(stages.size(), false);
+  control_.assign(stages.size(), nullptr);
   for (size_t i = 0; i < stages.size(); ++i) {
+    if (stages[i].ops.size() == 1 && is_control(stages[i].ops[0].code)) {
+      control_[i] = &stages[i].ops[0];  // run by the call's own loop (run), on no device memory of its own
+      continue;
+    }
     CudaCompiled c;
     try {
       c = compile(g, stages[i], arch_);
@@ -250,7 +255,27 @@ void CudaProgram::run(const std::vector<void*>& host, const std::vector<uint64_t
   // the writes before it reach the caller (so a check waits for its kernels and reads the record).
   int64_t record[kCudaErrorWords] = {};
   std::exception_ptr thrown;  // what a stage run on the host threw
+  const std::vector<int>& jumps = program_->jumps;
   for (size_t k = 0; k < kernels_.size(); ++k) {
+    if (const Op* c = control_[k]) {
+      // a loop or branch driven from the host: its bool read back where it decides (correct
+      // before fast: one round trip per trip)
+      bool jump = true;
+      if (c->code == OpCode::loop_while || c->code == OpCode::branch_if) {
+        bool holds = false;
+        const View& v = c->inputs[0];
+        const Storage& st = g.storages[v.storage];
+        if (st.kind == StorageKind::Const) {  // `while True:` (its exits are breaks)
+          holds = st.data[v.offset] != 0;
+        } else {
+          download(d, &holds, memory[v.storage] + static_cast<uint64_t>(v.offset), 1, s);
+          d.check(d.StreamSynchronize(s), "cuStreamSynchronize");
+        }
+        jump = !holds;
+      }
+      if (jump && jumps[k] >= 0) k = static_cast<size_t>(jumps[k]) - 1;
+      continue;
+    }
     if (!kernels_[k]) {
       try {
         run_on_host(k, memory, reinterpret_cast<uintptr_t>(s));

@@ -51,6 +51,7 @@ class CudaProgram {
   int ordinal_;
   std::string arch_;
   std::vector<std::shared_ptr<const Kernel>> kernels_;  // per stage; null: run on the host
+  std::vector<const Op*> control_;  // per stage: its loop or branch op (Program::jumps), or null
   std::vector<std::string> fallbacks_;
   std::vector<bool> checks_;      // per stage: a Check op's kernels, after which the call reads the error record
   std::vector<uint64_t> consts_;  // per storage: the device copy of a Const storage, 0: none

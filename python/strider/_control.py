@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _C
 from ._convert import converted, user_function
-from ._errors import trace_error, unsupported, user_location
+from ._errors import trace_error, user_location
 from ._tracer import IR_DTYPES, Extent, TracedList, Tracer, as_tracer, bound, concrete, current_trace
 
 _MAX_TRIES = 5
@@ -110,12 +110,6 @@ def _condition(c):
         bool(np.empty(t.shape))  # NumPy's ValueError for the truth of several elements
     t = t.reshape(())
     return t if t.dtype == np.bool_ else np.not_equal(t, 0)
-
-
-def _refuse_target(trace):
-    if trace.target == "cuda":
-        raise unsupported("a loop or branch on a traced value with target='cuda'",
-                          "run the function with target='cpu'; CUDA loops are not built yet")
 
 
 def _control(trace, name, region, inputs=()):
@@ -420,7 +414,6 @@ def if_stmt(test, then, other, state, names, live=None):
     trace = current_trace()
     if trace is None or not _is_traced(test):
         return then(*state) if test else other(*state)
-    _refuse_target(trace)
     cond = _condition(test)
     return _settle(trace, lambda last: _BranchTrace(trace, last.specs, last.lists) if last else _BranchTrace(trace, {}, {}),
                    lambda branch: branch.run(cond, then, other, state, names, names if live is None else live),
@@ -673,7 +666,6 @@ def _traced_while(trace, cond, body, state, names, live, trips=None):
     """A loop of the IR; `trips` its trip count where known (a range), else its lists get room
     for as many trips as the longest array it carries (or _MIN_TRIPS), times the factor calls
     that outgrew it raised."""
-    _refuse_target(trace)
     room = trips if trips is not None else trace.trip_factor * max(
         [_MIN_TRIPS] + [bound(d) + 1 for v in state if isinstance(v, Tracer) for d in v.shape[:1]])
     exact = trips is not None

@@ -4,12 +4,8 @@ import numpy as np
 import pytest
 
 import strider
-from differential import TARGET, check
+from differential import check
 from heads import _nms
-
-pytestmark = pytest.mark.skipif(TARGET == "cuda", reason="loops and branches on traced values run on the CPU only "
-                                "(target='cuda' refuses them: a graph break)")
-
 
 def boxes(n, seed=0):
     rng = np.random.default_rng(seed)

@@ -26,7 +26,7 @@ if os.environ.get("STRIDER_EMULATED_ALL") == "1":
     E2E += ("test_sorting_scans.py", "test_array_editing.py")
 
 
-@pytest.mark.parametrize("suite", ["gpu", "property"] + [f"e2e/{f}" for f in E2E])
+@pytest.mark.parametrize("suite", ["gpu", "property", "python/test_control_flow.py"] + [f"e2e/{f}" for f in E2E])
 def test_suite_on_the_emulated_device(suite, tmp_path):
     env = dict(os.environ, **emulated_cuda(), STRIDER_TEST_TARGET="cuda",
                STRIDER_CACHE_DIR=str(tmp_path / "cache"), STRIDER_EMU_REVERSE="1")

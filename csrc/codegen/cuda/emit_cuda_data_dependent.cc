@@ -218,7 +218,7 @@ CudaStage DataDependentEmitter::emit() {
     case OpKind::Scan: scan(); break;
     case OpKind::Search: search(); break;
     case OpKind::Sort: sort(); break;
-    case OpKind::Control: refuse("a loop or branch op: loops run on the CPU only (target='cuda' refuses them when tracing)");
+    case OpKind::Control: refuse("a loop or branch op has no kernel: the host drives it (CudaProgram::run)");
     default: refuse("not a data-dependent op");
   }
   // every kernel takes every storage a view names

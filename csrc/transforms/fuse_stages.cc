@@ -35,8 +35,9 @@ View drop_dims(const View& v, const std::vector<bool>& keep) {
 
 // An elementwise op over its output's shape, its unit dimensions dropped.
 Placed over_output(Placed p) {
+  // (a run-time length bounded by 1 may be 0: its axis stays)
   std::vector<bool> keep(p.op.output.ndim());
-  for (int d = 0; d < p.op.output.ndim(); ++d) keep[d] = p.op.output.shape[d] != 1;
+  for (int d = 0; d < p.op.output.ndim(); ++d) keep[d] = p.op.output.shape[d] != 1 || p.op.output.extent_of(d) >= 0;
   for (View& v : p.op.inputs) v = drop_dims(v, keep);
   p.op.output = drop_dims(p.op.output, keep);
   p.domain = p.op.output.shape;
@@ -80,7 +81,7 @@ Placed place(const Op& op, Target target) {
       std::vector<bool> keep(in.ndim()), folded(in.ndim(), false), keep_out;
       for (int a : op.axes) folded[a] = true;
       for (int d = 0; d < in.ndim(); ++d) {
-        keep[d] = folded[d] || in.shape[d] != 1;
+        keep[d] = folded[d] || in.shape[d] != 1 || in.extent_of(d) >= 0;
         if (!folded[d]) keep_out.push_back(keep[d]);
       }
       p.op.inputs[0] = drop_dims(in, keep);

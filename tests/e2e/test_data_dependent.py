@@ -733,3 +733,15 @@ def test_gathers_of_rows_of_a_runtime_length():
     if TARGET == "cpu":  # the CPU's gathers, written over their output's domain
         gathers = [line for line in str(g.explain(x, 0.5, idx(3, 0, -1, 2, 2))).splitlines() if "axes=[1,4]" in line]
         assert gathers and all("%s5[5,?%s4<=30]" in line for line in gathers), gathers
+
+
+def _gather_of_at_most_one(a, x):
+    idx = np.flatnonzero(a > 0.5)  # a run-time length bounded by 1: 0 or 1
+    return x[idx] * 2, x[idx].sum()
+
+
+@pytest.mark.parametrize("a", [np.array([0.1]), np.array([0.9])])
+def test_a_run_time_length_bounded_by_one_keeps_its_axis(a):
+    # fuse_stages once dropped such an axis as a unit one: the gather ran once where it should
+    # not run, at an index nobody wrote (a crash, found by the fuzzer's loops)
+    check(_gather_of_at_most_one, a, np.array([3.0, 4.0, 5.0]))

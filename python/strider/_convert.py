@@ -302,8 +302,8 @@ def _rewritten_code(fn):
         return None
     if any(isinstance(n, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(fn_node)):
         return None
-    if not any(isinstance(n, (ast.While, ast.If, ast.For)) for n in ast.walk(fn_node)):
-        return None
+    if not any(isinstance(n, (ast.While, ast.If, ast.For, ast.Call)) for n in ast.walk(fn_node)):
+        return None  # nothing to rewrite (a call: the callee may have loops)
     ast.increment_lineno(tree, first - 1)
     fn_node.decorator_list = []
     rewrite = _Rewrite(_loads_by_line(fn_node))
@@ -312,6 +312,8 @@ def _rewritten_code(fn):
         return None
     # a factory whose parameters are the function's free variables and the helpers' module: the
     # rewritten function closes over them as the original did
+    # (under another name: a recursive call must reach the module's function, not the factory's)
+    fn_node.name = "__strider_rewritten"
     factory = _def("__strider_factory", [_CF] + list(code.co_freevars), [fn_node, ast.Return(_load(fn_node.name))])
     module = ast.fix_missing_locations(ast.Module(body=[factory], type_ignores=[]))
     try:
@@ -319,7 +321,8 @@ def _rewritten_code(fn):
     except (SyntaxError, ValueError):  # a construct the rewrite does not handle: the function as written
         return None
     factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
-    _cache[code] = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == code.co_name)
+    rewritten = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == fn_node.name)
+    _cache[code] = rewritten.replace(co_name=code.co_name, co_qualname=code.co_qualname)
     return _cache[code]
 
 

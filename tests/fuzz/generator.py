@@ -375,7 +375,12 @@ def _draw_step(draw, env):
     kind = draw(st.sampled_from(["view"] * 6 + ["expr"] * 4 + ["write"] * 6 + ["reduce"] * 2 +
                                 ["unary", "astype", "where", "clip"] + ["join"] * 2 +
                                 ["split", "reduce_more", "create", "create", "like", "clip_arr",
-                                 "matmul", "isclose", "reshaping", "reshaping", "sort", "take", "cumsum"]))
+                                 "matmul", "isclose", "reshaping", "reshaping", "sort", "take", "cumsum",
+                                 "chase", "branch"]))
+    if kind == "chase":
+        return (("chase", _pick(draw, arrays), draw(st.integers(-2, 2))) if arrays else None), None
+    if kind == "branch":
+        return (("branch", _pick(draw, arrays), _pick(draw, arrays), draw(st.integers(0, 3))) if arrays else None), None
     if kind in ("sort", "take", "cumsum"):
         return _data_dependent_step(draw, env, kind, [i for i in arrays if env[i].ndim]), None
     if kind == "join":
@@ -512,6 +517,8 @@ def _step_taint(s, taint):
         refs, ops = _refs(s[2]), _ops_of(s[2])
     elif kind == "mask_set":  # which elements it writes depends on their values
         refs, ops = {s[1]}, {"<"}
+    elif kind in ("chase", "branch"):  # control flow decided by the values
+        refs, ops = set(s[1:3]) if kind == "branch" else {s[1]}, {"<"}
     elif kind in YIELDS:  # the steps added since: what they read, and their op's name
         _map_step(s, lambda i: refs.add(i) or i)
         ops = {s[1] if kind == "ufunc_reduce" else kind}

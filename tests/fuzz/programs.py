@@ -21,7 +21,8 @@ DTYPES = ["int32", "int64", "float32", "float64", "bool", "int8", "uint8", "int1
 TOLERANCE = dict(rtol=1e-3, atol=1e-2)  # for programs with tainted (inexact) values
 YIELDS = {"view", "expr", "unary", "astype", "where", "clip", "reduce",  # steps that add an entry
           "join", "split", "count_nonzero", "ufunc_reduce", "create", "like", "clip_arr", "matmul",
-          "isclose", "diff", "tile", "repeat", "copy", "pad", "sort", "argsort", "take", "cumsum"}
+          "isclose", "diff", "tile", "repeat", "copy", "pad", "sort", "argsort", "take", "cumsum",
+          "chase", "branch"}
 
 BINOPS = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
@@ -111,6 +112,10 @@ def run_step(s, env):
         env.append(np.take(env[s[1]], list(s[2]), axis=s[3]))
     elif kind == "cumsum":  # ("cumsum", src, axis)
         env.append(np.cumsum(env[s[1]], axis=s[2]))
+    elif kind == "chase":  # ("chase", src, c): a while loop on a run-time length (NMS's shape)
+        env.append(_chase(env[s[1]], s[2]))
+    elif kind == "branch":  # ("branch", cond, a, c): an if on a traced value, merging a result
+        env.append(_branch(env[s[1]], env[s[2]], s[3]))
     elif kind == "mask_set":  # ("mask_set", dst, c, v): a boolean mask write
         x = env[s[1]]
         x[x > s[2]] = s[3]
@@ -177,6 +182,26 @@ def run_step(s, env):
         UNARY_UFUNCS[op](_value(a, env), out=env[dst] if key is None else env[dst][key])
     else:
         raise AssertionError(s)
+
+
+def _chase(x, c):
+    # the elements above c, each kept where it is at least the first kept: a loop whose carried
+    # array shrinks every trip, with a running total
+    x = x.reshape(-1)
+    order = np.flatnonzero(x > c)
+    total = x[:0].sum()
+    while order.size > 0:
+        total = total + x[order[0]]
+        order = order[1:][x[order[1:]] >= x[order[0]]]
+    return total
+
+
+def _branch(cond, a, c):
+    if np.count_nonzero(cond) > c:
+        y = a * 2
+    else:
+        y = a - 1
+    return y
 
 
 def _create(fn, shape, dtype, c):
@@ -337,6 +362,10 @@ def _fmt_step(s, out, n):
         return lhs + f"np.take({_name(s[1], n)}, {list(s[2])}, axis={s[3]})"
     if kind == "cumsum":
         return lhs + f"np.cumsum({_name(s[1], n)}, axis={s[2]})"
+    if kind == "chase":
+        return lhs + f"_chase({_name(s[1], n)}, {s[2]!r})  # a while loop (tests/fuzz/programs.py)"
+    if kind == "branch":
+        return lhs + f"_branch({_name(s[1], n)}, {_name(s[2], n)}, {s[3]!r})  # an if (tests/fuzz/programs.py)"
     if kind == "mask_set":
         x = _name(s[1], n)
         return f"{x}[{x} > {s[2]!r}] = {s[3]!r}"
@@ -518,7 +547,7 @@ _ENTRY_AT = {"view": (2,), "unary": (2,), "astype": (1,), "clip": (1,), "reduce"
              "ufunc_out": (4,), "unary_out": (3,), "join": (2,), "split": (2,), "count_nonzero": (1,),
              "ufunc_reduce": (2,), "like": (2,), "clip_arr": (1,), "diff": (1,), "tile": (1,),
              "repeat": (1,), "copy": (1,), "pad": (1,), "sort": (1,), "argsort": (1,), "take": (1,),
-             "cumsum": (1,), "mask_set": (1,)}  # a tuple there is a tuple of entries
+             "cumsum": (1,), "mask_set": (1,), "chase": (1,), "branch": (1, 2)}  # a tuple there is a tuple of entries
 _VALUE_AT = {"expr": (1,), "where": (1, 2, 3), "setitem": (3,), "aug": (4,), "copyto": (2,),
              "ufunc_out": (2, 3), "unary_out": (2,), "clip_arr": (2, 3), "matmul": (2, 3),
              "isclose": (1, 2)}

@@ -25,11 +25,10 @@ import numpy as np
 from . import _C
 from ._convert import converted, user_function
 from ._errors import trace_error, user_location
-from ._tracer import IR_DTYPES, Extent, TracedList, Tracer, as_tracer, bound, concrete, current_trace
+from ._tracer import Extent, TracedList, Tracer, as_tracer, bound, concrete, current_trace
 
 _MAX_TRIES = 5
 _MIN_TRIPS = 64  # the trips a loop is given room for, at least (more where it carries more)
-_DTYPES = {short: dt for dt, short in IR_DTYPES.items()}
 
 
 class Undefined:
@@ -74,8 +73,7 @@ class _GoTraced(Exception):
 
 
 class _PythonLoop:
-    def __init__(self, k):
-        self.k = k
+    """A loop run as Python, on the trace's stack of regions while a trip runs."""
 
 
 def maybe(thunk, name):
@@ -167,7 +165,7 @@ def _spec_of(t):
     return t.dtype, tuple(bound(d) for d in t.shape), dynamic, t._weak, t._scalar, t._trace.ranges.get(t._view.storage)
 
 
-def _carryable(name, value):
+def _carryable(value):
     """The value as a Tracer a slot can hold, or None for what is carried as it is."""
     if isinstance(value, (Tracer, Extent, bool, int, float, np.generic)) and not isinstance(value, TracedList):
         return as_tracer(value)
@@ -267,7 +265,7 @@ def _short_circuit(thunks, stop_on):
             # the rest runs only where Python's would (`n > 0 and x[0] > t` must not index an empty x)
             rest = thunks[i:]
             then = (lambda _: (_condition(_short_circuit(rest, stop_on)),))
-            other = (lambda _: (trace_const(stop_on),))
+            other = (lambda _: (_const_bool(stop_on),))
             first, second = (other, then) if stop_on else (then, other)
             (v,) = if_stmt(v, first, second, (Undefined("condition"),), ("condition",))
             return v
@@ -277,7 +275,7 @@ def _short_circuit(thunks, stop_on):
     return v
 
 
-def trace_const(value):
+def _const_bool(value):
     return current_trace().const(np.bool_(value))
 
 
@@ -326,7 +324,7 @@ def _append(trace, lst, value):
     trace.op("copy", [np.add(length, 1)], _C.View(lst.length, [], [], 0))
 
 
-def break_if(k, t, state):
+def break_if(t, state):
     """`if t: break` in a loop's body: whether Python leaves it; in a traced loop, the carried
     values go back to their storages and the loop is left at run time where t holds."""
     trace = current_trace()
@@ -342,7 +340,7 @@ def break_if(k, t, state):
     return bool(t)
 
 
-def for_stmt(k, iterable, body, state, names, live, target):
+def for_stmt(iterable, body, state, names, live, target):
     """`for target in iterable:` as Python runs it, but where the iterable is a range whose first
     trip traces a loop or branch on a traced condition: the rest runs as a loop of the IR, its
     counter a traced int."""
@@ -380,7 +378,7 @@ def _with(state, i, value):
     return tuple(state)
 
 
-def while_stmt(k, cond, body, state, names, live):
+def while_stmt(cond, body, state, names, live):
     trace = current_trace()
     while True:
         c = cond(*state)
@@ -392,7 +390,7 @@ def while_stmt(k, cond, body, state, names, live):
             state, broke = body(*state)
         else:
             snap = trace.snapshot()
-            marker = _PythonLoop(k)
+            marker = _PythonLoop()
             trace.loops.append(marker)
             try:
                 new_state, broke = body(*state)
@@ -568,7 +566,7 @@ class _BranchTrace(_Region):
                 continue
             if isinstance(value, Undefined) or value is state[i]:
                 continue
-            t = _carryable(name, value)
+            t = _carryable(value)
             if t is None:
                 if isinstance(value, (list, TracedList, dict, tuple)) and value is not state[i]:
                     raise trace_error(f"{name!r} is a {type(value).__name__} assigned in a branch on a traced condition",
@@ -612,7 +610,7 @@ class _LoopTrace(_Region):
                 continue
             if isinstance(value, (Undefined, TracedList)) or type(value) is list:
                 continue
-            t = _carryable(name, value)
+            t = _carryable(value)
             if t is None:
                 self.statics[name] = value
                 continue

@@ -189,7 +189,7 @@ class _Rewrite(ast.NodeTransformer):
                 or _read_first(n, node.body)]
         out = [_def(f"__strider_for_{k}", names, body + [ast.Return(ast.Tuple(elts=[_tuple(names), ast.Constant(False)],
                                                                                 ctx=ast.Load()))])]
-        call = _call("for_stmt", ast.Constant(k), node.iter, _load(f"__strider_for_{k}"),
+        call = _call("for_stmt", node.iter, _load(f"__strider_for_{k}"),
                      ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load()),
                      _strs(names), _strs(live), ast.Constant(node.target.id))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call))
@@ -237,7 +237,7 @@ class _Rewrite(ast.NodeTransformer):
         new_body = []
         for s in body:
             if any(s is e for e in exits):
-                s = ast.copy_location(ast.If(test=_call("break_if", ast.Constant(k), s.test, _thunk(state)),
+                s = ast.copy_location(ast.If(test=_call("break_if", s.test, _thunk(state)),
                                              body=[ast.Return(ast.Tuple(elts=[state, ast.Constant(True)], ctx=ast.Load()))],
                                              orelse=[]), s)
             new_body.append(s)
@@ -249,7 +249,7 @@ class _Rewrite(ast.NodeTransformer):
                 or _read_first(n, node.body)]
         out = [_def(f"__strider_cond_{k}", names, [ast.Return(self.test(node.test))]),
                _def(f"__strider_body_{k}", names, new_body)]
-        call = _call("while_stmt", ast.Constant(k), _load(f"__strider_cond_{k}"), _load(f"__strider_body_{k}"),
+        call = _call("while_stmt", _load(f"__strider_cond_{k}"), _load(f"__strider_body_{k}"),
                      ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load()),
                      _strs(names), _strs(live))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call) if names else ast.Expr(call))

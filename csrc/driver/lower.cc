@@ -44,9 +44,8 @@ void link_regions(Program& p) {
   std::vector<const Op*> control;
   bool any = false;
   for (const Stage& s : p.stages.stages) {
-    const bool c = s.ops.size() == 1 && is_control(s.ops[0].code);
-    control.push_back(c ? &s.ops[0] : nullptr);
-    any = any || c;
+    control.push_back(s.control());
+    any = any || control.back();
   }
   if (any) p.jumps = region_jumps(control);
 }

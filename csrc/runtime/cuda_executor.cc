@@ -125,10 +125,7 @@ CudaProgram::CudaProgram(std::shared_ptr<const Program> program, int ordinal, co
   checks_.assign(stages.size(), false);
   control_.assign(stages.size(), nullptr);
   for (size_t i = 0; i < stages.size(); ++i) {
-    if (stages[i].ops.size() == 1 && is_control(stages[i].ops[0].code)) {
-      control_[i] = &stages[i].ops[0];  // run by the call's own loop (run), on no device memory of its own
-      continue;
-    }
+    if ((control_[i] = stages[i].control())) continue;  // run by the call's own loop (run), no kernel
     CudaCompiled c;
     try {
       c = compile(g, stages[i], arch_);

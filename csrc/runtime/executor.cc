@@ -360,12 +360,13 @@ std::vector<int> region_jumps(const std::vector<const Op*>& control) {
 
 namespace {
 
-// Runs units 0..n-1 in order, where `run(u)` runs unit u and `jumps` (region_jumps) moves the
-// run at control units; `holds(u)` reads a loop_while's or branch_if's bool.
-template <typename Run, typename Holds>
-void run_units(size_t n, const std::vector<int>& jumps, const std::vector<const Op*>& control, Run&& run, Holds&& holds) {
+// Runs units 0..n-1 in order, where `run(u)` runs unit u and `jumps` (region_jumps; empty: no
+// region) moves the run at the units whose control op `control(u)` names; `holds(op)` reads a
+// loop_while's or branch_if's bool.
+template <typename Control, typename Run, typename Holds>
+void run_units(size_t n, const std::vector<int>& jumps, Control&& control, Run&& run, Holds&& holds) {
   for (size_t u = 0; u < n;) {
-    const Op* c = control.empty() ? nullptr : control[u];
+    const Op* c = jumps.empty() ? nullptr : control(u);
     if (!c) {
       run(u++);
       continue;
@@ -394,7 +395,8 @@ void execute(const Program& p, const std::vector<void*>& buffers, bool latest_fi
     for (size_t i = 0; i < control.size(); ++i)
       if (is_control(p.graph.ops[i].code)) regions = true, control[i] = &p.graph.ops[i];
     if (regions) {  // a loop's order is its program order: latest_first has nothing to reorder
-      run_units(control.size(), region_jumps(control), control, [&](size_t i) { ex.run(p.graph.ops[i]); }, truth);
+      run_units(control.size(), region_jumps(control), [&](size_t i) { return control[i]; },
+                [&](size_t i) { ex.run(p.graph.ops[i]); }, truth);
       return;
     }
     std::vector<int> order = p.dag.topological_order(latest_first);
@@ -402,11 +404,7 @@ void execute(const Program& p, const std::vector<void*>& buffers, bool latest_fi
     for (int i : order) ex.run(p.graph.ops[i]);
     return;
   }
-  std::vector<const Op*> control;
-  if (!p.jumps.empty())
-    for (const Stage& s : p.stages.stages)
-      control.push_back(s.ops.size() == 1 && is_control(s.ops[0].code) ? &s.ops[0] : nullptr);
-  run_units(p.stages.stages.size(), p.jumps, control, [&](size_t i) {
+  run_units(p.stages.stages.size(), p.jumps, [&](size_t i) { return p.stages.stages[i].control(); }, [&](size_t i) {
     const Stage& s = p.stages.stages[i];
     if (s.computed_in >= 0) return;  // run by the stage that computes it
     if (i < p.kernels.size() && p.kernels[i]) {

@@ -93,6 +93,8 @@ struct Stage {
   };
   std::vector<Folded> folded;
 
+  /// The stage's loop or branch op (ops.def's control kind: a stage of its own), or null.
+  const Op* control() const { return ops.size() == 1 && is_control(ops[0].code) ? &ops[0] : nullptr; }
   bool is_reduction() const { return !reduce_axes.empty() || (!ops.empty() && op_kind(ops.back().code) == OpKind::Reduce); }
 };
 

@@ -106,6 +106,7 @@ def check_live(*values):
 # dtypes the IR carries (csrc/ir/dtypes.def), by NumPy dtype.
 IR_DTYPES = {np.dtype(name): short for name, short in _C.dtype_names().items()}
 _WEAK_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+_SPAN_OPS = frozenset({"argsort", "nonzero", "check_index", "copy", "take", "cast", "compress", "add", "subtract"})
 _INT_SHORT = {IR_DTYPES[np.dtype(t)] for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
               if np.dtype(t) in IR_DTYPES}
 
@@ -223,6 +224,8 @@ class Trace:
     def _span(self, name, inputs, output):
         """The range of the integers an op writes (Trace.ranges) where it writes its whole
         storage and its kind says: None where unknown."""
+        if name not in _SPAN_OPS:  # (every op is recorded here: the common case leaves at once)
+            return None
         if (output.numel != self.graph.storage_size(output.storage) or not output.is_c_contiguous
                 or self.graph.storage_dtype(output.storage) not in _INT_SHORT):
             return None

@@ -124,6 +124,10 @@ def _resolve_slice(n, s):
     hi = len(range(*slice(s.start, s.stop, step).indices(bound(n))))
     hi = bound(n) if s.start is not None and int(s.start) < 0 or s.stop is not None and int(s.stop) < 0 else hi
     count_ = np.minimum(count_, hi).astype(I64)
+    if step > 0 and (s.start is None or int(s.start) >= 0):  # for below_length: x[v:] is at most len(x) - v long
+        trace = current_trace()
+        sid = count_._view.storage
+        trace.bounded[sid] = (n.storage, -int(s.start or 0), trace.versions.get(n.storage, 0), trace.versions.get(sid, 0))
     return start, step, Extent(hi, count_._view.storage)
 
 
@@ -333,8 +337,10 @@ def _checked(idx, n, axis):
     span = trace.ranges.get(idx._view.storage)
     if span is None and (known := concrete(idx)) is not None and known.size:
         span = int(known.min()), int(known.max()) + 1
-    if span is not None and not isinstance(n, Extent) and 0 <= span[0] and span[1] <= int(n):
-        return idx.astype(I64) if idx.dtype != I64 else idx  # in range by construction (x1[order])
+    if span is not None and 0 <= span[0] and (trace.below_length(idx, n.storage) if isinstance(n, Extent)
+                                              else span[1] <= int(n)):
+        # in range by construction: x1[order], order[np.where(ovr <= t)[0] + 1] with ovr from order[1:]
+        return idx.astype(I64) if idx.dtype != I64 else idx
     key = (trace.value_key(idx), n.storage if isinstance(n, Extent) else int(n), axis)
     found = trace.checked.get(key)
     if found is None:

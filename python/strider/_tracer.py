@@ -169,6 +169,12 @@ class Trace:
         # storage -> (lo, hi): every element is in [lo, hi) (argsort's positions, nonzero's indices,
         # gathers and shifts of them), while nothing else wrote it: index checks it proves drop
         self.ranges = {}
+        # bounds relative to run-time lengths, each held while the storages it names keep the
+        # version it saw: relative[storage] = (E, version of E, k): every element is below E's
+        # length plus k (nonzero's indices, shifts of them); bounded[E] = (L, d, version of L,
+        # version of E): a length E above 0 is at most L's plus d (a slice x[v:] of length L)
+        self.relative = {}
+        self.bounded = {}
         # _control.py's state: storages made inside a loop or branch that has been closed, as
         # (first, end) ranges (their values do not outlive it); the loops being traced; how many
         # regions were opened; the room lists get for a loop's trips (grown by _outgrown)
@@ -212,10 +218,14 @@ class Trace:
             for t in inputs:
                 self.check_unsealed(t._view, file, line)
         span = self._span(name, inputs, output)
+        relative = self._relative(name, inputs) if span is not None else None
         self.graph.add_op(name, [t._view for t in inputs], output, list(axes), file, line)
         self.ranges.pop(output.storage, None)
+        self.relative.pop(output.storage, None)
         if span is not None:
             self.ranges[output.storage] = span
+        if relative is not None:
+            self.relative[output.storage] = relative
         self.known.pop(output.storage, None)  # written: what tracing knew of it no longer holds
         self.derived.pop(output.storage, None)
         self.numbers.pop(output.storage, None)
@@ -239,13 +249,43 @@ class Trace:
         if name in ("copy", "take", "cast", "compress"):  # elements of their source (compress: in1)
             src = inputs[1] if name == "compress" else inputs[0]
             return self.ranges.get(src._view.storage) if src.dtype.kind in "iu" else None
+        r, k = self._shifted(name, inputs, self.ranges)
+        return (r[0] + k, r[1] + k) if r is not None else None
+
+    def _shifted(self, name, inputs, table):
+        """For an add or subtract of a constant to an array `table` holds an entry of: the entry
+        and the shift; else (None, 0)."""
         if name in ("add", "subtract") and len(inputs) == 2:
             for t, other in ((inputs[0], inputs[1]), (inputs[1], inputs[0])):
-                r, k = self.ranges.get(t._view.storage), self._uniform(other)
+                r, k = table.get(t._view.storage), self._uniform(other)
                 if r is not None and k is not None and (name == "add" or t is inputs[0]):
-                    k = int(k) if name == "add" else -int(k)
-                    return r[0] + k, r[1] + k
-        return None
+                    return r, (int(k) if name == "add" else -int(k))
+        return None, 0
+
+    def _relative(self, name, inputs):
+        """Trace.relative of what an op writes whose range _span knows: nonzero of a run-time
+        length E gives indices below E, copies keep their source's bound, shifts move it."""
+        if name == "nonzero":
+            v = inputs[0]._view
+            if len(v.extents) == 1 and v.extents[0] >= 0:
+                return v.extents[0], self.versions.get(v.extents[0], 0), 0
+            return None
+        if name == "copy":
+            return self.relative.get(inputs[0]._view.storage)
+        r, k = self._shifted(name, inputs, self.relative)
+        return (r[0], r[1], r[2] + k) if r is not None else None
+
+    def below_length(self, t, length):
+        """Whether every element of t is below the run-time length `length` (a storage), by
+        Trace.relative and Trace.bounded while neither has been written since."""
+        r = self.relative.get(t._view.storage)
+        if r is None or r[1] != self.versions.get(r[0], 0):
+            return False
+        if r[0] == length:
+            return r[2] <= 0
+        b = self.bounded.get(r[0])
+        return (b is not None and b[0] == length and b[2] == self.versions.get(length, 0) and b[3] == r[1]
+                and r[2] + b[1] <= 0)
 
     def _uniform(self, t):
         """The one integer every element of t's storage holds, where tracing knows it (a constant,
@@ -269,13 +309,15 @@ class Trace:
         """What tracing knows now, for restore: a loop or branch traced again starts from here."""
         return (self.graph.num_ops, self.graph.num_storages, dict(self.known), dict(self.derived), dict(self.counts),
                 dict(self.checked), dict(self.sliced), dict(self.sorted), dict(self.numbers), dict(self.versions),
-                dict(self.ranges), list(self.sealed), self.regions, self.growable, dict(self.may_be_argument))
+                dict(self.ranges), list(self.sealed), self.regions, self.growable, dict(self.may_be_argument),
+                dict(self.relative), dict(self.bounded))
 
     def restore(self, snap, graph=True):
         """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
         (ops, storages, self.known, self.derived, self.counts, self.checked, self.sliced, self.sorted, self.numbers,
          self.versions, self.ranges, self.sealed, regions) = (snap[0], snap[1]) + tuple(
             type(x)(x) for x in snap[2:12]) + (snap[12],)
+        self.relative, self.bounded = dict(snap[15]), dict(snap[16])
         if graph:
             self.graph.truncate(ops, storages)
             self.regions, self.growable, self.may_be_argument = regions, snap[13], dict(snap[14])
@@ -285,6 +327,7 @@ class Trace:
         for sid in storages:
             self.known.pop(sid, None)
             self.ranges.pop(sid, None)
+            self.relative.pop(sid, None)
             self.derived.pop(sid, None)
             self.numbers.pop(sid, None)
             self.versions[sid] = self.versions.get(sid, 0) + 1

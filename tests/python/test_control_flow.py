@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import strider
-from differential import check
+from differential import check, check_raises
 from heads import _nms
 
 def boxes(n, seed=0):
@@ -246,6 +246,43 @@ def test_gathers_at_argsorts_positions_need_no_index_check():
     text = str(f.explain(boxes(20, 7)))
     ir = text[:text.find("== storages")]
     assert ir.count("= check_index(") == 1
+
+
+def nms_order(dets, t):
+    order = dets[:, 4].argsort()[::-1]
+    kept = dets[:0, 0].sum()
+    while order.size > 0:
+        kept = kept + dets[order[0], 0]
+        ovr = dets[order[1:], 0] - dets[order[0], 0]
+        order = order[np.where(ovr <= t)[0] + 1]
+    return kept
+
+
+def test_shifted_nonzero_of_a_tail_needs_no_index_check():
+    # np.where(ovr <= t)[0] indexes ovr, which is order[1:]: plus 1 it stays below order's
+    # run-time length, so order[inds + 1] runs no check_index (only order[0] keeps one)
+    d = boxes(40, 8)
+    f = check(nms_order, d, 5.0)
+    text = str(f.explain(d, 5.0))
+    assert text[:text.find("== storages")].count("= check_index(") == 1
+
+
+def shifted_too_far(x, k):
+    y = x[x > 0]  # a run-time length
+    inds = np.nonzero(y[1:] > 0.5)[0]
+    return y[inds + k]
+
+
+@pytest.mark.parametrize("k", [-1, 1, 2])
+def test_shifted_nonzero_past_the_tail_is_checked(k):
+    # + 2 passes y's end where y's last element is selected (NumPy's IndexError); + 1 and - 1
+    # never do (a negative index counts from the end)
+    x = np.array([0.9, -1.0, 0.2, 0.7, 0.8], np.float32)
+    if k == 2:
+        check_raises(shifted_too_far, x, k, exc=IndexError)
+    else:
+        check(shifted_too_far, x, k)
+    check(shifted_too_far, np.array([0.9, 0.7, 0.8, 0.1], np.float32), k)
 
 
 def soft_decay(dets, t):

@@ -117,7 +117,25 @@ void nonzero(const Graph& g, const Op& op, char* const* base) {
       // one per element, so the stores past the count stay inside it)
       const T* x = at<T>(base, in, in.offset);
       int64_t* o = at<int64_t>(base, out, out.offset);
-      for (int64_t i = 0; i < in.shape[0] && k < room; ++i) {
+      int64_t i = 0;
+      if constexpr (std::is_same_v<T, bool>)
+        if (in.strides[0] == 1 && out.strides[0] == 1)
+          // a contiguous mask 8 at a time: words of false skipped, words of true (most of an NMS
+          // trip's survivors) stored as a run
+          for (; i + 8 <= in.shape[0] && k + 8 <= room; i += 8) {
+            uint64_t w;
+            std::memcpy(&w, x + i, 8);
+            if (w == 0x0101010101010101ull) {
+              for (int b = 0; b < 8; ++b) o[k + b] = i + b;
+              k += 8;
+            } else if (w) {
+              for (int b = 0; b < 8; ++b, w >>= 8) {
+                o[k] = i + b;
+                k += (w & 0xFF) != 0;
+              }
+            }
+          }
+      for (; i < in.shape[0] && k < room; ++i) {
         o[k * out.strides[0]] = i;
         k += st::convert<bool>(st::from_memory(x[i * in.strides[0]]));
       }

@@ -295,6 +295,28 @@ TEST(DataDependent, NonzeroTakeAndPutFollowTheRunTimeCount) {
   EXPECT_EQ(put_into[5], 7);
 }
 
+TEST(DataDependent, NonzeroOfAContiguousMaskMatchesTheElementwiseWalk) {
+  // words of true, of false and mixed, bytes other than 0 and 1 (NumPy's bool reads them as
+  // true), a tail shorter than a word, and a room that stops the indices short
+  Program p = lower(parse_graph(R"(graph @f {
+    %s0 = storage bool[29] arg 0
+    %s1 = storage i64[1] arg 1
+    %s2 = storage i64[29] arg 2
+    op0 = nonzero(%s0[29]{1}+0) -> %s2[?%s1<=29]{1}+0
+    return
+  })"));
+  uint8_t m[29] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 7, 1, 1, 1, 0, 1, 1};
+  std::vector<int64_t> want;
+  for (int64_t i = 0; i < 29; ++i)
+    if (m[i]) want.push_back(i);
+  for (int64_t room : {static_cast<int64_t>(want.size()), int64_t{9}, int64_t{3}}) {
+    std::vector<int64_t> got(29, -1);
+    int64_t count = room;
+    execute(p, {m, &count, got.data()});
+    for (int64_t k = 0; k < room; ++k) EXPECT_EQ(got[k], want[k]) << "room " << room << " at " << k;
+  }
+}
+
 TEST(DataDependent, CheckIndexRaisesNumPysIndexErrorAtTheFirstBadIndex) {
   Program p = lower(parse_graph(R"(graph @f {
     %s0 = storage i64[4] arg 0

@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -8,6 +10,7 @@
 #include "codegen/llvm/codegen.h"
 #include "driver/driver.h"
 #include "runtime/executor.h"
+#include "runtime/thread_pool.h"
 #include "schedule/default_schedule.h"
 #include "support/flags.h"
 
@@ -18,17 +21,29 @@ void compile_stages(Program& p) {
   p.kernels.assign(n, nullptr);
   p.fallbacks.assign(n, llvm_backend_available() ? "" : "built without LLVM");
   if (!llvm_backend_available()) return;
-  for (size_t i = 0; i < n; ++i) {
-    if (p.stages.stages[i].computed_in >= 0) continue;  // its code is part of that stage's
-    try {
-      auto kernel = compile_stage(p.graph, p.stages.stages[i]);
-      ++(kernel->from_disk() ? p.disk_hits : p.compiled);
-      p.kernels[i] = std::move(kernel);
-    } catch (const std::invalid_argument& e) {
-      p.fallbacks[i] = e.what();
-      log_line("codegen", "stage " + std::to_string(i) + " runs on the reference executor: " + e.what());
+  // Stages compile on the thread pool, the largest first (LLVM takes 2-20 ms a stage and a loop
+  // brings tens of them; each stage is its own LLVM context, and compile_stage is thread-safe).
+  std::vector<size_t> order;
+  for (size_t i = 0; i < n; ++i)
+    if (p.stages.stages[i].computed_in < 0) order.push_back(i);  // else its code is part of that stage's
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return p.stages.stages[a].ops.size() > p.stages.stages[b].ops.size(); });
+  std::atomic<size_t> next{0};
+  parallel_for(parallel_threads(), [&](int64_t, int64_t) {
+    for (size_t k; (k = next++) < order.size();) {
+      const size_t i = order[k];
+      try {
+        p.kernels[i] = compile_stage(p.graph, p.stages.stages[i]);
+      } catch (const std::invalid_argument& e) {
+        p.fallbacks[i] = e.what();
+      }
     }
+  });
+  for (size_t i = 0; i < n; ++i) {
+    if (!p.fallbacks[i].empty())
+      log_line("codegen", "stage " + std::to_string(i) + " runs on the reference executor: " + p.fallbacks[i]);
     if (!p.kernels[i]) continue;
+    ++(p.kernels[i]->from_disk() ? p.disk_hits : p.compiled);
     debug_dump_text(p.graph.name + ".stage" + std::to_string(i) + ".ll", p.kernels[i]->llvm_ir());
     const Stage& s = p.stages.stages[i];
     p.unstored.resize(p.graph.storages.size(), false);

@@ -24,6 +24,12 @@ py::object build_tree(const char*& code, const py::object*& object, const py::ob
     case Node::Items: return py::list(*leaf++);
     case Node::Static: ++object; return *object++;  // its type, then itself
     case Node::Default: return py::none();
+    case Node::Choice: {
+      const bool first = py::bool_(*leaf++);
+      py::object then = build_tree(code, object, leaf);
+      py::object other = build_tree(code, object, leaf);
+      return first ? then : other;
+    }
     case Node::Dict: {
       const int64_t n = take_count(code);
       const py::tuple keys = (*object++).cast<py::tuple>();
@@ -57,6 +63,12 @@ void encode_result(const py::handle& spec, std::string& codes, std::vector<py::o
     return;
   }
   const py::tuple items = spec[py::int_(1)].cast<py::tuple>();
+  if (kind == "choice") {  // (its condition's leaf, which the node's code stands for; the two sides)
+    codes += static_cast<char>(Node::Choice);
+    encode_result(items[1], codes, objects);
+    encode_result(items[2], codes, objects);
+    return;
+  }
   if (kind == "dict") {
     put_node(codes, Node::Dict, static_cast<int64_t>(items.size()));
     py::list keys;

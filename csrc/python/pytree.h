@@ -25,6 +25,7 @@ enum class Node : char {
   Dict = 'M',     // + length: a dict (its keys, a tuple, are the next object)
   Static = 'O',   // a static value (the next two objects: its type, then itself)
   Default = 'D',  // a parameter the caller left out: the function applies its own default
+  Choice = 'C',   // the next leaf, a bool, picks the first of the two nodes after it, else the second
 };
 
 /// Appends a node with a length (Tuple, List, Named, Dict) to `codes` (a std::string or

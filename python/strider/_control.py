@@ -23,14 +23,16 @@ import sys
 import numpy as np
 
 from . import _C
+from ._choice import Choice, is_, rebuild, refusing, structure  # noqa: F401 (is_: the rewritten code's)
 from ._convert import converted, user_function
-from ._errors import trace_error, user_location
+from ._errors import StriderError, trace_error, user_location
 from ._tracer import Extent, TracedList, Tracer, as_tracer, bound, concrete, current_trace
 
 _MAX_TRIES = 5
 _MIN_TRIPS = 64  # the trips a loop is given room for, at least (more where it carries more)
 
 
+@refusing()
 class Undefined:
     """A variable a loop or branch on a traced condition may leave unassigned (Python would
     raise NameError reading it there, or hold the last trip's value)."""
@@ -44,16 +46,8 @@ class Undefined:
         raise trace_error(f"{self.name!r} is read where a loop or branch on a traced condition may not have "
                           "assigned it", "assign it before the loop or branch (or in both branches)")
 
-    def __getattr__(self, attr):
-        self._fail()
-
     def __repr__(self):
         return f"<{self.name}: not assigned on every path>"
-
-
-for _name in ("bool", "len", "iter", "getitem", "setitem", "call", "index", "int", "float", "add", "radd", "sub",
-              "rsub", "mul", "rmul", "truediv", "rtruediv", "lt", "le", "gt", "ge", "neg", "array", "array_ufunc"):
-    setattr(Undefined, f"__{_name}__", Undefined._fail)
 
 
 class _Retry(Exception):
@@ -413,7 +407,8 @@ def if_stmt(test, then, other, state, names, live=None):
     if trace is None or not _is_traced(test):
         return then(*state) if test else other(*state)
     cond = _condition(test)
-    return _settle(trace, lambda last: _BranchTrace(trace, last.specs, last.lists) if last else _BranchTrace(trace, {}, {}),
+    return _settle(trace, lambda last: _BranchTrace(trace, last.specs, last.lists, last.choices) if last
+                   else _BranchTrace(trace, {}, {}, {}),
                    lambda branch: branch.run(cond, then, other, state, names, names if live is None else live),
                    trace_error("a branch on a traced condition whose variables do not settle", "keep each variable's "
                                "shape the same in both branches"))
@@ -499,14 +494,23 @@ class _Region:
 
 
 class _BranchTrace(_Region):
-    def __init__(self, trace, specs, lists):
+    def __init__(self, trace, specs, lists, choices):
         super().__init__(trace, specs, lists, _MIN_TRIPS * trace.trip_factor)
         self.partial = set()
+        # variables whose sides hold values of different kinds (_choice.py) -> per side, its
+        # structure and the specs of its arrays' slots
+        self.choices = {name: list(sides) for name, sides in choices.items()}
 
     def run(self, cond, then, other, state, names, live):
         trace = self.trace
         state = self.lists_as_traced(state, [n if n in live else None for n in names])
         slots = {n: _Slot(trace, n, *spec) for n, spec in self.specs.items()}
+        sides = {n: [[_Slot(trace, n, *spec) for spec in side[1]] for side in c] for n, c in self.choices.items()}
+        if self.choices:
+            if any(isinstance(r, _LoopTrace) for r in trace.loops):
+                raise trace_error(f"{sorted(self.choices)[0]!r} holds values of different kinds after a branch on a "
+                                  "traced condition inside a loop on one", "give it the same kind of value on both paths")
+            cond = _detach(trace, cond)  # what picks the side, as the branch saw it
         before = trace.snapshot()
         first_storage, first_op = trace.graph.num_storages, trace.graph.num_ops
         region = trace.regions
@@ -519,19 +523,27 @@ class _BranchTrace(_Region):
                 if side:
                     trace.restore(before, graph=False)
                     _control(trace, "branch_else", region, [cond])
-                out = fn(*state)
+                out = _side_of_branch(fn, state)
                 results.append(out)
                 grow = self._merge(slots, state, out, [n if n in live else None for n in names], side)
-                if grow:
+                grow_sides = self._write_sides(sides, out, names, side)
+                if grow or grow_sides:
                     self.specs.update(grow)
                     raise _Retry(self)
         finally:
             trace.loops.pop()
-        if self.lists_learned():
+        mixed = [n for i, n in enumerate(names)
+                 if n in live and n not in self.choices and _kinds_differ(results[0][i], results[1][i])]
+        for name in mixed:  # learned from this try's values: the next one writes them
+            i = names.index(name)
+            self.specs.pop(name, None)
+            self.choices[name] = [_side(out[i]) for out in results]
+        if mixed or self.lists_learned():
             raise _Retry(self)
         end = _control(trace, "branch_end", region)
         written = _written_since(trace, first_op, first_storage)
-        carried = sorted(written | self.made_storages | {s for slot in slots.values() for s in slot.storages})
+        carried = sorted(written | self.made_storages | {s for slot in slots.values() for s in slot.storages}
+                         | {s for side in sides.values() for slot in side[0] + side[1] for s in slot.storages})
         trace.graph.set_op_inputs(end, [_whole(trace, s) for s in carried])
         trace.restore(before, graph=False)
         trace.forget(carried)
@@ -542,6 +554,10 @@ class _BranchTrace(_Region):
             a, b = results[0][i], results[1][i]
             if name not in live:
                 merged.append(Undefined(name))
+            elif name in sides:
+                merged.append(Choice(cond, *(rebuild(self.choices[name][k][0], iter([slot.tracer(trace) for slot in
+                                                                                     sides[name][k]])) for k in (0, 1)),
+                                     name))
             elif name in slots and name not in self.partial:
                 merged.append(slots[name].tracer(trace))
             elif a is b:
@@ -558,24 +574,75 @@ class _BranchTrace(_Region):
             value = out[i]
             if name is None:  # not read after the branch
                 continue
+            if name in self.choices:
+                continue
             if name in slots:
                 if isinstance(value, Undefined):  # assigned on one side only: unusable after the branch
                     self.partial.add(name)
-                else:
+                elif _fits(slots[name], value):
                     values[name] = value
-                continue
+                continue  # else a value of another kind: a Choice (run)
             if isinstance(value, Undefined) or value is state[i]:
                 continue
             t = _carryable(value)
-            if t is None:
-                if isinstance(value, (list, TracedList, dict, tuple)) and value is not state[i]:
-                    raise trace_error(f"{name!r} is a {type(value).__name__} assigned in a branch on a traced condition",
-                                      "assign arrays or numbers there")
-                continue
-            grow[name] = _spec_of(t)
+            if t is not None:
+                grow[name] = _spec_of(t)
         if grow:
             return grow
         return _write_back(self.trace, slots, values)
+
+
+    def _write_sides(self, sides, out, names, side):
+        """Writes this side's arrays of the Choices into their slots; whether a structure or a
+        spec changed (the next try learns it)."""
+        learned = False
+        for name, slots in sides.items():
+            leaves = []
+            shape = structure(out[names.index(name)], leaves)
+            if shape != self.choices[name][side][0] or len(leaves) != len(slots[side]):
+                self.choices[name][side] = _side(out[names.index(name)])
+                learned = True
+                continue
+            grow = _write_back(self.trace, dict(enumerate(slots[side])), dict(enumerate(leaves)))
+            if grow:
+                self.choices[name][side] = (shape, [grow.get(k, self.choices[name][side][1][k]) for k in range(len(leaves))])
+                learned = True
+        return learned
+
+
+def _side_of_branch(fn, state):
+    """A side's values. An error tracing it (`x.reshape(7)`) is NumPy's only where the side runs:
+    a TraceError, so that the call runs in NumPy, which raises it or not."""
+    try:
+        return fn(*state)
+    except (_Retry, _GoTraced, StriderError):
+        raise
+    except Exception as e:
+        raise trace_error(f"{type(e).__name__} ({e}) on one side of a branch on a traced condition, which NumPy "
+                          "raises only where that side runs", "check the condition before the branch") from e
+
+
+def _side(value):
+    """A Choice's side as the branch learns it: the value's structure, the specs of its arrays."""
+    leaves = []
+    shape = structure(value, leaves)
+    return shape, [_spec_of(t) for t in leaves]
+
+
+def _fits(slot, value):
+    """Whether a slot can hold the value (else the branch makes a Choice)."""
+    t = _carryable(value)
+    return t is not None and t.dtype == slot.dtype and t.ndim == len(slot.bounds)
+
+
+def _kinds_differ(a, b):
+    """Whether the two sides of a branch leave a variable holding values one slot cannot hold."""
+    if a is b or isinstance(a, Undefined) or isinstance(b, Undefined):
+        return False
+    ta, tb = _carryable(a), _carryable(b)
+    if ta is None or tb is None:
+        return True
+    return ta.dtype != tb.dtype or ta.ndim != tb.ndim
 
 
 class _LoopTrace(_Region):

@@ -3,9 +3,15 @@ is rewritten so that each loop and branch calls _control.py with its condition a
 functions of the variables it assigns. Where the condition is a Python value the call runs the
 statement as Python would; where it is traced, the statement becomes a loop or branch of the IR.
 
+A function whose returns sit in `if`s (`if dets.size == 0: return None`) is first given one
+exit: the statements after such an `if` move into its paths that do not return, each `return x`
+becomes an assignment to one variable, and the function returns it at its end; the branch then
+merges what each path returns (a Choice where they differ in kind, _choice.py).
+
 The rewrite keeps every line where it was (ops name the user's file and line) and runs only
 while tracing: a call that runs in NumPy (a graph break) runs the function as written."""
 import ast
+import copy
 import inspect
 import sysconfig
 import textwrap
@@ -70,6 +76,86 @@ def _jumps(nodes):
     return found
 
 
+_RETURN = "__strider_return"
+_GROWTH = 8  # a single exit may copy statements into several paths: at most this many times the function
+
+
+def _if_returns(stmts, in_if):
+    """(whether every return of stmts sits in `if`s only, with no loop, with or try around it;
+    whether one sits in an `if`): the returns _single_exit moves."""
+    found = False
+    for s in stmts:
+        if isinstance(s, ast.Return):
+            found = found or in_if
+        elif isinstance(s, ast.If):
+            for part in (s.body, s.orelse):
+                ok, inner = _if_returns(part, True)
+                if not ok:
+                    return False, False
+                found = found or inner
+        elif any(isinstance(j, ast.Return) for j in _jumps([s])):
+            return False, False
+    return True, found
+
+
+def _ends(stmts):
+    """Whether every path through stmts returns or raises."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    return isinstance(last, ast.If) and _ends(last.body) and _ends(last.orelse)
+
+
+def _tail_returns(stmts):
+    """stmts with what follows an `if` that returns on some path moved into its paths that do
+    not end: every return then ends its path."""
+    for i, s in enumerate(stmts):
+        if isinstance(s, ast.If) and any(isinstance(j, ast.Return) for j in _jumps([s])):
+            rest = stmts[i + 1:]
+            s.body = _tail_returns(s.body if _ends(s.body) else s.body + copy.deepcopy(rest))
+            s.orelse = _tail_returns(s.orelse if _ends(s.orelse) else s.orelse + copy.deepcopy(rest))
+            s.end_lineno = max(getattr(n, "end_lineno", None) or s.lineno for n in ast.walk(s))
+            return stmts[:i + 1]
+    return stmts
+
+
+class _Returns(ast.NodeTransformer):
+    """`return x` as `__strider_return = x` (not in nested functions)."""
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
+
+    def visit_Return(self, node):
+        return ast.copy_location(ast.Assign(targets=[ast.Name(id=_RETURN, ctx=ast.Store())],
+                                            value=node.value or ast.Constant(None)), node)
+
+
+def _single_exit(fn_node):
+    """Gives the function one return, at its end, where its returns sit in `if`s; whether it did."""
+    ok, found = _if_returns(fn_node.body, False)
+    if not (ok and found):
+        return False
+    size = sum(1 for _ in ast.walk(fn_node))
+    body = _tail_returns(copy.deepcopy(fn_node.body))
+    if sum(1 for s in body for _ in ast.walk(s)) > _GROWTH * size:
+        return False
+    first = body[0]
+    init = ast.Assign(targets=[ast.Name(id=_RETURN, ctx=ast.Store())], value=ast.Constant(None))
+    init.lineno = init.end_lineno = first.lineno
+    # one line past the function: outside every `if`, so that each one merges the value
+    end = ast.Return(value=_load(_RETURN))
+    end.lineno = end.end_lineno = fn_node.end_lineno + 1
+    for n in (init, end):
+        n.col_offset = n.end_col_offset = first.col_offset
+    fn_node.body = [ast.fix_missing_locations(init)] + [_Returns().visit(s) for s in body] + [
+        ast.fix_missing_locations(end)]
+    return True
+
+
 def _load(name):
     return ast.Name(id=name, ctx=ast.Load())
 
@@ -131,6 +217,14 @@ class _Rewrite(ast.NodeTransformer):
                 left = right
             return ast.copy_location(_call("and_", *[_thunk(self.visit(p)) for p in parts]), node)
         return self.visit(node)
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):  # a Choice's `is None`
+            self.changed = True
+            return ast.copy_location(_call("is_", node.left, node.comparators[0],
+                                           ast.Constant(isinstance(node.ops[0], ast.IsNot))), node)
+        return node
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -306,9 +400,10 @@ def _rewritten_code(fn):
         return None  # nothing to rewrite (a call: the callee may have loops)
     ast.increment_lineno(tree, first - 1)
     fn_node.decorator_list = []
+    exits = _single_exit(fn_node)
     rewrite = _Rewrite(_loads_by_line(fn_node))
     fn_node.body = rewrite.body(fn_node.body, False)
-    if not rewrite.changed:
+    if not (rewrite.changed or exits):
         return None
     # a factory whose parameters are the function's free variables and the helpers' module: the
     # rewritten function closes over them as the original did

@@ -5,6 +5,7 @@ import os
 import types
 
 from . import _C
+from ._choice import Choice
 from ._errors import UnsupportedError
 from ._tracer import TracedList, as_tracer, contiguous
 from ._ufuncs import copy_
@@ -71,6 +72,9 @@ class Entry:
 
 
 def flatten_result(value, leaves):
+    if type(value) is Choice:  # the side its condition picks (pytree.cc)
+        leaves.append(value.cond)
+        return ("choice", (("leaf",), flatten_result(value.then, leaves), flatten_result(value.other, leaves)))
     if isinstance(value, (tuple, list)):
         return (type(value).__name__, tuple(flatten_result(v, leaves) for v in value))
     if isinstance(value, dict):

@@ -15,11 +15,11 @@ from heads import HEADS, NMS_HEADS
 
 SIZES = ("tiny", "small")
 # NMS heads whose loops or branches strider breaks on (the call runs in NumPy; strict=True raises):
-# YOLOX's multi-class NMS appends arrays of run-time lengths to a list in a branch, and returns
-# None or an array as the data decides (the strict xfail fails to say a mark is to go)
+# YOLOX's class-aware multi-class NMS appends arrays of run-time lengths to a list in a loop (the
+# strict xfail fails to say a mark is to go)
 BREAKS = pytest.mark.xfail(raises=strider.TraceError, strict=True,
-                           reason="a list of run-time-length arrays, a return inside a traced branch: issue 17")
-BREAKING = ("multiclass_nms", "multiclass_nms_agnostic")
+                           reason="a list of run-time-length arrays filled in a traced loop: issue 17")
+BREAKING = ("multiclass_nms",)
 
 # On the emulated device every stage of an NMS loop is a kernel the host compiler builds and every
 # trip a round of launches on the CPU: py_cpu_nms at the tiny size stands for them there (and

@@ -167,18 +167,28 @@ def test_loops_on_python_values_unroll():
 
 def changes_dtype(x):
     if x.sum() > 0:
-        y = x
+        y = x * 2
     else:
         y = x.astype(np.int32)
     return y
 
 
-def test_a_branch_that_changes_dtype_breaks_the_graph():
-    with pytest.raises(strider.TraceError, match="changes from"):
-        strider.compile(changes_dtype, strict=True)(np.arange(3.0))
-    f = strider.compile(changes_dtype, strict=False)
+@pytest.mark.parametrize("x", [np.arange(3.0), -np.arange(3.0)])
+def test_a_branch_that_changes_dtype_returns_the_side_its_condition_picks(x):
+    check(changes_dtype, x)
+
+
+def changes_dtype_then_adds(x):
+    y = changes_dtype(x)
+    return y + 1
+
+
+def test_a_value_of_two_dtypes_used_after_the_branch_breaks_the_graph():
+    with pytest.raises(strider.TraceError, match="'y' holds a 1-d float64 array or a 1-d int32 array"):
+        strider.compile(changes_dtype_then_adds, strict=True)(np.arange(3.0))
+    f = strider.compile(changes_dtype_then_adds, strict=False)
     with pytest.warns(strider.GraphBreakWarning):
-        np.testing.assert_array_equal(f(np.arange(3.0)), changes_dtype(np.arange(3.0)))
+        np.testing.assert_array_equal(f(np.arange(3.0)), changes_dtype_then_adds(np.arange(3.0)))
 
 
 def escapes(x):
@@ -335,3 +345,92 @@ def alias(x):
 def test_writing_through_a_slice_with_a_run_time_bound_is_refused():
     with pytest.raises(strider.UnsupportedError, match="copy"):
         strider.compile(alias, strict=True)(np.arange(5.0))
+
+
+def none_when_empty(x, t):
+    # YOLOX's shape: returns in branches on traced values, None on one path, tuples on others
+    m = x > t
+    if m.sum() == 0:
+        return None
+    y = x[m]
+    if y.max() > 5:
+        return y.astype(np.float64), y.size
+    elif y.min() < 1:
+        return y, -1
+    return y * 2, 0
+
+
+@pytest.mark.parametrize("t", [100.0, 3.0, 0.5, 1.5])  # no element, a float64 result, a negative code, the end
+def test_returns_inside_traced_branches_return_the_path_the_data_takes(t):
+    check(none_when_empty, np.array([0.5, 7.0, 2.0, 1.2, 4.0]), t)
+    f = strider.compile(none_when_empty, strict=True)
+    assert f.stats()["traces"] == 0
+    for s in (100.0, 3.0, 0.5, 1.5):  # one trace serves every path
+        f(np.array([0.5, 7.0, 2.0, 1.2, 4.0]), s)
+    assert f.stats()["traces"] == 1
+
+
+def assigned_on_one_path(x):
+    # the variable keeps None where the branch does not run (strider once returned the slot's
+    # stale memory there)
+    d = None
+    if x.sum() > 0:
+        d = x * 2
+    return d
+
+
+@pytest.mark.parametrize("x", [np.ones(3), -np.ones(3)])
+def test_a_variable_none_on_one_path_is_none_there(x):
+    check(assigned_on_one_path, x)
+
+
+def none_checked(x):
+    d = assigned_on_one_path(x)  # a callee's None or array, tested in the caller
+    if d is None:
+        return x - 1
+    return d
+
+
+def nested_returns(x):
+    if x[0] > 0:
+        if x[1] > 0:
+            return x[:1] + 0
+        return None
+    if x[2] > 0:
+        return 7
+    return x.astype(np.int32), x.sum() > 1
+
+
+@pytest.mark.parametrize("x", [np.array([1.0, 1.0, 0.0]), np.array([1.0, -1.0, 0.0]), np.array([-1.0, 0.0, 1.0]),
+                               np.array([-1.0, 1.0, 0.0])])
+def test_none_tests_and_nested_returns(x):
+    check(none_checked, x)
+    check(nested_returns, x)
+
+
+def python_returns(x, mode):
+    if mode == "double":  # a Python condition: one path traced, as Python runs it
+        return x * 2
+    if mode is None:
+        return None
+    return x
+
+
+def test_returns_on_python_values_trace_one_path():
+    for mode in ("double", None, "same"):
+        f = check(python_returns, np.arange(3.0), mode, static_argnames=("mode",))
+        assert "branch_if" not in str(f.explain(np.arange(3.0), mode))
+
+
+def raises_where_taken(x):
+    if x.sum() > 100:
+        return x.reshape(7)  # NumPy raises only where this path runs
+    return x + 1
+
+
+def test_an_error_on_a_path_not_taken_runs_in_numpy():
+    f = strider.compile(raises_where_taken, strict=False)
+    with pytest.warns(strider.GraphBreakWarning, match="one side of a branch"):
+        np.testing.assert_array_equal(f(np.ones(4)), np.ones(4) + 1)
+    with pytest.raises(ValueError, match="reshape"):
+        f(np.full(4, 50.0))

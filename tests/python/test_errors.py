@@ -58,9 +58,7 @@ def test_error_classes():
 def test_bool_of_traced_value():
     def f(x):
         y = x * 2
-        if x.sum() > 0:  # <- error (a return in a branch on a traced value is not captured)
-            return y + 1
-        return y
+        return y + 1 if x.sum() > 0 else y  # <- error (a conditional expression is Python's)
 
     raises_at(f, (arr(),), r"bool")
 

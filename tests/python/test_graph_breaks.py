@@ -29,9 +29,12 @@ def line_of(fn, mark="# <- break"):
 
 def kept_or_none(dets, thresh):
     keep = py_cpu_nms(dets, thresh)
-    if keep.size > 0:  # <- break: a return inside a branch on a traced value is not captured
-        return keep
-    return None
+    i = 0
+    while i < keep.size:  # <- break: a return inside it keeps this loop on a traced value Python's
+        if keep[i] < 0:
+            return None
+        i = i + 1
+    return keep
 
 
 LOOP = "<- break: a return inside"  # the line that needs a traced value's truth

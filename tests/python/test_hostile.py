@@ -49,9 +49,15 @@ def while_on_traced(x):
 
 
 def return_in_traced_branch(x):
-    if x.sum() > 0:  # <- error
+    if x.sum() > 0:  # <- error: NumPy returns the argument itself on one path, strider would copy it
         return x - 1
     return x
+
+
+def return_new_in_traced_branch(x):
+    if x.sum() > 0:
+        return x - 1
+    return x * 2
 
 
 def in_traced(x):
@@ -277,7 +283,8 @@ def array_like_global(x):
 
 CONSTRUCTS = [
     ("while_on_traced", while_on_traced, ERROR, r"argument's memory"),
-    ("return_in_traced_branch", return_in_traced_branch, ERROR, r"truth value|bool"),
+    ("return_in_traced_branch", return_in_traced_branch, ERROR, r"argument's memory"),
+    ("return_new_in_traced_branch", return_new_in_traced_branch, SAME, None),
     ("in_traced", in_traced, ERROR, r"truth value|bool"),
     ("builtin_max", builtin_max, ERROR, r"truth value|bool"),
     ("builtin_sorted", builtin_sorted, ERROR, r"truth value|bool"),

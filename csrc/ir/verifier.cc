@@ -38,6 +38,12 @@ bool rows_of(const View& whole, const View& index, const View& rows) {
   return whole.shape == expect;
 }
 
+// An append of a block: rows of the output's shape after a 0-d position.
+bool block_of(const Op& op, const View& block) {
+  return op.code == OpCode::append && op.inputs[0].ndim() == 0 && block.ndim() == op.output.ndim() &&
+         std::equal(block.shape.begin() + 1, block.shape.end(), op.output.shape.begin() + 1);
+}
+
 // Loops and branches nest: loop_begin, loop_while..., loop_end and branch_if, branch_else?,
 // branch_end of one region id each, every loop_while inside its own loop.
 void check_regions(const Graph& g) {
@@ -139,7 +145,7 @@ void verify_graph(const Graph& g) {
         break;
       case OpKind::Scatter:
         if (op.output.ndim() < 1 || g.dtype_of(op.inputs[0]) != DType::Int64 || in != out ||
-            !rows_of(op.inputs[1], op.inputs[0], op.output))
+            !(rows_of(op.inputs[1], op.inputs[0], op.output) || block_of(op, op.inputs[1])))
           fail(id, "put writes rows of a view at i64 indices, from values of the indices' shape and the rows', in its dtype");
         break;
       case OpKind::Sort: {

@@ -355,9 +355,24 @@ void compress(const Graph& g, const Op& op, char* const* base) {
   });
 }
 
+// append of a block: in1's rows (a run-time count of them) into out's rows from the 0-d in0 on.
+void append_rows(const Graph& g, const Op& op, char* const* base) {
+  const View& out = op.output;
+  const View& block = op.inputs[1];
+  const int64_t first = *at<int64_t>(base, op.inputs[0], op.inputs[0].offset);
+  if (first < 0 || first + block.shape[0] > out.shape[0]) throw_check_failure(op, first + block.shape[0], out.shape[0], base);
+  dispatch_dtype(g.dtype_of(out), [&](auto tag) {
+    using T = decltype(tag);
+    const RowMover<T> move(base, out, 1, block, 1, false);
+    for (int64_t j = 0; j < block.shape[0]; ++j)
+      move(out.offset + (first + j) * out.strides[0], block.offset + j * block.strides[0]);
+  });
+}
+
 // take reads rows of in0 at in1's indices into out; put (add_at) writes the rows of in1 into out
 // at in0's indices: both walk the indices with the rows in their order (`dense`) alongside.
 void move_indexed_rows(const Graph& g, const Op& op, char* const* base) {
+  if (op.code == OpCode::append && op.inputs[1].ndim() == op.output.ndim()) return append_rows(g, op, base);
   const bool gather = op_kind(op.code) == OpKind::Gather;
   const View& idx = op.inputs[gather ? 1 : 0];
   const View& indexed = gather ? op.inputs[0] : op.output;

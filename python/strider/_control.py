@@ -25,8 +25,8 @@ import numpy as np
 from . import _C
 from ._choice import Choice, is_, rebuild, refusing, structure  # noqa: F401 (is_: the rewritten code's)
 from ._convert import converted, user_function
-from ._errors import StriderError, trace_error, user_location
-from ._tracer import Extent, TracedList, Tracer, as_tracer, bound, concrete, current_trace
+from ._errors import StriderError, _internal, trace_error, user_location
+from ._tracer import Extent, TracedList, TracedRows, Tracer, as_tracer, bound, concrete, current_trace
 
 _MAX_TRIES = 5
 _MIN_TRIPS = 64  # the trips a loop is given room for, at least (more where it carries more)
@@ -285,6 +285,11 @@ def append(lst, value):
     """lst.append(value), into a TracedList where a traced loop carries the list."""
     trace = current_trace()
     if isinstance(lst, TracedList):
+        if not isinstance(lst, TracedRows) and isinstance(value, Tracer) and value.is_dynamic:
+            for region in trace.loops:  # items from before the loop and arrays of run-time lengths: all rows
+                if isinstance(region, _Region) and id(lst) in region.made:
+                    region.learn_list(region.made[id(lst)], value)
+                    raise _Retry(region)
         _append(trace, lst, value)
         return lst
     if type(lst) is list and trace is not None:
@@ -300,18 +305,35 @@ def _item(lst, value):
     t = as_tracer(value)
     if isinstance(value, (bool, int, float)) and lst.weak is type(value):
         t = as_tracer(value, lst.data.dtype)
-    if t.dtype != lst.data.dtype or tuple(t.shape) != tuple(lst.data.shape[1:]) or t.is_dynamic:
+    if t.is_dynamic or t.dtype != lst.data.dtype or tuple(t.shape) != tuple(lst.data.shape[1:]):
         raise trace_error(f"appending a {t.dtype}{list(t.shape)} value to a list of {lst.data.dtype}"
                           f"{list(lst.data.shape[1:])} items in a loop on a traced condition",
                           "append items of one dtype and shape")
     return t
 
 
+def _block(lst, value):
+    """An array appended to a TracedRows, checked: its rows are the list's."""
+    t = as_tracer(value)
+    row = tuple(lst.data.shape[1:])
+    if (t.dtype != lst.data.dtype or t.ndim != len(row) + 1 or tuple(bound(d) for d in t.shape[1:]) != row
+            or any(isinstance(d, Extent) for d in t.shape[1:])):
+        raise trace_error(f"appending a {t.dtype} array of shape {tuple(t.shape)} to a list of {lst.data.dtype} arrays "
+                          f"of rows of shape {row} in a loop on a traced condition", "append arrays of one dtype and row "
+                          "shape")
+    return t
+
+
 def _append(trace, lst, value):
-    t = _item(lst, value)
+    rows = isinstance(lst, TracedRows)
+    t = _block(lst, value) if rows else _item(lst, value)
     length = Tracer(trace, _C.View(lst.length, [], [], 0), np.int64, weak=int)
+    at = Tracer(trace, _C.View(lst.rows, [], [], 0), np.int64, weak=int) if rows else length
     data = lst.data._view
-    trace.op("append", [length, t], _C.View(data.storage, list(data.shape), list(data.strides), data.offset))
+    trace.op("append", [at, t], _C.View(data.storage, list(data.shape), list(data.strides), data.offset))
+    if rows:
+        n = t.shape[0]
+        trace.op("copy", [np.add(at, n.value() if isinstance(n, Extent) else n)], _C.View(lst.rows, [], [], 0))
     for region in trace.loops:
         if isinstance(region, _Region):
             region.appended(lst)
@@ -443,12 +465,18 @@ class _Region:
         self.made_storages = set()
 
     def learn_list(self, name, value):
+        """The list's spec from its first item: dtype, item shape, the Python type of numbers,
+        whether items are scalars, appends per trip; and for arrays whose first length is known
+        only at run time (a TracedRows of their rows), that length's bound, else None."""
         t = as_tracer(value)
         if t.is_dynamic:
-            raise trace_error(f"appending an array whose length is known only at run time to {name!r} in a loop or "
-                              "branch on a traced condition", "append rows of one shape, or concatenate the arrays")
+            if any(isinstance(d, Extent) for d in t.shape[1:]):
+                raise trace_error(f"appending an array whose lengths after the first are known only at run time to "
+                                  f"{name!r} in a loop or branch on a traced condition", "append arrays of one row shape")
+            self.lists[name] = (t.dtype, tuple(t.shape[1:]), None, False, 1, bound(t.shape[0]))
+            return
         weak = type(value) if isinstance(value, (bool, int, float)) else None
-        self.lists[name] = (t.dtype, tuple(t.shape), weak, not t.ndim, 1)
+        self.lists[name] = (t.dtype, tuple(t.shape), weak, not t.ndim, 1, None)
 
     def appended(self, lst):
         if id(lst) in self.made:
@@ -471,7 +499,7 @@ class _Region:
         for key, name in self.made.items():
             spec = self.lists[name]
             if self.counts.get(key, 0) > spec[4]:
-                self.lists[name] = spec[:4] + (self.counts[key],)
+                self.lists[name] = spec[:4] + (self.counts[key],) + spec[5:]
                 learned = True
         return learned
 
@@ -479,12 +507,21 @@ class _Region:
         trace = self.trace
         if name not in self.lists:
             self.learn_list(name, items[0])
-        dtype, shape, weak, scalar, per_trip = self.lists[name]
+        dtype, shape, weak, scalar, per_trip, rows_bound = self.lists[name]
         room = len(items) + self.room * per_trip
-        data = trace.temp((room,) + shape, dtype)
+        zero = trace.const(np.int64(0))
         length = trace.temp((), np.int64)
-        trace.op("copy", [trace.const(np.int64(0))], length)
-        lst = TracedList(Tracer(trace, data, dtype), length.storage, weak, scalar)
+        trace.op("copy", [zero], length)
+        if rows_bound is None:
+            data = trace.temp((room,) + shape, dtype)
+            lst = TracedList(Tracer(trace, data, dtype), length.storage, weak, scalar)
+        else:  # room for every array's rows
+            data = trace.temp((sum(bound(as_tracer(v).shape[0]) for v in items) + self.room * per_trip * rows_bound,)
+                              + shape, dtype)
+            rows = trace.temp((), np.int64)
+            trace.op("copy", [zero], rows)
+            self.made_storages.add(rows.storage)
+            lst = TracedRows(Tracer(trace, data, dtype), rows.storage, length.storage, room)
         for v in items:
             _append(trace, lst, v)
         self.made[id(lst)] = name
@@ -610,6 +647,18 @@ class _BranchTrace(_Region):
         return learned
 
 
+# what NumPy (and strider standing for it) raises on a program's values
+_NUMPY_ERRORS = (ArithmeticError, AssertionError, LookupError, TypeError, ValueError)
+
+
+def _from_user(e):
+    """Whether the exception was raised in the user's code (its innermost frame)."""
+    tb = e.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return not _internal(tb.tb_frame.f_code.co_filename)
+
+
 def _side_of_branch(fn, state):
     """A side's values. An error tracing it (`x.reshape(7)`) is NumPy's only where the side runs:
     a TraceError, so that the call runs in NumPy, which raises it or not."""
@@ -618,6 +667,8 @@ def _side_of_branch(fn, state):
     except (_Retry, _GoTraced, StriderError):
         raise
     except Exception as e:
+        if not isinstance(e, _NUMPY_ERRORS) and not _from_user(e):
+            raise  # strider's own failure, not the program's
         raise trace_error(f"{type(e).__name__} ({e}) on one side of a branch on a traced condition, which NumPy "
                           "raises only where that side runs", "check the condition before the branch") from e
 

@@ -7,9 +7,9 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import _C, _ufuncs
-from ._errors import unsupported
+from ._errors import trace_error, unsupported
 from ._indexing import assign
-from ._tracer import (Extent, Tracer, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous,
+from ._tracer import (Extent, TracedRows, Tracer, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous,
                       current_trace, emit, fresh, keep_order, known_by_static, known_scalar, shape_of)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
 
@@ -243,6 +243,11 @@ def flat_if_none(t, axis):
 
 
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    if isinstance(arrays, TracedRows):  # its arrays' rows, one after another
+        if axis not in (0, None) and axis != -arrays.data.ndim:
+            raise trace_error(f"np.concatenate along axis {axis} of a list of arrays of run-time lengths",
+                              "concatenate along axis 0, the axis the lengths run along")
+        arrays = [arrays.joined()]
     ts = [as_tracer(a) for a in arrays]
     if not ts:
         raise ValueError("need at least one array to concatenate")
@@ -313,11 +318,15 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
 
 def hstack(tup, *, dtype=None, casting="same_kind"):
+    if isinstance(tup, TracedRows) and tup.data.ndim == 1:  # 1-d arrays: one after another
+        return concatenate(tup, 0, dtype=dtype, casting=casting)
     arrs = [atleast_1d(a) for a in tup]
     return concatenate(arrs, 0 if arrs and arrs[0].ndim == 1 else 1, dtype=dtype, casting=casting)
 
 
 def vstack(tup, *, dtype=None, casting="same_kind"):
+    if isinstance(tup, TracedRows) and tup.data.ndim > 1:  # arrays of rows: one after another
+        return concatenate(tup, 0, dtype=dtype, casting=casting)
     return concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype, casting=casting)
 
 

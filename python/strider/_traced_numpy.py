@@ -11,7 +11,8 @@ import numpy as np
 
 from ._errors import _internal, unsupported
 from ._ops import CREATION
-from ._tracer import Tracer, as_tracer, current_trace
+from ._shapes import concatenate, hstack, vstack
+from ._tracer import TracedRows, Tracer, as_tracer, current_trace
 
 
 def _creation(traced, real):
@@ -38,6 +39,19 @@ def _refused(real, module):
             return real(*args, **kwargs)
         raise unsupported(f"{module}.{real.__name__} inside a compiled function (it would be drawn once, "
                           "at trace time)", "draw the random values outside and pass them as arguments")
+
+    return call
+
+
+def _joining(real, traced):
+    """np.concatenate, np.vstack and np.hstack of a list of arrays a loop filled (a TracedRows:
+    NumPy finds no Tracer in it to dispatch on) join its rows; any other call is NumPy's."""
+
+    @functools.wraps(real)
+    def call(arrays, *args, **kwargs):
+        if isinstance(arrays, TracedRows) and current_trace() is not None:
+            return traced(arrays, *args, **kwargs)
+        return real(arrays, *args, **kwargs)
 
     return call
 
@@ -120,6 +134,9 @@ for _name, (_uf, _result) in _MATH.items():
     _WRAPPED[(math, _name)] = _math(_REAL[(math, _name)], _uf, _result)
 _REAL[(math, "log")] = math.log
 _WRAPPED[(math, "log")] = _math(math.log, np.log, float)
+for _name, _fn in (("concatenate", concatenate), ("vstack", vstack), ("hstack", hstack)):
+    _REAL[(np, _name)] = getattr(np, _name)
+    _WRAPPED[(np, _name)] = _joining(_REAL[(np, _name)], _fn)
 _REAL[(np.vectorize, "__call__")] = np.vectorize.__call__
 _WRAPPED[(np.vectorize, "__call__")] = _vectorize_call(np.vectorize.__call__)
 _BY_REAL_ID = {id(_REAL[key]): _WRAPPED[key] for key in _REAL}

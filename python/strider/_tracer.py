@@ -572,6 +572,38 @@ class TracedList:
         return f"<list filled at run time, at most {self.data._view.shape[0]} items>"
 
 
+class TracedRows(TracedList):
+    """A Python list a loop on a traced condition appends arrays of run-time lengths to (YOLOX's
+    detections of each class): `data` holds room for their rows one after another (rows of one
+    shape and dtype), the 0-d int64 storages `rows` how many rows and `length` how many arrays it
+    holds when the function runs (at most `items`). np.concatenate(lst) (np.vstack, np.hstack)
+    reads the rows, len(lst) and `if lst:` the count; any other use is refused."""
+
+    def __init__(self, data, rows, length, items):
+        super().__init__(data, length, None, False)
+        self.rows = rows
+        self.items = items
+
+    def size(self):
+        return Extent(self.items, self.length)
+
+    def joined(self):
+        """The arrays' rows, one after another: np.concatenate(lst)."""
+        v = self.data._view
+        view = _C.View(v.storage, list(v.shape), list(v.strides), v.offset, [self.rows] + [-1] * (len(v.shape) - 1))
+        return Tracer(self.data._trace, view, self.data.dtype, readonly=None)
+
+    def array(self):
+        raise trace_error("a list of arrays of run-time lengths filled in a loop on a traced condition used as one "
+                          "array (np.array, an index, a result)", "join it with np.concatenate(lst)")
+
+    def __getitem__(self, key):
+        self.array()
+
+    def __repr__(self):
+        return f"<list of arrays filled at run time, at most {self.items} arrays of {self.data._view.shape[0]} rows in all>"
+
+
 def reshape_units(t, shape):
     """A reshape of an array with run-time lengths that only adds or drops axes of length 1 (one
     -1 standing for one of its axes): a view. Arrays of static shape reshape as NumPy's does."""

@@ -181,6 +181,9 @@ TEST(CudaCodegen, DataDependentOpsAreKernelsOnEveryDtype) {
     emit("compress(%s2[16]{1}+0, %s0[16,4]{4,1}+0) -> %s4[?%s3<=16,4]{4,1}+0", t, t);
     emit("take(%s0[16,4]{4,1}+0, %s1[3,2]{2,1}+0) -> %s4[3,2,4]{8,4,1}+0", t, t);
     emit("put(%s1[6]{1}+0, %s0[6,4]{4,1}+0) -> %s4[16,4]{4,1}+0", t, t);
+    // a list's append: one row, and a block of a run-time count of rows
+    emit("append(%s1[]{}+0, %s0[4]{1}+0) -> %s4[16,4]{4,1}+0", t, t);
+    emit("append(%s1[]{}+0, %s0[?%s3<=6,4]{4,1}+0) -> %s4[16,4]{4,1}+0", t, t);
     // scans of short rows (a thread each) and long ones (a block each for integers)
     const char* const rows[] = {"(%s0[4,16]{1,4}+0) -> %s4[4,16]{16,1}+0", "(%s0[2,2000]{2000,1}+0) -> %s4[2,2000]{2000,1}+0"};
     const std::pair<std::string, OpCode> ops[] = {{"cumsum(", OpCode::add}, {"cumprod(", OpCode::multiply}, {"cummax(", OpCode::maximum},

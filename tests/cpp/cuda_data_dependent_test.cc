@@ -44,6 +44,8 @@ std::string failure(const std::function<void()>& f) {
     return std::string("AssertionFailed: ") + e.what();
   } catch (const std::domain_error& e) {
     return std::string("domain_error: ") + e.what();
+  } catch (const LoopBoundExceeded& e) {
+    return std::string("LoopBoundExceeded: ") + e.what();
   }
   return "";
 }
@@ -147,6 +149,23 @@ TEST(CudaDataDependent, TakePutAndAddAtMoveRowsAndNameTheFirstBadIndex) {
     cases.push_back({label + " bad", g, indices(17, 23)});  // 17 is named, not 23
   }
   EXPECT_EQ(check_cases(cases), 8);
+}
+
+TEST(CudaDataDependent, AppendWritesARowOrABlockAndFailsPastTheRoom) {
+  SKIP_WITHOUT_EMULATOR();
+  const std::string st = " %s0 = storage i64[1] arg 0\n %s1 = storage f32[6] arg 1\n %s2 = storage i64[1] arg 2\n"
+                         " %s3 = storage f32[10] arg 3\n";
+  const Graph block = graph(st, "append(%s0[]{}+0, %s1[?%s2<=3,2]{2,1}+0) -> %s3[5,2]{2,1}+0");
+  const Graph row = graph(st, "append(%s0[]{}+0, %s1[2]{1}+0) -> %s3[5,2]{2,1}+0");
+  auto at = [](int64_t length, int64_t count) {
+    return [=](Memory& m) {
+      *typed_at<int64_t>(m, 0) = length;
+      *typed_at<int64_t>(m, 2) = count;
+    };
+  };
+  EXPECT_EQ(check_cases({{"block", block, at(1, 3)}, {"empty block at the end", block, at(5, 0)},
+                         {"block past the room", block, at(3, 3)}, {"row", row, at(4, 0)},
+                         {"row past the room", row, at(5, 0)}}), 5);
 }
 
 // "h\x01 \x02" and "ok" as a const i32 storage's bytes

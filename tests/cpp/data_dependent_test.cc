@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "driver/driver.h"
+#include "runtime/data_dependent.h"
 #include "runtime/executor.h"
 
 namespace strider {
@@ -315,6 +316,37 @@ TEST(DataDependent, NonzeroOfAContiguousMaskMatchesTheElementwiseWalk) {
     execute(p, {m, &count, got.data()});
     for (int64_t k = 0; k < room; ++k) EXPECT_EQ(got[k], want[k]) << "room " << room << " at " << k;
   }
+}
+
+TEST(DataDependent, AppendWritesARowOrABlockFromTheLengthAndOutgrowsItsRoom) {
+  const std::string storages = R"(
+    %s0 = storage i64[1] arg 0
+    %s1 = storage f32[6] arg 1
+    %s2 = storage i64[1] arg 2
+    %s3 = storage f32[10] arg 3)";
+  Program block = lower(parse_graph("graph @f {" + storages + R"(
+    op0 = append(%s0[]{}+0, %s1[?%s2<=3,2]{2,1}+0) -> %s3[5,2]{2,1}+0
+    return
+  })"));
+  Program row = lower(parse_graph("graph @f {" + storages + R"(
+    op0 = append(%s0[]{}+0, %s1[2]{1}+0) -> %s3[5,2]{2,1}+0
+    return
+  })"));
+  float items[6] = {1, 2, 3, 4, 5, 6}, out[10];
+  auto run = [&](Program& p, int64_t length, int64_t count) {
+    std::fill(out, out + 10, -1.0f);
+    execute(p, {&length, items, &count, out});
+  };
+  run(block, 1, 2);  // two rows of the block (its run-time count) at rows 1 and 2
+  const float want[10] = {-1, -1, 1, 2, 3, 4, -1, -1, -1, -1};
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(out[i], want[i]) << i;
+  run(block, 5, 0);  // no row, at the end: nothing written, no error
+  EXPECT_EQ(out[9], -1.0f);
+  run(row, 4, 0);
+  EXPECT_EQ(out[8], 1.0f);
+  EXPECT_EQ(out[9], 2.0f);
+  EXPECT_THROW(run(block, 3, 3), LoopBoundExceeded);
+  EXPECT_THROW(run(row, 5, 0), LoopBoundExceeded);
 }
 
 TEST(DataDependent, CheckIndexRaisesNumPysIndexErrorAtTheFirstBadIndex) {

@@ -14,13 +14,6 @@ from differential import TARGET, assert_same, check
 from heads import HEADS, NMS_HEADS
 
 SIZES = ("tiny", "small")
-# NMS heads whose loops or branches strider breaks on (the call runs in NumPy; strict=True raises):
-# YOLOX's class-aware multi-class NMS appends arrays of run-time lengths to a list in a loop (the
-# strict xfail fails to say a mark is to go)
-BREAKS = pytest.mark.xfail(raises=strider.TraceError, strict=True,
-                           reason="a list of run-time-length arrays filled in a traced loop: issue 17")
-BREAKING = ("multiclass_nms",)
-
 # On the emulated device every stage of an NMS loop is a kernel the host compiler builds and every
 # trip a round of launches on the CPU: py_cpu_nms at the tiny size stands for them there (and
 # tests/python/test_control_flow.py's loops); STRIDER_EMULATED_ALL=1 and a real device run them all
@@ -34,7 +27,7 @@ def _long(name, size, dtype):
 
 CASES = [
     pytest.param(name, size, dtype, id=f"{name}-{size}-{dtype}",
-                 marks=([BREAKS] if name in BREAKING else []) + ([LONG] if _long(name, size, dtype) else []))
+                 marks=[LONG] if _long(name, size, dtype) else [])
     for name, head in HEADS.items()
     for size in SIZES
     for dtype in head.dtypes

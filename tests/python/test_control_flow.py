@@ -434,3 +434,67 @@ def test_an_error_on_a_path_not_taken_runs_in_numpy():
         np.testing.assert_array_equal(f(np.ones(4)), np.ones(4) + 1)
     with pytest.raises(ValueError, match="reshape"):
         f(np.full(4, 50.0))
+
+
+def per_class(scores, boxes, t):
+    # YOLOX's class-aware loop: arrays of run-time lengths appended in a branch, joined after
+    found = []
+    for c in range(scores.shape[1]):
+        m = scores[:, c] > t
+        if m.sum() == 0:
+            continue
+        rows = np.concatenate([boxes[m], scores[m, c][:, None], np.zeros_like(scores[m, c][:, None]) + c], 1)
+        found.append(rows)
+    if len(found) == 0:
+        return None
+    return np.concatenate(found, 0), np.vstack(found).max(0), len(found)
+
+
+@pytest.mark.parametrize("t", [2.0, 0.9, 0.5, -1.0])  # no class, a few, most, every row of every class
+def test_a_list_of_arrays_of_run_time_lengths_is_joined_in_order(t):
+    rng = np.random.default_rng(5)
+    check(per_class, rng.uniform(0, 1, (30, 4)), rng.uniform(0, 100, (30, 4)), t)
+
+
+def repeated_over(x):
+    # a while loop of 1-d pieces (its trips and their lengths the data's), joined by hstack
+    pieces = [x[:1]]
+    n = (x > 0.5).sum()
+    i = 0
+    while i < n:
+        pieces.append(x[x > 0.5] + i)
+        i = i + 1
+    return np.hstack(pieces)
+
+
+def test_a_list_of_arrays_that_outgrows_its_room_is_traced_again():
+    f = strider.compile(repeated_over, strict=True)
+    x = np.random.default_rng(3).uniform(0, 1, 200)
+    for y in (x * 0.55, x + 1):  # then 200 pieces of 200 elements: past the room the first trace gave
+        np.testing.assert_array_equal(f(y), repeated_over(y), strict=True)
+    assert f.stats()["regrown"] >= 1
+
+
+def indexed_pieces(x, t):
+    pieces = []
+    i = 0
+    while i < (x > 0).sum():
+        pieces.append(x[x > t] + i)
+        i = i + 1
+    return pieces[0]
+
+
+def mixed_pieces(x, t):
+    pieces = []
+    i = 0
+    while i < (x > 0).sum():
+        pieces.append(x[x > t] + i)
+        pieces.append((x[x > t] + i).astype(np.float32))
+        i = i + 1
+    return np.concatenate(pieces)
+
+
+@pytest.mark.parametrize("fn,why", [(indexed_pieces, "np.concatenate"), (mixed_pieces, "one dtype and row shape")])
+def test_lists_of_arrays_are_refused_beyond_joining(fn, why):
+    with pytest.raises(strider.TraceError, match=why):
+        strider.compile(fn, strict=True)(np.arange(5.0), 1.0)

@@ -107,6 +107,8 @@ void DataDependentEmitter::indexed_rows() {
   const std::string xp = gather ? "a0" : "o";
   const std::string n = xp + "_n0";
   const bool put = op_.code == OpCode::put;
+  // append of a block: the rows of in1 from the 0-d position in0 on
+  const bool block = op_.code == OpCode::append && op_.inputs[1].ndim() == op_.output.ndim();
   error_ = true;
   if (put) scratch_ = 8 * std::max<int64_t>(indexed.shape[0], 1);
   if (put) {
@@ -118,8 +120,9 @@ void DataDependentEmitter::indexed_rows() {
   }
   open("check", grid(idx.numel()));
   for_each(ip + "_numel");
-  line("const long long i = " + elem(ip, idx, "t") + ";");
-  line("if (i < 0 || i >= " + n + ") st_fail(err, " + who_ + ", t);");
+  line("const long long i = " + elem(ip, idx, "t") + (block ? " + a1_n0 - 1" : "") + ";");  // a block's last row
+  line(std::string(block ? "if (a1_n0 > 0 && (i < 0 || i >= " + n + "))" : "if (i < 0 || i >= " + n + ")") +
+       " st_fail(err, " + who_ + ", t);");
   if (put) line("else atomicMax((long long*)scratch + i, t);");
   close_block();
   close_block();
@@ -152,7 +155,7 @@ void DataDependentEmitter::indexed_rows() {
     walk(xp, indexed, 1, indexed.ndim(), xp + "_row");
     for_each(dp + "_numel");
     line("const long long j = t / " + xp + "_row_count, r = t % " + xp + "_row_count;");
-    line("const long long i = " + elem(ip, idx, "j") + ";");
+    line("const long long i = " + (block ? elem(ip, idx, "0") + " + j" : elem(ip, idx, "j")) + ";");
     line("if (i < 0 || i >= " + n + ") continue;");
     if (put) line("if (((const long long*)scratch)[i] != j) continue;  // a later position writes this row");
     const std::string word = itemsize(t) == 8 ? "unsigned long long" : "unsigned int";

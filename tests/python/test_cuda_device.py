@@ -27,8 +27,10 @@ E2E = ("test_detection_heads.py", "test_views.py", "test_layouts.py", "test_dtyp
 if ALL:
     E2E += ("test_data_dependent.py", "test_sorting_scans.py", "test_array_editing.py")
 # the host-driven loops and branches: a while loop with a list, a branch merging lengths, a range
-# loop writing its argument through slices from its counter, a break (all of them with ALL)
-CONTROL = [] if ALL else ["-k", "nms_loop_with_a_list and 0.3-7 or merges_lengths or range_loop or test_break"]
+# loop writing its argument through slices from its counter, a break, returns in branches (a
+# Choice), a list of arrays of run-time lengths (block appends) (all of them with ALL)
+CONTROL = [] if ALL else ["-k", "nms_loop_with_a_list and 0.3-7 or merges_lengths or range_loop or test_break or "
+                                "returns_inside_traced_branches and 3.0 or joined_in_order and 0.9"]
 
 
 @pytest.mark.parametrize("suite", ["gpu", "property", "python/test_control_flow.py"] + [f"e2e/{f}" for f in E2E])

@@ -301,6 +301,29 @@ def append(lst, value):
     return lst
 
 
+def extend(lst, values):
+    """lst.extend(values): the rows of an array as items of a TracedList where a traced loop
+    carries the list (their count may be known only at run time)."""
+    trace = current_trace()
+    if isinstance(lst, TracedList) and not isinstance(lst, TracedRows):
+        _append(trace, lst, values, block=True)
+        return lst
+    if type(lst) is list and trace is not None and isinstance(values, Tracer) and values.ndim:
+        for loop in trace.loops:
+            if isinstance(loop, _Region) and id(lst) in loop.python_lists:
+                loop.learn_list(loop.python_lists[id(lst)], values[0] if not values.is_dynamic else
+                                Tracer(trace, _first_row(values), values.dtype))
+                raise _Retry(loop)
+    lst.extend(values)
+    return lst
+
+
+def _first_row(t):
+    """A view of t's first row (an item's shape and dtype, whatever its run-time length)."""
+    v = t._view
+    return _C.View(v.storage, list(v.shape[1:]), list(v.strides[1:]), v.offset)
+
+
 def _item(lst, value):
     t = as_tracer(value)
     if isinstance(value, (bool, int, float)) and lst.weak is type(value):
@@ -324,20 +347,24 @@ def _block(lst, value):
     return t
 
 
-def _append(trace, lst, value):
+def _append(trace, lst, value, block=False):
+    """Appends an item to a TracedList, the rows of `value` where `block` (extend), or an array
+    to a TracedRows."""
     rows = isinstance(lst, TracedRows)
-    t = _block(lst, value) if rows else _item(lst, value)
+    t = _block(lst, value) if rows or block else _item(lst, value)
     length = Tracer(trace, _C.View(lst.length, [], [], 0), np.int64, weak=int)
     at = Tracer(trace, _C.View(lst.rows, [], [], 0), np.int64, weak=int) if rows else length
     data = lst.data._view
     trace.op("append", [at, t], _C.View(data.storage, list(data.shape), list(data.strides), data.offset))
-    if rows:
-        n = t.shape[0]
-        trace.op("copy", [np.add(at, n.value() if isinstance(n, Extent) else n)], _C.View(lst.rows, [], [], 0))
+    n = t.shape[0] if rows or block else 1
+    moved = np.add(at, n.value() if isinstance(n, Extent) else n)  # what the position moves by
     for region in trace.loops:
         if isinstance(region, _Region):
-            region.appended(lst)
-    trace.op("copy", [np.add(length, 1)], _C.View(lst.length, [], [], 0))
+            region.appended(lst, bound(n) if block else 1)
+    if rows:
+        trace.op("copy", [moved], _C.View(lst.rows, [], [], 0))
+        moved = np.add(length, 1)
+    trace.op("copy", [moved], _C.View(lst.length, [], [], 0))
 
 
 def break_if(t, state):
@@ -362,6 +389,8 @@ def for_stmt(iterable, body, state, names, live, target):
     counter a traced int."""
     trace = current_trace()
     t = names.index(target)
+    if trace is not None and _of_run_time_length(iterable):
+        return _traced_for_each(trace, iterable, body, state, names, live, t)
     if trace is None or type(iterable) is not range or len(iterable) < 2:
         for value in iterable:
             state, _ = body(*_with(state, t, value))
@@ -385,6 +414,29 @@ def for_stmt(iterable, body, state, names, live, target):
 
     out = _traced_while(trace, cond, counted, tuple(state) + (iterable.start,), tuple(names) + ("<counter>",),
                         tuple(live) + ("<counter>",), trips=len(iterable))
+    return out[:-1]
+
+
+def _of_run_time_length(iterable):
+    return isinstance(iterable, TracedList) or (isinstance(iterable, Tracer) and iterable.ndim > 0
+                                                and isinstance(iterable.shape[0], Extent))
+
+
+def _traced_for_each(trace, iterable, body, state, names, live, t):
+    """`for x in a:` over an array (or a list a loop filled) of a run-time length: a loop of the IR
+    whose traced counter indexes it."""
+    items = iterable.array() if isinstance(iterable, TracedList) else iterable
+    n = items.shape[0]
+
+    def cond(*s):
+        return s[-1] < n
+
+    def counted(*s):
+        out, broke = body(*_with(s[:-1], t, items[s[-1]]))
+        return tuple(out) + (s[-1] + 1,), broke
+
+    out = _traced_while(trace, cond, counted, tuple(state) + (0,), tuple(names) + ("<counter>",),
+                        tuple(live) + ("<counter>",))
     return out[:-1]
 
 
@@ -478,9 +530,9 @@ class _Region:
         weak = type(value) if isinstance(value, (bool, int, float)) else None
         self.lists[name] = (t.dtype, tuple(t.shape), weak, not t.ndim, 1, None)
 
-    def appended(self, lst):
+    def appended(self, lst, items=1):
         if id(lst) in self.made:
-            self.counts[id(lst)] = self.counts.get(id(lst), 0) + 1
+            self.counts[id(lst)] = self.counts.get(id(lst), 0) + items
 
     def lists_as_traced(self, state, names):
         """The state with the Python lists the region appends to as TracedLists."""

@@ -237,15 +237,15 @@ class _Rewrite(ast.NodeTransformer):
         return node
 
     def visit_Expr(self, node):
-        # lst.append(v) on a name: an assignment, so that a loop carries the list
+        # lst.append(v) and lst.extend(v) on a name: assignments, so that a loop carries the list
         c = node.value
-        if (isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "append"
+        if (isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in ("append", "extend")
                 and isinstance(c.func.value, ast.Name) and len(c.args) == 1 and not c.keywords):
             self.changed = True
             name = c.func.value.id
             value = self.visit(c.args[0])
             return ast.copy_location(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
-                                                value=_call("append", _load(name), value)), node)
+                                                value=_call(c.func.attr, _load(name), value)), node)
         return self.generic_visit(node)
 
     def body(self, stmts, in_loop):
@@ -274,7 +274,8 @@ class _Rewrite(ast.NodeTransformer):
             node.orelse = self.body(node.orelse, False)
             return node
         # for x in it: a loop of the IR where `it` is a range whose trips trace a loop or branch
-        # on a traced condition (they would unroll into one region each); Python's loop otherwise
+        # on a traced condition (they would unroll into one region each), or an array of a
+        # run-time length; Python's loop otherwise
         self.changed = True
         k = self.fresh()
         names = _names([node.target] + body).stored

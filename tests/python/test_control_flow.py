@@ -5,7 +5,7 @@ import pytest
 
 import strider
 from differential import check, check_raises
-from heads import _nms
+from heads import _nms, py_cpu_nms
 
 def boxes(n, seed=0):
     rng = np.random.default_rng(seed)
@@ -498,3 +498,37 @@ def mixed_pieces(x, t):
 def test_lists_of_arrays_are_refused_beyond_joining(fn, why):
     with pytest.raises(strider.TraceError, match=why):
         strider.compile(fn, strict=True)(np.arange(5.0), 1.0)
+
+
+def over_survivors(x, t):
+    # a for loop over an array of a run-time length: a loop of the IR indexing it
+    total = x[:0].sum()
+    last = x[0]
+    for v in x[x > t]:
+        total = total + v * 2
+        last = v
+    return total, last
+
+
+@pytest.mark.parametrize("t", [2.0, 0.95, 0.5, -1.0])  # no trip, one, some, every element
+def test_for_over_an_array_of_a_run_time_length(t):
+    check(over_survivors, np.random.default_rng(6).uniform(0, 1, 25), t)
+
+
+def nms_per_class(dets, labels, thr):
+    # batched NMS as NumPy code writes it: a loop over np.unique's classes, extend, np.array
+    keep = []
+    for c in np.unique(labels):
+        idx = np.where(labels == c)[0]
+        k = py_cpu_nms(dets[idx], thr)
+        keep.extend(idx[k])
+    keep = np.array(keep)
+    return keep[np.argsort(-dets[keep, 4], kind="stable")]
+
+
+@pytest.mark.parametrize("classes", [1, 4])
+@pytest.mark.parametrize("thr", [0.0, 0.3, 1.0])
+def test_a_loop_over_unique_classes_extends_a_list(classes, thr):
+    d = boxes(40, classes)
+    d[:, 4] = np.random.default_rng(classes).permutation(40) / 40  # no ties: argsort's order is NumPy's
+    check(nms_per_class, d, np.random.default_rng(classes).integers(0, classes, 40), thr)

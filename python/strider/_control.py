@@ -18,6 +18,7 @@ stable: lengths that change, lists it fills, storages from before the loop it wr
 tracing knew of them no longer holds inside). Values a region computes and does not assign to a
 variable it carries are sealed: used after it, they raise a TraceError, as does a loop that
 changes a variable's dtype or rank, which NumPy allows and strider does not carry."""
+import operator
 import sys
 
 import numpy as np
@@ -383,14 +384,56 @@ def break_if(t, state):
     return bool(t)
 
 
+class TracedRange:
+    """range(start, stop, step) in a `for` header with a bound known only at run time."""
+
+    def __init__(self, start, stop, step):
+        self.start, self.stop, self.step = start, stop, step
+
+
+class Enumerated:
+    """enumerate(items, start) in a `for` header, of items of a run-time length."""
+
+    def __init__(self, items, start):
+        self.items, self.start = items, start
+
+
+def range_(fn, *args):
+    """range(...) in a `for` header (fn: what the name `range` holds there)."""
+    if fn is not range or current_trace() is None or not any(_is_traced(a) for a in args):
+        return fn(*args)
+    if not 1 <= len(args) <= 3:
+        return fn(*args)  # Python's TypeError
+    start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+    if _is_traced(step):
+        raise trace_error("range() with a step known only when the function runs", "use a constant step")
+    step = operator.index(step)
+    if step == 0:
+        raise ValueError("range() arg 3 must not be zero")
+    return TracedRange(start, stop, step)
+
+
+def enumerate_(fn, *args):
+    """enumerate(...) in a `for` header (fn: what the name `enumerate` holds there)."""
+    if fn is enumerate and current_trace() is not None and args and _of_run_time_length(args[0]):
+        return Enumerated(args[0], args[1] if len(args) > 1 else 0)
+    return fn(*args)
+
+
 def for_stmt(iterable, body, state, names, live, target):
-    """`for target in iterable:` as Python runs it, but where the iterable is a range whose first
-    trip traces a loop or branch on a traced condition: the rest runs as a loop of the IR, its
-    counter a traced int."""
+    """`for target in iterable:` (target a name or a tuple of names) as Python runs it, but where
+    the iterable is a range whose first trip traces a loop or branch on a traced condition, a
+    range with a bound known only at run time, or an array (or a list a loop filled, or an
+    enumerate of one) of a run-time length: a loop of the IR, its counter a traced int."""
     trace = current_trace()
-    t = names.index(target)
-    if trace is not None and _of_run_time_length(iterable):
-        return _traced_for_each(trace, iterable, body, state, names, live, t)
+    t = [names.index(n) for n in target] if isinstance(target, tuple) else names.index(target)
+    if trace is not None and isinstance(iterable, TracedRange):
+        return _counted(trace, body, state, names, live, t, iterable.start, iterable.stop, iterable.step, lambda i: i)
+    if trace is not None and (isinstance(iterable, Enumerated) or _of_run_time_length(iterable)):
+        items, first = (iterable.items, iterable.start) if isinstance(iterable, Enumerated) else (iterable, None)
+        items = items.array() if isinstance(items, TracedList) else items
+        return _counted(trace, body, state, names, live, t, 0, items.shape[0], 1,
+                        (lambda i: items[i]) if first is None else (lambda i: (i + first, items[i])))
     if trace is None or type(iterable) is not range or len(iterable) < 2:
         for value in iterable:
             state, _ = body(*_with(state, t, value))
@@ -403,17 +446,23 @@ def for_stmt(iterable, body, state, names, live, target):
             state, _ = body(*_with(state, t, value))
         return state
     trace.restore(snap)
-    step, stop = iterable.step, iterable.stop
+    return _counted(trace, body, state, names, live, t, iterable.start, iterable.stop, iterable.step, lambda i: i,
+                    trips=len(iterable))
+
+
+def _counted(trace, body, state, names, live, t, start, stop, step, item, trips=None):
+    """A loop of the IR over a counter from start while below stop (above, for a negative step),
+    the target given item(counter) each trip; `trips`: the exact count, where known."""
 
     def cond(*s):
         return s[-1] < stop if step > 0 else s[-1] > stop
 
     def counted(*s):
-        out, broke = body(*_with(s[:-1], t, s[-1]))
+        out, broke = body(*_with(s[:-1], t, item(s[-1])))
         return tuple(out) + (s[-1] + step,), broke
 
-    out = _traced_while(trace, cond, counted, tuple(state) + (iterable.start,), tuple(names) + ("<counter>",),
-                        tuple(live) + ("<counter>",), trips=len(iterable))
+    out = _traced_while(trace, cond, counted, tuple(state) + (start,), tuple(names) + ("<counter>",),
+                        tuple(live) + ("<counter>",), trips=trips)
     return out[:-1]
 
 
@@ -422,27 +471,18 @@ def _of_run_time_length(iterable):
                                                 and isinstance(iterable.shape[0], Extent))
 
 
-def _traced_for_each(trace, iterable, body, state, names, live, t):
-    """`for x in a:` over an array (or a list a loop filled) of a run-time length: a loop of the IR
-    whose traced counter indexes it."""
-    items = iterable.array() if isinstance(iterable, TracedList) else iterable
-    n = items.shape[0]
-
-    def cond(*s):
-        return s[-1] < n
-
-    def counted(*s):
-        out, broke = body(*_with(s[:-1], t, items[s[-1]]))
-        return tuple(out) + (s[-1] + 1,), broke
-
-    out = _traced_while(trace, cond, counted, tuple(state) + (0,), tuple(names) + ("<counter>",),
-                        tuple(live) + ("<counter>",))
-    return out[:-1]
-
-
 def _with(state, i, value):
+    """The state with the target at i (a list: a tuple target, unpacked as Python does) given value."""
     state = list(state)
-    state[i] = value
+    if isinstance(i, list):
+        parts = tuple(value)
+        if len(parts) != len(i):
+            raise ValueError(f"too many values to unpack (expected {len(i)})" if len(parts) > len(i) else
+                             f"not enough values to unpack (expected {len(i)}, got {len(parts)})")
+        for k, v in zip(i, parts):
+            state[k] = v
+    else:
+        state[i] = value
     return tuple(state)
 
 

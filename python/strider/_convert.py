@@ -268,8 +268,16 @@ class _Rewrite(ast.NodeTransformer):
 
     def visit_For(self, node):
         body = self.body(node.body, True)
-        node.iter = self.visit(node.iter)
-        if node.orelse or not isinstance(node.target, ast.Name) or _jumps(body):
+        it = node.iter
+        if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("range", "enumerate")
+                and not it.keywords and not any(isinstance(a, ast.Starred) for a in it.args)):
+            # bounds or a length known only at run time make a loop of the IR (_control.range_)
+            node.iter = ast.copy_location(_call(it.func.id + "_", it.func, *[self.visit(a) for a in it.args]), it)
+        else:
+            node.iter = self.visit(it)
+        targets = ([node.target] if isinstance(node.target, ast.Name) else node.target.elts
+                   if isinstance(node.target, ast.Tuple) else [None])
+        if node.orelse or not all(isinstance(n, ast.Name) for n in targets) or _jumps(body):
             node.body = body
             node.orelse = self.body(node.orelse, False)
             return node
@@ -284,9 +292,10 @@ class _Rewrite(ast.NodeTransformer):
                 or _read_first(n, node.body)]
         out = [_def(f"__strider_for_{k}", names, body + [ast.Return(ast.Tuple(elts=[_tuple(names), ast.Constant(False)],
                                                                                 ctx=ast.Load()))])]
+        target = ast.Constant(targets[0].id) if isinstance(node.target, ast.Name) else _strs([n.id for n in targets])
         call = _call("for_stmt", node.iter, _load(f"__strider_for_{k}"),
                      ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load()),
-                     _strs(names), _strs(live), ast.Constant(node.target.id))
+                     _strs(names), _strs(live), target)
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call))
         return [_at(s, node) for s in out]
 

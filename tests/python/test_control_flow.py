@@ -532,3 +532,28 @@ def test_a_loop_over_unique_classes_extends_a_list(classes, thr):
     d = boxes(40, classes)
     d[:, 4] = np.random.default_rng(classes).permutation(40) / 40  # no ties: argsort's order is NumPy's
     check(nms_per_class, d, np.random.default_rng(classes).integers(0, classes, 40), thr)
+
+
+def over_indices(x, t):
+    # range(len(y)) and range(y.shape[0]) of a run-time length (the static bound, silently, once),
+    # enumerate of one, a range from a traced start, tuple targets
+    y = x[x > t]
+    total = x[:0].sum()
+    for i in range(len(y)):
+        total = total + y[i]
+    for i in range(y.shape[0] - 1, -1, -2):
+        total = total * 0.5 + y[i] * i
+    weighted = []
+    for i, v in enumerate(y, 1):
+        weighted.append(v * i)
+    first = np.argmax(x)
+    for j in range(first + 1, x.size):
+        total = total + x[j]
+    for a, b in x[:4].reshape(2, 2):
+        total = total + a * b
+    return total, np.array(weighted)
+
+
+@pytest.mark.parametrize("t", [2.0, 0.95, 0.5, -1.0])
+def test_ranges_with_run_time_bounds_and_enumerate(t):
+    check(over_indices, np.random.default_rng(7).uniform(0, 1, 25), t)

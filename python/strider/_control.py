@@ -434,20 +434,42 @@ def for_stmt(iterable, body, state, names, live, target):
         items = items.array() if isinstance(items, TracedList) else items
         return _counted(trace, body, state, names, live, t, 0, items.shape[0], 1,
                         (lambda i: items[i]) if first is None else (lambda i: (i + first, items[i])))
-    if trace is None or type(iterable) is not range or len(iterable) < 2:
+    if trace is None or type(iterable) is not range:
         for value in iterable:
-            state, _ = body(*_with(state, t, value))
+            state, broke = body(*_with(state, t, value))
+            if broke:
+                break
         return state
-    snap, regions = trace.snapshot(), trace.regions
-    first, _ = body(*_with(state, t, iterable[0]))
-    if trace.regions == regions:  # no region: unrolled, as Python's loop
-        state = first
-        for value in iterable[1:]:
-            state, _ = body(*_with(state, t, value))
-        return state
-    trace.restore(snap)
-    return _counted(trace, body, state, names, live, t, iterable.start, iterable.stop, iterable.step, lambda i: i,
-                    trips=len(iterable))
+    # a range: unrolled, as Python's loop, unless its first trip traces a loop or branch (a
+    # region each trip) or a trip meets `if t: break` on a traced t (the loop from that trip on)
+    regions = trace.regions
+    for k, value in enumerate(iterable):
+        snap, marker = trace.snapshot(), _PythonLoop()
+        trace.loops.append(marker)
+        try:
+            new_state, broke = body(*_with(state, t, value))
+        except _GoTraced as g:
+            if g.loop is not marker:
+                raise
+            trace.restore(snap)
+            return _counted_range(trace, iterable[k:], body, state, names, live, t)
+        finally:
+            trace.loops.pop()
+        if k == 0 and trace.regions != regions and len(iterable) > 1:
+            trace.restore(snap)
+            return _counted_range(trace, iterable, body, state, names, live, t)
+        state = new_state
+        if broke:
+            break
+    return state
+
+
+def _counted_range(trace, r, body, state, names, live, t):
+    """A loop of the IR over the trips of the range r, one at least: the target holds a value
+    after it, as Python's would (its first, until a trip assigns it)."""
+    if not isinstance(t, list):
+        state = _with(state, t, r.start)
+    return _counted(trace, body, state, names, live, t, r.start, r.stop, r.step, lambda i: i, trips=len(r))
 
 
 def _counted(trace, body, state, names, live, t, start, stop, step, item, trips=None):
@@ -798,7 +820,8 @@ class _LoopTrace(_Region):
         self.statics = {}
 
     def write_back(self, state):
-        values = {n: state[self.index[n]] for n in self.slots}
+        # (a break in a counted loop's body gives its state without the counter, left as it is)
+        values = {n: state[self.index[n]] for n in self.slots if self.index[n] < len(state)}
         for n, v in self.statics.items():
             now = state[self.index[n]]
             if now is not v and not (type(now) is type(v) and _same_static(now, v)):

@@ -156,6 +156,33 @@ def _single_exit(fn_node):
     return True
 
 
+def _exit(s):
+    """Whether s is `if t: break` (no else): a loop of the IR leaves where t holds (break_if)."""
+    return isinstance(s, ast.If) and not s.orelse and len(s.body) == 1 and isinstance(s.body[0], ast.Break)
+
+
+def _flag_breaks(stmts, flag):
+    """A loop body's statements with each `break` inside its `if`s setting `flag` instead, and
+    what follows run only while the flag is down (Python's loop would have left)."""
+    out = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, ast.Break):
+            out.append(ast.copy_location(ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
+                                                    value=ast.Constant(True)), s))
+            return out
+        if isinstance(s, ast.If) and any(isinstance(j, ast.Break) for j in _jumps([s])):
+            s.body = _flag_breaks(s.body, flag) or [ast.Pass()]
+            s.orelse = _flag_breaks(s.orelse, flag)
+            out.append(s)
+            rest = _flag_breaks(stmts[i + 1:], flag)
+            if rest:
+                out.append(ast.copy_location(ast.If(test=ast.UnaryOp(op=ast.Not(), operand=_load(flag)), body=rest,
+                                                    orelse=[]), rest[0]))
+            return out
+        out.append(s)
+    return out
+
+
 def _load(name):
     return ast.Name(id=name, ctx=ast.Load())
 
@@ -266,7 +293,30 @@ class _Rewrite(ast.NodeTransformer):
             out.extend(r if isinstance(r, list) else [r])
         return out
 
+    def _single_breaks(self, node):
+        """The loop with its breaks inside `if`s made one `if flag: break` at the end of its body;
+        the statement that lowers the flag before it (None where there is nothing to do)."""
+        simple = [s.body[0] for s in node.body if _exit(s)]
+        if not any(isinstance(j, ast.Break) and not any(j is b for b in simple) for j in _jumps(node.body)):
+            return None
+        flag = f"__strider_break_{self.fresh()}"
+        leave = ast.If(test=_load(flag), body=[ast.Break()], orelse=[])
+        # one line past the loop: outside every `if` in it, so that each one merges the flag
+        leave.lineno = leave.end_lineno = node.end_lineno + 1
+        leave.col_offset = leave.end_col_offset = node.col_offset
+        node.body = _flag_breaks(node.body, flag) + [leave]
+        ast.fix_missing_locations(node)
+        self.later_loads[flag] = {n.lineno for s in node.body for n in ast.walk(s)
+                                  if isinstance(n, ast.Name) and n.id == flag and isinstance(n.ctx, ast.Load)}
+        return ast.fix_missing_locations(_at(ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
+                                                        value=ast.Constant(False)), node))
+
     def visit_For(self, node):
+        lowered = self._single_breaks(node)
+        out = self._for(node)
+        return ([lowered] if lowered else []) + (out if isinstance(out, list) else [out])
+
+    def _for(self, node):
         body = self.body(node.body, True)
         it = node.iter
         if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("range", "enumerate")
@@ -277,7 +327,9 @@ class _Rewrite(ast.NodeTransformer):
             node.iter = self.visit(it)
         targets = ([node.target] if isinstance(node.target, ast.Name) else node.target.elts
                    if isinstance(node.target, ast.Tuple) else [None])
-        if node.orelse or not all(isinstance(n, ast.Name) for n in targets) or _jumps(body):
+        exits = [s for s in body if _exit(s)]
+        if (node.orelse or not all(isinstance(n, ast.Name) for n in targets)
+                or [j for j in _jumps(body) if not any(j is e.body[0] for e in exits)]):
             node.body = body
             node.orelse = self.body(node.orelse, False)
             return node
@@ -290,8 +342,8 @@ class _Rewrite(ast.NodeTransformer):
         inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
         live = [n for n in names if any(line not in inside for line in self.later_loads.get(n, ()))
                 or _read_first(n, node.body)]
-        out = [_def(f"__strider_for_{k}", names, body + [ast.Return(ast.Tuple(elts=[_tuple(names), ast.Constant(False)],
-                                                                                ctx=ast.Load()))])]
+        out = [_def(f"__strider_for_{k}", names, _with_exits(body, exits, _tuple(names)) + [
+            ast.Return(ast.Tuple(elts=[_tuple(names), ast.Constant(False)], ctx=ast.Load()))])]
         target = ast.Constant(targets[0].id) if isinstance(node.target, ast.Name) else _strs([n.id for n in targets])
         call = _call("for_stmt", node.iter, _load(f"__strider_for_{k}"),
                      ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load()),
@@ -326,10 +378,14 @@ class _Rewrite(ast.NodeTransformer):
         return [_at(s, node) for s in out]
 
     def visit_While(self, node):
+        lowered = self._single_breaks(node)
+        out = self._while(node)
+        return ([lowered] if lowered else []) + (out if isinstance(out, list) else [out])
+
+    def _while(self, node):
         body = self.body(node.body, True)
         # `if t: break` at the top level of the body leaves the loop; other jumps stay Python's
-        exits = [s for s in body if isinstance(s, ast.If) and not s.orelse and len(s.body) == 1
-                 and isinstance(s.body[0], ast.Break)]
+        exits = [s for s in body if _exit(s)]
         if node.orelse or [j for j in _jumps(body) if not any(j is e.body[0] for e in exits)]:
             node.test = self.test(node.test)
             node.body = body
@@ -337,15 +393,8 @@ class _Rewrite(ast.NodeTransformer):
         self.changed = True
         k = self.fresh()
         names = _names(body).stored
-        state = _tuple(names)
-        new_body = []
-        for s in body:
-            if any(s is e for e in exits):
-                s = ast.copy_location(ast.If(test=_call("break_if", s.test, _thunk(state)),
-                                             body=[ast.Return(ast.Tuple(elts=[state, ast.Constant(True)], ctx=ast.Load()))],
-                                             orelse=[]), s)
-            new_body.append(s)
-        new_body.append(ast.Return(ast.Tuple(elts=[state, ast.Constant(False)], ctx=ast.Load())))
+        new_body = _with_exits(body, exits, _tuple(names)) + [
+            ast.Return(ast.Tuple(elts=[_tuple(names), ast.Constant(False)], ctx=ast.Load()))]
         # what outlives an iteration: read by the condition, after the loop, or before the body assigns it
         inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
         cond_loads = _names([node.test]).loaded
@@ -358,6 +407,14 @@ class _Rewrite(ast.NodeTransformer):
                      _strs(names), _strs(live))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call) if names else ast.Expr(call))
         return [_at(s, node) for s in out]
+
+
+def _with_exits(body, exits, state):
+    """The body with each `if t: break` of `exits` asking break_if, and returning (the state,
+    True) where the loop is left."""
+    return [ast.copy_location(ast.If(test=_call("break_if", s.test, _thunk(state)),
+                                     body=[ast.Return(ast.Tuple(elts=[state, ast.Constant(True)], ctx=ast.Load()))],
+                                     orelse=[]), s) if any(s is e for e in exits) else s for s in body]
 
 
 def _at(stmt, node):

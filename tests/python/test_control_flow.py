@@ -557,3 +557,40 @@ def over_indices(x, t):
 @pytest.mark.parametrize("t", [2.0, 0.95, 0.5, -1.0])
 def test_ranges_with_run_time_bounds_and_enumerate(t):
     check(over_indices, np.random.default_rng(7).uniform(0, 1, 25), t)
+
+
+def nested_break(x, t):
+    # a break inside an if inside the body: a flag, the rest of the trip skipped, one exit
+    i = 0
+    found = -1
+    while i < x.size:
+        if x[i] > t:
+            found = i
+            if x[i] > 2 * t:
+                break
+        i = i + 1
+    return i, found
+
+
+def for_break(x, t):
+    # break in a for over a range (traced from the trip whose condition is traced) and in a for
+    # over an array of a run-time length; the counter read after the loop, as Python leaves it
+    total = x[:0].sum()
+    for i in range(x.size):
+        if total > t:
+            break
+        total = total + x[i]
+    doubled = x[:0].sum()
+    for v in x[x > 0.2]:
+        doubled = doubled + v
+        if doubled > t:
+            doubled = doubled * 2
+            break
+    return total, i, doubled
+
+
+@pytest.mark.parametrize("t", [0.1, 0.45, 0.9, 50.0])  # first trip, early, later, never
+def test_breaks_inside_branches_and_for_loops(t):
+    x = np.random.default_rng(1).uniform(0, 1, 20)
+    check(nested_break, x, t)
+    check(for_break, x, t)

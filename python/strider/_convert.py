@@ -161,20 +161,21 @@ def _exit(s):
     return isinstance(s, ast.If) and not s.orelse and len(s.body) == 1 and isinstance(s.body[0], ast.Break)
 
 
-def _flag_breaks(stmts, flag):
-    """A loop body's statements with each `break` inside its `if`s setting `flag` instead, and
-    what follows run only while the flag is down (Python's loop would have left)."""
+def _flag_jumps(stmts, flag, jump):
+    """A loop body's statements with each `jump` (ast.Break, ast.Continue) inside its `if`s
+    setting `flag` instead, and what follows run only while the flag is down (Python's loop would
+    have left, or gone to its next trip)."""
     out = []
     for i, s in enumerate(stmts):
-        if isinstance(s, ast.Break):
+        if isinstance(s, jump):
             out.append(ast.copy_location(ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
                                                     value=ast.Constant(True)), s))
             return out
-        if isinstance(s, ast.If) and any(isinstance(j, ast.Break) for j in _jumps([s])):
-            s.body = _flag_breaks(s.body, flag) or [ast.Pass()]
-            s.orelse = _flag_breaks(s.orelse, flag)
+        if isinstance(s, ast.If) and any(isinstance(j, jump) for j in _jumps([s])):
+            s.body = _flag_jumps(s.body, flag, jump) or [ast.Pass()]
+            s.orelse = _flag_jumps(s.orelse, flag, jump)
             out.append(s)
-            rest = _flag_breaks(stmts[i + 1:], flag)
+            rest = _flag_jumps(stmts[i + 1:], flag, jump)
             if rest:
                 out.append(ast.copy_location(ast.If(test=ast.UnaryOp(op=ast.Not(), operand=_load(flag)), body=rest,
                                                     orelse=[]), rest[0]))
@@ -304,14 +305,29 @@ class _Rewrite(ast.NodeTransformer):
         # one line past the loop: outside every `if` in it, so that each one merges the flag
         leave.lineno = leave.end_lineno = node.end_lineno + 1
         leave.col_offset = leave.end_col_offset = node.col_offset
-        node.body = _flag_breaks(node.body, flag) + [leave]
+        node.body = _flag_jumps(node.body, flag, ast.Break) + [leave]
         ast.fix_missing_locations(node)
         self.later_loads[flag] = {n.lineno for s in node.body for n in ast.walk(s)
                                   if isinstance(n, ast.Name) and n.id == flag and isinstance(n.ctx, ast.Load)}
         return ast.fix_missing_locations(_at(ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
                                                         value=ast.Constant(False)), node))
 
+    def _continues(self, node):
+        """The loop with its continues inside `if`s (not `if t: continue` at its top, which body()
+        turns around) setting a flag lowered at each trip's start, the rest of the trip guarded."""
+        simple = [s.body[0] for s in node.body if isinstance(s, ast.If) and not s.orelse and len(s.body) == 1
+                  and isinstance(s.body[0], ast.Continue)]
+        if not any(isinstance(j, ast.Continue) and not any(j is c for c in simple) for j in _jumps(node.body)):
+            return
+        flag = f"__strider_continue_{self.fresh()}"
+        lower = _at(ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())], value=ast.Constant(False)), node.body[0])
+        node.body = [lower] + _flag_jumps(node.body, flag, ast.Continue)
+        ast.fix_missing_locations(node)
+        self.later_loads[flag] = {n.lineno for s in node.body for n in ast.walk(s)
+                                  if isinstance(n, ast.Name) and n.id == flag and isinstance(n.ctx, ast.Load)}
+
     def visit_For(self, node):
+        self._continues(node)
         lowered = self._single_breaks(node)
         out = self._for(node)
         return ([lowered] if lowered else []) + (out if isinstance(out, list) else [out])
@@ -378,6 +394,7 @@ class _Rewrite(ast.NodeTransformer):
         return [_at(s, node) for s in out]
 
     def visit_While(self, node):
+        self._continues(node)
         lowered = self._single_breaks(node)
         out = self._while(node)
         return ([lowered] if lowered else []) + (out if isinstance(out, list) else [out])

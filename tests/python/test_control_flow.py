@@ -594,3 +594,30 @@ def test_breaks_inside_branches_and_for_loops(t):
     x = np.random.default_rng(1).uniform(0, 1, 20)
     check(nested_break, x, t)
     check(for_break, x, t)
+
+
+def nested_continue(x, t):
+    # a continue inside an if inside the body: a flag lowered at each trip's start
+    total = x[:0].sum()
+    skipped = 0
+    i = 0
+    while i < x.size:
+        v = x[i]
+        i = i + 1
+        if v > t:
+            if v > 2 * t:
+                skipped = skipped + 1
+                continue
+            v = v * 10
+        total = total + v
+    for w in x[x > t]:
+        if w < 0.9:
+            if w > 0.8:
+                continue
+        total = total - w
+    return total, skipped
+
+
+@pytest.mark.parametrize("t", [0.1, 0.45, 0.9, 50.0])
+def test_continue_inside_branches(t):
+    check(nested_continue, np.random.default_rng(1).uniform(0, 1, 20), t)

@@ -34,8 +34,9 @@
 // conversions, NaN propagation in maximum/minimum, NumPy's floor division and remainder),
 // compiled with -fmad=false and no fast-math, so add, subtract, multiply, divide, sqrt, the
 // comparisons, conversions and rounding functions give the reference's bits. Except:
-// - transcendentals call CUDA's libdevice functions (expf, log1p, pow, ...), whose error the CUDA
-//   Math API documents per function (at most 4 ulp for float, 2 for double, most 1 or 2);
+// - transcendentals call CUDA's libdevice functions (log1p, pow, ...), whose error the CUDA
+//   Math API documents per function (at most 4 ulp for float, 2 for double, most 1 or 2); float32
+//   exp is the reference's arithmetic (fmaf, a division), NumPy's bits;
 // - float sum and prod fold in a tree, in double as the reference (ops/reduce_spec.h) folds in
 //   order, so a float64 result may differ from the reference's by the tree's rounding: within
 //   n * 2^-53 * sum(|x|) for n elements;

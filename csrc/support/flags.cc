@@ -14,7 +14,8 @@ bool log_enabled(const char* category) {
 }
 
 void log_line(const char* category, const std::string& line) {
-  if (log_enabled(category)) std::cerr << "[strider:" << category << "] " << line << "\n";
+  // one write: stages compile on several threads (compile_stages), their lines must not interleave
+  if (log_enabled(category)) std::cerr << ("[strider:" + std::string(category) + "] " + line + "\n");
 }
 
 bool dumps_enabled() {

@@ -312,8 +312,7 @@ def extend(lst, values):
     if type(lst) is list and trace is not None and isinstance(values, Tracer) and values.ndim:
         for loop in trace.loops:
             if isinstance(loop, _Region) and id(lst) in loop.python_lists:
-                loop.learn_list(loop.python_lists[id(lst)], values[0] if not values.is_dynamic else
-                                Tracer(trace, _first_row(values), values.dtype))
+                loop.learn_list(loop.python_lists[id(lst)], Tracer(trace, _first_row(values), values.dtype))
                 raise _Retry(loop)
     lst.extend(values)
     return lst

@@ -621,3 +621,16 @@ def nested_continue(x, t):
 @pytest.mark.parametrize("t", [0.1, 0.45, 0.9, 50.0])
 def test_continue_inside_branches(t):
     check(nested_continue, np.random.default_rng(1).uniform(0, 1, 20), t)
+
+
+def extends(x):
+    # extend by an empty array of static length, then by one of a run-time length
+    out = []
+    for v in x[x > 0.5]:
+        out.extend(x[:0])
+        out.extend(x[x > v])
+    return np.array(out)
+
+
+def test_extend_by_static_and_run_time_lengths():
+    check(extends, np.random.default_rng(9).uniform(0, 1, 15))

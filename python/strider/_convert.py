@@ -156,9 +156,10 @@ def _single_exit(fn_node):
     return True
 
 
-def _exit(s):
-    """Whether s is `if t: break` (no else): a loop of the IR leaves where t holds (break_if)."""
-    return isinstance(s, ast.If) and not s.orelse and len(s.body) == 1 and isinstance(s.body[0], ast.Break)
+def _exit(s, jump=ast.Break):
+    """Whether s is `if t: break` (no else): a loop of the IR leaves where t holds (break_if); or
+    `if t: continue` where `jump` is ast.Continue (body() turns it around)."""
+    return isinstance(s, ast.If) and not s.orelse and len(s.body) == 1 and isinstance(s.body[0], jump)
 
 
 def _flag_jumps(stmts, flag, jump):
@@ -294,43 +295,47 @@ class _Rewrite(ast.NodeTransformer):
             out.extend(r if isinstance(r, list) else [r])
         return out
 
-    def _single_breaks(self, node):
-        """The loop with its breaks inside `if`s made one `if flag: break` at the end of its body;
-        the statement that lowers the flag before it (None where there is nothing to do)."""
-        simple = [s.body[0] for s in node.body if _exit(s)]
-        if not any(isinstance(j, ast.Break) and not any(j is b for b in simple) for j in _jumps(node.body)):
+    def _flag(self, node, jump, name):
+        """Makes the loop's `jump`s (ast.Break, ast.Continue) inside its `if`s set a fresh flag
+        instead (_flag_jumps); the flag, or None where every one is `if t: jump` at the top."""
+        simple = [s.body[0] for s in node.body if _exit(s, jump)]
+        if not any(isinstance(j, jump) and not any(j is b for b in simple) for j in _jumps(node.body)):
             return None
-        flag = f"__strider_break_{self.fresh()}"
-        leave = ast.If(test=_load(flag), body=[ast.Break()], orelse=[])
-        # one line past the loop: outside every `if` in it, so that each one merges the flag
-        leave.lineno = leave.end_lineno = node.end_lineno + 1
-        leave.col_offset = leave.end_col_offset = node.col_offset
-        node.body = _flag_jumps(node.body, flag, ast.Break) + [leave]
-        ast.fix_missing_locations(node)
-        self.later_loads[flag] = {n.lineno for s in node.body for n in ast.walk(s)
-                                  if isinstance(n, ast.Name) and n.id == flag and isinstance(n.ctx, ast.Load)}
-        return ast.fix_missing_locations(_at(ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
-                                                        value=ast.Constant(False)), node))
+        flag = f"__strider_{name}_{self.fresh()}"
+        node.body = _flag_jumps(node.body, flag, jump)
+        return flag
 
-    def _continues(self, node):
-        """The loop with its continues inside `if`s (not `if t: continue` at its top, which body()
-        turns around) setting a flag lowered at each trip's start, the rest of the trip guarded."""
-        simple = [s.body[0] for s in node.body if isinstance(s, ast.If) and not s.orelse and len(s.body) == 1
-                  and isinstance(s.body[0], ast.Continue)]
-        if not any(isinstance(j, ast.Continue) and not any(j is c for c in simple) for j in _jumps(node.body)):
-            return
-        flag = f"__strider_continue_{self.fresh()}"
-        lower = _at(ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())], value=ast.Constant(False)), node.body[0])
-        node.body = [lower] + _flag_jumps(node.body, flag, ast.Continue)
+    def _loaded(self, flag, node):
+        """Fills in the loop's locations; records where the flag is read (what a branch merges)."""
         ast.fix_missing_locations(node)
         self.later_loads[flag] = {n.lineno for s in node.body for n in ast.walk(s)
                                   if isinstance(n, ast.Name) and n.id == flag and isinstance(n.ctx, ast.Load)}
+
+    def _loop(self, node, convert):
+        """A loop with its breaks and continues inside `if`s made flags, then converted: the
+        continue flag lowered at each trip's start, the break flag before the loop and one
+        `if flag: break` at the body's end."""
+        out = []
+        flag = self._flag(node, ast.Continue, "continue")
+        if flag:
+            node.body.insert(0, _at(ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
+                                               value=ast.Constant(False)), node.body[0]))
+            self._loaded(flag, node)
+        flag = self._flag(node, ast.Break, "break")
+        if flag:
+            leave = ast.If(test=_load(flag), body=[ast.Break()], orelse=[])
+            # one line past the loop: outside every `if` in it, so that each one merges the flag
+            leave.lineno = leave.end_lineno = node.end_lineno + 1
+            leave.col_offset = leave.end_col_offset = node.col_offset
+            node.body.append(leave)
+            self._loaded(flag, node)
+            out.append(ast.fix_missing_locations(_at(ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
+                                                                value=ast.Constant(False)), node)))
+        converted = convert(node)
+        return out + (converted if isinstance(converted, list) else [converted])
 
     def visit_For(self, node):
-        self._continues(node)
-        lowered = self._single_breaks(node)
-        out = self._for(node)
-        return ([lowered] if lowered else []) + (out if isinstance(out, list) else [out])
+        return self._loop(node, self._for)
 
     def _for(self, node):
         body = self.body(node.body, True)
@@ -394,10 +399,7 @@ class _Rewrite(ast.NodeTransformer):
         return [_at(s, node) for s in out]
 
     def visit_While(self, node):
-        self._continues(node)
-        lowered = self._single_breaks(node)
-        out = self._while(node)
-        return ([lowered] if lowered else []) + (out if isinstance(out, list) else [out])
+        return self._loop(node, self._while)
 
     def _while(self, node):
         body = self.body(node.body, True)

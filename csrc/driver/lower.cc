@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -21,21 +20,31 @@ void compile_stages(Program& p) {
   p.kernels.assign(n, nullptr);
   p.fallbacks.assign(n, llvm_backend_available() ? "" : "built without LLVM");
   if (!llvm_backend_available()) return;
-  // Stages compile on the thread pool, the largest first (LLVM takes 2-20 ms a stage and a loop
-  // brings tens of them; each stage is its own LLVM context, and compile_stage is thread-safe).
+  // One module per thread of the pool: a module's fixed costs (~3 ms) are paid once per group,
+  // not once per stage (a loop brings tens of them), and the groups compile at once. The largest
+  // stage goes to the lightest group (by ops), so the split and the groups' cache keys are the
+  // same in every process.
   std::vector<size_t> order;
   for (size_t i = 0; i < n; ++i)
     if (p.stages.stages[i].computed_in < 0) order.push_back(i);  // else its code is part of that stage's
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return p.stages.stages[a].ops.size() > p.stages.stages[b].ops.size(); });
-  std::atomic<size_t> next{0};
-  parallel_for(parallel_threads(), [&](int64_t, int64_t) {
-    for (size_t k; (k = next++) < order.size();) {
-      const size_t i = order[k];
-      try {
-        p.kernels[i] = compile_stage(p.graph, p.stages.stages[i]);
-      } catch (const std::invalid_argument& e) {
-        p.fallbacks[i] = e.what();
+  std::vector<std::vector<size_t>> groups(std::min<size_t>(parallel_threads(), order.size()));
+  std::vector<size_t> load(groups.size(), 0);
+  for (size_t i : order) {
+    const size_t lightest = std::min_element(load.begin(), load.end()) - load.begin();
+    groups[lightest].push_back(i);
+    load[lightest] += p.stages.stages[i].ops.size();
+  }
+  for (std::vector<size_t>& group : groups) std::sort(group.begin(), group.end());
+  parallel_for(static_cast<int64_t>(groups.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      std::vector<const Stage*> stages;
+      for (size_t i : groups[k]) stages.push_back(&p.stages.stages[i]);
+      CompiledGroup compiled = compile_stage_group(p.graph, stages);
+      for (size_t j = 0; j < groups[k].size(); ++j) {
+        p.kernels[groups[k][j]] = std::move(compiled.kernels[j]);
+        p.fallbacks[groups[k][j]] = std::move(compiled.refused[j]);
       }
     }
   });

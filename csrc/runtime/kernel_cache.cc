@@ -146,8 +146,12 @@ std::string encode_entry(const CacheKey& key, const KernelBlob& blob) {
   const uint32_t format = DiskCache::kFormat;
   out.append(reinterpret_cast<const char*>(&format), 4);
   put_bytes(out, key.text());
-  put_bytes(out, blob.symbol);
-  put_u64(out, blob.scratch_bytes);
+  put_u64(out, blob.entries.size());
+  for (const KernelBlob::Entry& e : blob.entries) {
+    put_bytes(out, e.symbol);
+    put_u64(out, e.scratch_bytes);
+    put_bytes(out, e.refused);
+  }
   put_bytes(out, blob.object);
   put_bytes(out, blob.ir);
   const std::array<uint8_t, 32> sum = sha256(out);
@@ -170,9 +174,12 @@ std::optional<KernelBlob> decode_entry(std::string_view bytes, const CacheKey& k
   Reader r{body, sizeof kMagic + 4};
   std::string text;
   KernelBlob blob;
-  if (!r.bytes(text) || !r.bytes(blob.symbol) || !r.u64(blob.scratch_bytes) || !r.bytes(blob.object) ||
-      !r.bytes(blob.ir) || r.at != body.size())
-    return fail("malformed");
+  uint64_t entries = 0;
+  if (!r.bytes(text) || !r.u64(entries) || entries > body.size()) return fail("malformed");
+  blob.entries.resize(entries);
+  for (KernelBlob::Entry& e : blob.entries)
+    if (!r.bytes(e.symbol) || !r.u64(e.scratch_bytes) || !r.bytes(e.refused)) return fail("malformed");
+  if (!r.bytes(blob.object) || !r.bytes(blob.ir) || r.at != body.size()) return fail("malformed");
   if (text != key.text()) return fail("written for another key");
   return blob;
 }

@@ -39,16 +39,23 @@ class CacheKey {
   std::string text_;
 };
 
-/// What a compiled stage needs to run in another process.
+/// What compiled stages need to run in another process: one object file for a group of stages
+/// compiled together (codegen/llvm/codegen.h), and each stage's entry in it.
 struct KernelBlob {
-  std::string symbol;          // the entry function the object defines
-  uint64_t scratch_bytes = 0;  // scratch memory the entry expects
-  std::string object;          // a relocatable object file for the host
+  struct Entry {
+    std::string symbol;          // the entry function the object defines; "" when refused
+    uint64_t scratch_bytes = 0;  // scratch memory the entry expects
+    std::string refused;         // why the backend refused the stage (it runs on the reference)
+
+    bool operator==(const Entry& o) const {
+      return symbol == o.symbol && scratch_bytes == o.scratch_bytes && refused == o.refused;
+    }
+  };
+  std::vector<Entry> entries;  // one per stage, in the group's order
+  std::string object;          // a relocatable object file for the host; "" when every stage is refused
   std::string ir;              // the optimized module as .ll text (explain, dumps)
 
-  bool operator==(const KernelBlob& o) const {
-    return symbol == o.symbol && scratch_bytes == o.scratch_bytes && object == o.object && ir == o.ir;
-  }
+  bool operator==(const KernelBlob& o) const { return entries == o.entries && object == o.object && ir == o.ir; }
 };
 
 /// A directory of entries, one file per key, named by the key's digest. An entry is the magic
@@ -61,7 +68,7 @@ struct KernelBlob {
 /// stderr; the process then keeps its kernels in memory only. Thread-safe.
 class DiskCache {
  public:
-  static constexpr uint32_t kFormat = 1;
+  static constexpr uint32_t kFormat = 2;
 
   /// The process's cache (see the switches above), created on first use; null when STRIDER_CACHE=0.
   static DiskCache* process();

@@ -117,7 +117,8 @@ TEST(KernelCache, EntriesRoundTrip) {
   EXPECT_EQ(fs::status(root).permissions() & fs::perms::all, fs::perms::owner_all);  // created 0700
   CacheKey key;
   key.add("stage", "domain [4]");
-  KernelBlob blob{"strider_0123", 24, std::string("\x7f" "ELF\0\1\2", 7), "define i32 @strider_0123(ptr %0)"};
+  KernelBlob blob{{{"strider_0123", 24, ""}, {"", 0, "LLVM backend cannot compile op3 (nonzero): why"}},
+                  std::string("\x7f" "ELF\0\1\2", 7), "define i32 @strider_0123(ptr %0)"};
   EXPECT_FALSE(cache.load(key));
   cache.store(key, blob);
   std::optional<KernelBlob> back = cache.load(key);
@@ -246,6 +247,64 @@ TEST(KernelCache, ThreadsCompilingOneKeyLeaveAValidEntry) {
   for (auto& s : stages) w.check(*s);
   EXPECT_TRUE(cache.load(stage_cache_key(w.g, w.s)));
   for (const auto& e : fs::directory_iterator(dir.path)) EXPECT_EQ(e.path().extension(), ".kernel") << e.path();
+}
+
+// Stages compiled together are one module and one entry: identical stages share a function, a
+// refused stage gets compile_stage's message, and each kernel runs as it does compiled alone.
+TEST(KernelCache, AGroupOfStagesIsOneEntry) {
+  SKIP_WITHOUT_LLVM();
+  TempDir dir;
+  DiskCache cache(dir.path);
+  Saxpy w;
+  w.g.storages.push_back(Storage{DType::Int64, 1000, StorageKind::Temp, -1, {}});
+  Op sort;
+  sort.code = OpCode::argsort;
+  sort.inputs = {w.g.ops[0].inputs[0]};
+  sort.output = w.g.ops[0].output;
+  sort.output.storage = 5;
+  w.g.ops.push_back(sort);
+  Stage scalar_loop = w.s, refused;
+  scalar_loop.schedule.vector_width = 1;
+  refused.domain = {1000};
+  refused.loops = {"i0"};
+  refused.op_ids = {2};
+  refused.ops = {sort};
+  const std::vector<const Stage*> group = {&w.s, &refused, &scalar_loop, &w.s};
+  std::string alone;
+  try {
+    compile_stage(w.g, refused, nullptr);
+  } catch (const std::invalid_argument& e) {
+    alone = e.what();
+  }
+  EXPECT_NE(alone.find("op2 (argsort)"), std::string::npos) << alone;
+  for (bool from_disk : {false, true}) {
+    SCOPED_TRACE(from_disk ? "from the disk" : "compiled");
+    CompiledGroup c = compile_stage_group(w.g, group, &cache);
+    ASSERT_EQ(c.kernels.size(), 4u);
+    ASSERT_EQ(c.refused.size(), 4u);
+    EXPECT_FALSE(c.kernels[1]);
+    EXPECT_EQ(c.refused[1], alone);
+    for (int i : {0, 2, 3}) {
+      ASSERT_TRUE(c.kernels[i]) << c.refused[i];
+      EXPECT_EQ(c.refused[i], "");
+      EXPECT_EQ(c.kernels[i]->from_disk(), from_disk);
+      w.check(*c.kernels[i]);
+    }
+    const std::string& ir = c.kernels[0]->llvm_ir();
+    EXPECT_EQ(ir, c.kernels[2]->llvm_ir());  // one module
+    const std::string entry = "define i32 @strider_" + stage_cache_key(w.g, w.s).digest().substr(0, 16) + "(";
+    EXPECT_NE(ir.find(entry), std::string::npos);
+    EXPECT_EQ(ir.find(entry, ir.find(entry) + 1), std::string::npos) << "identical stages are one function";
+  }
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir.path)) files += e.path().extension() == ".kernel" ? 1 : 100;
+  EXPECT_EQ(files, 1);
+  const CacheKey key = stage_cache_key(w.g, group);
+  EXPECT_TRUE(cache.load(key));
+  EXPECT_NE(key.text(), stage_cache_key(w.g, w.s).text());
+  std::vector<std::string> names;
+  for (const auto& [name, value] : key.parts()) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"strider", "llvm", "codegen", "target", "stage", "stage", "stage", "stage"}));
 }
 
 TEST(KernelCache, StageKeysChangeExactlyWithTheCode) {

@@ -81,7 +81,7 @@ CudaCompiled compile_cuda_stage(const Graph& g, const Stage& s, const std::strin
   log_line("cache", "key " + key.digest().substr(0, 16) + ": " + key.summary());
   if (cache) {
     std::optional<KernelBlob> blob = cache->load(key);
-    if (blob && blob->symbol == out.stage.name) {
+    if (blob && blob->entries.size() == 1 && blob->entries[0].symbol == out.stage.name) {
       out.cubin = std::move(blob->object);
       out.from_disk = true;
       return out;
@@ -90,8 +90,7 @@ CudaCompiled compile_cuda_stage(const Graph& g, const Stage& s, const std::strin
   out.cubin = nvrtc->compile_cubin(out.stage.source, out.stage.name + ".cu", arch, cuda_compile_options());
   if (cache) {
     KernelBlob blob;
-    blob.symbol = out.stage.name;
-    blob.scratch_bytes = static_cast<uint64_t>(out.stage.scratch_bytes);
+    blob.entries.push_back({out.stage.name, static_cast<uint64_t>(out.stage.scratch_bytes), ""});
     blob.object = out.cubin;
     blob.ir = out.stage.source;
     cache->store(key, blob);

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <stdexcept>
 
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include "codegen/llvm/emitter.h"
@@ -19,9 +21,11 @@ namespace {
 
 class LlvmStage final : public CompiledStage {
  public:
-  LlvmStage(const KernelBlob& blob, std::unique_ptr<detail::JitCode> code, bool from_disk)
-      : ir_(blob.ir), code_(std::move(code)), scratch_bytes_(blob.scratch_bytes), from_disk_(from_disk) {
-    entry_ = reinterpret_cast<Entry>(code_->lookup(blob.symbol));  // links the object
+  // `code` holds the group's object, `ir` its module's text: shared by the group's stages
+  LlvmStage(std::shared_ptr<detail::JitCode> code, std::shared_ptr<const std::string> ir,
+            const KernelBlob::Entry& entry, bool from_disk)
+      : ir_(std::move(ir)), code_(std::move(code)), scratch_bytes_(entry.scratch_bytes), from_disk_(from_disk) {
+    entry_ = reinterpret_cast<Entry>(code_->lookup(entry.symbol));  // links the object
   }
 
   void run(char* const* bases) const override {
@@ -30,13 +34,13 @@ class LlvmStage final : public CompiledStage {
     if (entry_(args) != 0) throw std::domain_error(kMayFailMessage);
   }
 
-  const std::string& llvm_ir() const override { return ir_; }
+  const std::string& llvm_ir() const override { return *ir_; }
   bool from_disk() const override { return from_disk_; }
 
  private:
   using Entry = int32_t (*)(void**);
-  std::string ir_;
-  std::unique_ptr<detail::JitCode> code_;
+  std::shared_ptr<const std::string> ir_;
+  std::shared_ptr<detail::JitCode> code_;
   Entry entry_ = nullptr;
   size_t scratch_bytes_;
   bool from_disk_;
@@ -56,6 +60,10 @@ std::string first_op(const Stage& s) {
   return s.op_ids.empty() ? std::string("stage") : "op" + std::to_string(s.op_ids.front());
 }
 
+std::string failed(const Stage& s, const std::exception& e) {
+  return std::string("LLVM backend failed on the stage of ") + first_op(s) + ": " + e.what();
+}
+
 }  // namespace
 
 bool llvm_backend_available() { return detail::Jit::get() != nullptr; }
@@ -66,23 +74,55 @@ double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-// IR, O3, machine code: the blob a cache stores. `symbol` names the entry function.
-KernelBlob build(detail::Jit& jit, const Graph& g, const Stage& s, const std::string& symbol) {
-  detail::StagePlan plan = detail::make_plan(g, s, "LLVM");
+// Each stage's function emitted into a module of its own (a refused stage leaves nothing behind)
+// and linked into one; then the scalar ops, O3 and machine code once: the blob a cache stores.
+// Stage i's entry function is symbols[i].
+KernelBlob build(detail::Jit& jit, const Graph& g, const std::vector<const Stage*>& stages,
+                 const std::vector<std::string>& symbols) {
   auto ctx = std::make_unique<llvm::LLVMContext>();
   ctx->setDiagnosticHandlerCallBack(on_diagnostic, nullptr, /*RespectFilters=*/true);
-  auto module = std::make_unique<llvm::Module>(symbol, *ctx);
+  auto module = std::make_unique<llvm::Module>(symbols.front(), *ctx);
   jit.prepare(*module);
-  detail::Emitter emitter(g, plan, *module, jit.vector_math());
-  emitter.emit(symbol);
-  std::string problems;
-  llvm::raw_string_ostream os(problems);
-  if (llvm::verifyModule(*module, &os)) throw std::logic_error("it emitted invalid IR: " + os.str());
+  KernelBlob blob;
+  blob.entries.resize(stages.size());
+  detail::Emitter::ScalarCalls calls;
+  detail::StagePlan widest;  // the plan linking sees: the widest vector width of the group
+  std::map<std::string, size_t> emitted;  // symbol -> the first stage emitted with it
+  for (size_t i = 0; i < stages.size(); ++i) {
+    KernelBlob::Entry& e = blob.entries[i];
+    if (auto same = emitted.find(symbols[i]); same != emitted.end()) {
+      e = blob.entries[same->second];
+      continue;
+    }
+    emitted[symbols[i]] = i;
+    try {
+      const detail::StagePlan plan = detail::make_plan(g, *stages[i], "LLVM");
+      auto part = std::make_unique<llvm::Module>(symbols[i], *ctx);
+      jit.prepare(*part);
+      detail::Emitter emitter(g, plan, *part, jit.vector_math());
+      emitter.emit(symbols[i]);
+      std::string problems;
+      llvm::raw_string_ostream os(problems);
+      if (llvm::verifyModule(*part, &os)) throw std::logic_error("it emitted invalid IR: " + os.str());
+      for (const auto& [name, type] : emitter.scalar_calls())
+        if (!calls.emplace(name, type).second && calls[name] != type)
+          throw std::logic_error(name + " called with two signatures");
+      if (llvm::Linker::linkModules(*module, std::move(part))) throw std::logic_error("linking the stage's module failed");
+      widest.vector_width = std::max(widest.vector_width, plan.vector_width);
+      e.symbol = symbols[i];
+      e.scratch_bytes = emitter.scratch_bytes();
+    } catch (const std::invalid_argument& ex) {
+      e.refused = ex.what();
+    } catch (const std::exception& ex) {
+      // a bug here, in this stage alone: the reference executor runs it
+      e.refused = failed(*stages[i], ex);
+    }
+  }
+  if (std::all_of(blob.entries.begin(), blob.entries.end(), [](const KernelBlob::Entry& e) { return e.symbol.empty(); }))
+    return blob;  // every stage refused: no module to compile
+  detail::Emitter(g, widest, *module, jit.vector_math()).link_scalar_ops(calls);
   jit.optimize(*module);
   detail::drop_unused_vector_math(*module);
-  KernelBlob blob;
-  blob.symbol = symbol;
-  blob.scratch_bytes = emitter.scratch_bytes();
   llvm::raw_string_ostream irs(blob.ir);
   module->print(irs, nullptr);
   irs.flush();
@@ -90,47 +130,91 @@ KernelBlob build(detail::Jit& jit, const Graph& g, const Stage& s, const std::st
   return blob;
 }
 
-std::unique_ptr<CompiledStage> compile(detail::Jit& jit, const Graph& g, const Stage& s, DiskCache* cache) {
+// The group's kernels from a blob: the object linked once, each entry looked up in it.
+CompiledGroup load(detail::Jit& jit, const KernelBlob& blob, bool from_disk) {
+  CompiledGroup out;
+  std::shared_ptr<detail::JitCode> code;
+  if (!blob.object.empty()) code = jit.add_object(blob.object);
+  auto ir = std::make_shared<const std::string>(blob.ir);
+  for (const KernelBlob::Entry& e : blob.entries) {
+    out.kernels.push_back(e.symbol.empty() ? nullptr : std::make_unique<LlvmStage>(code, ir, e, from_disk));
+    out.refused.push_back(e.refused);
+  }
+  return out;
+}
+
+std::string ops_text(const std::vector<const Stage*>& stages) {
+  std::string out;
+  for (const Stage* s : stages) out += (out.empty() ? "" : ", ") + first_op(*s) + " (" + std::to_string(s->ops.size()) + " ops)";
+  return out;
+}
+
+CompiledGroup compile(detail::Jit& jit, const Graph& g, const std::vector<const Stage*>& stages, DiskCache* cache) {
   const auto start = std::chrono::steady_clock::now();
-  const CacheKey key = stage_cache_key(g, s);
-  const std::string digest = key.digest();
-  log_line("cache", "key " + digest.substr(0, 16) + ": " + key.summary());
+  const CacheKey key = stage_cache_key(g, stages);
+  log_line("cache", "key " + key.digest().substr(0, 16) + ": " + key.summary());
   if (cache) {
-    if (std::optional<KernelBlob> blob = cache->load(key)) {
+    std::optional<KernelBlob> blob = cache->load(key);
+    if (blob && blob->entries.size() == stages.size()) {
       try {
-        auto stage = std::make_unique<LlvmStage>(*blob, jit.add_object(blob->object), true);
-        log_line("codegen", "loaded " + g.name + " " + first_op(s) + " from the disk cache in " +
+        CompiledGroup out = load(jit, *blob, true);
+        log_line("codegen", "loaded " + g.name + " " + ops_text(stages) + " from the disk cache in " +
                                 std::to_string(ms_since(start)) + " ms");
-        return stage;
+        return out;
       } catch (const std::exception& e) {
         // intact bytes that LLVM cannot link (a foreign object): compile and replace them
         log_line("cache", std::string("could not link the entry (") + e.what() + "): recompiling");
       }
     }
   }
-  // named by the key: the same stage is the same symbol in every process (each object is linked
-  // in a JITDylib of its own, so one process may hold it twice)
-  KernelBlob blob = build(jit, g, s, "strider_" + digest.substr(0, 16));
-  auto stage = std::make_unique<LlvmStage>(blob, jit.add_object(blob.object), false);
+  // a stage's entry is named by its own key: the same stage is the same symbol in every process
+  // (each object is linked in a JITDylib of its own, so one process may hold it twice)
+  std::vector<std::string> symbols;
+  for (const Stage* s : stages) symbols.push_back("strider_" + stage_cache_key(g, *s).digest().substr(0, 16));
+  const KernelBlob blob = build(jit, g, stages, symbols);
+  CompiledGroup out = load(jit, blob, false);
   if (cache) cache->store(key, blob);  // once it links
-  log_line("codegen", "compiled " + g.name + " " + first_op(s) + " (" + std::to_string(s.ops.size()) + " ops) in " +
-                          std::to_string(ms_since(start)) + " ms");
-  return stage;
+  log_line("codegen", "compiled " + g.name + " " + ops_text(stages) + " in " + std::to_string(ms_since(start)) + " ms");
+  return out;
 }
 
 }  // namespace
 
-std::unique_ptr<CompiledStage> compile_stage(const Graph& g, const Stage& s, DiskCache* cache) {
+CompiledGroup compile_stage_group(const Graph& g, const std::vector<const Stage*>& stages, DiskCache* cache) {
   detail::Jit* jit = detail::Jit::get();
-  if (!jit) throw std::invalid_argument("the LLVM backend cannot target this host");
-  try {
-    return compile(*jit, g, s, cache);
-  } catch (const std::invalid_argument&) {
-    throw;
-  } catch (const std::exception& e) {
-    // a failure of LLVM (or a bug here) still leaves the reference executor to run the stage
-    throw std::invalid_argument("LLVM backend failed on the stage of " + first_op(s) + ": " + e.what());
+  if (!jit) {
+    CompiledGroup out;
+    out.kernels.resize(stages.size());
+    out.refused.assign(stages.size(), "the LLVM backend cannot target this host");
+    return out;
   }
+  if (stages.empty()) return {};
+  try {
+    return compile(*jit, g, stages, cache);
+  } catch (const std::exception& e) {
+    if (stages.size() == 1) {
+      CompiledGroup out;
+      out.kernels.resize(1);
+      out.refused.push_back(failed(*stages[0], e));
+      return out;
+    }
+    // LLVM failed on the module: alone, only the stage it fails on is refused
+    log_line("codegen", std::string("compiling ") + std::to_string(stages.size()) + " stages together failed (" +
+                            e.what() + "): one at a time");
+    CompiledGroup out;
+    for (const Stage* s : stages) {
+      CompiledGroup one = compile_stage_group(g, {s}, cache);
+      out.kernels.push_back(std::move(one.kernels[0]));
+      out.refused.push_back(std::move(one.refused[0]));
+    }
+    return out;
+  }
+}
+
+std::unique_ptr<CompiledStage> compile_stage(const Graph& g, const Stage& s, DiskCache* cache) {
+  CompiledGroup one = compile_stage_group(g, {&s}, cache);
+  if (!one.kernels[0]) throw std::invalid_argument(one.refused[0]);
+  return std::move(one.kernels[0]);
 }
 
 int host_vector_width(DType t) {

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 #include "runtime/kernel.h"
@@ -22,7 +23,7 @@
 //   the reference does in order: ops/reduce_spec.h).
 // NaN payloads may differ where the hardware picks one of two NaN operands.
 //
-// A compiled stage is an object file; with a disk cache it is stored under the stage's key
+// Compiled stages are an object file; with a disk cache it is stored under the stages' key
 // (stage_cache_key) and a later process links the stored object instead of compiling.
 namespace strider {
 
@@ -42,11 +43,28 @@ bool llvm_backend_available();
 /// written over.
 std::unique_ptr<CompiledStage> compile_stage(const Graph& g, const Stage& s, DiskCache* cache = DiskCache::process());
 
+/// Stages compiled together, and why the others are refused.
+struct CompiledGroup {
+  std::vector<std::unique_ptr<CompiledStage>> kernels;  // per stage; null where refused
+  std::vector<std::string> refused;                     // per stage: compile_stage's message, or ""
+};
+
+/// compile_stage for several stages at once: one LLVM module, one optimization and one object
+/// file for all of them, so that what a module costs whatever its size (about 3 ms: the scalar
+/// ops' bitcode, the pass pipelines, linking) is paid once. Identical stages share one function.
+/// Results are each stage's as compile_stage gives them; with a cache, the group is one entry,
+/// keyed by all its stages. Should LLVM fail on the module, each stage is compiled alone, so
+/// that only the one it fails on is refused. Thread-safe.
+CompiledGroup compile_stage_group(const Graph& g, const std::vector<const Stage*>& stages,
+                                  DiskCache* cache = DiskCache::process());
+
 /// The stage's disk-cache key, from named parts: strider (the package version), llvm (its
 /// version), codegen (the entry format and a hash of the backend's sources), target (triple, CPU,
 /// features, libmvec), stage (its full text: domain, ops and views, registers, schedule, and the
 /// dtype and kind of every storage it touches, with the bytes of constants the code embeds).
 CacheKey stage_cache_key(const Graph& g, const Stage& s);
+/// A group's key: the same parts, with one stage part per stage in order.
+CacheKey stage_cache_key(const Graph& g, const std::vector<const Stage*>& stages);
 
 /// Lanes of `t` in one vector register of the width LLVM prefers on this host (a default for
 /// Schedule::vector_width); 1 without LLVM.

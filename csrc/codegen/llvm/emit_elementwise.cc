@@ -94,8 +94,8 @@ Value* Emitter::call_scalar(const std::string& name, llvm::Type* result, const V
   return b_.CreateCall(m_.getOrInsertFunction(name, type), args);
 }
 
-void Emitter::link_scalar_ops() {
-  if (scalar_calls_.empty()) return;
+void Emitter::link_scalar_ops(const ScalarCalls& calls) {
+  if (calls.empty()) return;
   const llvm::StringRef bytes(reinterpret_cast<const char*>(kScalarOpsBitcode), sizeof(kScalarOpsBitcode));
   // lazy: only the bodies the stage calls are read
   llvm::Expected<std::unique_ptr<llvm::Module>> ops =
@@ -108,7 +108,7 @@ void Emitter::link_scalar_ops() {
     if (!f.isDeclaration()) own.insert(&f);
   if (llvm::Linker::linkModules(m_, std::move(*ops), llvm::Linker::LinkOnlyNeeded))
     throw std::logic_error("linking the scalar ops' bitcode failed");
-  for (const auto& [name, type] : scalar_calls_) {
+  for (const auto& [name, type] : calls) {
     llvm::Function* f = m_.getFunction(name);
     if (!f || f->isDeclaration()) throw std::logic_error(name + " is not in ops/scalar_ops.inc's bitcode");
     if (f->getFunctionType() != type) throw std::logic_error(name + " has another signature in ops/scalar_ops.inc");

@@ -421,7 +421,6 @@ void Emitter::emit(const std::string& name) {
   } else {
     b_.CreateRet(b_.CreateCall(body, {args, i64(0), n0}));
   }
-  link_scalar_ops();
 }
 
 }  // namespace strider::detail

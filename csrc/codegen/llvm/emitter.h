@@ -27,7 +27,8 @@ class Emitter {
   Emitter(const Graph& g, const StagePlan& p, llvm::Module& m, bool vector_math);
   /// Defines `name`(ptr args) -> i32, which runs the stage (args[0]: the bases, args[1]: scratch),
   /// and the internal `name`_body(args, begin, end) -> i32 over part of axis 0 (what the thread
-  /// pool calls). Nonzero results are errors.
+  /// pool calls). Nonzero results are errors. The scalar ops it calls are declared only:
+  /// link_scalar_ops brings their bodies, once for every stage of a module.
   void emit(const std::string& name);
   /// The stage's loops and ops below what is already in scope (the shared loops of compute_at).
   void emit_body();
@@ -73,8 +74,12 @@ class Emitter {
   llvm::Value* convert(llvm::Value* x, DType from, DType to);
   /// A call of `name` from scalar_ops_bitcode.cc, which link_scalar_ops brings into the module.
   llvm::Value* call_scalar(const std::string& name, llvm::Type* result, const Values& args);
-  /// Links the bodies of the functions call_scalar called, to be inlined (after emitting).
-  void link_scalar_ops();
+  using ScalarCalls = std::map<std::string, llvm::FunctionType*>;
+  /// What call_scalar called, by name.
+  const ScalarCalls& scalar_calls() const { return scalar_calls_; }
+  /// Links the bodies of `calls` (what the module's stages called) into the module, to be
+  /// inlined; libm calls in them may widen to the plan's vector width.
+  void link_scalar_ops(const ScalarCalls& calls);
   [[noreturn]] void refuse(const std::string& why) const;
 
   // --- vector_math.cc
@@ -121,7 +126,7 @@ class Emitter {
   std::vector<llvm::Value*> reg_;    // per storage: the register value at this point
   std::vector<llvm::MDNode*> scope_, noalias_;  // per object: storages, scratch arrays, then regions
   std::vector<std::pair<View, int>> region_;     // views of storages split into regions: their alias objects
-  std::map<std::string, llvm::FunctionType*> scalar_calls_;  // what call_scalar called
+  ScalarCalls scalar_calls_;
   size_t scratch_bytes_ = 0;
 };
 

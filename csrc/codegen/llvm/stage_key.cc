@@ -24,14 +24,16 @@ constexpr int kCodegenFormat = 1;
 
 }  // namespace
 
-CacheKey stage_cache_key(const Graph& g, const Stage& s) {
+CacheKey stage_cache_key(const Graph& g, const Stage& s) { return stage_cache_key(g, std::vector<const Stage*>{&s}); }
+
+CacheKey stage_cache_key(const Graph& g, const std::vector<const Stage*>& stages) {
   CacheKey key;
   key.add("strider", STRIDER_VERSION);
   key.add("llvm", LLVM_VERSION_STRING);
   key.add("codegen", std::to_string(kCodegenFormat) + "-" + STRIDER_CODEGEN_ID);
   detail::Jit* jit = detail::Jit::get();
   key.add("target", jit ? jit->target_description() : "none");
-  key.add("stage", detail::stage_text(g, s));
+  for (const Stage* s : stages) key.add("stage", detail::stage_text(g, *s));
   return key;
 }
 

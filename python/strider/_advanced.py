@@ -9,6 +9,8 @@ array names (put writes them). Any other key is flattened: each index is checked
 non-negative (check_index, NumPy's IndexError; indices a mask made need no check), the storage
 offsets of the selected elements are computed elementwise (compiled, fused), and take reads them
 (put writes them) as rows of one element of the whole storage."""
+import math
+
 import numpy as np
 
 from . import _C
@@ -40,7 +42,7 @@ def count(mask):
     found = trace.counts.get(key)
     if found is None:
         c = count_nonzero(mask)
-        found = trace.counts[key] = Extent(int(np.prod([bound(d) for d in mask.shape], dtype=np.int64)),
+        found = trace.counts[key] = Extent(math.prod([bound(d) for d in mask.shape]),
                                            c._view.storage)
     return found
 

@@ -1,4 +1,5 @@
 """strider's exceptions and the user source location they report."""
+import functools
 import os
 import sys
 
@@ -6,7 +7,9 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _NUMPY_DIR = None
 
 
+@functools.lru_cache(maxsize=1024)
 def _internal(filename):
+    """Whether code of this file is strider's or NumPy's (asked for every frame of every op traced)."""
     global _NUMPY_DIR
     if _NUMPY_DIR is None:
         import numpy

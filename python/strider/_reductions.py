@@ -1,6 +1,7 @@
 """Reductions and contractions on Tracers: sum, prod, max, min, any, all, argmax, argmin, mean,
 var, std, count_nonzero, linalg.norm, matmul, dot."""
 import builtins
+import math
 import operator
 
 import numpy as np
@@ -27,7 +28,7 @@ def _reduce(name, a, axis, keepdims, out, acc_dtype=None, result_dtype=None, ini
     out_shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
     # NumPy refuses whenever a reduced axis is empty, even when the result is empty too ((0, 0) on
     # axis 0); a run-time length is checked when the function runs (check_nonempty)
-    count = int(np.prod([t.shape[i] for i in axes if not isinstance(t.shape[i], Extent)], dtype=np.int64))
+    count = math.prod([t.shape[i] for i in axes if not isinstance(t.shape[i], Extent)])
     dynamic = [i for i in axes if isinstance(t.shape[i], Extent)]
     if name in _NEED_ONE and len(dynamic) == 1 and count:
         # the one run-time length, checked, is the length the reduction reads: its stage then
@@ -67,7 +68,7 @@ def _float32_runs(name, t, axes):
 def _count(t, axes):
     """The number of elements reduced: an int, or a traced int where a length is known only at
     run time."""
-    n = int(np.prod([t.shape[i] for i in axes if not isinstance(t.shape[i], Extent)], dtype=np.int64))
+    n = math.prod([t.shape[i] for i in axes if not isinstance(t.shape[i], Extent)])
     for i in axes:
         if isinstance(t.shape[i], Extent):
             n = t.shape[i] * n

@@ -1,6 +1,7 @@
 """Shapes on Tracers: views (transpose, reshape, squeeze, flip, split, ...), joins (concatenate,
 stack, meshgrid, tile, repeat), writes (copyto, fill) and static metadata."""
 import builtins
+import math
 import operator
 
 import numpy as np
@@ -62,7 +63,7 @@ def _infer_shape(shape, size):
         raise ValueError("can only specify one unknown dimension")
     if any(d < -1 for d in shape):
         raise ValueError("negative dimensions not allowed")
-    known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+    known = math.prod([d for d in shape if d != -1])
     if unknown:
         if known == 0 or size % known:
             raise ValueError(f"cannot reshape array of size {size} into shape {tuple(shape)}")
@@ -462,7 +463,7 @@ def ndim(a):
 
 def size(a, axis=None):
     s = shape_of(a)
-    return int(np.prod(s, dtype=np.int64)) if axis is None else s[axis]
+    return math.prod(s) if axis is None else s[axis]
 
 
 def result_type(*arrays_and_dtypes):

@@ -2,6 +2,7 @@
 import dis
 import functools
 import linecache
+import math
 import os
 import sys
 import threading
@@ -204,7 +205,9 @@ class Trace:
         extents = [d.storage if isinstance(d, Extent) else -1 for d in shape]
         shape = tuple(bound(d) for d in shape)
         dtype = check_dtype(dtype, "a result")
-        size = int(np.prod(shape, dtype=np.int64))
+        size = math.prod(shape)
+        if size * np.dtype(dtype).itemsize > np.iinfo(np.intp).max:
+            raise ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size.")
         sid = self.graph.add_storage(IR_DTYPES[dtype], size, "temp")
         strides, s = [0] * len(shape), 1
         for axis in reversed(order if order is not None else range(len(shape))):
@@ -242,7 +245,7 @@ class Trace:
         if name == "argsort":
             return 0, bound(inputs[0].shape[-1])
         if name == "nonzero":
-            return 0, max(1, int(np.prod([bound(d) for d in inputs[0].shape], dtype=np.int64)))
+            return 0, max(1, math.prod([bound(d) for d in inputs[0].shape]))
         if name == "check_index":
             n = known_scalar(inputs[1])
             return (0, int(n)) if n is not None else None
@@ -385,7 +388,7 @@ class Trace:
         """Records what a fresh result holds where tracing knows its inputs (constants and what was
         computed from them), so that shapes, indices and Python decisions computed from static
         values stay known; the op still runs."""
-        size = int(np.prod(output.shape, dtype=np.int64))
+        size = math.prod(output.shape)
         if name not in _FOLDABLE or size > _FOLD_MAX:
             return
         values = [concrete(t) for t in inputs]
@@ -810,7 +813,7 @@ class Tracer:
             for d in self.shape:
                 n = n * d
             return n
-        return int(np.prod(self._view.shape, dtype=np.int64))
+        return math.prod(self._view.shape)
 
     @property
     def itemsize(self):

@@ -5,10 +5,13 @@ branch and an array on the other (_convert.py moves every return to the function
 value the variable holds is known only when the function runs. The branch (_control.py) keeps
 each side's arrays in storages of its own and gives the variable a Choice of the two. A call
 returns the one its condition picks (pytree.cc's Choice node); `x is None` and `x is not None`
-become traced conditions; any other use is refused with a TraceError (a graph break)."""
+become traced conditions; any other use, `isinstance` among them, is refused with a TraceError
+(a graph break)."""
+import sys
+
 import numpy as np
 
-from ._errors import trace_error
+from ._errors import _internal, trace_error
 from ._tracer import Extent, TracedList, Tracer, as_tracer
 
 
@@ -42,6 +45,14 @@ class Choice:
 
     def __repr__(self):
         return f"<{self.name}: {_kind(self.then)} or {_kind(self.other)}>"
+
+    @property
+    def __class__(self):
+        # isinstance(x, np.ndarray) in the user's code asks for it: refused, not a silent False
+        # for a value that is an array on one path (strider's own code sees the Choice)
+        if not _internal(sys._getframe(1).f_code.co_filename):
+            self._fail()
+        return Choice
 
 
 def _kind(value):

@@ -408,6 +408,21 @@ def test_none_tests_and_nested_returns(x):
     check(nested_returns, x)
 
 
+def kind_tested(x):
+    d = assigned_on_one_path(x)
+    if isinstance(d, np.ndarray):  # an array on one path, None on the other: known only at run time
+        return d + 1
+    return x
+
+
+@pytest.mark.parametrize("x", [np.ones(3), -np.ones(3)])
+def test_isinstance_of_a_value_of_two_kinds_is_a_graph_break(x):
+    with pytest.raises(strider.TraceError, match="'d' holds a 1-d float64 array or None"):
+        strider.compile(kind_tested, strict=True)(x)
+    with pytest.warns(strider.GraphBreakWarning, match="'d' holds"):  # the call runs in NumPy
+        np.testing.assert_array_equal(strider.compile(kind_tested, strict=False)(x), kind_tested(x), strict=True)
+
+
 def python_returns(x, mode):
     if mode == "double":  # a Python condition: one path traced, as Python runs it
         return x * 2

@@ -22,7 +22,7 @@ from ._indexing import getitem as basic_getitem
 from ._indexing import setitem as basic_setitem
 from ._reductions import count_nonzero
 from ._shapes import broadcast_to
-from ._tracer import (Extent, TracedList, Tracer, as_tracer, concrete, bound, check_writeable, current_trace, emit, known_scalar, same_shape,
+from ._tracer import (Extent, TracedList, Tracer, arange_at, as_tracer, concrete, bound, check_writeable, current_trace, emit, known_scalar, same_shape,
                       weak_type)
 from ._ufuncs import broadcast_shape, where
 
@@ -77,16 +77,11 @@ def argwhere(a):
     return np.stack(nonzero(t), axis=1)
 
 
-def _positions(start, step, n):
-    """start + i * step for i < n (0-d int64 Tracers; n may be a run-time length)."""
-    return emit("arange", [start, np.add(start, step)], (n,), I64)
-
-
 def _dynamic_slice(n, s):
     """A slice of a run-time length n: the positions it selects (a Tracer of run-time length),
     as slice.indices would resolve it once n is known."""
     start, step, length = _slice_extent(n, s)
-    return _positions(start.astype(I64), current_trace().const(np.int64(step)), length)
+    return arange_at(start.astype(I64), step, length)
 
 
 def _slice_extent(n, s):
@@ -318,8 +313,7 @@ def _offsets(t, key):
         if kind == "slice":
             start, stop, step = it[1].indices(t.shape[it[2]])
             n = len(range(start, stop, step))
-            pos = np.multiply(_positions(current_trace().const(np.int64(start)),
-                                         current_trace().const(np.int64(step)), n), v.strides[it[2]])
+            pos = np.multiply(arange_at(start, step, n), v.strides[it[2]])
         elif kind == "range":
             pos = np.multiply(it[1], v.strides[it[2]])
         else:
@@ -482,8 +476,7 @@ def _traced_slices(t, key):
 
     start = clip(s.start, current_trace().const(np.int64(0)))
     count_ = np.maximum(clip(s.stop, length) - start, 0).astype(I64)
-    # arange's inputs are its first two elements (ops.def)
-    idx = emit("arange", [start, start + 1], (Extent(bound(n), count_._view.storage),), I64)
+    idx = arange_at(start, 1, Extent(bound(n), count_._view.storage))
     trace.ranges[idx._view.storage] = (0, bound(n))
     trace.sliced[cache] = idx
     keys[j] = idx
@@ -668,8 +661,7 @@ def put(a, ind, v, mode="raise"):
         return  # NumPy writes nothing
     n = idx.shape[0]
     if v.shape[0] != 1 and (isinstance(n, Extent) or v.shape[0] != n):
-        zero = current_trace().const(np.int64(0))
-        v = getitem(v, np.remainder(_positions(zero, current_trace().const(np.int64(1)), n), v.shape[0]))
+        v = getitem(v, np.remainder(arange_at(0, 1, n), v.shape[0]))
     # the flat (C-order) index as a storage offset of a's view
     off = current_trace().const(np.int64(a._view.offset))
     for i, stride in zip(_unravel(_checked(idx, a.size, 0), a.shape), a._view.strides):

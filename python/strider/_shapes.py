@@ -10,7 +10,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from . import _C, _ufuncs
 from ._errors import trace_error, unsupported
 from ._indexing import assign
-from ._tracer import (Extent, TracedRows, Tracer, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous,
+from ._tracer import (Extent, TracedRows, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous,
                       current_trace, emit, fresh, keep_order, known_by_static, known_scalar, shape_of)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
 
@@ -301,7 +301,7 @@ def _join_at_run_time(ts, axis, dt, shape):
     rows = dest.transpose(front)
     offset = trace.const(np.int64(0))
     for t, n in zip(ts, lengths):
-        at = emit("arange", [offset, np.add(offset, 1)], (t.shape[axis],), np.int64)
+        at = arange_at(offset, 1, t.shape[axis])
         trace.op("put", [at, t.astype(dt, copy=False).transpose(front)], rows._view)
         offset = np.add(offset, n)
     return dest

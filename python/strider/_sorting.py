@@ -5,13 +5,13 @@ the indexing primitives (_advanced)."""
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from ._advanced import _positions, add_at, compress, count, getitem, setitem
+from ._advanced import add_at, compress, count, getitem, setitem
 from ._creation import empty, zeros
 from ._errors import unsupported
 from ._indexing import assign
 from ._reductions import _sum_dtype
 from ._shapes import flat_if_none
-from ._tracer import Extent, as_tracer, check_writeable, current_trace, emit, like_order, weak_type
+from ._tracer import Extent, arange_at, as_tracer, check_writeable, current_trace, emit, like_order, weak_type
 
 I64 = np.dtype(np.int64)
 
@@ -165,7 +165,7 @@ def _starts(aux, equal_nan):
     n = aux.shape[0]
     trace = current_trace()
     if isinstance(n, Extent):  # each row's previous one (the first: itself), gathered
-        at = _positions(trace.const(np.int64(0)), trace.const(np.int64(1)), n)
+        at = arange_at(0, 1, n)
         prev, first = getitem(aux, np.maximum(np.subtract(at, 1), 0)), np.equal(at, 0)
     else:
         prev, first = (np.concatenate([aux[:1], aux[:-1]]) if n else aux), as_tracer(np.arange(n) == 0)

@@ -716,6 +716,16 @@ def emit(name, inputs, shape, dtype, axes=(), order=None, **flags):
     return Tracer(trace, view, dtype, **flags)
 
 
+def arange_at(start, step, n):
+    """start + i * step for i < n, int64 (start a 0-d Tracer or an int, step an int; n may be a
+    run-time length): an arange of constants, shifted where start is traced, so that compiled
+    loops see the step (a slice from a traced position reads memory in strides, not gathers)."""
+    trace = current_trace()
+    if not isinstance(start, Tracer):
+        return emit("arange", [trace.const(np.int64(start)), trace.const(np.int64(start + step))], (n,), np.int64)
+    return np.add(emit("arange", [trace.const(np.int64(0)), trace.const(np.int64(step))], (n,), np.int64), start)
+
+
 def as_tracer(x, dtype=None):
     """x as a Tracer of the current trace; Python and NumPy values become constants (in `dtype`
     when given, with NumPy's checks: an out-of-range Python int raises OverflowError)."""

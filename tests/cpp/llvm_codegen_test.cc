@@ -713,6 +713,45 @@ TEST(LlvmCodegen, AMaxOverARunTimeExtentCompilesWhereCheckNonemptyPassedItsLengt
   }
 }
 
+// Row extremes over a run-time length (soft-NMS's argmax over the rest of a column, every trip
+// shorter): lengths across whole vectors and the tail, ties and NaNs, the first of each as
+// NumPy's answer.
+TEST(LlvmCodegen, RowExtremesOverARunTimeLength) {
+  SKIP_WITHOUT_LLVM();
+  std::mt19937 rng(7);
+  const float alpha[] = {-2.0f, -0.0f, 0.0f, 1.0f, 3.0f, 3.0f, NAN};
+  for (OpCode code : {OpCode::max, OpCode::min, OpCode::argmax, OpCode::argmin}) {
+    const bool arg = code == OpCode::argmax || code == OpCode::argmin, up = code == OpCode::max || code == OpCode::argmax;
+    std::ostringstream text;
+    text << "graph @t {\n  %s0 = storage f32[50] arg 0\n  %s1 = storage i64[1] arg 1\n  %s2 = storage i64[1] arg 2\n"
+         << "  %s3 = storage " << (arg ? "i64" : "f32") << "[1] arg 3\n"
+         << "  op0 = check_nonempty(%s1[]{}+0) axes=[0] -> %s2[]{}+0\n"
+         << "  op1 = " << op_name(code) << "(%s0[?%s2<=50]{1}+0) axes=[0] -> %s3[]{}+0\n  return\n}";
+    Graph g = parse_graph(text.str());
+    auto stage = compile_stage(g, stage_of(g, {50}, {1}), nullptr);
+    for (int64_t n = 1; n <= 50; ++n)
+      for (int draw = 0; draw < 4; ++draw) {
+        std::vector<float> x(50, 99.0f);  // past the length: larger than anything in it
+        for (int64_t i = 0; i < n; ++i) x[i] = alpha[rng() % (draw == 0 ? 6 : 7)];
+        int64_t length = n, checked = n;
+        int64_t out_i = -1;
+        float out_f = 0;
+        char* bases[4] = {(char*)x.data(), (char*)&length, (char*)&checked, arg ? (char*)&out_i : (char*)&out_f};
+        stage->run(bases);
+        int64_t k = 0;  // the first NaN, else the first extreme
+        for (int64_t i = 0; i < n; ++i) {
+          if (std::isnan(x[k])) break;
+          if (std::isnan(x[i]) || (up ? x[i] > x[k] : x[i] < x[k])) k = i;
+        }
+        if (arg) {
+          EXPECT_EQ(out_i, k) << op_name(code) << " n=" << n;
+        } else {
+          EXPECT_TRUE(std::isnan(x[k]) ? std::isnan(out_f) : out_f == x[k]) << op_name(code) << " n=" << n;
+        }
+      }
+  }
+}
+
 TEST(LlvmCodegen, StagesFromTheFusionPassMatchTheReference) {
   SKIP_WITHOUT_LLVM();
   // a delta2bbox-like chain: strided reads, register temps, in-place writes into the argument

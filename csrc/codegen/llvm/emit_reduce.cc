@@ -119,32 +119,35 @@ bool row_extreme_applies(const Graph& g, const StagePlan& p, const std::vector<i
   // float16 computes in float but lives in half: the generic fold (st::replaces) takes it
   if (p.reduce.has_identity() || folded.size() != 1 || g.dtype_of(r.inputs[0]) == DType::Float16) return false;
   const int a = folded[0];
-  if (p.extent[a] >= 0 || p.domain[a] < 1) return false;
+  if (p.domain[a] < 1) return false;  // a run-time extent's bound: the row buffer's size
   const bool in_registers = p.registers.count(r.inputs[0].storage) > 0;
   return !in_registers || p.domain[a] * static_cast<int64_t>(itemsize(g.dtype_of(r.inputs[0]))) <= kRowBufferBytes;
 }
 
 }  // namespace
 
-Value* Emitter::find_first(Value* enabled, int64_t n, llvm::Type* elem, bool contiguous, int lanes,
+Value* Emitter::find_first(Value* enabled, Value* n, llvm::Type* elem, bool contiguous, int lanes,
                            const std::function<Value*(Value*)>& at, const std::function<Value*(Value*)>& pred) {
   llvm::Function* f = b_.GetInsertBlock()->getParent();
   auto block = [&](const char* name) { return llvm::BasicBlock::Create(ctx_, name, f); };
   llvm::BasicBlock* done = block("scan.done");  // owned by f at once, as in loop(); moved last below
   std::vector<std::pair<Value*, llvm::BasicBlock*>> results;
   const llvm::Align align(m_.getDataLayout().getTypeAllocSize(elem).getFixedValue());
-  const bool vector = contiguous && lanes >= 2 && lanes <= 64 && n >= lanes;
-  const int64_t tail_start = vector ? n / lanes * lanes : 0;
+  const bool vector = contiguous && lanes >= 2 && lanes <= 64;
   llvm::BasicBlock* tail = block("scan.tail");
-  llvm::BasicBlock* first = vector ? block("scan.vector") : tail;
   llvm::BasicBlock* pre = b_.GetInsertBlock();
   results.push_back({i64(0), pre});
-  b_.CreateCondBr(enabled, first, done);
+  llvm::BasicBlock* scan = block("scan");
+  b_.CreateCondBr(enabled, scan, done);
+  b_.SetInsertPoint(scan);
+  std::vector<std::pair<Value*, llvm::BasicBlock*>> tail_starts{{i64(0), scan}};
   if (vector) {
     // whole vectors: the lanes' matches as bits, the first set one is the answer
+    llvm::BasicBlock* first = block("scan.vector");
+    b_.CreateCondBr(b_.CreateICmpSGE(n, i64(lanes)), first, tail);
     b_.SetInsertPoint(first);
     llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
-    i->addIncoming(i64(0), pre);
+    i->addIncoming(i64(0), scan);
     auto* vty = llvm::FixedVectorType::get(elem, lanes);
     llvm::LoadInst* v = b_.CreateAlignedLoad(vty, at(i), align);
     Value* bits = b_.CreateBitCast(pred(v), b_.getIntNTy(lanes));
@@ -158,32 +161,33 @@ Value* Emitter::find_first(Value* enabled, int64_t n, llvm::Type* elem, bool con
     b_.SetInsertPoint(next);
     Value* inext = b_.CreateAdd(i, i64(lanes), "", true, true);
     i->addIncoming(inext, next);
-    b_.CreateCondBr(b_.CreateICmpSLE(inext, i64(n - lanes)), first, tail);
-  }
-  b_.SetInsertPoint(tail);
-  if (tail_start >= n) {
-    results.push_back({i64(0), tail});
-    b_.CreateBr(done);
+    tail_starts.push_back({inext, next});
+    b_.CreateCondBr(b_.CreateICmpSLE(inext, b_.CreateSub(n, i64(lanes))), first, tail);
   } else {
-    // one element at a time (the remainder, or all of a strided row)
-    llvm::BasicBlock* body = block("scan.one");
-    b_.CreateBr(body);
-    b_.SetInsertPoint(body);
-    llvm::PHINode* j = b_.CreatePHI(b_.getInt64Ty(), 2, "j");
-    j->addIncoming(i64(tail_start), tail);
-    llvm::LoadInst* x = b_.CreateAlignedLoad(elem, at(j), align);
-    llvm::BasicBlock* found = block("scan.found");
-    llvm::BasicBlock* next = block("scan.next");
-    b_.CreateCondBr(pred(x), found, next);
-    b_.SetInsertPoint(found);
-    results.push_back({j, found});
-    b_.CreateBr(done);
-    b_.SetInsertPoint(next);
-    Value* jnext = b_.CreateAdd(j, i64(1), "", true, true);
-    j->addIncoming(jnext, next);
-    results.push_back({i64(0), next});  // not found: cannot happen, the row holds its extreme
-    b_.CreateCondBr(b_.CreateICmpSLT(jnext, i64(n)), body, done);
+    b_.CreateBr(tail);
   }
+  // one element at a time (the remainder, or all of a strided row)
+  b_.SetInsertPoint(tail);
+  llvm::PHINode* start = b_.CreatePHI(b_.getInt64Ty(), static_cast<unsigned>(tail_starts.size()), "tail");
+  for (const auto& [v, from] : tail_starts) start->addIncoming(v, from);
+  llvm::BasicBlock* body = block("scan.one");
+  results.push_back({i64(0), tail});  // not found: cannot happen, the row holds its extreme
+  b_.CreateCondBr(b_.CreateICmpSLT(start, n), body, done);
+  b_.SetInsertPoint(body);
+  llvm::PHINode* j = b_.CreatePHI(b_.getInt64Ty(), 2, "j");
+  j->addIncoming(start, tail);
+  llvm::LoadInst* x = b_.CreateAlignedLoad(elem, at(j), align);
+  llvm::BasicBlock* found = block("scan.found");
+  llvm::BasicBlock* next = block("scan.next");
+  b_.CreateCondBr(pred(x), found, next);
+  b_.SetInsertPoint(found);
+  results.push_back({j, found});
+  b_.CreateBr(done);
+  b_.SetInsertPoint(next);
+  Value* jnext = b_.CreateAdd(j, i64(1), "", true, true);
+  j->addIncoming(jnext, next);
+  results.push_back({i64(0), next});
+  b_.CreateCondBr(b_.CreateICmpSLT(jnext, n), body, done);
   if (done != &f->back()) done->moveAfter(&f->back());
   b_.SetInsertPoint(done);
   llvm::PHINode* k = b_.CreatePHI(b_.getInt64Ty(), static_cast<unsigned>(results.size()), "first");
@@ -194,7 +198,8 @@ Value* Emitter::find_first(Value* enabled, int64_t n, llvm::Type* elem, bool con
 Value* Emitter::row_extreme(int a, const std::function<Value*()>& point) {
   const Op& r = p_.ops.back();
   const DType t = g_.dtype_of(r.inputs[0]);
-  const int64_t n = p_.domain[a];
+  const int64_t room = p_.domain[a];  // the row's length, or the bound of its run-time length
+  Value* n = bound_[a];
   const bool fp = is_float(t);
   const View& in = r.inputs[0];
   Fold fold{*this, p_.reduce, t, g_.dtype_of(r.output)};
@@ -206,7 +211,7 @@ Value* Emitter::row_extreme(int a, const std::function<Value*()>& point) {
   if (p_.registers.count(in.storage)) {
     llvm::Function* f = b_.GetInsertBlock()->getParent();
     llvm::IRBuilder<> entry(&f->getEntryBlock(), f->getEntryBlock().begin());
-    llvm::AllocaInst* alloca = entry.CreateAlloca(llvm::ArrayType::get(elem, n), nullptr, "row");
+    llvm::AllocaInst* alloca = entry.CreateAlloca(llvm::ArrayType::get(elem, room), nullptr, "row");
     alloca->setAlignment(llvm::Align(64));
     buffer = alloca;
   }
@@ -229,7 +234,7 @@ Value* Emitter::row_extreme(int a, const std::function<Value*()>& point) {
   Values init = fold.init();
   init.resize(1);
   if (fp) init = {order_key(init[0]), b_.getFalse()};
-  Values out = loop(i64(0), i64(n), init,
+  Values out = loop(i64(0), n, init,
                     [&](Value* i, const Values& c) -> Values {
                       idx_[a] = i;
                       Value* x = point();

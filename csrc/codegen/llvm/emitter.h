@@ -91,16 +91,16 @@ class Emitter {
 
   // --- emit_reduce.cc
   void emit_reduction();
-  /// max/min/argmax/argmin over the one reduced axis `a` (innermost, static extent) at the
-  /// current row, in two passes: the extreme (floats ordered as integers, NaN aside), vectorized,
-  /// with a NaN flag; then a find-first scan of the row (vector compares) for the reference's element,
-  /// the first NaN or else the first equal to the extreme. Returns the output value. Only where
-  /// row_extreme_applies (emit_reduce.cc).
+  /// max/min/argmax/argmin over the one reduced axis `a` (innermost; its extent static or a
+  /// run-time one) at the current row, in two passes: the extreme (floats ordered as integers,
+  /// NaN aside), vectorized, with a NaN flag; then a find-first scan of the row (vector compares)
+  /// for the reference's element, the first NaN or else the first equal to the extreme. Returns
+  /// the output value. Only where row_extreme_applies (emit_reduce.cc).
   llvm::Value* row_extreme(int a, const std::function<llvm::Value*()>& point);
   /// The first i in [0, n) where pred(element i) holds, or 0: vector compares of `lanes`
   /// elements while whole vectors remain (when `contiguous`), then one at a time. Runs only when
   /// `enabled` (else 0). at(i) is the address of element i, of memory type `elem`.
-  llvm::Value* find_first(llvm::Value* enabled, int64_t n, llvm::Type* elem, bool contiguous, int lanes,
+  llvm::Value* find_first(llvm::Value* enabled, llvm::Value* n, llvm::Type* elem, bool contiguous, int lanes,
                           const std::function<llvm::Value*(llvm::Value*)>& at,
                           const std::function<llvm::Value*(llvm::Value*)>& pred);
   /// The alias object of an access through `v`: its region's (disjoint_regions) or its storage's

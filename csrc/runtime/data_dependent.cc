@@ -378,6 +378,25 @@ void move_indexed_rows(const Graph& g, const Op& op, char* const* base) {
   const View& indexed = gather ? op.inputs[0] : op.output;
   const View& dense = gather ? op.output : op.inputs[1];
   const int lead = idx.ndim();
+  if (lead == 1 && indexed.ndim() == 1 && dense.ndim() == 1 && op.code != OpCode::add_at) {
+    // single elements by one axis of indices (x[i + 1:, 4] *= w written back from a traced
+    // position, thousands an iteration): a plain loop, without walk's and the row mover's steps
+    return dispatch_dtype(g.dtype_of(op.output), [&](auto tag) {
+      using T = decltype(tag);
+      const int64_t n = idx.shape[0], rows = indexed.shape[0];
+      const int64_t* ix = at<int64_t>(base, idx, idx.offset);
+      T* table = at<T>(base, indexed, indexed.offset);
+      T* list = at<T>(base, dense, dense.offset);
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t i = ix[j * idx.strides[0]];
+        if (i < 0 || i >= rows) throw_check_failure(op, i, rows, base);
+        T& row = table[i * indexed.strides[0]];
+        T& item = list[j * dense.strides[0]];
+        if (gather) item = row;
+        else row = item;
+      }
+    });
+  }
   const View starts = head_of(dense, lead);
   dispatch_dtype(g.dtype_of(op.output), [&](auto tag) {
     using T = decltype(tag);

@@ -116,9 +116,16 @@ def _tail_returns(stmts):
             rest = stmts[i + 1:]
             s.body = _tail_returns(s.body if _ends(s.body) else s.body + copy.deepcopy(rest))
             s.orelse = _tail_returns(s.orelse if _ends(s.orelse) else s.orelse + copy.deepcopy(rest))
-            s.end_lineno = max(getattr(n, "end_lineno", None) or s.lineno for n in ast.walk(s))
+            _spans(s)
             return stmts[:i + 1]
     return stmts
+
+
+def _spans(s):
+    """Ends s's lines at the last of what it now holds (statements moved into it): liveness asks
+    which loads lie outside a statement's lines."""
+    s.end_lineno = max(getattr(n, "end_lineno", None) or s.lineno for n in ast.walk(s))
+    return s
 
 
 class _Returns(ast.NodeTransformer):
@@ -178,8 +185,8 @@ def _flag_jumps(stmts, flag, jump):
             out.append(s)
             rest = _flag_jumps(stmts[i + 1:], flag, jump)
             if rest:
-                out.append(ast.copy_location(ast.If(test=ast.UnaryOp(op=ast.Not(), operand=_load(flag)), body=rest,
-                                                    orelse=[]), rest[0]))
+                out.append(_spans(ast.copy_location(ast.If(test=ast.UnaryOp(op=ast.Not(), operand=_load(flag)),
+                                                           body=rest, orelse=[]), rest[0])))
             return out
         out.append(s)
     return out
@@ -287,8 +294,8 @@ class _Rewrite(ast.NodeTransformer):
                 rest = stmts[i + 1:]
                 if not rest:
                     break
-                guard = ast.copy_location(ast.If(test=ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=s.test), s.test),
-                                                 body=rest, orelse=[]), s)
+                guard = _spans(ast.copy_location(ast.If(test=ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=s.test),
+                                                                               s.test), body=rest, orelse=[]), s))
                 out.extend(self.body([guard], in_loop))
                 return out
             r = self.visit(s)

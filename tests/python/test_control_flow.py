@@ -295,6 +295,25 @@ def test_shifted_nonzero_past_the_tail_is_checked(k):
     check(shifted_too_far, np.array([0.9, 0.7, 0.8, 0.1], np.float32), k)
 
 
+def skip_small(x, t):
+    keep = []
+    for i in range(x.shape[0]):
+        if x[i] < t:
+            continue
+        scaled = x * x[i]
+        keep.append(scaled.sum())
+    return np.array(keep)
+
+
+def test_what_a_continue_guards_stays_in_its_branch():
+    # `if x[i] < t: continue` guards the rest of the body as a branch: `scaled`, assigned and
+    # read only there, is not merged out of it (a copy of the array every trip)
+    x = np.array([0.9, 0.1, 0.7, 0.3, 0.8])
+    f = check(skip_small, x, 0.5)
+    text = str(f.explain(x, 0.5))
+    assert not [line for line in text[:text.find("== storages")].splitlines() if "copy(" in line and "[5]{1}" in line]
+
+
 def soft_decay(dets, t):
     # Soft-NMS's shape: a for loop over a range whose trips branch on traced values becomes one
     # loop of the IR; slices start at its counter; in-place writes through them reach dets

@@ -19,6 +19,10 @@ SIZES = ("tiny", "small")
 # tests/python/test_control_flow.py's loops); STRIDER_EMULATED_ALL=1 and a real device run them all
 EMULATED = TARGET == "cuda" and "STRIDER_CUDA_DRIVER" in os.environ and os.environ.get("STRIDER_EMULATED_ALL") != "1"
 LONG = pytest.mark.skip(reason="an NMS loop on the emulated device: py_cpu_nms-tiny-float32 stands for them")
+# float64 at the small size builds the same kernels as float32 there (many blocks) and float64 at
+# the tiny size (the type): on the emulated device, where building them is most of the time, the
+# other three cases stand for it
+TWICE = pytest.mark.skip(reason="on the emulated device, small-float32 and tiny-float64 stand for small-float64")
 
 
 def _long(name, size, dtype):
@@ -27,7 +31,8 @@ def _long(name, size, dtype):
 
 CASES = [
     pytest.param(name, size, dtype, id=f"{name}-{size}-{dtype}",
-                 marks=[LONG] if _long(name, size, dtype) else [])
+                 marks=[LONG] if _long(name, size, dtype) else [TWICE] if EMULATED and (size, dtype) == ("small", "float64")
+                 else [])
     for name, head in HEADS.items()
     for size in SIZES
     for dtype in head.dtypes

@@ -367,6 +367,16 @@ def _append(trace, lst, value, block=False):
     trace.op("copy", [moved], _C.View(lst.length, [], [], 0))
 
 
+def python_test(test, what):
+    """The test of `what`, an `if` or `while` the rewrite leaves to Python (_convert.py): where it
+    is traced, a TraceError that says why (a graph break: the call runs in NumPy)."""
+    if _is_traced(test):
+        raise trace_error(f"{what} on a traced condition: strider.compile captures `return` only in `if`s outside "
+                          "loops, `break` and `continue` only in the loop they leave, and no loop's `else`",
+                          "keep the result in a variable, break out of the loop and return it after the loop")
+    return test
+
+
 def break_if(t, state):
     """`if t: break` in a loop's body: whether Python leaves it; in a traced loop, the carried
     values go back to their storages and the loop is left at run time where t holds."""

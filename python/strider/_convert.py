@@ -226,6 +226,7 @@ def _def(name, params, body):
 class _Rewrite(ast.NodeTransformer):
     def __init__(self, later_loads):
         self.count = 0
+        self.loops = 0  # loops around the statement being rewritten
         self.changed = False
         self.later_loads = later_loads  # name -> the lines it is loaded on, in the whole function
 
@@ -338,7 +339,11 @@ class _Rewrite(ast.NodeTransformer):
             self._loaded(flag, node)
             out.append(ast.fix_missing_locations(_at(ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
                                                                 value=ast.Constant(False)), node)))
-        converted = convert(node)
+        self.loops += 1
+        try:
+            converted = convert(node)
+        finally:
+            self.loops -= 1
         return out + (converted if isinstance(converted, list) else [converted])
 
     def visit_For(self, node):
@@ -380,8 +385,12 @@ class _Rewrite(ast.NodeTransformer):
         return [_at(s, node) for s in out]
 
     def visit_If(self, node):
-        if _jumps(node.body + node.orelse):
-            node.test = self.test(node.test)
+        if jumps := _jumps(node.body + node.orelse):
+            if _exit(node) or _exit(node, ast.Continue):  # the loop's break_if, or body() turns it around
+                node.test = self.test(node.test)
+            else:
+                self.changed = True
+                node.test = _left_to_python(self.test(node.test), "an `if`", jumps, self.loops)
             node.body = self.body(node.body, False)
             node.orelse = self.body(node.orelse, False)
             return node
@@ -412,8 +421,9 @@ class _Rewrite(ast.NodeTransformer):
         body = self.body(node.body, True)
         # `if t: break` at the top level of the body leaves the loop; other jumps stay Python's
         exits = [s for s in body if _exit(s)]
-        if node.orelse or [j for j in _jumps(body) if not any(j is e.body[0] for e in exits)]:
-            node.test = self.test(node.test)
+        if node.orelse or (jumps := [j for j in _jumps(body) if not any(j is e.body[0] for e in exits)]):
+            self.changed = True
+            node.test = _left_to_python(self.test(node.test), "a `while` loop", [] if node.orelse else jumps, self.loops)
             node.body = body
             return node
         self.changed = True
@@ -433,6 +443,16 @@ class _Rewrite(ast.NodeTransformer):
                      _strs(names), _strs(live))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call) if names else ast.Expr(call))
         return [_at(s, node) for s in out]
+
+
+def _left_to_python(test, what, jumps, in_loop):
+    """The test of an `if` or `while` that stays Python's (around `jumps` that leave it, or a
+    loop's `else` where there are none), asked through python_test: a traced value there is refused
+    saying why, not with bool()'s generic message."""
+    kinds = sorted({"a `return`" if isinstance(j, ast.Return) else "a `yield`" if isinstance(j, (ast.Yield, ast.YieldFrom))
+                    else "an `await`" if isinstance(j, ast.Await) else f"a `{type(j).__name__.lower()}`" for j in jumps})
+    why = (f"around {' and '.join(kinds)}" if kinds else "with an `else` clause") + (" inside a loop" if in_loop else "")
+    return ast.copy_location(_call("python_test", test, ast.Constant(f"{what} {why}")), test)
 
 
 def _with_exits(body, exits, state):

@@ -52,8 +52,25 @@ def test_a_branch_it_cannot_capture_runs_in_numpy_and_says_where_once():
         warnings.simplefilter("error")  # no second warning
         np.testing.assert_array_equal(f(dets(200, seed=1), 0.3), kept_or_none(dets(200, seed=1), 0.3), strict=True)
     text = str(f.explain(d, 0.5))
-    assert "graph break" in text and line_of(kept_or_none, LOOP) in text and "truth value" in text
+    assert "graph break" in text and line_of(kept_or_none, LOOP) in text and "a `while` loop around a `return`" in text
     assert f.stats()["graph_breaks"] == 1 and f.stats()["traces"] == 1  # the break is kept per signature
+
+
+def first_big(x, t):
+    i = 0
+    while i < x.shape[0]:  # a Python loop: its bound is static
+        if x[i] > t:  # <- a return inside a loop
+            return x[i] * 2
+        i += 1
+    return x[0] * 0
+
+
+def test_a_return_inside_a_loop_breaks_saying_so():
+    x = np.array([0.1, 0.5, 0.9])
+    with pytest.raises(strider.TraceError, match="an `if` around a `return` inside a loop on a traced condition"):
+        strider.compile(first_big, strict=True)(x, 0.4)
+    with pytest.warns(strider.GraphBreakWarning, match=line_of(first_big, "# <- a return")):
+        np.testing.assert_array_equal(strider.compile(first_big, strict=False)(x, 0.4), first_big(x, 0.4), strict=True)
 
 
 def test_an_unsupported_op_runs_in_numpy_with_the_callers_arrays_written():

@@ -305,15 +305,22 @@ void compress(const Graph& g, const Op& op, char* const* base) {
       char* to = reinterpret_cast<char*>(at<T>(base, out, oo));
       const char* from = reinterpret_cast<const char*>(at<T>(base, src, so));
       const int64_t ob = os * static_cast<int64_t>(sizeof(T)), sb = ss * static_cast<int64_t>(sizeof(T));
+      constexpr int64_t row = decltype(size)::value;
+      const bool runs = ob == row && sb == row;  // eight kept rows are one block
       int64_t i = 0;
       if (ms == 1)
         for (; i + 8 <= n && k + 8 <= room; i += 8) {
           uint64_t w;
           std::memcpy(&w, m + i, 8);
           if (!w) continue;
-          for (int b = 0; b < 8; ++b) {
-            std::memcpy(to + k * ob, from + (i + b) * sb, decltype(size)::value);
-            k += m[i + b];
+          if (runs && w == 0x0101010101010101ull) {  // all kept (most of an NMS trip's survivors)
+            std::memcpy(to + k * ob, from + i * sb, 8 * row);
+            k += 8;
+            continue;
+          }
+          for (int b = 0; b < 8; ++b, w >>= 8) {
+            std::memcpy(to + k * ob, from + (i + b) * sb, row);
+            k += (w & 0xFF) != 0;
           }
         }
       for_each_set(m + i * ms, n - i, ms, [&, to, from, ob, sb](int64_t j) {

@@ -501,6 +501,8 @@ def getitem_plain(t, key):
         return emit("compress", [m, src], (count(m),) + src.shape[1:], t.dtype)
     if rows is not None:
         idx = rows[1]
+        if (r := _compressed(t, idx)) is not None:
+            return r
         return emit("take", [t, _checked(idx, t.shape[0], 0)], idx.shape + t.shape[1:], t.dtype)
     if (r := _runtime_slice_view(t, key)) is not None:
         return r
@@ -512,6 +514,35 @@ def getitem_plain(t, key):
     # a copy: NumPy's basic indexing of a run-time dimension would be a view, which this is not
     return Tracer(current_trace(), view, t.dtype, scalar=not off.shape,
                   readonly="copy" if not _has_adv(t, key) else None)
+
+
+def _compressed(t, idx):
+    """t[idx] as compress(m, t[k:]) where idx holds the positions where the 1-d mask m holds,
+    plus k (np.where(m)[0] + k: Trace.selects) and t has rows for all of m from its row k on (by
+    static lengths, or Trace.bounded for run-time ones): one pass over the mask and the rows,
+    not the positions and then a gather (py_cpu_nms's order[np.where(ovr <= t)[0] + 1]). None
+    where that is not known."""
+    trace = current_trace()
+    found = trace.selected(idx)
+    if found is None:
+        return None
+    m, k = found
+    n, rows = m.shape[0], t.shape[0]
+    if k < 0:
+        return None
+    if isinstance(n, Extent) and isinstance(rows, Extent):
+        b = trace.bounded.get(n.storage)
+        if not (b is not None and b[0] == rows.storage and b[2] == trace.versions.get(rows.storage, 0)
+                and b[3] == trace.versions.get(n.storage, 0) and b[1] + k <= 0):
+            return None
+    elif isinstance(rows, Extent) or bound(n) + k > rows:
+        return None
+    v = t._view
+    extents = []
+    if isinstance(n, Extent) or v.extents:
+        extents = [n.storage if isinstance(n, Extent) else -1] + (list(v.extents[1:]) if v.extents else [-1] * (t.ndim - 1))
+    src = t.view_of(_C.View(v.storage, [bound(n)] + list(v.shape[1:]), list(v.strides), v.offset + k * v.strides[0], extents))
+    return emit("compress", [m, src], (count(m),) + src.shape[1:], t.dtype)
 
 
 def _has_adv(t, key):

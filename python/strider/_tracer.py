@@ -176,6 +176,10 @@ class Trace:
         # version of E): a length E above 0 is at most L's plus d (a slice x[v:] of length L)
         self.relative = {}
         self.bounded = {}
+        # storage -> (mask, versions of its storage and length, k, the extents it was written with):
+        # the storage holds the positions where the 1-d mask holds, plus k (nonzero's indices,
+        # shifts of them), while none has been written since: x[those] is a compress (_advanced)
+        self.selects = {}
         # _control.py's state: storages made inside a loop or branch that has been closed, as
         # (first, end) ranges (their values do not outlive it); the loops being traced; how many
         # regions were opened; the room lists get for a loop's trips (grown by _outgrown)
@@ -222,13 +226,17 @@ class Trace:
                 self.check_unsealed(t._view, file, line)
         span = self._span(name, inputs, output)
         relative = self._relative(name, inputs) if span is not None else None
+        select = self._select(name, inputs) if span is not None else None
         self.graph.add_op(name, [t._view for t in inputs], output, list(axes), file, line)
         self.ranges.pop(output.storage, None)
         self.relative.pop(output.storage, None)
+        self.selects.pop(output.storage, None)
         if span is not None:
             self.ranges[output.storage] = span
         if relative is not None:
             self.relative[output.storage] = relative
+        if select is not None:
+            self.selects[output.storage] = select + (list(output.extents),)
         self.known.pop(output.storage, None)  # written: what tracing knew of it no longer holds
         self.derived.pop(output.storage, None)
         self.numbers.pop(output.storage, None)
@@ -278,6 +286,45 @@ class Trace:
         r, k = self._shifted(name, inputs, self.relative)
         return (r[0], r[1], r[2] + k) if r is not None else None
 
+    def _select(self, name, inputs):
+        """Trace.selects of what an op writes whose range _span knows (without its extents):
+        nonzero of a 1-d mask, whole copies and shifts of it."""
+        if name == "nonzero":
+            m = inputs[0]
+            if m.ndim != 1 or m.dtype != np.bool_:
+                return None
+            length = m._view.extents[0] if m._view.extents else -1
+            return m, self.versions.get(m._view.storage, 0), self.versions.get(length, 0), 0
+        if name == "copy":
+            r = self._selects_whole(inputs[0])
+            return r[:4] if r is not None else None
+        if name in ("add", "subtract") and len(inputs) == 2 and any(self._selects_whole(t) for t in inputs):
+            r, k = self._shifted(name, inputs, self.selects)
+            return r[:3] + (r[3] + k,) if r is not None else None
+        return None
+
+    def _selects_whole(self, t):
+        """t's Trace.selects entry where t is all of the positions it holds (not a slice of them)."""
+        r = self.selects.get(t._view.storage)
+        if r is None:
+            return None
+        v = t._view
+        whole = (v.offset == 0 and list(v.strides) == [1] and list(v.shape) == [self.graph.storage_size(v.storage)]
+                 and list(v.extents) == r[4])
+        return r if whole else None
+
+    def selected(self, t):
+        """(mask, k) where t holds every position where the 1-d mask holds, plus k, in order
+        (Trace.selects, the mask and its length unwritten since); else None."""
+        r = self._selects_whole(t)
+        if r is None:
+            return None
+        m = r[0]
+        length = m._view.extents[0] if m._view.extents else -1
+        if r[1] != self.versions.get(m._view.storage, 0) or r[2] != self.versions.get(length, 0):
+            return None
+        return m, r[3]
+
     def below_length(self, t, length):
         """Whether every element of t is below the run-time length `length` (a storage), by
         Trace.relative and Trace.bounded while neither has been written since."""
@@ -313,14 +360,14 @@ class Trace:
         return (self.graph.num_ops, self.graph.num_storages, dict(self.known), dict(self.derived), dict(self.counts),
                 dict(self.checked), dict(self.sliced), dict(self.sorted), dict(self.numbers), dict(self.versions),
                 dict(self.ranges), list(self.sealed), self.regions, self.growable, dict(self.may_be_argument),
-                dict(self.relative), dict(self.bounded))
+                dict(self.relative), dict(self.bounded), dict(self.selects))
 
     def restore(self, snap, graph=True):
         """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
         (ops, storages, self.known, self.derived, self.counts, self.checked, self.sliced, self.sorted, self.numbers,
          self.versions, self.ranges, self.sealed, regions) = (snap[0], snap[1]) + tuple(
             type(x)(x) for x in snap[2:12]) + (snap[12],)
-        self.relative, self.bounded = dict(snap[15]), dict(snap[16])
+        self.relative, self.bounded, self.selects = dict(snap[15]), dict(snap[16]), dict(snap[17])
         if graph:
             self.graph.truncate(ops, storages)
             self.regions, self.growable, self.may_be_argument = regions, snap[13], dict(snap[14])
@@ -331,6 +378,7 @@ class Trace:
             self.known.pop(sid, None)
             self.ranges.pop(sid, None)
             self.relative.pop(sid, None)
+            self.selects.pop(sid, None)
             self.derived.pop(sid, None)
             self.numbers.pop(sid, None)
             self.versions[sid] = self.versions.get(sid, 0) + 1

@@ -126,6 +126,50 @@ def test_nonzero_forms(fn):
     check(fn, rnd((3, 4), seed=7) > 0.5)
 
 
+def rows_at_positions(x, t, k):
+    # the positions where a mask holds, plus k, index rows: a compress of x[k:] where x has the
+    # rows (Trace.selects); NumPy's IndexError where it does not
+    inds = np.where(x[:-1, 0] > t)[0]
+    return x[inds + k], x[inds + k, :], x[:, 0][inds]
+
+
+def past_the_rows(x, t):
+    return x[np.where(x[:, 0] > t)[0] + 1]
+
+
+def rows_after_the_mask_changed(x, t):
+    m = x[:, 0] > t
+    inds = np.nonzero(m)[0]
+    m[0] = True  # the positions are the old mask's: a gather of them, not a compress of the new one
+    return x[inds], x[inds[1:]], x[m]
+
+
+def tail_positions(x, t):
+    # py_cpu_nms's order[np.where(ovr <= t)[0] + 1] on a run-time length
+    order = x[:, 0][x[:, 1] > 0.1]
+    ovr = order[1:] * 2
+    return order[np.where(ovr <= t)[0] + 1], order[np.where(ovr <= t)[0]]
+
+
+@pytest.mark.parametrize("t", [-1.0, 0.3, 0.7, 2.0])  # every row, some, few, none
+def test_positions_of_a_mask_index_rows_as_a_compress(t):
+    x = rnd((12, 3), seed=11)
+    for k in (0, 1):
+        check(rows_at_positions, x, t, k)
+    check(rows_after_the_mask_changed, x, t)
+    check(tail_positions, x, t)
+    text = str(strider.compile(tail_positions, strict=True).explain(x, t))
+    if TARGET == "cpu":
+        ir = text[:text.find("== storages")]
+        assert ir.count("= compress(") >= 2 and "= nonzero(" not in ir and "= take(" not in ir, ir
+
+
+def test_positions_past_the_rows_raise_as_numpy():
+    x = rnd((12, 3), seed=11)
+    x[-1, 0] = 0.9  # the last row is kept: + 1 passes the end
+    check_raises(past_the_rows, x, 0.5, exc=IndexError)
+
+
 @pytest.mark.parametrize("a", [
     pytest.param(np.zeros((3, 4), BOOL), id="all_false"),
     pytest.param(np.ones(5, BOOL), id="all_true"),

@@ -389,8 +389,7 @@ class _Rewrite(ast.NodeTransformer):
             if _exit(node) or _exit(node, ast.Continue):  # the loop's break_if, or body() turns it around
                 node.test = self.test(node.test)
             else:
-                self.changed = True
-                node.test = _left_to_python(self.test(node.test), "an `if`", jumps, self.loops)
+                node.test = self._left_to_python(node.test, "an `if`", jumps)
             node.body = self.body(node.body, False)
             node.orelse = self.body(node.orelse, False)
             return node
@@ -414,6 +413,16 @@ class _Rewrite(ast.NodeTransformer):
             out.append(ast.Expr(call))
         return [_at(s, node) for s in out]
 
+    def _left_to_python(self, test, what, jumps):
+        """The test of an `if` or `while` that stays Python's (around `jumps` that leave it, or a
+        loop's `else` where there are none), asked through python_test: a traced value there is
+        refused saying why, not with bool()'s generic message."""
+        self.changed = True
+        kinds = sorted({"a `return`" if isinstance(j, ast.Return) else "a `yield`" if isinstance(j, (ast.Yield, ast.YieldFrom))
+                        else "an `await`" if isinstance(j, ast.Await) else f"a `{type(j).__name__.lower()}`" for j in jumps})
+        why = (f"around {' and '.join(kinds)}" if kinds else "with an `else` clause") + (" inside a loop" if self.loops else "")
+        return ast.copy_location(_call("python_test", self.test(test), ast.Constant(f"{what} {why}")), test)
+
     def visit_While(self, node):
         return self._loop(node, self._while)
 
@@ -422,8 +431,7 @@ class _Rewrite(ast.NodeTransformer):
         # `if t: break` at the top level of the body leaves the loop; other jumps stay Python's
         exits = [s for s in body if _exit(s)]
         if node.orelse or (jumps := [j for j in _jumps(body) if not any(j is e.body[0] for e in exits)]):
-            self.changed = True
-            node.test = _left_to_python(self.test(node.test), "a `while` loop", [] if node.orelse else jumps, self.loops)
+            node.test = self._left_to_python(node.test, "a `while` loop", [] if node.orelse else jumps)
             node.body = body
             return node
         self.changed = True
@@ -443,16 +451,6 @@ class _Rewrite(ast.NodeTransformer):
                      _strs(names), _strs(live))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call) if names else ast.Expr(call))
         return [_at(s, node) for s in out]
-
-
-def _left_to_python(test, what, jumps, in_loop):
-    """The test of an `if` or `while` that stays Python's (around `jumps` that leave it, or a
-    loop's `else` where there are none), asked through python_test: a traced value there is refused
-    saying why, not with bool()'s generic message."""
-    kinds = sorted({"a `return`" if isinstance(j, ast.Return) else "a `yield`" if isinstance(j, (ast.Yield, ast.YieldFrom))
-                    else "an `await`" if isinstance(j, ast.Await) else f"a `{type(j).__name__.lower()}`" for j in jumps})
-    why = (f"around {' and '.join(kinds)}" if kinds else "with an `else` clause") + (" inside a loop" if in_loop else "")
-    return ast.copy_location(_call("python_test", test, ast.Constant(f"{what} {why}")), test)
 
 
 def _with_exits(body, exits, state):

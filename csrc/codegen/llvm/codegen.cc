@@ -167,10 +167,18 @@ CompiledGroup compile(detail::Jit& jit, const Graph& g, const std::vector<const 
       }
     }
   }
-  // a stage's entry is named by its own key: the same stage is the same symbol in every process
-  // (each object is linked in a JITDylib of its own, so one process may hold it twice)
+  // a stage's entry is named by its own key (the group's common parts and its stage part): the
+  // same stage is the same symbol in every process (each object is linked in a JITDylib of its
+  // own, so one process may hold it twice)
+  const auto& parts = key.parts();
+  const size_t common = parts.size() - stages.size();
   std::vector<std::string> symbols;
-  for (const Stage* s : stages) symbols.push_back("strider_" + stage_cache_key(g, *s).digest().substr(0, 16));
+  for (size_t i = 0; i < stages.size(); ++i) {
+    CacheKey own;
+    for (size_t k = 0; k < common; ++k) own.add(parts[k].first, parts[k].second);
+    own.add(parts[common + i].first, parts[common + i].second);
+    symbols.push_back("strider_" + own.digest().substr(0, 16));
+  }
   const KernelBlob blob = build(jit, g, stages, symbols);
   CompiledGroup out = load(jit, blob, false);
   if (cache) cache->store(key, blob);  // once it links

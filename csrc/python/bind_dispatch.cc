@@ -24,6 +24,7 @@ int64_t& counter(Dispatcher& d, const std::string& name) {
   if (name == "disk_hits") return c.disk_hits;
   if (name == "graph_breaks") return c.graph_breaks;
   if (name == "regrown") return c.regrown;
+  if (name == "runtime_breaks") return c.runtime_breaks;
   throw py::key_error(name);
 }
 
@@ -149,13 +150,15 @@ void bind_dispatch(py::module_& m) {
              out["specialized"] = c.specialized;
              out["graph_breaks"] = c.graph_breaks;
              out["regrown"] = c.regrown;
+             out["runtime_breaks"] = c.runtime_breaks;
              return out;
            },
            "Counters: traces (signatures traced), cache_hits (calls served from the memory cache), lowered (programs "
            "built), compiles (stages LLVM, or NVRTC for target=\"cuda\", compiled), disk_hits (stages loaded from the "
            "disk cache instead of compiled), specialized (numbers the caller passes made static because tracing "
            "needed their values), graph_breaks (signatures whose calls run in NumPy: their trace met what it cannot "
-           "capture), regrown (calls whose loop outgrew the room traced for a list: traced again with more).")
+           "capture), regrown (calls whose loop outgrew the room traced for a list: traced again with more), "
+           "runtime_breaks (calls run in NumPy because a length of 1 known only at run time is broadcast there).")
       .def("_specialize", &Dispatcher::specialize, py::arg("ordinals"),
            "makes the numbers at these leaf ordinals static; drops the entries kept");
   m.def(

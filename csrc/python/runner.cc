@@ -14,6 +14,7 @@
 #include "device_array.h"
 #include "numpy_dtype.h"
 #include "ops/scalar_ops.h"
+#include "runtime/data_dependent.h"
 
 namespace py = pybind11;
 
@@ -98,6 +99,11 @@ Runner::Runner(py::object program, std::vector<std::pair<int, int>> groups, std:
       dynamic = dynamic || (o.kind == ResultKind::View && g.outputs[o.index].storage == s && g.outputs[o.index].is_dynamic());
     trimmed_at_.push_back(dynamic && temps_[k].form == TempForm::Viewed ? reserve(s) : -1);
   }
+  if (std::any_of(g.ops.begin(), g.ops.end(), [](const Op& op) { return op.code == OpCode::check_equal; }))
+    for (const Op& op : g.ops)
+      if (g.storages[op.output.storage].kind == StorageKind::Arg &&
+          std::find(put_back_.begin(), put_back_.end(), op.output.storage) == put_back_.end())
+        put_back_.push_back(op.output.storage);
   if (kept_bytes_ > kMaxKeptBytes) {  // too much to hold between calls: every call allocates
     kept_offsets_.clear();
     std::fill(trimmed_at_.begin(), trimmed_at_.end(), -1);
@@ -182,11 +188,28 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
     if (cuda_) cuda_->run(buffers, device, stream);
     else execute(*program_, buffers, latest_first);
   };
-  if (release_gil_) {
-    py::gil_scoped_release release;
-    go();
-  } else {
-    go();
+  // the bytes of the arguments it writes, where it may stop for NumPy to run the call
+  std::vector<std::string> kept_args;
+  bool all_kept = true;
+  for (int s : put_back_) {
+    const char* at = static_cast<const char*>(buffers[s]);
+    all_kept = all_kept && at;
+    kept_args.emplace_back(at ? at : "", at ? g.storages[s].size * itemsize(g.storages[s].dtype) : 0);
+  }
+  try {
+    if (release_gil_) {
+      py::gil_scoped_release release;
+      go();
+    } else {
+      go();
+    }
+  } catch (const RunTimeBroadcast& e) {
+    if (!all_kept)
+      throw std::invalid_argument(std::string(e.what()) + ": NumPy broadcasts it; strider.compile cannot run the call in "
+                                  "NumPy instead, since it wrote arrays in GPU memory");
+    for (size_t k = put_back_.size(); k-- > 0;)  // in reverse: aliasing arguments end as they began
+      std::memcpy(buffers[put_back_[k]], kept_args[k].data(), kept_args[k].size());
+    throw;
   }
   for (size_t k = 0; k < temps_.size(); ++k)
     if (trimmed(k)) temps[k] = trimmed_copy(static_cast<int>(k), buffers[temps_[k].storage], temps);

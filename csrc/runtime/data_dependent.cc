@@ -73,8 +73,9 @@ void throw_check_failure(const Op& op, int64_t a, int64_t b, char* const* base) 
       std::string text;
       for (char c : assert_message(op.inputs[2], base))
         text += c == '\x01' ? std::to_string(a) : c == '\x02' ? std::to_string(b) : std::string(1, c);
-      if (a == 1 || b == 1)  // NumPy would broadcast it: say why this does not
-        text += "(a length of 1 known only when the function runs is not broadcast by strider.compile)";
+      if (a == 1 || b == 1)  // NumPy broadcasts it
+        throw RunTimeBroadcast(text + "(a length of 1 known only when the function runs, at " + op.file + ":" +
+                               std::to_string(op.line) + ")");
       throw std::invalid_argument(text);
     }
     default: out_of_bounds(a, 0, b);  // take, put, add_at: the rows' axis

@@ -166,6 +166,18 @@ class CompiledFunction(_C.Dispatcher):
         self._set_sources(self._sources)  # forgets the traced signatures
         return self(*args, **kwargs)
 
+    def _broadcast_in_numpy(self, reason, args, kwargs):
+        """A call whose run met a run-time length of 1 that NumPy broadcasts and the program read
+        as equal to another (the dispatcher caught RunTimeBroadcast; the run put back what it
+        wrote): this call runs in NumPy, which broadcasts it, and says so once per reason, as a
+        graph break does. strict=True raises NumPy's ValueError instead."""
+        if self._strict:
+            raise ValueError(reason)
+        self._count("runtime_breaks", 1)
+        self._say_once(reason, f"{reason}: NumPy broadcasts it, so this call ran in NumPy (the compiled program reads "
+                               "those lengths as one)", stacklevel=3)
+        return self._run_in_numpy(args, kwargs)
+
     def _bind_error(self, args, kwargs):
         """Raises inspect's TypeError for arguments that do not bind to the function's parameters."""
         self._signature.bind(*args, **kwargs)
@@ -197,13 +209,19 @@ class CompiledFunction(_C.Dispatcher):
         once per reason, in a GraphBreakWarning (and at INFO in the log)."""
         reason = str(error)
         self._count("graph_breaks", 1)
-        if reason not in self._said:
-            self._said.add(reason)
-            message = (f"strider.compile: {self.__name__}: {reason}: the call runs in NumPy (a graph break), as does "
-                       "every call with these argument types; strict=True raises instead")
-            _LOG.info("%s", message)
-            warnings.warn(message, GraphBreakWarning, stacklevel=3)
+        self._say_once(reason, f"{reason}: the call runs in NumPy (a graph break), as does every call with these "
+                               "argument types", stacklevel=4)
         return GraphBreak(reason)
+
+    def _say_once(self, reason, what, stacklevel):
+        """A GraphBreakWarning (and an INFO line) the first time `reason` sends calls to NumPy;
+        stacklevel: the user's frame, counted from here."""
+        if reason in self._said:
+            return
+        self._said.add(reason)
+        message = f"strider.compile: {self.__name__}: {what}; strict=True raises instead"
+        _LOG.info("%s", message)
+        warnings.warn(message, GraphBreakWarning, stacklevel=stacklevel)
 
     def _run_in_numpy(self, args, kwargs):
         """A call of a signature that breaks (_graph_break): the function itself."""

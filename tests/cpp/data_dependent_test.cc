@@ -150,10 +150,12 @@ TEST(DataDependent, CheckEqualPassesALengthThroughOrRaisesNumPysBroadcastError) 
       execute(p, {&a, &b, nullptr, &out});
       FAIL() << "no error";
     } catch (const std::invalid_argument& e) {
-      // "(\x01,) \x02 " with the lengths in place; a length of 1 says why it is not broadcast
+      // "(\x01,) \x02 " with the lengths in place; a length of 1, which NumPy broadcasts, is
+      // RunTimeBroadcast (the dispatcher runs the call in NumPy) and says where
       const std::string want = "(4,) " + std::to_string(other) + " ";
       EXPECT_EQ(std::string(e.what()).substr(0, want.size()), want);
       EXPECT_EQ(std::string(e.what()).size() > want.size(), other == 1) << e.what();
+      EXPECT_EQ(dynamic_cast<const RunTimeBroadcast*>(&e) != nullptr, other == 1);
     }
   }
 }

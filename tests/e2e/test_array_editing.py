@@ -1,11 +1,13 @@
 """Differential tests of the ops that edit arrays by position: np.delete, np.insert, np.append,
 np.put, np.put_along_axis, partition/argpartition, np.ix_, and np.concatenate along an axis whose
 length is known only at run time (the pieces NMS code joins)."""
+import warnings
+
 import numpy as np
 import pytest
 
 import strider
-from differential import TARGET, check, check_raises
+from differential import TARGET, assert_same, check, check_raises
 
 F32, F64, I64 = np.float32, np.float64, np.int64
 
@@ -152,9 +154,37 @@ def test_two_runtime_lengths_in_one_elementwise_op():
         check(_runs, np.random.default_rng(seed).random((6, 7)) > 0.5)
     check(lambda a, c: a[a > 0.5] * c, S, np.arange(5.0))  # against a fixed length: S has 5 over 0.5
     check_raises(lambda a, b: a[a > 0.5] + b[b > 0.5], S, S[::-1] * 0.5 + 0.3, exc=ValueError)
-    # a run-time length of 1 NumPy broadcasts; strider says it does not
-    with pytest.raises(ValueError, match="not broadcast by strider.compile"):
-        strider.compile(lambda a, b: a[a > 0.5] + b[b > 0.5], target=TARGET)(S, np.array([0.9, 0.1]))
+
+
+def test_a_runtime_length_of_one_broadcasts_as_numpy():
+    def f(x, y, t):
+        x *= 2  # written before the lengths meet, and after
+        a = x[x > t]
+        b = y[y > t]
+        x[:1] = -1.0
+        return a + b
+
+    one = np.array([0.1, 0.9, 0.2])
+    g = strider.compile(f, target=TARGET, strict=False)
+    # a length of 1 (the call runs in NumPy, the compiled run's writes put back), then lengths
+    # that agree (compiled)
+    for y, breaks in ((one, 1), (np.linspace(0.55, 0.95, 8), 1)):
+        x, x_np = S.copy(), S.copy()
+        expected = f(x_np, y, 0.5)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            got = g(x, y, 0.5)
+        assert_same(expected, got)
+        assert_same(x_np, x, what="argument x")
+        assert g.stats()["runtime_breaks"] == breaks
+        assert all(w.filename == __file__ for w in said)  # the warning points at the call
+        assert [str(w.message) for w in said if "NumPy broadcasts it" in str(w.message)] == (
+            ["strider.compile: f: operands could not be broadcast together with shapes (8,) (1,) (a length of 1 known "
+             f"only when the function runs, at {__file__}:{f.__code__.co_firstlineno + 5}): NumPy broadcasts it, so this "
+             "call ran in NumPy (the compiled program reads those lengths as one); strict=True raises instead"]
+            if y is one else [])
+    with pytest.raises(ValueError, match="known only when the function runs"):
+        strider.compile(f, target=TARGET, strict=True)(S.copy(), one, 0.5)
 
 
 def test_ix_and_runtime_lengths_in_ufuncs():

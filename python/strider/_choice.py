@@ -5,14 +5,18 @@ branch and an array on the other (_convert.py moves every return to the function
 value the variable holds is known only when the function runs. The branch (_control.py) keeps
 each side's arrays in storages of its own and gives the variable a Choice of the two. A call
 returns the one its condition picks (pytree.cc's Choice node); `x is None` and `x is not None`
-become traced conditions; any other use, `isinstance` among them, is refused with a TraceError
-(a graph break)."""
+become traced conditions. Arithmetic, comparisons and NumPy's elementwise functions that cannot
+fail run on every side (`r = 0.0` on one path and a float32 scalar on the other, as builtin
+max(0.0, w) leaves it): the results of one kind merge into one value, selected by the conditions,
+and two kinds stay a Choice (merge). Any other use, `isinstance` among them, is refused with a
+TraceError (a graph break)."""
+import operator
 import sys
 
 import numpy as np
 
 from ._errors import _internal, trace_error
-from ._tracer import Extent, TracedList, Tracer, as_tracer
+from ._tracer import Extent, TracedList, Tracer, as_tracer, python_operator_call
 
 
 _USES = ("bool", "len", "iter", "getitem", "setitem", "call", "index", "int", "float", "add", "radd", "sub", "rsub",
@@ -40,8 +44,9 @@ class Choice:
 
     def _fail(self, *args, **kwargs):
         raise trace_error(f"{self.name!r} holds {_kind(self.then)} or {_kind(self.other)}, as a condition known only "
-                          "when the function runs says: strider can return it or test it with `is None`, not use it "
-                          "otherwise", "give it the same kind of value on both paths (an empty array for None)")
+                          "when the function runs says: strider can return it, test it with `is None` or compute with "
+                          "it (arithmetic, comparisons, NumPy's elementwise functions), not use it otherwise",
+                          "give it the same kind of value on both paths (an empty array for None)")
 
     def __repr__(self):
         return f"<{self.name}: {_kind(self.then)} or {_kind(self.other)}>"
@@ -53,6 +58,129 @@ class Choice:
         if not _internal(sys._getframe(1).f_code.co_filename):
             self._fail()
         return Choice
+
+
+# What a Choice computes on each side: operators and ufuncs that cannot fail when they run, so
+# that computing the side the condition does not pick is harmless (Python's own errors on the
+# numbers of a side are refused while tracing).
+_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv}
+_COMPARE = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
+_UNARY = {"neg": operator.neg, "pos": operator.pos, "abs": operator.abs}
+_UFUNC_OPERATORS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+                    np.true_divide: operator.truediv, np.less: operator.lt, np.less_equal: operator.le,
+                    np.greater: operator.gt, np.greater_equal: operator.ge, np.negative: operator.neg,
+                    np.positive: operator.pos, np.absolute: operator.abs}
+_UFUNCS = set(_UFUNC_OPERATORS) | {np.maximum, np.minimum, np.fmax, np.fmin, np.sqrt, np.exp, np.log, np.square,
+                                   np.floor, np.ceil, np.rint, np.isnan, np.isfinite, np.logical_and, np.logical_or,
+                                   np.logical_not}
+
+
+def _operator(fn, reflected):
+    return lambda self, other: apply(fn, (other, self) if reflected else (self, other), self.name)
+
+
+for _name, _fn in _BINARY.items():
+    setattr(Choice, f"__{_name}__", _operator(_fn, False))
+    setattr(Choice, f"__r{_name}__", _operator(_fn, True))
+for _name, _fn in _COMPARE.items():
+    setattr(Choice, f"__{_name}__", _operator(_fn, False))
+for _name, _fn in _UNARY.items():
+    setattr(Choice, f"__{_name}__", lambda self, fn=_fn: apply(fn, (self,), self.name))
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    # a Python operator that a Tracer's side passed on (Tracer.__array_ufunc__ defers to a
+    # Choice) keeps Python's rules on the sides that are Python numbers
+    by_operator = python_operator_call()
+    if method != "__call__" or kwargs or ufunc not in _UFUNCS:
+        self._fail()
+    return apply(_UFUNC_OPERATORS[ufunc] if by_operator and ufunc in _UFUNC_OPERATORS else ufunc, inputs, self.name)
+
+
+Choice.__array_ufunc__ = _array_ufunc
+Choice.takes_ufuncs = True  # what Tracer.__array_ufunc__ defers to
+
+
+def sides(value):
+    """(condition, value) for each side a value may be when the function runs: a Choice's, its
+    own Choices' in turn; None: always."""
+    if type(value) is not Choice:
+        return [(None, value)]
+    return ([(_both(value.cond, c), v) for c, v in sides(value.then)] +
+            [(_both(np.logical_not(value.cond), c), v) for c, v in sides(value.other)])
+
+
+def _both(a, b):
+    return b if a is None else a if b is None else np.logical_and(a, b)
+
+
+def apply(fn, args, name):
+    """fn(*args) where args hold Choices: fn on each combination of their sides, merged."""
+    combos = [(None, ())]
+    for a in args:
+        combos = [(_both(c, sc), vals + (v,)) for c, vals in combos for sc, v in sides(a)]
+    results = []
+    for cond, vals in combos:
+        try:
+            results.append((cond, fn(*vals)))
+        except ArithmeticError as e:
+            raise trace_error(f"{name!r} holds values of more than one kind, and {fn.__name__} fails on one of them "
+                              f"({e}): strider computes every side before the condition picks one",
+                              "give it the same kind of value on both paths") from None
+    return merge(results, name)
+
+
+def merge(alternatives, name):
+    """The value that is each (condition, value) of `alternatives` where its condition holds
+    (the conditions are exclusive and cover every run): the values of one kind (an array's dtype,
+    shape and scalar or weak kind, a Python number's type, one object) selected into one by the
+    conditions; two kinds, a Choice of the two; more, a TraceError."""
+    groups = {}
+    for cond, value in alternatives:
+        for c, v in sides(value):
+            groups.setdefault(_kind_key(v), []).append((_both(cond, c), v))
+    if len(groups) > 2:
+        raise trace_error(f"{name!r} would hold {len(groups)} kinds of value ("
+                          + ", ".join(_kind(g[0][1]) for g in groups.values()) + "), as conditions known only when "
+                          "the function runs say; strider keeps two", "give it one kind of value on every path")
+    merged = [(_either([c for c, _ in g]), _select(key, g)) for key, g in groups.items()]
+    if len(merged) == 1:
+        return merged[0][1]
+    (cond, then), (_, other) = merged
+    return Choice(cond, then, other, name)
+
+
+def _either(conds):
+    out = conds[0]
+    for c in conds[1:]:
+        out = np.logical_or(out, c)
+    return out
+
+
+def _kind_key(v):
+    if isinstance(v, Tracer) and v._weak is not None and not v.ndim:
+        return ("number", v._weak)  # a traced Python number
+    if isinstance(v, Tracer):
+        return ("array", v.dtype, v._weak, v._scalar, tuple(v._view.shape), tuple(v._view.extents))
+    if isinstance(v, np.generic):
+        return ("array", v.dtype, None, True, (), ())
+    if type(v) in (bool, int, float):
+        return ("number", type(v))
+    return ("object", id(v))
+
+
+def _select(key, group):
+    """The values of one kind as one: the first whose condition holds."""
+    if len(group) == 1 or key[0] == "object":
+        return group[0][1]
+    out = as_tracer(group[-1][1])
+    for cond, v in reversed(group[:-1]):
+        out = np.where(cond, as_tracer(v), out)
+    if key[0] == "array":
+        out._weak, out._scalar = key[2], key[3]
+    else:  # a traced Python number, as x.item() gives
+        out._weak, out._scalar = key[1], False
+    return out
 
 
 def _kind(value):

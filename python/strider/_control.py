@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 from . import _C
-from ._choice import Choice, is_, rebuild, refusing, structure  # noqa: F401 (is_: the rewritten code's)
+from ._choice import Choice, is_, merge, rebuild, refusing, sides, structure  # noqa: F401 (is_: the rewritten code's)
 from ._convert import converted, user_function
 from ._errors import StriderError, _internal, trace_error, user_location
 from ._tracer import Extent, TracedList, TracedRows, Tracer, as_tracer, bound, concrete, current_trace
@@ -82,7 +82,7 @@ def maybe(thunk, name):
 def _is_traced(c):
     """Whether a condition's truth is known only when the function runs. Values computed from
     the numbers the caller passes are not: bool() makes those static (Tracer.__bool__)."""
-    if isinstance(c, (Extent, TracedList)):
+    if type(c) is Choice or isinstance(c, (Extent, TracedList)):
         return True
     if isinstance(c, Tracer):
         return concrete(c) is None and not c._trace.from_arguments(c)
@@ -90,7 +90,11 @@ def _is_traced(c):
 
 
 def _condition(c):
-    """A traced condition as a 0-d bool, with NumPy's truth rules."""
+    """A traced condition as a 0-d bool, with NumPy's truth rules (Python's on a Choice's sides
+    that are Python values)."""
+    if type(c) is Choice:
+        return merge([(cond, _condition(v) if _is_traced(v) else _const_bool(bool(v))) for cond, v in sides(c)],
+                     c.name)
     if isinstance(c, TracedList):
         c = c.size()
     if isinstance(c, Extent):
@@ -234,8 +238,44 @@ def _detach(trace, t):
 # -- the calls the rewritten code makes --
 
 def callee(fn):
-    """What a call in rewritten code calls: the user's functions rewritten in turn."""
+    """What a call in rewritten code calls: the user's functions rewritten in turn, builtin max
+    and min as max_ and min_."""
+    if fn is max or fn is min:
+        return max_ if fn is max else min_
     return converted(fn, _MODULE) if user_function(fn) else fn
+
+
+def max_(*args, **kwargs):
+    """Builtin max, on traced values too."""
+    return _extreme(max, operator.gt, args, kwargs)
+
+
+def min_(*args, **kwargs):
+    """Builtin min, on traced values too."""
+    return _extreme(min, operator.lt, args, kwargs)
+
+
+def _extreme(builtin, better, args, kwargs):
+    """Python's max(a, b, ...) (min): the first argument, replaced by each later one that is
+    better, where `better` may be known only when the function runs: the winner is then the
+    value the comparisons select, a Choice where the candidates are of different kinds
+    (max(0.0, w) is the Python float or w's NumPy scalar)."""
+    if kwargs or len(args) < 2 or not any(type(a) is Choice or _is_traced(a) for a in args):
+        return builtin(*args, **kwargs)
+    if all(isinstance(a, Extent) or type(a) is int for a in args):
+        # lengths: a run-time length again (min(len(keep), k) slices as len(keep) does), bounded
+        # by the bounds' extreme
+        n = _extreme(builtin, better, tuple(a.value() if isinstance(a, Extent) else a for a in args), kwargs)
+        return Extent(builtin(bound(a) if isinstance(a, Extent) else a for a in args), n._view.storage)
+    best = args[0]
+    for x in args[1:]:
+        c = better(x, best)
+        if _is_traced(c):
+            cond = _condition(c)
+            best = merge([(cond, x), (np.logical_not(cond), best)], f"{builtin.__name__}()")
+        elif c:
+            best = x
+    return best
 
 
 def len_(x):

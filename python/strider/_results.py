@@ -7,7 +7,7 @@ import types
 from . import _C
 from ._choice import Choice
 from ._errors import UnsupportedError
-from ._tracer import TracedList, as_tracer, contiguous
+from ._tracer import Extent, TracedList, as_tracer, contiguous
 from ._ufuncs import copy_
 
 
@@ -82,6 +82,9 @@ def flatten_result(value, leaves):
     if isinstance(value, TracedList):  # returned as the list of its items, as Python's list would be
         leaves.append(value.array())
         return ("items",)
+    if isinstance(value, Extent):  # a run-time length (len(y) of a mask's y): the int it holds then
+        leaves.append(value.value())
+        return ("leaf",)
     check_result(value)
     leaves.append(value)
     return ("leaf",)

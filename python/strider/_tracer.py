@@ -981,6 +981,8 @@ class Tracer:
 
     # -- NumPy's dispatch protocols --
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if any(getattr(type(x), "takes_ufuncs", False) for x in inputs):
+            return NotImplemented  # a Choice computes on each of its sides (_choice.py)
         check_live(*inputs, *kwargs.get("out", ()))
         return IMPL["ufunc_method"](ufunc, method, inputs, kwargs)
 

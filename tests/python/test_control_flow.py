@@ -180,15 +180,108 @@ def test_a_branch_that_changes_dtype_returns_the_side_its_condition_picks(x):
 
 def changes_dtype_then_adds(x):
     y = changes_dtype(x)
-    return y + 1
+    return y + 1, y * 0.5 > 0.25, np.maximum(y, 1)  # on each side: the result's dtype is its own
 
 
-def test_a_value_of_two_dtypes_used_after_the_branch_breaks_the_graph():
+def changes_dtype_then_sums(x):
+    y = changes_dtype(x)
+    return y.sum()
+
+
+@pytest.mark.parametrize("x", [np.arange(3.0), -np.arange(3.0)])
+def test_a_value_of_two_dtypes_computes_on_each_side(x):
+    check(changes_dtype_then_adds, x)
+
+
+def test_a_value_of_two_dtypes_used_otherwise_breaks_the_graph():
     with pytest.raises(strider.TraceError, match="'y' holds a 1-d float64 array or a 1-d int32 array"):
-        strider.compile(changes_dtype_then_adds, strict=True)(np.arange(3.0))
-    f = strider.compile(changes_dtype_then_adds, strict=False)
+        strider.compile(changes_dtype_then_sums, strict=True)(np.arange(3.0))
+    f = strider.compile(changes_dtype_then_sums, strict=False)
     with pytest.warns(strider.GraphBreakWarning):
-        np.testing.assert_array_equal(f(np.arange(3.0)), changes_dtype_then_adds(np.arange(3.0)))
+        np.testing.assert_array_equal(f(np.arange(3.0)), changes_dtype_then_sums(np.arange(3.0)))
+
+
+def nms_with_builtins(dets, thresh):
+    # the Cython nms ported to Python (the "nms_cpu" of many repositories): builtin max and min
+    # on NumPy scalars and Python floats, a `continue` on a flag, two nested loops
+    x1, y1, x2, y2, scores = dets[:, 0], dets[:, 1], dets[:, 2], dets[:, 3], dets[:, 4]
+    areas = (x2 - x1 + 1) * (y2 - y1 + 1)
+    order = scores.argsort()[::-1]
+    ndets = dets.shape[0]
+    suppressed = np.zeros((ndets), dtype=np.int64)
+    keep = []
+    for _i in range(ndets):
+        i = order[_i]
+        if suppressed[i] == 1:
+            continue
+        keep.append(i)
+        ix1, iy1, ix2, iy2 = x1[i], y1[i], x2[i], y2[i]
+        iarea = areas[i]
+        for _j in range(_i + 1, ndets):
+            j = order[_j]
+            if suppressed[j] == 1:
+                continue
+            xx1 = max(ix1, x1[j])
+            yy1 = max(iy1, y1[j])
+            xx2 = min(ix2, x2[j])
+            yy2 = min(iy2, y2[j])
+            w = max(0.0, xx2 - xx1 + 1)  # the Python float or the NumPy scalar, as the values say
+            h = max(0.0, yy2 - yy1 + 1)
+            inter = w * h
+            ovr = inter / (iarea + areas[j] - inter)
+            if ovr >= thresh:
+                suppressed[j] = 1
+    return keep
+
+
+@pytest.mark.parametrize("n", [0, 1, 9, 40])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_builtin_max_and_min_on_traced_scalars(n, dtype):
+    d = boxes(n, n).astype(dtype)
+    d[:, 2:4] -= 20  # some boxes empty: max(0.0, ...) picks the Python float
+    f = check(nms_with_builtins, d, 0.3)
+    assert f.stats()["graph_breaks"] == 0
+
+
+def extremes(x):
+    y = x[x > 0.5]
+    w = max(0.0, x[0] - 1)
+    v = x[1]
+    if v > 0.5:
+        r = 2  # an int on one path, NumPy's scalar on the other
+    else:
+        r = v
+    return (max(x[0], x[1], 0.25), min(x[2], 1.0), w, w * max(0.0, x[1] - 1), w + 1 > 1.5, -w, abs(w),
+            np.maximum(w, 0.5), np.sqrt(w), r * 0.5, r + w, len(y), min(len(y), 2), max(1, len(y)), x.shape[0] - 1)
+
+
+@pytest.mark.parametrize("x", [[0.9, 2.0, 0.1], [2.5, 0.3, 0.7], [3.0, 4.0, 2.0], [np.nan, 0.75, np.nan]])
+def test_builtin_extremes_and_values_of_two_kinds(x):
+    check(extremes, np.array(x, np.float32))
+
+
+def three_kinds(x):
+    if x[0] > 0.5:
+        r = 1
+    elif x[0] > 0.2:
+        r = 2.0
+    else:
+        r = x[0]
+    return r * 2
+
+
+def divides_by_a_side(x):
+    return 1 / max(0, x[0])  # Python's 1 / 0 on the side where 0 wins
+
+
+@pytest.mark.parametrize("fn,why", [(three_kinds, "'r' would hold 3 kinds of value"),
+                                    (divides_by_a_side, "truediv fails on one of them")])
+def test_what_values_of_several_kinds_cannot_do_breaks_the_graph(fn, why):
+    x = np.array([0.3, 0.1], np.float32)
+    with pytest.raises(strider.TraceError, match=why):
+        strider.compile(fn, strict=True)(x)
+    with pytest.warns(strider.GraphBreakWarning, match=why):
+        assert strider.compile(fn, strict=False)(x) == fn(x)
 
 
 def escapes(x):

@@ -14,7 +14,7 @@ from ._reductions import (REDUCTIONS, all_, any_, argmax, argmin, count_nonzero,
 from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_to, column_stack,
                       concatenate, copyto, diff, dsplit, dstack, expand_dims, fill, flip, fliplr, flipud, hsplit,
                       hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, result_type, shape, size, split,
-                      squeeze, stack, swapaxes, tile, transpose, vsplit, vstack)
+                      squeeze, stack, swapaxes, tile, transpose, tril, triu, vsplit, vstack)
 from ._tracer import IMPL
 from ._ufuncs import astype, clip, copy_, divmod_, fix, isclose, round_, ufunc_call, where
 
@@ -27,7 +27,7 @@ HANDLED = {
     np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.reshape: reshape,
     np.ravel: ravel, np.squeeze: squeeze, np.expand_dims: expand_dims, np.broadcast_to: broadcast_to,
     np.broadcast_arrays: broadcast_arrays, np.flip: flip, np.fliplr: fliplr, np.flipud: flipud,
-    np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d, np.diff: diff,
+    np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d, np.diff: diff, np.triu: triu, np.tril: tril,
     np.copy: copy_, np.copyto: copyto, np.where: where, np.clip: clip, np.round: round_, np.around: round_,
     np.fix: fix, np.zeros_like: zeros_like, np.ones_like: ones_like, np.empty_like: empty_like,
     np.full_like: full_like, np.array: array, np.asarray: asarray, np.ascontiguousarray: ascontiguousarray,

@@ -217,6 +217,28 @@ def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
     return t
 
 
+def triu(m, k=0):
+    """NumPy's triu: zero below the k-th diagonal of the last two axes (a 1-d m is the row of
+    each of len(m) rows), as np.where with np.tri's mask, in m's dtype."""
+    return _triangle(m, k, upper=True)
+
+
+def tril(m, k=0):
+    return _triangle(m, k, upper=False)
+
+
+def _triangle(m, k, upper):
+    t = as_tracer(m)
+    rows_cols = t.shape[-2:]
+    if builtins.any(isinstance(d, Extent) for d in rows_cols):
+        raise unsupported(f"np.{'triu' if upper else 'tril'} of an array whose length is known only at run time",
+                          "select with np.where and a mask of np.arange's")
+    k = operator.index(k)
+    mask = np.tri(*rows_cols, k=k - 1 if upper else k, dtype=np.bool_)
+    zero = np.zeros(1, t.dtype)
+    return _ufuncs.where(mask, zero, t) if upper else _ufuncs.where(mask, t, zero)
+
+
 def copyto(dst, src, casting="same_kind", where=True):
     if not isinstance(dst, Tracer):
         raise unsupported("np.copyto into an array created outside the compiled function",

@@ -27,6 +27,20 @@ def test_split_returns_views(fn):
     check(fn, ar((4, 4)))
 
 
+@pytest.mark.parametrize("fn", [np.triu, np.tril, lambda m: np.triu(m, k=1), lambda m: np.tril(m, -2),
+                                lambda m: np.triu(m, 5)], ids=["triu", "tril", "triu_k1", "tril_k-2", "triu_past"])
+@pytest.mark.parametrize("m", [ar((3, 4)), ar((2, 3, 4), np.int32)[..., ::-1], ar(3), ar((2, 2)) > 0],
+                         ids=["2d", "3d_reversed_int", "1d_rows", "bool"])
+def test_triangles(fn, m):
+    # YOLACT's fast NMS keeps the upper triangle of the IoU matrix
+    check(fn, m)
+
+
+def test_triangle_of_a_runtime_length_is_refused():
+    with pytest.raises(strider.UnsupportedError, match="np.triu of an array whose length is known only at run time"):
+        strider.compile(lambda x: np.triu(x[x > 0][:, None] * x[None, :2]), strict=True)(ar((5,)))
+
+
 def test_split_writes_reach_the_argument():
     def f(boxes):
         x1, y1, x2, y2 = np.split(boxes, 4, axis=-1)

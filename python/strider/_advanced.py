@@ -459,6 +459,8 @@ def _traced_slices(t, key):
     trace = current_trace()
 
     def key_of(v):
+        if isinstance(v, Extent):
+            v = v.value()
         return None if v is None else trace.value_key(v) if isinstance(v, Tracer) else ("int", int(v))
 
     # one index array per slice (x[i + 1:, 2] - x[i + 1:, 0] has one run-time length)

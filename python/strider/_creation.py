@@ -9,8 +9,8 @@ from . import _C
 from ._errors import unsupported
 from ._indexing import assign
 from ._shapes import _shape_arg, moveaxis, stack
-from ._tracer import (Extent, TracedList, Tracer, as_tracer, cast_unsafe, check_dtype, current_trace, emit, fresh, known_by_static,
-                      known_scalar, like_order, untraced)
+from ._tracer import (Extent, TracedList, Tracer, arange_at, as_tracer, bound, cast_unsafe, check_dtype, current_trace, emit, fresh,
+                      known_by_static, known_scalar, like_order, untraced)
 from ._ufuncs import astype, copy_, promo_arg, where
 
 
@@ -86,6 +86,8 @@ def _known_number(v, what):
 
 
 def arange(start, stop=None, step=None, dtype=None, **kwargs):
+    if isinstance(stop if stop is not None else start, Extent):
+        return _arange_to_length(*((0, start) if stop is None else (start, stop)), 1 if step is None else step, dtype)
     start, stop, step = (_known_number(v, "a bound of np.arange") for v in (start, stop, step))
     args = [v for v in (start, stop, step) if v is not None] if stop is not None or step is not None else [start]
     real = np.arange(*args, dtype=dtype)
@@ -95,6 +97,18 @@ def arange(start, stop=None, step=None, dtype=None, **kwargs):
         return copy_(trace.const(real))
     # NumPy fills first + i * (second - first) from its first two values
     return emit("arange", [trace.const(real[0]), trace.const(real[1])], real.shape, real.dtype)
+
+
+def _arange_to_length(start, stop, step, dtype):
+    """np.arange up to a run-time length (np.arange(len(keep))): a run-time length of its own."""
+    if not all(type(v) is int for v in (start, step)) or step <= 0:
+        raise unsupported("np.arange to a length known only at run time from a start or with a step other than "
+                          "known positive ints", "use np.arange(n) * step + start")
+    dtype = np.arange(start, start + step, step, dtype=dtype).dtype
+    check_dtype(dtype, "np.arange")
+    count = np.maximum(np.floor_divide(np.add(stop.value(), step - 1 - start), step), 0)
+    out = arange_at(start, step, Extent(builtins.max(0, -(-(bound(stop) - start) // step)), count._view.storage))
+    return out if dtype == out.dtype else astype(out, dtype)
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, **kwargs):

@@ -195,6 +195,20 @@ def test_nonzero_used(fn, args):
     check(fn, *args)
 
 
+def runtime_length_uses(x, z):
+    y = x[x > 0.5]
+    k = min(len(y), 2)
+    return (len(y), y.shape, z[:len(y)] + 0, y[:k], k, max(1, len(y)), np.arange(len(y)), np.arange(1, len(y), 2),
+            np.arange(2, len(y), dtype=np.float32), y[np.arange(len(y))[::-1]])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("scale", [1.0, 0.0])  # some over 0.5, or none
+def test_a_runtime_length_as_a_number(seed, scale):
+    # returned (it used to return its bound), a slice's stop, an np.arange's, max and min of it
+    check(runtime_length_uses, rnd(7, F32, seed=seed) * scale, rnd(9, seed=seed))
+
+
 # ---------------------------------------------------------------------------------------------
 # 3. Integer-array and list indexing reads
 # ---------------------------------------------------------------------------------------------

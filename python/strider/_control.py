@@ -310,6 +310,15 @@ def _short_circuit(thunks, stop_on):
     return v
 
 
+def ifexp_(test, then, other):
+    """`then() if test else other()`: where test is traced, a branch whose one variable is the
+    value (each side traced; values of two kinds a Choice)."""
+    if not _is_traced(test):
+        return then() if test else other()
+    (value,) = if_stmt(test, lambda _: (then(),), lambda _: (other(),), (Undefined("value"),), ("value",))
+    return value
+
+
 def _const_bool(value):
     return current_trace().const(np.bool_(value))
 

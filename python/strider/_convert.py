@@ -263,6 +263,12 @@ class _Rewrite(ast.NodeTransformer):
                                            ast.Constant(isinstance(node.ops[0], ast.IsNot))), node)
         return node
 
+    def visit_IfExp(self, node):
+        # `a if c else b`: a branch where c is traced (ifexp_)
+        self.changed = True
+        return ast.copy_location(_call("ifexp_", self.test(node.test), _thunk(self.visit(node.body)),
+                                       _thunk(self.visit(node.orelse))), node)
+
     def visit_Call(self, node):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1 and not node.keywords:

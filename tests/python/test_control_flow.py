@@ -260,6 +260,34 @@ def test_builtin_extremes_and_values_of_two_kinds(x):
     check(extremes, np.array(x, np.float32))
 
 
+def ternaries(x, t):
+    y = x[x > t]
+    a = y.sum() if len(y) else x[0] * 0  # the test a run-time length
+    b = 2 if x[0] > 0.5 else 3  # Python ints: a traced int
+    c = x * 2 if x[1] > 0.5 else x[::-1] + 0
+    d = (x[0] if x[0] > x[1] else x[1]) + (1.0 if x[2] > 0 and x[2] < 0.5 else 0.0)
+    e = y[:1] if y.size else None  # two kinds: a Choice
+    return a, b, c, d, e, [v * 2 if v > 0.5 else v for v in (x[0], x[1])]
+
+
+def keep_or_empty(dets, thr):
+    order = dets[:, 4].argsort()[::-1]
+    keep = []
+    while order.size > 0:
+        i = order[0]
+        keep.append(i)
+        iou = np.minimum(dets[i, 2], dets[order[1:], 2]) - np.maximum(dets[i, 0], dets[order[1:], 0])
+        order = order[1:][iou <= thr]
+    return np.asarray(keep, dtype=np.int64) if keep else np.zeros(0, np.int64)  # a list's truth
+
+
+@pytest.mark.parametrize("x", [[0.9, 0.2, 0.3], [0.1, 0.7, -1.0]])
+@pytest.mark.parametrize("t", [0.5, 2.0])
+def test_conditional_expressions_on_traced_values(x, t):
+    check(ternaries, np.array(x), t)
+    check(keep_or_empty, boxes(12, 3), 5.0)
+
+
 def three_kinds(x):
     if x[0] > 0.5:
         r = 1

@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 from . import _C
-from ._choice import Choice, is_, merge, rebuild, refusing, sides, structure  # noqa: F401 (is_: the rewritten code's)
+from ._choice import Choice, apply, is_, merge, rebuild, refusing, sides, structure  # noqa: F401 (is_: the rewritten code's)
 from ._convert import converted, user_function
 from ._errors import StriderError, _internal, trace_error, user_location
 from ._tracer import Extent, TracedList, TracedRows, Tracer, as_tracer, bound, concrete, current_trace
@@ -240,9 +240,55 @@ def _detach(trace, t):
 def callee(fn):
     """What a call in rewritten code calls: the user's functions rewritten in turn, builtin max
     and min as max_ and min_."""
-    if fn is max or fn is min:
-        return max_ if fn is max else min_
+    for builtin, ours in _BUILTINS:
+        if fn is builtin:
+            return ours
     return converted(fn, _MODULE) if user_function(fn) else fn
+
+
+_BINARY = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "Div": operator.truediv,
+           "FloorDiv": operator.floordiv, "Mod": operator.mod, "Pow": operator.pow, "Lt": operator.lt,
+           "LtE": operator.le, "Gt": operator.gt, "GtE": operator.ge, "Eq": operator.eq, "NotEq": operator.ne}
+_INPLACE = {"Add": operator.iadd, "Sub": operator.isub, "Mult": operator.imul, "Div": operator.itruediv,
+            "FloorDiv": operator.ifloordiv, "Mod": operator.imod, "Pow": operator.ipow}
+
+
+def _length_read(a, b):
+    # float's operators (and NumPy scalars') take an int subclass by its int value: an Extent's
+    # bound; Python's int and an Extent's own operators take its traced length
+    return b.value() if isinstance(b, Extent) and type(a) not in (int, bool) and not isinstance(a, Extent) else b
+
+
+def binop_(op, a, b):
+    """`a op b` in rewritten code (_convert.py's _operator)."""
+    return _BINARY[op](a, _length_read(a, b))
+
+
+def augop_(op, a, b):
+    """`a op= b` in rewritten code."""
+    return _INPLACE[op](a, _length_read(a, b))
+
+
+def float_(x=0.0):
+    """Builtin float, a traced Python float where only the run knows x."""
+    return _number(float, x)
+
+
+def int_(x=0, *base):
+    """Builtin int, a traced Python int where only the run knows the integer x."""
+    return int(x, *base) if base else _number(int, x)
+
+
+def _number(kind, x):
+    if type(x) is Choice:
+        return apply(lambda v: _number(kind, v), (x,), x.name)
+    if isinstance(x, Extent):  # a run-time length is an int already
+        if kind is int:
+            return x
+        x = x.value()
+    if isinstance(x, Tracer) and (t := x.traced_number(kind)) is not None:
+        return t
+    return kind(x)
 
 
 def max_(*args, **kwargs):
@@ -253,6 +299,9 @@ def max_(*args, **kwargs):
 def min_(*args, **kwargs):
     """Builtin min, on traced values too."""
     return _extreme(min, operator.lt, args, kwargs)
+
+
+_BUILTINS = ((max, max_), (min, min_), (float, float_), (int, int_))
 
 
 def _extreme(builtin, better, args, kwargs):
@@ -267,6 +316,8 @@ def _extreme(builtin, better, args, kwargs):
         # by the bounds' extreme
         n = _extreme(builtin, better, tuple(a.value() if isinstance(a, Extent) else a for a in args), kwargs)
         return Extent(builtin(bound(a) if isinstance(a, Extent) else a for a in args), n._view.storage)
+    if any(isinstance(a, Extent) for a in args):  # beside other numbers, a run-time length is its traced value
+        args = tuple(a.value() if isinstance(a, Extent) else a for a in args)
     best = args[0]
     for x in args[1:]:
         c = better(x, best)
@@ -716,9 +767,12 @@ class _BranchTrace(_Region):
         slots = {n: _Slot(trace, n, *spec) for n, spec in self.specs.items()}
         sides = {n: [[_Slot(trace, n, *spec) for spec in side[1]] for side in c] for n, c in self.choices.items()}
         if self.choices:
-            if any(isinstance(r, _LoopTrace) for r in trace.loops):
-                raise trace_error(f"{sorted(self.choices)[0]!r} holds values of different kinds after a branch on a "
-                                  "traced condition inside a loop on one", "give it the same kind of value on both paths")
+            # a loop carries values of one kind; a Choice that lives within a trip is the trip's
+            carried = [n for n in sorted(self.choices) for r in trace.loops if isinstance(r, _LoopTrace) and n in r.live]
+            if carried:
+                raise trace_error(f"{carried[0]!r} holds values of different kinds after a branch on a traced "
+                                  "condition inside a loop on one that carries it", "give it the same kind of value on "
+                                  "both paths")
             cond = _detach(trace, cond)  # what picks the side, as the branch saw it
         before = trace.snapshot()
         first_storage, first_op = trace.graph.num_storages, trace.graph.num_ops
@@ -893,6 +947,7 @@ class _LoopTrace(_Region):
     def run(self, cond, body, state, names, live):
         trace = self.trace
         self.index = {n: i for i, n in enumerate(names)}
+        self.live = set(live)
         inside = self.lists_as_traced(state, [n if n in live else None for n in names])
         for i, name in enumerate(names):
             value = state[i]

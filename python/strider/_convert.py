@@ -200,6 +200,16 @@ def _cf(attr):
     return ast.Attribute(value=_load(_CF), attr=attr, ctx=ast.Load())
 
 
+def _operand_kept(op, left, right):
+    """Whether `left op right` needs no binop_: an operator it does not take, a literal right
+    operand, or an int literal left one (whose operator an Extent's reflected one overrides)."""
+    return (type(op).__name__ not in _OPERATORS or isinstance(right, ast.Constant)
+            or (isinstance(left, ast.Constant) and type(left.value) in (int, bool)))
+
+
+_OPERATORS = ("Add", "Sub", "Mult", "Div", "FloorDiv", "Mod", "Pow", "Lt", "LtE", "Gt", "GtE", "Eq", "NotEq")
+
+
 def _call(attr, *args):
     return ast.Call(func=_cf(attr), args=list(args), keywords=[])
 
@@ -261,7 +271,29 @@ class _Rewrite(ast.NodeTransformer):
             self.changed = True
             return ast.copy_location(_call("is_", node.left, node.comparators[0],
                                            ast.Constant(isinstance(node.ops[0], ast.IsNot))), node)
+        if len(node.ops) == 1:
+            return self._operator(node, node.ops[0], node.left, node.comparators[0])
         return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        return self._operator(node, node.op, node.left, node.right)
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.target, ast.Name) or _operand_kept(node.op, _load(node.target.id), node.value):
+            return node
+        self.changed = True
+        return ast.copy_location(ast.Assign(targets=[node.target], value=_call(
+            "augop_", ast.Constant(type(node.op).__name__), _load(node.target.id), node.value)), node)
+
+    def _operator(self, node, op, left, right):
+        """`left op right` as binop_ where right may be a run-time length that float's (or a
+        NumPy scalar's) own operator would read as its bound: an Extent is an int."""
+        if _operand_kept(op, left, right):
+            return node
+        self.changed = True
+        return ast.copy_location(_call("binop_", ast.Constant(type(op).__name__), left, right), node)
 
     def visit_IfExp(self, node):
         # `a if c else b`: a branch where c is traced (ifexp_)
@@ -401,13 +433,15 @@ class _Rewrite(ast.NodeTransformer):
             return node
         self.changed = True
         k = self.fresh()
+        # in a loop the test reads its names again on the next trip, after the branch
+        tested = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)} if self.loops else set()
         test = self.test(node.test)
         then = self.body(node.body, False) or [ast.Pass()]
         other = self.body(node.orelse, False) or [ast.Pass()]
         names = _names(then + other).stored
         # what outlives the branch: loaded outside it (after it, or by a loop around it)
         inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-        live = [n for n in names if any(line not in inside for line in self.later_loads.get(n, ()))]
+        live = [n for n in names if n in tested or any(line not in inside for line in self.later_loads.get(n, ()))]
         out = [_def(f"__strider_then_{k}", names, then + [ast.Return(_tuple(names))]),
                _def(f"__strider_else_{k}", names, other + [ast.Return(_tuple(names))])]
         call = _call("if_stmt", test, _load(f"__strider_then_{k}"), _load(f"__strider_else_{k}"),
@@ -476,15 +510,35 @@ def _at(stmt, node):
 
 
 def _read_first(name, stmts):
-    """Whether a statement of `stmts` loads `name` before (or in the statement where) it is first
-    assigned: a value the previous iteration left."""
+    """Whether `stmts` may load `name` before they assign it: a value the previous iteration
+    left. An `if` assigns it where both its paths do; a loop's body may not run."""
+    return _first_use(name, stmts) == "read"
+
+
+def _first_use(name, stmts):
+    """"read" where `stmts` may load `name` before assigning it, "assigned" where every path
+    assigns it first, else None."""
     for s in stmts:
+        if isinstance(s, ast.If):
+            if name in _names([s.test]).loaded:
+                return "read"
+            paths = [_first_use(name, s.body), _first_use(name, s.orelse)]
+            if "read" in paths:
+                return "read"
+            if paths == ["assigned", "assigned"]:
+                return "assigned"
+            continue
+        if isinstance(s, (ast.For, ast.While)):
+            head = [s.iter] if isinstance(s, ast.For) else [s.test]
+            if name in _names(head).loaded or _first_use(name, s.body + s.orelse) == "read":
+                return "read"
+            continue
         v = _names([s])
         if name in v.loaded:
-            return True
+            return "read"
         if name in v.stored:
-            return False
-    return False
+            return "assigned"
+    return None
 
 
 def _loads_by_line(fn_node):

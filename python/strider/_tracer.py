@@ -944,8 +944,31 @@ class Tracer:
         raise unsupported("complex()", "strider has no complex dtypes")
 
     def item(self, *args):
+        if not args:
+            if (value := self._known_item(lambda v: v)) is not None:
+                return value
+            if (value := self.traced_number(None)) is not None:
+                return value
         raise trace_error(".item() of a traced array", "return the array and call .item() outside the "
                           "compiled function")
+
+    def traced_number(self, kind):
+        """kind(self) (float or int; None: what .item() gives for the dtype) as a traced Python
+        number, where only the run knows the value: a copy (writing the array later leaves the
+        number as it was). None where tracing should know the value instead (known, or from the
+        caller's numbers, which specialize), and where Python's conversion may fail on a value
+        (int() of a float: NaN and inf raise) or a size other than 1 makes it fail."""
+        if concrete(self) is not None or self._trace.from_arguments(self) or self.is_dynamic or self.size != 1:
+            return None
+        k = self.dtype.kind
+        if k not in "biuf" or self.dtype == np.uint64:
+            return None
+        kind = kind or {"b": bool, "f": float}.get(k, int)
+        if kind is int and k == "f":
+            return None
+        t = self.reshape(()).astype({float: np.float64, int: np.int64, bool: np.bool_}[kind], copy=True)
+        t._weak, t._scalar = kind, False
+        return t
 
     def tolist(self):
         raise trace_error(".tolist() of a traced array", "return the array and convert it outside the "

@@ -288,6 +288,77 @@ def test_conditional_expressions_on_traced_values(x, t):
     check(keep_or_empty, boxes(12, 3), 5.0)
 
 
+def soft_nms_scalar(boxes, sigma, Nt, threshold, method):
+    # the Soft-NMS authors' Cython loop as its Python ports write it: scalar reads and writes of
+    # the caller's rows, builtin min/max, float(), a weight of two kinds, N shrinking as rows go
+    N = boxes.shape[0]
+    for i in range(N):
+        maxscore = boxes[i, 4]
+        maxpos = i
+        tx1, ty1, tx2, ty2, ts = boxes[i, 0], boxes[i, 1], boxes[i, 2], boxes[i, 3], boxes[i, 4]
+        pos = i + 1
+        while pos < N:  # `maxscore` is read by the test of the `if` that assigns it
+            if maxscore < boxes[pos, 4]:
+                maxscore = boxes[pos, 4]
+                maxpos = pos
+            pos = pos + 1
+        boxes[i, :] = boxes[maxpos, :]
+        boxes[maxpos, 0], boxes[maxpos, 1], boxes[maxpos, 2], boxes[maxpos, 3], boxes[maxpos, 4] = tx1, ty1, tx2, ty2, ts
+        tx1, ty1, tx2, ty2 = boxes[i, 0], boxes[i, 1], boxes[i, 2], boxes[i, 3]
+        pos = i + 1
+        while pos < N:
+            x1, y1, x2, y2 = boxes[pos, 0], boxes[pos, 1], boxes[pos, 2], boxes[pos, 3]
+            area = (x2 - x1 + 1) * (y2 - y1 + 1)
+            iw = (min(tx2, x2) - max(tx1, x1) + 1)
+            if iw > 0:
+                ih = (min(ty2, y2) - max(ty1, y1) + 1)
+                if ih > 0:
+                    ua = float((tx2 - tx1 + 1) * (ty2 - ty1 + 1) + area - iw * ih)
+                    ov = iw * ih / ua
+                    if method == 1:
+                        if ov > Nt:
+                            weight = 1 - ov
+                        else:
+                            weight = 1  # an int here, a float64 there: within the trip
+                    elif method == 2:
+                        weight = np.exp(-(ov * ov) / sigma)
+                    else:
+                        if ov > Nt:
+                            weight = 0
+                        else:
+                            weight = 1
+                    boxes[pos, 4] = weight * boxes[pos, 4]
+                    if boxes[pos, 4] < threshold:
+                        boxes[pos, :] = boxes[N - 1, :]
+                        N = N - 1
+                        pos = pos - 1
+            pos = pos + 1
+    return boxes[:N] + 0, N
+
+
+@pytest.mark.parametrize("method", [0, 1, 2])
+@pytest.mark.parametrize("n", [1, 12])
+def test_scalar_soft_nms(method, n):
+    d = boxes(n, n).astype(np.float64)
+    check(soft_nms_scalar, d, 0.5, 0.3, 0.3, method, static_argnames=("method",))
+
+
+def numbers(x, t):
+    y = x[x > t]
+    a = float(x[0] * 2)  # a Python float of a value known only when the function runs
+    b = int(np.argmax(x))
+    c = x[1].item() + y[:1].sum().item()
+    d = int(len(y)) + float(x.shape[0])
+    return a, b, c, d, a / 3, b * 2, float(5), int("7"), int(x.shape[0]), float(d > 1), 2.5 - y.shape[0], 0.5 * len(y) < 1.0
+
+
+@pytest.mark.parametrize("t", [0.5, 2.0])
+def test_python_numbers_of_traced_values(t):
+    check(numbers, np.array([0.9, 0.2, 0.7], np.float32), t)
+    with pytest.raises(strider.TraceError, match="int\\(\\) of a traced array"):  # NaN and inf raise in Python
+        strider.compile(lambda x: int(x[0] * 2), strict=True)(np.ones(2))
+
+
 def three_kinds(x):
     if x[0] > 0.5:
         r = 1

@@ -55,14 +55,6 @@ def test_error_classes():
 # --- Python needs a concrete value from a traced one ---------------------------------------------
 
 
-def test_bool_of_traced_value():
-    def f(x):
-        y = x * 2
-        return y + 1 if x.sum() > 0 else y  # <- error (a conditional expression is Python's)
-
-    raises_at(f, (arr(),), r"bool")
-
-
 def test_bool_of_traced_value_in_and():
     def f(x):
         return (x > 0).any() and x  # <- error
@@ -70,26 +62,26 @@ def test_bool_of_traced_value_in_and():
     raises_at(f, (arr(),), r"bool")
 
 
-def test_float_of_traced_value():
+def test_float_of_traced_values():
     def f(x):
-        t = x.sum()
-        return x * float(t)  # <- error
+        t = x[:2] * x.sum()
+        return x * float(t)  # <- error (NumPy's too: two elements)
 
     raises_at(f, (arr(),), r"\bfloat\b|__float__")
 
 
-def test_int_of_traced_value():
+def test_int_of_traced_float():
     def f(x):
         t = x.max()
-        return x + int(t)  # <- error
+        return x + int(t)  # <- error (Python's int() of NaN or inf raises)
 
-    raises_at(f, (arr(dtype=np.int64),), r"\bint\b|__int__")
+    raises_at(f, (arr(),), r"\bint\b|__int__")
 
 
-def test_item_of_traced_value():
+def test_item_of_traced_value_at_a_position():
     def f(x):
-        t = x.sum()
-        s = t.item()  # <- error
+        t = x * 2
+        s = t.item(1)  # <- error
         return x * s
 
     raises_at(f, (arr(),), r"item")

@@ -22,6 +22,7 @@ py::object build_tree(const char*& code, const py::object*& object, const py::ob
   switch (node) {
     case Node::Leaf: return *leaf++;
     case Node::Items: return py::list(*leaf++);
+    case Node::Numbers: return (*leaf++).attr("tolist")();
     case Node::Static: ++object; return *object++;  // its type, then itself
     case Node::Default: return py::none();
     case Node::Choice: {
@@ -58,8 +59,8 @@ py::object build_tree(const char*& code, const py::object*& object, const py::ob
 
 void encode_result(const py::handle& spec, std::string& codes, std::vector<py::object>& objects) {
   const std::string kind = spec[py::int_(0)].cast<std::string>();
-  if (kind == "leaf" || kind == "items") {
-    codes += static_cast<char>(kind == "leaf" ? Node::Leaf : Node::Items);
+  if (kind == "leaf" || kind == "items" || kind == "numbers") {
+    codes += static_cast<char>(kind == "leaf" ? Node::Leaf : kind == "items" ? Node::Items : Node::Numbers);
     return;
   }
   const py::tuple items = spec[py::int_(1)].cast<py::tuple>();

@@ -99,7 +99,8 @@ Runner::Runner(py::object program, std::vector<std::pair<int, int>> groups, std:
       dynamic = dynamic || (o.kind == ResultKind::View && g.outputs[o.index].storage == s && g.outputs[o.index].is_dynamic());
     trimmed_at_.push_back(dynamic && temps_[k].form == TempForm::Viewed ? reserve(s) : -1);
   }
-  if (std::any_of(g.ops.begin(), g.ops.end(), [](const Op& op) { return op.code == OpCode::check_equal; }))
+  if (std::any_of(g.ops.begin(), g.ops.end(),
+                  [](const Op& op) { return op.code == OpCode::check_equal || op.code == OpCode::append; }))
     for (const Op& op : g.ops)
       if (g.storages[op.output.storage].kind == StorageKind::Arg &&
           std::find(put_back_.begin(), put_back_.end(), op.output.storage) == put_back_.end())
@@ -188,7 +189,7 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
     if (cuda_) cuda_->run(buffers, device, stream);
     else execute(*program_, buffers, latest_first);
   };
-  // the bytes of the arguments it writes, where it may stop for NumPy to run the call
+  // the bytes of the arguments it writes, where the call may run anew: in NumPy, or traced again
   std::vector<std::string> kept_args;
   bool all_kept = true;
   for (int s : put_back_) {
@@ -196,6 +197,14 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
     all_kept = all_kept && at;
     kept_args.emplace_back(at ? at : "", at ? g.storages[s].size * itemsize(g.storages[s].dtype) : 0);
   }
+  // false where an argument in GPU memory was written: the call cannot run anew
+  auto put_back = [&] {
+    if (!all_kept) return false;
+    for (size_t k = put_back_.size(); k-- > 0;)  // in reverse: aliasing arguments end as they began
+      std::memcpy(buffers[put_back_[k]], kept_args[k].data(), kept_args[k].size());
+    return true;
+  };
+  const char* const kNotAnew = ": strider.compile cannot run the call anew, since it wrote arrays in GPU memory";
   try {
     if (release_gil_) {
       py::gil_scoped_release release;
@@ -204,11 +213,10 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
       go();
     }
   } catch (const RunTimeBroadcast& e) {
-    if (!all_kept)
-      throw std::invalid_argument(std::string(e.what()) + ": NumPy broadcasts it; strider.compile cannot run the call in "
-                                  "NumPy instead, since it wrote arrays in GPU memory");
-    for (size_t k = put_back_.size(); k-- > 0;)  // in reverse: aliasing arguments end as they began
-      std::memcpy(buffers[put_back_[k]], kept_args[k].data(), kept_args[k].size());
+    if (!put_back()) throw std::invalid_argument(std::string(e.what()) + ": NumPy broadcasts it" + kNotAnew);
+    throw;
+  } catch (const LoopBoundExceeded& e) {
+    if (!put_back()) throw std::runtime_error(std::string(e.what()) + kNotAnew);
     throw;
   }
   for (size_t k = 0; k < temps_.size(); ++k)

@@ -101,8 +101,9 @@ class Runner {
   std::vector<std::pair<int, int>> groups_;   // (storage, aliasing group)
   std::vector<std::pair<int, int>> scalars_;  // (storage, leaf)
   std::vector<Temp> temps_;
-  // The arguments the program writes, where it may throw RunTimeBroadcast: a run keeps their
-  // bytes and puts them back when it does, so that NumPy can run the call anew.
+  // The arguments the program writes, where it may throw RunTimeBroadcast or LoopBoundExceeded:
+  // a run keeps their bytes and puts them back when it does, so that the call can run anew (in
+  // NumPy, or traced with more room).
   std::vector<int> put_back_;
   std::vector<char> in_slot_;                 // per temp: a 0-d one returned only as scalars (no array)
   // The temporaries no result shows live in one host buffer kept between calls (one call at a

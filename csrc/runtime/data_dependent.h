@@ -25,9 +25,8 @@ struct AssertionFailed : std::runtime_error {
 };
 
 /// What append throws past its list's capacity: the loop ran more trips than the program has
-/// room for. Nothing it did is the caller's to see: the dispatcher traces again with more room
-/// and runs the call anew (programs that write the caller's arrays never fill a list in a loop
-/// of unknown trips; python/strider/_control.py breaks the graph there).
+/// room for. Nothing it did is the caller's to see (Runner::run puts back the arguments it
+/// wrote): the dispatcher traces again with more room and runs the call anew.
 struct LoopBoundExceeded : std::length_error {
   using std::length_error::length_error;
 };

@@ -321,10 +321,6 @@ class CompiledFunction(_C.Dispatcher):
                 else:
                     outputs.append((_C.ResultKind.python, value))
             graph.outputs = views
-            if trace.growable and any(graph.storage_kind(sid) == "arg" for sid in graph.op_outputs(0)):
-                # a call that outgrows a list is run again: it must not have written the caller's arrays
-                raise unsupported("a function that writes its array arguments and fills a list in a loop on a "
-                                  "traced condition", "return the new values instead of writing the arguments")
         try:
             # CPU code only where the function runs on the CPU; a GPU runs a stage's points at
             # once, which its fusion must allow for

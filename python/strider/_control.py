@@ -26,8 +26,8 @@ import numpy as np
 from . import _C
 from ._choice import Choice, apply, is_, merge, rebuild, refusing, sides, structure  # noqa: F401 (is_: the rewritten code's)
 from ._convert import converted, user_function
-from ._errors import StriderError, _internal, trace_error, user_location
-from ._tracer import Extent, TracedList, TracedRows, Tracer, as_tracer, bound, concrete, current_trace
+from ._errors import StriderError, _internal, trace_error, unsupported, user_location
+from ._tracer import Extent, TracedList, TracedRows, Tracer, arange_at, as_tracer, bound, concrete, current_trace
 
 _MAX_TRIES = 5
 _MIN_TRIPS = 64  # the trips a loop is given room for, at least (more where it carries more)
@@ -426,7 +426,7 @@ def _first_row(t):
 
 def _item(lst, value):
     t = as_tracer(value)
-    if isinstance(value, (bool, int, float)) and lst.weak is type(value):
+    if type(value) in (bool, int, float) and lst.weak is type(value):
         t = as_tracer(value, lst.data.dtype)
     if t.is_dynamic or t.dtype != lst.data.dtype or tuple(t.shape) != tuple(lst.data.shape[1:]):
         raise trace_error(f"appending a {t.dtype}{list(t.shape)} value to a list of {lst.data.dtype}"
@@ -465,6 +465,32 @@ def _append(trace, lst, value, block=False):
         trace.op("copy", [moved], _C.View(lst.rows, [], [], 0))
         moved = np.add(length, 1)
     trace.op("copy", [moved], _C.View(lst.length, [], [], 0))
+
+
+def range_list(make, fn, *args):
+    """list(range(...)) (`make` list) or [i for i in range(...)] (`make` None) in rewritten code:
+    where a bound is traced (N after `N = N - 1` in a traced branch), a list of a run-time length
+    (the items of an arange) with room for a loop's trips, more where a call outgrows it."""
+    trace = current_trace()
+    if (make not in (None, list) or fn is not range or trace is None
+            or not any(_is_traced(a) or isinstance(a, Extent) for a in args)):
+        return (make or list)(fn(*args))
+    start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
+    if type(start) is not int or type(step) is not int or step <= 0:
+        raise unsupported("range() of a bound known only when the function runs with a start or step other than "
+                          "known ints, made a list", "use np.arange")
+    room = max(0, bound(stop) - start) if isinstance(stop, Extent) else _MIN_TRIPS * trace.trip_factor
+    count = np.maximum(np.floor_divide(np.add(as_tracer(stop).astype(np.int64), step - 1 - start), step), 0)
+    # one past the room where more: the append refuses it (LoopBoundExceeded) and the call is
+    # traced again with more
+    count = np.minimum(count, room + 1).astype(np.int64)
+    zero = trace.const(np.int64(0))
+    length = trace.temp((), np.int64)
+    trace.op("copy", [zero], length)
+    lst = TracedList(Tracer(trace, trace.temp((room,), np.int64), np.int64), length.storage, int, True)
+    _append(trace, lst, arange_at(start, step, Extent(room + 1, count._view.storage)), block=True)
+    trace.growable = trace.growable or not isinstance(stop, Extent)
+    return lst
 
 
 def python_test(test, what):
@@ -698,7 +724,9 @@ class _Region:
                                   f"{name!r} in a loop or branch on a traced condition", "append arrays of one row shape")
             self.lists[name] = (t.dtype, tuple(t.shape[1:]), None, False, 1, bound(t.shape[0]))
             return
-        weak = type(value) if isinstance(value, (bool, int, float)) else None
+        # Python numbers, known or traced (a loop's counter), stay Python numbers in the list
+        # (type(), not isinstance: a traced float64 scalar passes for a float)
+        weak = type(value) if type(value) in (bool, int, float) else t._weak if not t.ndim else None
         self.lists[name] = (t.dtype, tuple(t.shape), weak, not t.ndim, 1, None)
 
     def appended(self, lst, items=1):

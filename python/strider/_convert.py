@@ -200,6 +200,12 @@ def _cf(attr):
     return ast.Attribute(value=_load(_CF), attr=attr, ctx=ast.Load())
 
 
+def _range_call(node):
+    """Whether node is a call range(...) (whatever `range` names when it runs) of positional arguments."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
+            and not node.keywords and 1 <= len(node.args) <= 3 and not any(isinstance(a, ast.Starred) for a in node.args))
+
+
 def _operand_kept(op, left, right):
     """Whether `left op right` needs no binop_: an operator it does not take, a literal right
     operand, or an int literal left one (whose operator an Extent's reflected one overrides)."""
@@ -295,6 +301,16 @@ class _Rewrite(ast.NodeTransformer):
         self.changed = True
         return ast.copy_location(_call("binop_", ast.Constant(type(op).__name__), left, right), node)
 
+    def visit_ListComp(self, node):
+        # [i for i in range(n)]: a list of a run-time length where n is traced (range_list)
+        g = node.generators[0]
+        if (len(node.generators) == 1 and not g.ifs and not g.is_async and isinstance(g.target, ast.Name)
+                and isinstance(node.elt, ast.Name) and node.elt.id == g.target.id and _range_call(g.iter)):
+            self.changed = True
+            return ast.copy_location(_call("range_list", ast.Constant(None), g.iter.func,
+                                           *[self.visit(a) for a in g.iter.args]), node)
+        return self.generic_visit(node)
+
     def visit_IfExp(self, node):
         # `a if c else b`: a branch where c is traced (ifexp_)
         self.changed = True
@@ -302,6 +318,11 @@ class _Rewrite(ast.NodeTransformer):
                                        _thunk(self.visit(node.orelse))), node)
 
     def visit_Call(self, node):
+        if (isinstance(node.func, ast.Name) and node.func.id == "list" and len(node.args) == 1 and not node.keywords
+                and _range_call(node.args[0])):  # list(range(n)): as [i for i in range(n)]
+            self.changed = True
+            return ast.copy_location(_call("range_list", node.func, node.args[0].func,
+                                           *[self.visit(a) for a in node.args[0].args]), node)
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1 and not node.keywords:
             self.changed = True

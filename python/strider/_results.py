@@ -7,7 +7,7 @@ import types
 from . import _C
 from ._choice import Choice
 from ._errors import UnsupportedError
-from ._tracer import Extent, TracedList, as_tracer, contiguous
+from ._tracer import Extent, TracedList, Tracer, as_tracer, contiguous
 from ._ufuncs import copy_
 
 
@@ -80,8 +80,12 @@ def flatten_result(value, leaves):
     if isinstance(value, dict):
         return ("dict", tuple((k, flatten_result(value[k], leaves)) for k in value))
     if isinstance(value, TracedList):  # returned as the list of its items, as Python's list would be
-        leaves.append(value.array())
-        return ("items",)
+        items = value.array()
+        if items._weak is None:
+            leaves.append(items)
+            return ("items",)
+        leaves.append(Tracer(items._trace, items._view, items.dtype))  # Python numbers: the array's tolist()
+        return ("numbers",)
     if isinstance(value, Extent):  # a run-time length (len(y) of a mask's y): the int it holds then
         leaves.append(value.value())
         return ("leaf",)

@@ -359,6 +359,49 @@ def test_python_numbers_of_traced_values(t):
         strider.compile(lambda x: int(x[0] * 2), strict=True)(np.ones(2))
 
 
+def shrinking_range(x, t):
+    N = x.shape[0]
+    for i in range(x.shape[0]):
+        if x[i] < t:
+            N = N - 1  # a traced int from here
+    y = x[x > t]
+    return [i for i in range(N)], list(range(2, N)), list(range(len(y)))
+
+
+@pytest.mark.parametrize("n", [5, 100])  # 100: more than the room first traced (traced again)
+def test_lists_of_a_range_known_only_at_run_time(n):
+    x = np.random.default_rng(n).random(n)
+    f = check(shrinking_range, x, 0.3)
+    out = f(x, 0.3)
+    assert all(type(v) is int for v in out[0] + out[1] + out[2])  # Python's ints, as range's
+
+
+def counted_keep(x, t):
+    keep = []
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            keep.append(i)  # the loop's counter: a Python int
+    return keep
+
+
+def halvings(x, t):
+    x *= 2  # written before the loop outgrows its list: put back, and written again on the rerun
+    s = x[0]
+    seen = []
+    while s > t:
+        seen.append(s)
+        s = s * 0.5
+        x[1] = s
+    return seen
+
+
+def test_a_call_that_outgrows_its_list_after_writing_an_argument_runs_anew():
+    f = check(counted_keep, np.array([0.1, 0.9, 0.5, 0.95]), 0.4)
+    assert [type(v) for v in f(np.array([0.1, 0.9, 0.5, 0.95]), 0.4)] == [int, int, int]
+    f = check(halvings, np.array([2.0 ** 90, 0.0]), 1.0)  # 91 trips: past the first trace's room
+    assert f.stats()["regrown"] >= 1
+
+
 def three_kinds(x):
     if x[0] > 0.5:
         r = 1

@@ -228,6 +228,15 @@ def _missing(*modules):
     return [m for m in modules if importlib.util.find_spec(m) is None]
 
 
+def test_nms_ports_compile_and_agree_with_numpy():
+    # other projects' Python ports of NMS (benchmarks/nms_ports.py): every one compiles under
+    # strict=True and leaves NumPy's results and arguments
+    out = subprocess.run([sys.executable, os.path.join(BENCH, "nms_ports.py"), "--boxes", "24", "--reps", "1"],
+                         capture_output=True, text=True, timeout=600, check=True).stdout
+    rows = [line for line in out.splitlines()[1:] if line.strip()]
+    assert len(rows) == 7 and not any("WRONG" in r for r in rows), out
+
+
 def test_notebook_executes_at_tiny_size(monkeypatch):
     missing = _missing("nbclient", "nbformat", "ipykernel", "matplotlib")
     if missing:

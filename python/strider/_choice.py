@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from ._errors import _internal, trace_error
+from ._errors import StriderError, _internal, trace_error
 from ._tracer import Extent, TracedList, Tracer, as_tracer, python_operator_call
 
 
@@ -123,10 +123,12 @@ def apply(fn, args, name):
     for cond, vals in combos:
         try:
             results.append((cond, fn(*vals)))
-        except ArithmeticError as e:
+        except StriderError:
+            raise
+        except Exception as e:  # Python's error on one side (None + 1, 1 / 0): NumPy decides (a graph break)
             raise trace_error(f"{name!r} holds values of more than one kind, and {fn.__name__} fails on one of them "
-                              f"({e}): strider computes every side before the condition picks one",
-                              "give it the same kind of value on both paths") from None
+                              f"({type(e).__name__}: {e}): strider computes every side before the condition picks "
+                              "one", "give it the same kind of value on both paths") from None
     return merge(results, name)
 
 

@@ -238,8 +238,8 @@ def _detach(trace, t):
 # -- the calls the rewritten code makes --
 
 def callee(fn):
-    """What a call in rewritten code calls: the user's functions rewritten in turn, builtin max
-    and min as max_ and min_."""
+    """What a call in rewritten code calls: the user's functions rewritten in turn, builtin max,
+    min, float and int as ours (_BUILTINS)."""
     for builtin, ours in _BUILTINS:
         if fn is builtin:
             return ours
@@ -311,7 +311,7 @@ def _extreme(builtin, better, args, kwargs):
     (max(0.0, w) is the Python float or w's NumPy scalar)."""
     if kwargs or len(args) < 2 or not any(type(a) is Choice or _is_traced(a) for a in args):
         return builtin(*args, **kwargs)
-    if all(isinstance(a, Extent) or type(a) is int for a in args):
+    if all(isinstance(a, Extent) or (type(a) is int and a >= 0) for a in args):
         # lengths: a run-time length again (min(len(keep), k) slices as len(keep) does), bounded
         # by the bounds' extreme
         n = _extreme(builtin, better, tuple(a.value() if isinstance(a, Extent) else a for a in args), kwargs)

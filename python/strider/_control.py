@@ -344,16 +344,23 @@ def not_(x):
     return not x
 
 
-def _short_circuit(thunks, stop_on):
+def _short_circuit(thunks, stop_on, values=False):
+    """`and` (stop_on False) or `or` of the thunks' values: where `values`, the operand Python's
+    gives (`a and b` as a value), else its truth (a condition's)."""
     v = thunks[0]()
     for i, th in enumerate(thunks[1:], 1):
         if _is_traced(v):
             # the rest runs only where Python's would (`n > 0 and x[0] > t` must not index an empty x)
-            rest = thunks[i:]
-            then = (lambda _: (_condition(_short_circuit(rest, stop_on)),))
-            other = (lambda _: (_const_bool(stop_on),))
+            rest, stopped = thunks[i:], v
+            if values:
+                then = (lambda _: (_short_circuit(rest, stop_on, True),))
+                other = (lambda _: (stopped,))
+            else:
+                then = (lambda _: (_condition(_short_circuit(rest, stop_on)),))
+                other = (lambda _: (_const_bool(stop_on),))
             first, second = (other, then) if stop_on else (then, other)
-            (v,) = if_stmt(v, first, second, (Undefined("condition"),), ("condition",))
+            name = "value" if values else "condition"
+            (v,) = if_stmt(v, first, second, (Undefined(name),), (name,))
             return v
         if bool(v) == stop_on:
             return v
@@ -380,6 +387,14 @@ def and_(*thunks):
 
 def or_(*thunks):
     return _short_circuit(thunks, True)
+
+
+def and_value(*thunks):
+    return _short_circuit(thunks, False, True)
+
+
+def or_value(*thunks):
+    return _short_circuit(thunks, True, True)
 
 
 def append(lst, value):

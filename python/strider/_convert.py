@@ -311,6 +311,12 @@ class _Rewrite(ast.NodeTransformer):
                                            *[self.visit(a) for a in g.iter.args]), node)
         return self.generic_visit(node)
 
+    def visit_BoolOp(self, node):
+        # `a and b` as a value (a condition's is test()'s): a branch where a is traced
+        self.changed = True
+        fn = "and_value" if isinstance(node.op, ast.And) else "or_value"
+        return ast.copy_location(_call(fn, *[_thunk(self.visit(v)) for v in node.values]), node)
+
     def visit_IfExp(self, node):
         # `a if c else b`: a branch where c is traced (ifexp_)
         self.changed = True

@@ -325,6 +325,21 @@ def test_a_call_that_outgrows_its_list_after_writing_an_argument_runs_anew():
     assert f.stats()["regrown"] >= 1
 
 
+def and_or_values(x, t):
+    y = x[x > t]
+    a = (x[0] > 0.5) and (x[1] > 0.5)  # NumPy's bools on both paths: one value
+    b = y.size and y.sum()  # 0 or NumPy's float: a value of two kinds, returned as the run says
+    c = (x[0] > 2) or x[1] * 2
+    d = x[2] > 0 or x[1] > 0.5
+    return a, b, c, 1 if a else 0, d
+
+
+@pytest.mark.parametrize("x", [[0.9, 0.8, -1.0], [0.1, 0.7, 3.0], [2.5, 0.1, 0.2]])
+@pytest.mark.parametrize("t", [0.5, 9.0])
+def test_and_or_as_values(x, t):
+    check(and_or_values, np.array(x), t)
+
+
 def three_kinds(x):
     if x[0] > 0.5:
         r = 1

@@ -55,9 +55,9 @@ def test_error_classes():
 # --- Python needs a concrete value from a traced one ---------------------------------------------
 
 
-def test_bool_of_traced_value_in_and():
+def test_bool_of_traced_value():
     def f(x):
-        return (x > 0).any() and x  # <- error
+        return bool((x > 0).any())  # <- error (`and`, `or`, `if` and ternaries on it are branches)
 
     raises_at(f, (arr(),), r"bool")
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import _C
 from ._choice import Choice, apply, is_, merge, rebuild, refusing, sides, structure  # noqa: F401 (is_: the rewritten code's)
-from ._convert import converted, user_function
+from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
 from ._tracer import Extent, TracedList, TracedRows, Tracer, arange_at, as_tracer, bound, concrete, current_trace
 
@@ -246,13 +246,6 @@ def callee(fn):
     return converted(fn, _MODULE) if user_function(fn) else fn
 
 
-_BINARY = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "Div": operator.truediv,
-           "FloorDiv": operator.floordiv, "Mod": operator.mod, "Pow": operator.pow, "Lt": operator.lt,
-           "LtE": operator.le, "Gt": operator.gt, "GtE": operator.ge, "Eq": operator.eq, "NotEq": operator.ne}
-_INPLACE = {"Add": operator.iadd, "Sub": operator.isub, "Mult": operator.imul, "Div": operator.itruediv,
-            "FloorDiv": operator.ifloordiv, "Mod": operator.imod, "Pow": operator.ipow}
-
-
 def _length_read(a, b):
     # float's operators (and NumPy scalars') take an int subclass by its int value: an Extent's
     # bound; Python's int and an Extent's own operators take its traced length
@@ -261,12 +254,12 @@ def _length_read(a, b):
 
 def binop_(op, a, b):
     """`a op b` in rewritten code (_convert.py's _operator)."""
-    return _BINARY[op](a, _length_read(a, b))
+    return OPERATORS[op](a, _length_read(a, b))
 
 
 def augop_(op, a, b):
     """`a op= b` in rewritten code."""
-    return _INPLACE[op](a, _length_read(a, b))
+    return INPLACE[op](a, _length_read(a, b))
 
 
 def float_(x=0.0):
@@ -482,6 +475,13 @@ def _append(trace, lst, value, block=False):
     trace.op("copy", [moved], _C.View(lst.length, [], [], 0))
 
 
+def _counter(trace):
+    """A fresh 0-d int64 storage holding 0 (a list's length or rows)."""
+    count = trace.temp((), np.int64)
+    trace.op("copy", [trace.const(np.int64(0))], count)
+    return count.storage
+
+
 def range_list(make, fn, *args):
     """list(range(...)) (`make` list) or [i for i in range(...)] (`make` None) in rewritten code:
     where a bound is traced (N after `N = N - 1` in a traced branch), a list of a run-time length
@@ -499,10 +499,7 @@ def range_list(make, fn, *args):
     # one past the room where more: the append refuses it (LoopBoundExceeded) and the call is
     # traced again with more
     count = np.minimum(count, room + 1).astype(np.int64)
-    zero = trace.const(np.int64(0))
-    length = trace.temp((), np.int64)
-    trace.op("copy", [zero], length)
-    lst = TracedList(Tracer(trace, trace.temp((room,), np.int64), np.int64), length.storage, int, True)
+    lst = TracedList(Tracer(trace, trace.temp((room,), np.int64), np.int64), _counter(trace), int, True)
     _append(trace, lst, arange_at(start, step, Extent(room + 1, count._view.storage)), block=True)
     trace.growable = trace.growable or not isinstance(stop, Extent)
     return lst
@@ -775,23 +772,20 @@ class _Region:
             self.learn_list(name, items[0])
         dtype, shape, weak, scalar, per_trip, rows_bound = self.lists[name]
         room = len(items) + self.room * per_trip
-        zero = trace.const(np.int64(0))
-        length = trace.temp((), np.int64)
-        trace.op("copy", [zero], length)
+        length = _counter(trace)
         if rows_bound is None:
             data = trace.temp((room,) + shape, dtype)
-            lst = TracedList(Tracer(trace, data, dtype), length.storage, weak, scalar)
+            lst = TracedList(Tracer(trace, data, dtype), length, weak, scalar)
         else:  # room for every array's rows
             data = trace.temp((sum(bound(as_tracer(v).shape[0]) for v in items) + self.room * per_trip * rows_bound,)
                               + shape, dtype)
-            rows = trace.temp((), np.int64)
-            trace.op("copy", [zero], rows)
-            self.made_storages.add(rows.storage)
-            lst = TracedRows(Tracer(trace, data, dtype), rows.storage, length.storage, room)
+            rows = _counter(trace)
+            self.made_storages.add(rows)
+            lst = TracedRows(Tracer(trace, data, dtype), rows, length, room)
         for v in items:
             _append(trace, lst, v)
         self.made[id(lst)] = name
-        self.made_storages |= {data.storage, length.storage}
+        self.made_storages |= {data.storage, length}
         trace.growable = trace.growable or not self.exact
         return lst
 

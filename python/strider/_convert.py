@@ -13,6 +13,7 @@ while tracing: a call that runs in NumPy (a graph break) runs the function as wr
 import ast
 import copy
 import inspect
+import operator
 import sysconfig
 import textwrap
 import types
@@ -209,11 +210,16 @@ def _range_call(node):
 def _operand_kept(op, left, right):
     """Whether `left op right` needs no binop_: an operator it does not take, a literal right
     operand, or an int literal left one (whose operator an Extent's reflected one overrides)."""
-    return (type(op).__name__ not in _OPERATORS or isinstance(right, ast.Constant)
+    return (type(op).__name__ not in OPERATORS or isinstance(right, ast.Constant)
             or (isinstance(left, ast.Constant) and type(left.value) in (int, bool)))
 
 
-_OPERATORS = ("Add", "Sub", "Mult", "Div", "FloorDiv", "Mod", "Pow", "Lt", "LtE", "Gt", "GtE", "Eq", "NotEq")
+# the operators binop_ and augop_ (_control.py) take, by their ast names
+OPERATORS = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "Div": operator.truediv,
+             "FloorDiv": operator.floordiv, "Mod": operator.mod, "Pow": operator.pow, "Lt": operator.lt,
+             "LtE": operator.le, "Gt": operator.gt, "GtE": operator.ge, "Eq": operator.eq, "NotEq": operator.ne}
+INPLACE = {"Add": operator.iadd, "Sub": operator.isub, "Mult": operator.imul, "Div": operator.itruediv,
+           "FloorDiv": operator.ifloordiv, "Mod": operator.imod, "Pow": operator.ipow}
 
 
 def _call(attr, *args):

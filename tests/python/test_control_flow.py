@@ -6,7 +6,7 @@ import pytest
 import strider
 from differential import check, check_raises
 from heads import _nms, py_cpu_nms
-from nms_ports import nms_cython_port, soft_nms_cython_port
+from nms_ports import nms_cython_port, nms_ternary, soft_nms_cython_port
 
 def boxes(n, seed=0):
     rng = np.random.default_rng(seed)
@@ -238,22 +238,11 @@ def ternaries(x, t):
     return a, b, c, d, e, [v * 2 if v > 0.5 else v for v in (x[0], x[1])]
 
 
-def keep_or_empty(dets, thr):
-    order = dets[:, 4].argsort()[::-1]
-    keep = []
-    while order.size > 0:
-        i = order[0]
-        keep.append(i)
-        iou = np.minimum(dets[i, 2], dets[order[1:], 2]) - np.maximum(dets[i, 0], dets[order[1:], 0])
-        order = order[1:][iou <= thr]
-    return np.asarray(keep, dtype=np.int64) if keep else np.zeros(0, np.int64)  # a list's truth
-
-
 @pytest.mark.parametrize("x", [[0.9, 0.2, 0.3], [0.1, 0.7, -1.0]])
 @pytest.mark.parametrize("t", [0.5, 2.0])
 def test_conditional_expressions_on_traced_values(x, t):
     check(ternaries, np.array(x), t)
-    check(keep_or_empty, boxes(12, 3), 5.0)
+    check(nms_ternary, boxes(12, 3), 0.5)  # a list's truth in a ternary
 
 
 @pytest.mark.parametrize("method", [0, 1, 2])

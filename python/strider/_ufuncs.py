@@ -283,7 +283,9 @@ def where(condition, x=_NoValue, y=_NoValue):
     if c.dtype != np.bool_:
         c = c.astype(np.bool_)
     dtype = ir_dtype(np.result_type(promo_arg(x), promo_arg(y)), "np.where")
-    # NumPy's where casts a Python int unsafely from its own array's dtype: -1 into uint8 is 255
+    # A Python int the result's dtype cannot hold: NumPy 2.5 raises OverflowError, as its ufuncs
+    # do; before, it cast it unsafely (-1 into uint8 is 255). The NumPy installed decides.
+    numpy_raises(np.where, True, *(v if type(v) is int else dummy(v) for v in (x, y)))
     x, y = (cast_unsafe(v, dtype) if type(v) is int and dtype.kind in "iu" else v for v in (x, y))
     shape = broadcast_shape(c.shape, shape_of(x), shape_of(y))
     ins = [c.broadcast_to(shape), as_tracer(x, dtype).broadcast_to(shape), as_tracer(y, dtype).broadcast_to(shape)]

@@ -113,11 +113,19 @@ def test_python_ints_out_of_range(dt, scalar):
 
 def test_python_ints_past_the_range_in_clip_and_where():
     """np.clip drops a bound past the dtype's own limit on its side (else OverflowError); np.where
-    casts a Python int unsafely (-1 into uint8 is 255, 300 is 44); a 0-d comparison with an int
-    out of range is a NumPy scalar."""
+    casts a Python int unsafely before NumPy 2.5 (-1 into uint8 is 255, 300 is 44) and raises
+    OverflowError from 2.5, as the NumPy installed does; a 0-d comparison with an int out of range
+    is a NumPy scalar."""
     u8 = values("uint8", (3, 4), seed=16)
-    check(lambda a: (np.clip(a, -1, 0), np.clip(a, 1, 300), np.clip(a, -5, None), np.where(a > 9, -1, a),
-                     np.where(a > 9, 300, 2**64 - 1), np.where(a > 9, a, 2**63)), u8)
+    check(lambda a: (np.clip(a, -1, 0), np.clip(a, 1, 300), np.clip(a, -5, None)), u8)
+    for fn in (lambda a: np.where(a > 9, -1, a), lambda a: np.where(a > 9, 300, 2**64 - 1),
+               lambda a: np.where(a > 9, a, 2**63)):
+        try:
+            fn(u8.copy())
+        except OverflowError:
+            check_raises(fn, u8, exc=OverflowError)
+        else:
+            check(fn, u8)
     check_raises(lambda a: np.clip(a, 300, 400), u8, exc=OverflowError)
     check_raises(lambda a: np.clip(a, 5, -1), u8, exc=OverflowError)
     check(lambda a: (a < -1, a == 2**64, a[0, 0] > -7), np.array(3, np.uint64)[None, None])

@@ -71,7 +71,9 @@ class _Dlpack(_Generic):
 class _Jax(_Dlpack):
     """JAX arrays: immutable, so the function may not write into them (NumPy's error for a
     read-only array); results are imported into JAX through DLPack once the kernels are queued,
-    which makes JAX's stream wait for them."""
+    which makes JAX's stream wait for them. XLA imports only compact layouts (a transposition of
+    a dense buffer): a result with other strides (a slice, a broadcast, a reversal) is copied to a
+    C-contiguous one on the device first, which JAX's immutable arrays cannot tell apart."""
 
     writeable = False
     wraps = True
@@ -82,7 +84,42 @@ class _Jax(_Dlpack):
         self.from_dlpack = jax.dlpack.from_dlpack
 
     def wrap(self, array):
+        if not _compact(array):
+            array = _contiguous(array)
         return self.from_dlpack(array)
+
+
+def _compact(array):
+    """Whether XLA's DLPack import takes `array`'s strides: some order of its axes makes them
+    dense, axes of length 1 aside (its StridesToLayout)."""
+    item = array.dtype.itemsize
+    dense = item
+    for axis in sorted(range(len(array.shape)), key=lambda a: (array.strides[a], -a)):
+        if array.shape[axis] > 1 and array.strides[axis] != dense:
+            return False
+        dense *= array.shape[axis]
+    return True
+
+
+_CONTIGUOUS = {}
+
+
+def _c_order_copy(a):
+    # strider's own np.ascontiguousarray: NumPy's, called from strider's files, would not trace
+    from ._creation import ascontiguousarray
+    return ascontiguousarray(a)
+
+
+def _contiguous(array):
+    """A C-contiguous copy of a DeviceArray, made on its device by a compiled np.ascontiguousarray
+    (on the legacy default stream, after the kernels that wrote `array`). A call that traced
+    wraps its results with its trace still current: the copy is a call of its own, not a step
+    of that trace."""
+    from ._api import compile
+    from ._tracer import untraced
+    fn = _CONTIGUOUS.get("fn") or _CONTIGUOUS.setdefault("fn", compile(_c_order_copy, target="cuda"))
+    with untraced():
+        return fn(array)
 
 
 class _Cupy(_Generic):

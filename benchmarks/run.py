@@ -418,8 +418,12 @@ def _print(*args):
 
 
 def run_benchmark(heads=None, sizes=DEFAULT_SIZES, systems=None, dtypes=("float32",), budget=1.0,
-                  dispatch_size="tiny", dispatch_budget=0.2, seed=0, log=_print, device="cpu", copy_bytes=1 << 30):
+                  dispatch_size="tiny", dispatch_budget=0.2, seed=0, log=_print, device="cpu", copy_bytes=1 << 30,
+                  checkpoint=None):
     """Runs the benchmark and returns the result dict (what gets saved as JSON).
+
+    ``checkpoint``, if given, receives the result so far (marked ``"partial": True``) after each
+    head, so that a run cut short (a lent GPU's time running out) keeps what it measured.
 
     ``device="cuda"``: the GPU systems of gpu_peers.py, the device described with its measured
     copy bandwidth (``copy_bytes`` a buffer) and launch time; cuda_device.NoDevice where CUDA
@@ -503,6 +507,8 @@ def run_benchmark(heads=None, sizes=DEFAULT_SIZES, systems=None, dtypes=("float3
                             for line in format_case(case, cuda):
                                 log(line)
                         result["cases"] += sorted(ran, key=lambda c: list(sizes).index(c["size"]))
+                        if checkpoint:
+                            checkpoint(dict(result, summary=summarize(result), partial=True))
         finally:
             np.seterr(**old)
         result["total_s"] = time.perf_counter() - t_start
@@ -701,7 +707,8 @@ def main(argv=None):
                                systems=split(opts.systems or ""), dtypes=dtypes, budget=opts.budget,
                                dispatch_size=opts.dispatch_size or None,
                                dispatch_budget=opts.dispatch_budget, seed=opts.seed, device=opts.device,
-                               copy_bytes=int(opts.copy_mib * 2**20))
+                               copy_bytes=int(opts.copy_mib * 2**20),
+                               checkpoint=None if opts.no_save else lambda partial: save(partial, opts.out))
     except ValueError as exc:
         p.error(str(exc))
     except cuda_device.NoDevice as exc:

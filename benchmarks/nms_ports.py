@@ -1,7 +1,8 @@
 """NMS as other projects' Python ports write it, unmodified in style: scalar loops with builtin
 max/min and float() (the Cython nms and Soft-NMS ported line by line), the IoU matrix's upper
 triangle (YOLACT's fast NMS), np.delete of the suppressed (Malisiewicz's), a ternary on the kept
-list. Each runs in NumPy and under strider.compile(strict=True) on the same boxes: the results
+list, YOLOv5's non_max_suppression (an image's result assigned into a list of images, `continue`
+where an image has no candidates). Each runs in NumPy and under strider.compile(strict=True) on the same boxes: the results
 and the arguments afterwards compared, exactly (Gaussian Soft-NMS within a few ulps: its np.exp),
 the first call (the disk cache off unless STRIDER_CACHE says otherwise) and the best of a few
 calls timed. No timing asserts: it prints the ratios.
@@ -13,6 +14,7 @@ import os
 import time
 
 import numpy as np
+from heads import _nms as nms  # YOLOX's NumPy nms: a port's stand-in for torchvision.ops.nms
 
 import strider
 
@@ -150,6 +152,54 @@ def nms_ternary(dets, thr):
     return np.asarray(keep, dtype=np.int64) if keep else np.zeros(0, np.int64)
 
 
+def xywh2xyxy(x):
+    y = np.copy(x)
+    y[:, 0] = x[:, 0] - x[:, 2] / 2
+    y[:, 1] = x[:, 1] - x[:, 3] / 2
+    y[:, 2] = x[:, 0] + x[:, 2] / 2
+    y[:, 3] = x[:, 1] + x[:, 3] / 2
+    return y
+
+
+def yolov5_non_max_suppression(prediction, conf_thres=0.25, iou_thres=0.45, max_det=300):
+    bs = prediction.shape[0]
+    max_wh = 7680
+    max_nms = 30000
+    xc = prediction[..., 4] > conf_thres
+    output = [np.zeros((0, 6), dtype=np.float32)] * bs
+    for xi, x in enumerate(prediction):
+        x = x[xc[xi]]
+        if not x.shape[0]:
+            continue
+        x[:, 5:] *= x[:, 4:5]
+        box = xywh2xyxy(x[:, :4])
+        conf = x[:, 5:].max(1, keepdims=True)
+        j = x[:, 5:].argmax(1)[:, None]
+        x = np.concatenate((box, conf, j.astype(np.float32)), 1)[conf.reshape(-1) > conf_thres]
+        n = x.shape[0]
+        if not n:
+            continue
+        x = x[x[:, 4].argsort()[::-1][:max_nms]]
+        c = x[:, 5:6] * max_wh
+        boxes, scores = x[:, :4] + c, x[:, 4]
+        i = nms(boxes, scores, iou_thres)
+        i = i[:max_det]
+        output[xi] = x[i]
+    return output
+
+
+def yolo_predictions(n, images=2, classes=4, seed=0, empty=(1,)):
+    """YOLOv5's raw output (cx, cy, w, h, objectness, class scores) of `images` images, n rows
+    each; the images in `empty` have no row over any confidence threshold."""
+    rng = np.random.default_rng(seed)
+    p = np.empty((images, n, 5 + classes), np.float32)
+    p[..., 0:2] = rng.uniform(0, 640, (images, n, 2))
+    p[..., 2:4] = rng.uniform(10, 100, (images, n, 2))
+    p[..., 4:] = rng.uniform(0, 1, (images, n, 1 + classes))
+    p[list(empty), :, 4] = 0.0
+    return p
+
+
 def boxes_of(n, seed=0, dtype=np.float32):
     rng = np.random.default_rng(seed)
     xy = rng.uniform(0, 200, (n, 2))
@@ -191,6 +241,8 @@ def cases(n):
     yield "matrix NMS (np.triu)", matrix_nms, (d[:, :4], d[:, 4], 0.5), (), 0
     yield "Malisiewicz NMS (np.delete)", nms_malisiewicz, (d[:, :4], 0.3), (), 0
     yield "NMS with a ternary return", nms_ternary, (d, 0.5), (), 0
+    yield ("YOLOv5 non_max_suppression (list items)", yolov5_non_max_suppression,
+           (yolo_predictions(n * 4), 0.25, 0.45, 300), (), 0)
 
 
 def main():

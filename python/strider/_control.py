@@ -683,10 +683,14 @@ def while_stmt(cond, body, state, names, live):
             return state
 
 
-def if_stmt(test, then, other, state, names, live=None):
+def if_stmt(test, then, other, state, names, live=None, items=()):
     """`if test:` with its two sides as functions of the variables they assign (`names`; the
-    ones read after it: `live`, all when None)."""
+    ones read after it: `live`, all when None) and, after those, of the ones whose items they
+    assign (`items`); the values of the assigned ones after it."""
     trace = current_trace()
+    if items:
+        return _ItemLists(state, names, len(names) - len(items)).branch(test, then, other, names if live is None
+                                                                        else live)
     if trace is None or not _is_traced(test):
         return then(*state) if test else other(*state)
     cond = _condition(test)
@@ -695,6 +699,48 @@ def if_stmt(test, then, other, state, names, live=None):
                    lambda branch: branch.run(cond, then, other, state, names, names if live is None else live),
                    trace_error("a branch on a traced condition whose variables do not settle", "keep each variable's "
                                "shape the same in both branches"))
+
+
+class _ItemLists:
+    """A branch's sides that assign items of variables (`output[xi] = x[i]`), which come after
+    its other variables (the first `assigned`). Those holding Python lists are, on a traced
+    condition, one variable per item: each side gets copies of the lists (what it writes stays
+    its own), each item merges as a variable does, and the lists then take the merged items in
+    place, so that every name for a list sees them, as after Python's branch. Other values (an
+    array written through) reach the sides as they are."""
+
+    def __init__(self, state, names, assigned):
+        self.state, self.names, self.assigned = state, names, assigned
+        self.lists = {i: state[i] for i in range(assigned, len(names)) if type(state[i]) is list}
+
+    def branch(self, test, then, other, live):
+        if current_trace() is None or not _is_traced(test):
+            return (then if test else other)(*self.state)[:self.assigned]
+        flat_names = self._flatten(self.names, lambda i, name: [f"{name}[{k}]" for k in range(len(self.lists[i]))])
+        flat_live = [n for n in flat_names[:self.assigned] if n in live] + flat_names[self.assigned:]
+        merged = iter(if_stmt(test, self._side(then), self._side(other), self._flatten(self.state, lambda i, v: v),
+                              flat_names, flat_live))
+        out = [next(merged) for _ in range(self.assigned)]
+        for lst in self.lists.values():
+            lst[:] = [next(merged) for _ in lst]
+        return tuple(out)
+
+    def _flatten(self, values, expand):
+        """The assigned values, then each list's items (expand(index, value))."""
+        return list(values[:self.assigned]) + [x for i in self.lists for x in expand(i, values[i])]
+
+    def _side(self, fn):
+        def run(*flat):
+            rest = iter(flat[self.assigned:])
+            out = fn(*flat[:self.assigned], *[[next(rest) for _ in self.lists[i]] if i in self.lists else self.state[i]
+                                              for i in range(self.assigned, len(self.names))])
+            for i, v in self.lists.items():
+                if type(out[i]) is not list or len(out[i]) != len(v):
+                    raise trace_error(f"{self.names[i]!r}, a list a branch on a traced condition assigns items of, "
+                                      "changes length in it", "assign its items only, or build the list after the "
+                                      "branch")
+            return tuple(self._flatten(out, lambda i, v: v))
+        return run
 
 
 def _settle(trace, make, run, error):

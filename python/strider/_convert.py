@@ -25,10 +25,22 @@ _cache = {}           # code object -> the rewritten code object, or None where 
 
 
 class _Names(ast.NodeVisitor):
-    """Names a statement list assigns and loads, not looking into nested functions or classes."""
+    """Names a statement list assigns and loads, not looking into nested functions or classes;
+    and the names whose items it assigns (`lst[k] = v`, in a converted `if` too: `items`)."""
 
     def __init__(self):
-        self.stored, self.loaded = [], set()
+        self.stored, self.loaded, self.items = [], set(), []
+
+    def visit(self, node):
+        for n in getattr(node, "strider_items", ()):  # a converted `if`'s
+            if n not in self.items:
+                self.items.append(n)
+        return super().visit(node)
+
+    def visit_Subscript(self, node):
+        if isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id not in self.items:
+            self.items.append(node.value.id)
+        self.generic_visit(node)
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Store):
@@ -168,6 +180,20 @@ def _exit(s, jump=ast.Break):
     """Whether s is `if t: break` (no else): a loop of the IR leaves where t holds (break_if); or
     `if t: continue` where `jump` is ast.Continue (body() turns it around)."""
     return isinstance(s, ast.If) and not s.orelse and len(s.body) == 1 and isinstance(s.body[0], jump)
+
+
+def _turn_continues(stmts):
+    """A loop body with each `if t: continue` (no else) at its top level turned into `if not t:`
+    around the rest, as Python runs them, so that the branch is one a loop can trace; the rest's
+    own `if t: continue`s too (`if not x.size: continue` twice in one body)."""
+    for i, s in enumerate(stmts):
+        if _exit(s, ast.Continue):
+            rest = _turn_continues(stmts[i + 1:])
+            if not rest:
+                return stmts[:i]
+            test = ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=s.test), s.test)
+            return stmts[:i] + [_spans(ast.copy_location(ast.If(test=test, body=rest, orelse=[]), s))]
+    return stmts
 
 
 def _flag_jumps(stmts, flag, jump):
@@ -357,19 +383,10 @@ class _Rewrite(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def body(self, stmts, in_loop):
-        """Statements with `if t: continue` (no else) at their top level turned into `if not t:`
-        around the rest, as Python runs them, so that the branch is one a loop can trace."""
+        """Converted statements; a loop's body with its `if t: continue`s turned around first
+        (_turn_continues)."""
         out = []
-        for i, s in enumerate(stmts):
-            if (in_loop and isinstance(s, ast.If) and not s.orelse and len(s.body) == 1
-                    and isinstance(s.body[0], ast.Continue)):
-                rest = stmts[i + 1:]
-                if not rest:
-                    break
-                guard = _spans(ast.copy_location(ast.If(test=ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=s.test),
-                                                                               s.test), body=rest, orelse=[]), s))
-                out.extend(self.body([guard], in_loop))
-                return out
+        for s in _turn_continues(stmts) if in_loop else stmts:
             r = self.visit(s)
             out.extend(r if isinstance(r, list) else [r])
         return out
@@ -471,19 +488,23 @@ class _Rewrite(ast.NodeTransformer):
         test = self.test(node.test)
         then = self.body(node.body, False) or [ast.Pass()]
         other = self.body(node.orelse, False) or [ast.Pass()]
-        names = _names(then + other).stored
+        found = _names(then + other)
+        names = found.stored
+        # the names whose items it assigns and that it does not assign: where they hold Python
+        # lists, each side gets copies and the items merge (if_stmt); the sides take and return
+        # them after the names, and the lists take the merged items in place
+        items = [n for n in found.items if n not in names]
         # what outlives the branch: loaded outside it (after it, or by a loop around it)
         inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
         live = [n for n in names if n in tested or any(line not in inside for line in self.later_loads.get(n, ()))]
-        out = [_def(f"__strider_then_{k}", names, then + [ast.Return(_tuple(names))]),
-               _def(f"__strider_else_{k}", names, other + [ast.Return(_tuple(names))])]
+        out = [_def(f"__strider_then_{k}", names + items, then + [ast.Return(_tuple(names + items))]),
+               _def(f"__strider_else_{k}", names + items, other + [ast.Return(_tuple(names + items))])]
         call = _call("if_stmt", test, _load(f"__strider_then_{k}"), _load(f"__strider_else_{k}"),
-                     ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load()),
-                     _strs(names), _strs(live))
-        if names:
-            out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call))
-        else:
-            out.append(ast.Expr(call))
+                     ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names + items],
+                               ctx=ast.Load()),
+                     _strs(names + items), _strs(live), _strs(items))
+        out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call) if names else ast.Expr(call))
+        out[-1].strider_items = items
         return [_at(s, node) for s in out]
 
     def _left_to_python(self, test, what, jumps):

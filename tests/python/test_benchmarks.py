@@ -234,7 +234,7 @@ def test_nms_ports_compile_and_agree_with_numpy():
     out = subprocess.run([sys.executable, os.path.join(BENCH, "nms_ports.py"), "--boxes", "24", "--reps", "1"],
                          capture_output=True, text=True, timeout=600, check=True).stdout
     rows = [line for line in out.splitlines()[1:] if line.strip()]
-    assert len(rows) == 7 and not any("WRONG" in r for r in rows), out
+    assert len(rows) == 8 and not any("WRONG" in r for r in rows), out
 
 
 def test_notebook_executes_at_tiny_size(monkeypatch):

@@ -6,7 +6,8 @@ import pytest
 import strider
 from differential import check, check_raises
 from heads import _nms, py_cpu_nms
-from nms_ports import nms_cython_port, nms_ternary, soft_nms_cython_port
+from nms_ports import nms_cython_port, nms_ternary, soft_nms_cython_port, yolo_predictions, \
+    yolov5_non_max_suppression
 
 def boxes(n, seed=0):
     rng = np.random.default_rng(seed)
@@ -838,3 +839,47 @@ def extends(x):
 
 def test_extend_by_static_and_run_time_lengths():
     check(extends, np.random.default_rng(9).uniform(0, 1, 15))
+
+
+def per_image(pred, thr):
+    # YOLOv5's habit: a list of each image's results, assigned where the image has candidates,
+    # each `if not ...: continue` guarding the rest; the list returned by another name
+    out = [np.zeros((0, 4), np.float32)] * pred.shape[0]
+    alias = out
+    for i, x in enumerate(pred):
+        x = x[x[:, 4] > thr]
+        if not x.shape[0]:
+            continue
+        x = x[x[:, 4].argsort(kind="stable")[::-1]]
+        if not (x[:, 4] > thr + 0.2).any():
+            continue
+        out[i] = x[:, :4] * 2
+        if x.shape[0] > 3:
+            out[i] = out[i][:3]
+    return alias
+
+
+@pytest.mark.parametrize("thr", [2.0, 0.85, 0.5, -1.0])  # none, some images, every image
+def test_items_of_a_list_assigned_in_a_branch(thr):
+    pred = np.random.default_rng(3).uniform(0, 1, (3, 12, 5)).astype(np.float32)
+    pred[1, :, 4] = 0.0
+    check(per_image, pred, thr)
+
+
+@pytest.mark.parametrize("empty", [(), (0,), (1, 2)])
+def test_yolov5_non_max_suppression(empty):
+    # benchmarks/nms_ports.py's port of YOLOv5's non_max_suppression, unmodified in style
+    check(yolov5_non_max_suppression, yolo_predictions(40, images=3, empty=empty), 0.25, 0.45, 300)
+
+
+def pops(x):
+    out = [x[:0], x[:0]]
+    if x.sum() > 0:
+        out[0] = x
+        out.pop()
+    return out
+
+
+def test_a_list_whose_length_a_branch_changes_is_refused():
+    with pytest.raises(strider.TraceError, match="changes length"):
+        strider.compile(pops, strict=True)(np.arange(3.0))

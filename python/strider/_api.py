@@ -87,6 +87,7 @@ class CompiledFunction(_C.Dispatcher):
                              max_signatures=max_signatures, constants=constants, strict=strict)
         self._strict = os.environ.get("STRIDER_STRICT", "0") == "1" if strict is None else bool(strict)
         self._said = set()  # the graph breaks warned about
+        self._runtime_breaks = []  # why calls ran in NumPy after their program started (explain() lists them)
         self._trip_factor = 1  # room for loops' trips, grown where a call outgrew it (_outgrown)
         self._constants = tuple(constants)
         self._gpu = None
@@ -104,7 +105,8 @@ class CompiledFunction(_C.Dispatcher):
         if isinstance(entry, GraphBreak):
             return GraphBreakExplanation(entry.reason)
         params = list(self._signature.parameters)
-        return Explanation(entry.program, entry.cuda, [source_name(s, params) for s in self._sources])
+        return Explanation(entry.program, entry.cuda, [source_name(s, params) for s in self._sources],
+                           self._runtime_breaks)
 
     def cuda_source(self, *args, **kwargs):
         """The CUDA C strider emits for this call's stages as target="cuda" makes them, as one
@@ -174,6 +176,8 @@ class CompiledFunction(_C.Dispatcher):
         if self._strict:
             raise ValueError(reason)
         self._count("runtime_breaks", 1)
+        if reason not in self._runtime_breaks:
+            self._runtime_breaks.append(reason)
         self._say_once(reason, f"{reason}: NumPy broadcasts it, so this call ran in NumPy (the compiled program reads "
                                "those lengths as one)", stacklevel=3)
         return self._run_in_numpy(args, kwargs)

@@ -17,9 +17,12 @@ class GraphBreakExplanation:
 class Explanation:
     """What strider made of one call: the IR, the storages' dependency tables, the DAG."""
 
-    def __init__(self, program, cuda=None, reads=()):
+    def __init__(self, program, cuda=None, reads=(), runtime_breaks=()):
         graph = program.graph
         self.breaks = []  # none: the whole call is compiled
+        # why calls of the function ran in NumPy once their run had started (a run-time length
+        # of 1 that NumPy broadcasts), as their warnings said
+        self.runtime_breaks = list(runtime_breaks)
         self.reads = list(reads)  # what the call reads besides its arguments (self.stride, GLOBALS, ...)
         self.ir = str(graph)
         self.tables = program.table_text
@@ -53,6 +56,8 @@ class Explanation:
         for i, why in enumerate(self.fallbacks):
             if why:
                 lines.append(f"stage {i} runs on the reference executor: {why}")
+        if self.runtime_breaks:
+            lines += ["", "== run-time breaks: calls that ran in NumPy =="] + self.runtime_breaks
         return "\n".join(lines) + "\n"
 
     __repr__ = __str__

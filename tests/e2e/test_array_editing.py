@@ -183,6 +183,8 @@ def test_a_runtime_length_of_one_broadcasts_as_numpy():
              f"only when the function runs, at {__file__}:{f.__code__.co_firstlineno + 5}): NumPy broadcasts it, so this "
              "call ran in NumPy (the compiled program reads those lengths as one); strict=True raises instead"]
             if y is one else [])
+        text = str(g.explain(x, y, 0.5))  # explain() lists the run-time break
+        assert "(8,) (1,) (a length of 1 known only when the function runs" in text[text.index("== run-time breaks"):]
     with pytest.raises(ValueError, match="known only when the function runs"):
         strider.compile(f, target=TARGET, strict=True)(S.copy(), one, 0.5)
 

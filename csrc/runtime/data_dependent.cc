@@ -67,7 +67,13 @@ void throw_check_failure(const Op& op, int64_t a, int64_t b, char* const* base) 
           "attempt to get argmax of an empty sequence", "attempt to get argmin of an empty sequence"};
       throw std::invalid_argument(kMessages[op.axes[0]]);
     }
-    case OpCode::check_assert: throw AssertionFailed(assert_message(op.inputs[1], base));
+    case OpCode::check_assert: {
+      // axes[0], when given: the Python error a failed check raises (int() of a float)
+      const std::string message = assert_message(op.inputs[1], base);
+      if (op.axes.empty() || op.axes[0] == kAssertionError) throw AssertionFailed(message);
+      if (op.axes[0] == kValueError) throw std::invalid_argument(message);
+      throw std::overflow_error(message);
+    }
     case OpCode::append: throw LoopBoundExceeded("a list filled in a loop outgrew its " + std::to_string(b) + " places");
     case OpCode::check_equal: {
       std::string text;

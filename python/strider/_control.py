@@ -782,9 +782,11 @@ class _Region:
                                   f"{name!r} in a loop or branch on a traced condition", "append arrays of one row shape")
             self.lists[name] = (t.dtype, tuple(t.shape[1:]), None, False, 1, bound(t.shape[0]))
             return
-        # Python numbers, known or traced (a loop's counter), stay Python numbers in the list
+        # Python numbers, known or traced (a loop's counter), stay Python numbers in the list,
+        # and so do those of a list of them appended (YOLOv8's boxes.append([left, top, w, h]))
         # (type(), not isinstance: a traced float64 scalar passes for a float)
-        weak = type(value) if type(value) in (bool, int, float) else t._weak if not t.ndim else None
+        kinds = {_number_type(v) for v in value} if type(value) is list else {_number_type(value)}
+        weak = kinds.pop() if len(kinds) == 1 else None
         self.lists[name] = (t.dtype, tuple(t.shape), weak, not t.ndim, 1, None)
 
     def appended(self, lst, items=1):
@@ -834,6 +836,15 @@ class _Region:
         self.made_storages |= {data.storage, length}
         trace.growable = trace.growable or not self.exact
         return lst
+
+
+def _number_type(value):
+    """The Python type of a number, known or traced (a loop's counter, a run-time length); else
+    None."""
+    if type(value) in (bool, int, float):
+        return type(value)
+    t = as_tracer(value)
+    return t._weak if not t.ndim else None
 
 
 class _BranchTrace(_Region):

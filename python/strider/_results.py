@@ -81,10 +81,11 @@ def flatten_result(value, leaves):
         return ("dict", tuple((k, flatten_result(value[k], leaves)) for k in value))
     if isinstance(value, TracedList):  # returned as the list of its items, as Python's list would be
         items = value.array()
-        if items._weak is None:
+        if value.weak is None:
             leaves.append(items)
             return ("items",)
-        leaves.append(Tracer(items._trace, items._view, items.dtype))  # Python numbers: the array's tolist()
+        # Python numbers, or lists of them: the array's tolist()
+        leaves.append(Tracer(items._trace, items._view, items.dtype))
         return ("numbers",)
     if isinstance(value, Extent):  # a run-time length (len(y) of a mask's y): the int it holds then
         leaves.append(value.value())

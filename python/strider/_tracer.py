@@ -116,6 +116,10 @@ _local = threading.local()
 _MEMORY_ATTRS = frozenset({"data", "ctypes", "tobytes", "tofile", "dump", "dumps"})
 
 
+# the errors a check raises, by the index its op's axes[0] holds (csrc/ir/graph.h's CheckError)
+_CHECK_ERRORS = (AssertionError, ValueError, OverflowError)
+
+
 def current_trace():
     """The trace being recorded on this thread, or None."""
     return getattr(_local, "trace", None)
@@ -383,10 +387,10 @@ class Trace:
             self.numbers.pop(sid, None)
             self.versions[sid] = self.versions.get(sid, 0) + 1
 
-    def check_assert(self, t, message):
+    def check_assert(self, t, message, error=AssertionError):
         """`assert t, message` on a value known only when the function runs: a check that raises
-        AssertionError then (after the writes before it, before those after it), as Python's
-        assert would; tracing goes on as if it held."""
+        `error` (AssertionError, ValueError or OverflowError) then (after the writes before it,
+        before those after it), as Python's assert would; tracing goes on as if it held."""
         if t.size != 1:  # NumPy's error for the truth value of several elements (or of a run-time length)
             if t.is_dynamic:
                 raise unsupported("assert on an array whose length is known only at run time",
@@ -397,7 +401,8 @@ class Trace:
             cond = np.not_equal(cond, 0)
         text = self.const(np.array([ord(c) for c in message], np.int32))
         out = self.temp((), np.bool_)
-        self.op("check_assert", [cond, text], out)
+        self.op("check_assert", [cond, text], out,
+                [] if error is AssertionError else [_CHECK_ERRORS.index(error)])
         return True
 
     def value_key(self, t):
@@ -956,17 +961,24 @@ class Tracer:
         """kind(self) (float or int; None: what .item() gives for the dtype) as a traced Python
         number, where only the run knows the value: a copy (writing the array later leaves the
         number as it was). None where tracing should know the value instead (known, or from the
-        caller's numbers, which specialize), and where Python's conversion may fail on a value
-        (int() of a float: NaN and inf raise) or a size other than 1 makes it fail."""
+        caller's numbers, which specialize), and where a size other than 1 makes the conversion
+        fail. int() of a float checks what Python's raises on (NaN, infinities) when it runs."""
         if concrete(self) is not None or self._trace.from_arguments(self) or self.is_dynamic or self.size != 1:
             return None
         k = self.dtype.kind
         if k not in "biuf" or self.dtype == np.uint64:
             return None
         kind = kind or {"b": bool, "f": float}.get(k, int)
+        t = self.reshape(())
         if kind is int and k == "f":
-            return None
-        t = self.reshape(()).astype({float: np.float64, int: np.int64, bool: np.bool_}[kind], copy=True)
+            # Python's int() truncates, and raises where the float is NaN or infinite; an int
+            # past int64 (exact in Python) is refused when the function runs
+            t = t.astype(np.float64)
+            self._trace.check_assert(~np.isnan(t), "cannot convert float NaN to integer", ValueError)
+            self._trace.check_assert(np.isfinite(t), "cannot convert float infinity to integer", OverflowError)
+            self._trace.check_assert((t >= -2.0**63) & (t < 2.0**63), "int() of a float past int64's range: strider "
+                                     "holds a traced Python int in int64", OverflowError)
+        t = t.astype({float: np.float64, int: np.int64, bool: np.bool_}[kind], copy=True)
         t._weak, t._scalar = kind, False
         return t
 

@@ -160,6 +160,45 @@ TEST(DataDependent, CheckEqualPassesALengthThroughOrRaisesNumPysBroadcastError) 
   }
 }
 
+TEST(DataDependent, CheckAssertRaisesTheErrorItsAxesName) {
+  // no axes: assert's AssertionError; 1: ValueError; 2: OverflowError (int() of a NaN or an
+  // infinite float); the message is the constant's code points ("no")
+  for (int kind : {-1, 1, 2}) {
+    const std::string axes = kind < 0 ? "" : " axes=[" + std::to_string(kind) + "]";
+    Program p = lower(parse_graph(R"(graph @f {
+      %s0 = storage bool[1] arg 0
+      %s1 = storage i32[2] const 0x6e0000006f000000
+      %s2 = storage bool[1] arg 1
+      op0 = check_assert(%s0[]{}+0, %s1[2]{1}+0))" + axes + R"( -> %s2[]{}+0
+      return
+    })"));
+    bool ok = true, out = false;
+    execute(p, {&ok, nullptr, &out});
+    EXPECT_TRUE(out);
+    ok = false;
+    try {
+      execute(p, {&ok, nullptr, &out});
+      ADD_FAILURE() << "no error";
+    } catch (const AssertionFailed& e) {
+      EXPECT_EQ(kind, -1);
+      EXPECT_STREQ(e.what(), "no");
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(kind, 1);
+      EXPECT_STREQ(e.what(), "no");
+    } catch (const std::overflow_error& e) {
+      EXPECT_EQ(kind, 2);
+      EXPECT_STREQ(e.what(), "no");
+    }
+  }
+  EXPECT_THROW(verify_graph(parse_graph(R"(graph @f {
+    %s0 = storage bool[1] arg 0
+    %s1 = storage i32[2] const 0x6e0000006f000000
+    %s2 = storage bool[1] arg 1
+    op0 = check_assert(%s0[]{}+0, %s1[2]{1}+0) axes=[3] -> %s2[]{}+0
+    return
+  })")), std::logic_error);
+}
+
 TEST(DataDependent, TopKOfWideKeysIsTheStableOrdersHead) {
   // f64 keys do not fit a 64-bit word with their position: (key, position) pairs
   std::vector<double> keys = {2.0, -0.0, NAN, 1.5, 0.0, 2.0, -7.0, 1.5, NAN, 0.0, 2.0, 3.0, -0.0, 1.5, 9.0, 0.0, 2.0};

@@ -268,8 +268,35 @@ def numbers(x, t):
 @pytest.mark.parametrize("t", [0.5, 2.0])
 def test_python_numbers_of_traced_values(t):
     check(numbers, np.array([0.9, 0.2, 0.7], np.float32), t)
-    with pytest.raises(strider.TraceError, match="int\\(\\) of a traced array"):  # NaN and inf raise in Python
-        strider.compile(lambda x: int(x[0] * 2), strict=True)(np.ones(2))
+
+
+def rows_as_ints(out, thr, fx):
+    # YOLOv8's ONNX example: a Python loop over rows, int() of scaled floats into lists
+    boxes, scores = [], []
+    for i in range(out.shape[0]):
+        if np.amax(out[i][4:]) >= thr:
+            x, w = out[i][0], out[i][2]
+            boxes.append([int((x - w / 2) * fx), int(w * fx)])
+            scores.append(np.amax(out[i][4:]))
+    return boxes, scores
+
+
+def test_int_of_a_traced_float():
+    # Python's int() truncates toward zero; NaN raises ValueError and infinities OverflowError
+    # when the function runs, after the writes before it
+    out = np.random.default_rng(8).uniform(-1, 1, (30, 7)).astype(np.float32)
+    for thr in (0.5, 2.0):
+        check(rows_as_ints, out, thr, 37.5)
+
+    def f(x, y):
+        y[0] = 1.0
+        return int(x[0] * 3) + int(x[1] - 0.5)
+
+    check(f, np.array([-2.7, 0.2]), np.zeros(2))
+    for bad, exc in ((np.nan, ValueError), (np.inf, OverflowError), (-np.inf, OverflowError)):
+        check_raises(f, np.array([bad, 0.0]), np.zeros(2), exc=exc)
+    with pytest.raises(OverflowError, match="past int64's range"):  # Python's int would hold it
+        strider.compile(f, strict=True)(np.array([1e19, 0.0]), np.zeros(2))
 
 
 def shrinking_range(x, t):

@@ -70,14 +70,6 @@ def test_float_of_traced_values():
     raises_at(f, (arr(),), r"\bfloat\b|__float__")
 
 
-def test_int_of_traced_float():
-    def f(x):
-        t = x.max()
-        return x + int(t)  # <- error (Python's int() of NaN or inf raises)
-
-    raises_at(f, (arr(),), r"\bint\b|__int__")
-
-
 def test_item_of_traced_value_at_a_position():
     def f(x):
         t = x * 2

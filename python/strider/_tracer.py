@@ -673,9 +673,11 @@ def reshape_units(t, shape):
             dims.append(1)
             strides.append(0)
             continue
-        same = k < len(old) and (d == -1 if not isinstance(d, Extent) else False or
-                                 isinstance(d, Extent) and isinstance(old[k][0], Extent) and d.storage == old[k][0].storage
-                                 or not isinstance(d, Extent) and not isinstance(old[k][0], Extent) and d == old[k][0])
+        o = old[k][0] if k < len(old) else None
+        if isinstance(d, Extent):
+            same = isinstance(o, Extent) and d.storage == o.storage
+        else:  # -1 stands for the axis, run-time or not; another number for a static axis as long
+            same = o is not None and (d == -1 or not isinstance(o, Extent) and d == o)
         if not same:
             raise unsupported(f"reshaping an array of shape {t.shape} whose length is known only at run time to "
                               f"{tuple(shape)}", "only axes of length 1 can be added or removed")

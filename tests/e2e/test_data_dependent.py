@@ -503,6 +503,8 @@ RUNTIME = [
     pytest.param(lambda x: _sel(_sel(x)[:, 1:]), {}, id="mask_of_masked"),
     pytest.param(lambda x: (np.sort(_sel(x)[:, 5]), np.nonzero(_sel(x)[:, 5] > 0.5)[0]), {}, id="sort_nonzero"),
     pytest.param(lambda x: (x[x[:, 4] > 0.5], x[x[:, 5] > 0.3, :2], x[:, 0][x[:, 0] > 0.8]), {}, id="several_lengths"),
+    pytest.param(lambda x: (_sel(x).reshape(-1, 7), _sel(x).reshape(-1, 1, 7), _sel(x)[:, :1].reshape(-1)), {},
+                 id="reshape_keeping_the_length"),
 ]
 
 

@@ -199,7 +199,9 @@ def _write_back(trace, slots, values):
     if grow:
         return grow
     for slot, t in pending:
-        if trace.graph.storage_kind(t._view.storage) == "arg":  # NumPy's variable may be the argument itself
+        # NumPy's variable may be the argument itself; a number (a Python number, a NumPy
+        # scalar) is a value, not memory: the copy is the same number
+        if trace.graph.storage_kind(t._view.storage) == "arg" and not (t._scalar or t._weak):
             trace.may_be_argument.setdefault(slot.view.storage, user_location())
         out = _C.View(slot.view.storage, [bound(d) for d in t.shape], list(slot.view.strides), 0, list(t._view.extents))
         trace.op("copy", [t], out)
@@ -1013,7 +1015,9 @@ def _kinds_differ(a, b):
     ta, tb = _carryable(a), _carryable(b)
     if ta is None or tb is None:
         return True
-    return ta.dtype != tb.dtype or ta.ndim != tb.ndim
+    # a Python number and a NumPy scalar of one dtype promote differently (NEP 50: float32 data
+    # times 0.5 stays float32, times np.float64(0.5) is float64) and return as different types
+    return ta.dtype != tb.dtype or ta.ndim != tb.ndim or (not ta.ndim and (ta._weak is None) != (tb._weak is None))
 
 
 class _LoopTrace(_Region):

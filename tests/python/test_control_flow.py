@@ -910,3 +910,25 @@ def pops(x):
 def test_a_list_whose_length_a_branch_changes_is_refused():
     with pytest.raises(strider.TraceError, match="changes length"):
         strider.compile(pops, strict=True)(np.arange(3.0))
+
+
+def best_match(x, t):
+    # ensemble_boxes' find_matching_box: -1 and the threshold (Python numbers, the second an
+    # argument) or NumPy's argmax and its value, by a traced condition
+    best = -1
+    score = t
+    i = np.argmax(x)
+    if x[i] > t:
+        best = i
+        score = x.astype(np.float64)[i]
+    return best, score, x * score
+
+
+@pytest.mark.parametrize("t", [0.5, 2.0])
+def test_a_python_number_or_a_numpy_scalar_after_a_branch(t):
+    # each path's own kind: returned as Python's or NumPy's number, promoted by NEP 50 (float32
+    # data times a Python float stays float32, times np.float64 is float64)
+    x = np.random.default_rng(9).random(6).astype(np.float32)
+    f = check(best_match, x, t)
+    got, want = f(x, t), best_match(x, t)
+    assert [type(v) for v in got] == [type(v) for v in want] and got[2].dtype == want[2].dtype

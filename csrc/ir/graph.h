@@ -55,8 +55,9 @@ const char* loop_family(DType t);
 /// raises it as std::domain_error.
 constexpr const char* kMayFailMessage = "Integers to negative integer powers are not allowed.";
 /// The Python error a failed check_assert raises (its axes[0]; AssertionError where absent):
-/// `assert`'s, and int()'s of a float (NaN: ValueError; infinite or past int64: OverflowError).
-enum CheckError : int64_t { kAssertionError = 0, kValueError = 1, kOverflowError = 2 };
+/// `assert`'s, int()'s of a float (NaN: ValueError; infinite or past int64: OverflowError),
+/// np.average's of weights that sum to zero (ZeroDivisionError).
+enum CheckError : int64_t { kAssertionError = 0, kValueError = 1, kOverflowError = 2, kZeroDivisionError = 3 };
 /// Number of inputs an op of this kind reads (-1: any number, the views a region carries).
 int op_arity(OpCode op);
 /// Throws std::invalid_argument for an unknown name.

@@ -74,12 +74,15 @@ void bind_runtime(py::module_& m) {
         "runs the pass pipeline (lower.cc) on a traced graph; schedules: stage index -> primitives text");
   m.def("llvm_backend_available", &llvm_backend_available);
   py::register_exception<ScheduleError>(m, "ScheduleError", PyExc_ValueError);
-  // an assert on a traced value fails with Python's own AssertionError and the user's message
+  // an assert on a traced value fails with Python's own AssertionError and the user's message;
+  // np.average of weights that sum to zero with ZeroDivisionError
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const AssertionFailed& e) {
       PyErr_SetString(PyExc_AssertionError, e.what());
+    } catch (const ZeroDivision& e) {
+      PyErr_SetString(PyExc_ZeroDivisionError, e.what());
     }
   });
   m.def("run_passes", &run_passes, py::arg("ir_text"), py::arg("passes"),

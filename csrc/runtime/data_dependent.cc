@@ -72,6 +72,7 @@ void throw_check_failure(const Op& op, int64_t a, int64_t b, char* const* base) 
       const std::string message = assert_message(op.inputs[1], base);
       if (op.axes.empty() || op.axes[0] == kAssertionError) throw AssertionFailed(message);
       if (op.axes[0] == kValueError) throw std::invalid_argument(message);
+      if (op.axes[0] == kZeroDivisionError) throw ZeroDivision(message);
       throw std::overflow_error(message);
     }
     case OpCode::append: throw LoopBoundExceeded("a list filled in a loop outgrew its " + std::to_string(b) + " places");

@@ -24,6 +24,11 @@ struct AssertionFailed : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// What a check_assert for kZeroDivisionError throws (Python's ZeroDivisionError).
+struct ZeroDivision : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// What append throws past its list's capacity: the loop ran more trips than the program has
 /// room for. Nothing it did is the caller's to see (Runner::run puts back the arguments it
 /// wrote): the dispatcher traces again with more room and runs the call anew.

@@ -9,8 +9,8 @@ from . import _advanced, _editing, _sorting
 from ._creation import (arange, array, asarray, ascontiguousarray, empty, empty_like, eye, full, full_like, identity,
                         linspace, ones, ones_like, pad, zeros, zeros_like)
 from ._errors import unsupported
-from ._reductions import (REDUCTIONS, all_, any_, argmax, argmin, count_nonzero, dot, matmul, max_, mean, min_, norm, prod,
-                          std, sum_, var)
+from ._reductions import (REDUCTIONS, all_, any_, argmax, argmin, average, count_nonzero, dot, matmul, max_, mean, min_,
+                          norm, prod, std, sum_, var)
 from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_to, column_stack,
                       concatenate, copyto, diff, dsplit, dstack, expand_dims, fill, flip, fliplr, flipud, hsplit,
                       hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, result_type, shape, size, split,
@@ -23,7 +23,7 @@ __all__ = ["HANDLED", "CREATION", "array_function", "ufunc_method"]
 
 HANDLED = {
     np.sum: sum_, np.prod: prod, np.max: max_, np.amax: max_, np.min: min_, np.amin: min_, np.any: any_,
-    np.all: all_, np.argmax: argmax, np.argmin: argmin, np.mean: mean, np.var: var, np.std: std,
+    np.all: all_, np.argmax: argmax, np.argmin: argmin, np.mean: mean, np.average: average, np.var: var, np.std: std,
     np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.reshape: reshape,
     np.ravel: ravel, np.squeeze: squeeze, np.expand_dims: expand_dims, np.broadcast_to: broadcast_to,
     np.broadcast_arrays: broadcast_arrays, np.flip: flip, np.fliplr: fliplr, np.flipud: flipud,

@@ -8,8 +8,8 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ._errors import unsupported
-from ._tracer import Extent, Tracer, as_tracer, bound, emit, reshape_units
-from ._ufuncs import _NoValue, _with_length, astype, finish, ir_dtype, normalize_axes
+from ._tracer import Extent, Tracer, as_tracer, bound, current_trace, emit, reshape_units
+from ._ufuncs import _NoValue, _with_length, astype, finish, ir_dtype, normalize_axes, normalize_axis_tuple
 
 
 # the reductions of no element NumPy refuses (in check_nonempty's order)
@@ -148,6 +148,42 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
                 where=where)
     r = np.true_divide(s, count)
     return finish(astype(r, np.float16) if half and out is None else r, out, None)
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """NumPy's np.average: the mean, or the weighted sum over the weights' sum, in the dtype NumPy
+    promotes the two to (float64 at least for integers); weights that sum to zero raise
+    ZeroDivisionError when the function runs."""
+    t = as_tracer(a)
+    if weights is None:
+        avg = mean(t, axis, keepdims=keepdims)
+        if any(isinstance(d, Extent) for d in t.shape):
+            if returned:
+                raise unsupported("np.average(..., returned=True) of an array whose length is known only at run "
+                                  "time", "count the elements with np.count_nonzero")
+            return avg
+        scl = avg.dtype.type(math.prod(t.shape) // builtins.max(math.prod(avg.shape), 1))
+    else:
+        w = as_tracer(weights)
+        result_dtype = np.result_type(t.dtype, w.dtype, *("f8",) * (t.dtype.kind in "biu"))
+        if tuple(t.shape) != tuple(w.shape):
+            if axis is None:
+                raise TypeError("Axis must be specified when shapes of a and weights differ.")
+            axes = normalize_axis_tuple(axis, t.ndim)
+            if tuple(w.shape) != tuple(t.shape[ax] for ax in axes):
+                raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
+            # the weights' axes in a's order, then a's other axes as length 1
+            w = w.transpose(sorted(range(len(axes)), key=lambda k: axes[k]))
+            w = w.reshape(tuple(s if ax in axes else 1 for ax, s in enumerate(t.shape)))
+        scl = w.sum(axis=axis, dtype=result_dtype, keepdims=keepdims)
+        current_trace().check_assert(np.logical_not(np.any(scl == 0.0)), "Weights sum to zero, can't be normalized",
+                                     ZeroDivisionError)
+        avg = np.multiply(t, w, dtype=result_dtype).sum(axis, keepdims=keepdims) / scl
+    if not returned:
+        return avg
+    if tuple(np.shape(scl)) != tuple(avg.shape):
+        scl = np.broadcast_to(scl, avg.shape).copy()
+    return avg, scl
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,

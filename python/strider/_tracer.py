@@ -117,7 +117,7 @@ _MEMORY_ATTRS = frozenset({"data", "ctypes", "tobytes", "tofile", "dump", "dumps
 
 
 # the errors a check raises, by the index its op's axes[0] holds (csrc/ir/graph.h's CheckError)
-_CHECK_ERRORS = (AssertionError, ValueError, OverflowError)
+_CHECK_ERRORS = (AssertionError, ValueError, OverflowError, ZeroDivisionError)
 
 
 def current_trace():

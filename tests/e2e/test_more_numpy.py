@@ -1,5 +1,6 @@
 """Differential tests for NumPy functions beyond the basics: split, matmul/dot, isclose,
-count_nonzero, pad, linalg.norm, np.vectorize and the math module; values tracing knows."""
+count_nonzero, pad, linalg.norm, np.average, np.vectorize and the math module; values tracing
+knows."""
 import math
 from math import sqrt
 
@@ -116,6 +117,28 @@ def _grid(x, shape):
         x = x * 2
     xs = np.arange(w - 1) * 0.5
     return x[:h, :w - 1] + xs, x.reshape(np.array(x.shape)[0], -1)[: np.int64(h) // 2]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, w: np.average(x),
+    lambda x, w: np.average(x, axis=0, returned=True),
+    lambda x, w: np.average(x, axis=1, weights=w[0], returned=True),
+    lambda x, w: np.average(x, weights=w),
+    lambda x, w: np.average(x, axis=(1, 0), weights=w.T),
+    lambda x, w: np.average(x, axis=0, weights=w[:, 0], keepdims=True),
+    lambda x, w: np.average(x[x[:, 0] > 0], axis=0, weights=w[x[:, 0] > 0, 1]),  # a run-time length
+    lambda x, w: np.average(x.astype(np.int32), axis=1, weights=w[0].astype(np.float32)),  # int: float64
+], ids=["mean", "returned", "weights_axis", "weights_all", "axes_reordered", "keepdims", "runtime_length",
+        "int_data"])
+def test_average(fn):
+    # Detectron's box voting: np.average(boxes_to_vote, axis=0, weights=ws)
+    check(fn, ar((5, 4)), np.abs(ar((5, 4), np.float32)) + 0.5, rtol=1e-12)
+
+
+def test_average_of_weights_summing_to_zero_raises_when_it_runs():
+    check_raises(lambda x, w: np.average(x, axis=0, weights=w), ar((3, 2)), np.array([1.0, -1.0, 0.0]),
+                 exc=ZeroDivisionError)
+    check_raises(lambda x, w: np.average(x, weights=w), ar((3, 2)), np.ones(3), exc=TypeError)
 
 
 @pytest.mark.parametrize("shape", [(3, 4), (2, 2), (4, 5, 3)])

@@ -31,6 +31,9 @@ from ._tracer import Extent, TracedList, TracedRows, Tracer, arange_at, as_trace
 
 _MAX_TRIES = 5
 _MIN_TRIPS = 64  # the trips a loop is given room for, at least (more where it carries more)
+# a range of at most this many trips unrolls even where its trips trace regions (a loop over a
+# batch's images): its counter stays a Python int, so `x[n]` is a view as NumPy's
+_UNROLLED = 8
 
 
 @refusing()
@@ -262,6 +265,19 @@ def binop_(op, a, b):
 def augop_(op, a, b):
     """`a op= b` in rewritten code."""
     return INPLACE[op](a, _length_read(a, b))
+
+
+slice_ = slice  # a subscript's slice in rewritten code (the function may name another `slice`)
+
+
+def augitem_(op, obj, key, value):
+    """`obj[key] op= value()` in rewritten code, as Python runs it: get, in-place op, set. Where
+    strider holds obj[key] as a copy (a key only the run knows) and NumPy as a view, the op runs
+    in place on a fresh copy of it, which the set writes back: what NumPy's view ends up holding."""
+    item = obj[key]
+    if isinstance(item, Tracer) and item._readonly == "copy":
+        item = item.copy()
+    obj[key] = INPLACE[op](item, value())
 
 
 def float_(x=0.0):
@@ -590,7 +606,8 @@ def for_stmt(iterable, body, state, names, live, target):
                 break
         return state
     # a range: unrolled, as Python's loop, unless its first trip traces a loop or branch (a
-    # region each trip) or a trip meets `if t: break` on a traced t (the loop from that trip on)
+    # region each trip) where it has more than _UNROLLED trips, or a trip meets `if t: break` on
+    # a traced t (the loop from that trip on)
     regions = trace.regions
     for k, value in enumerate(iterable):
         snap, marker = trace.snapshot(), _PythonLoop()
@@ -604,7 +621,7 @@ def for_stmt(iterable, body, state, names, live, target):
             return _counted_range(trace, iterable[k:], body, state, names, live, t)
         finally:
             trace.loops.pop()
-        if k == 0 and trace.regions != regions and len(iterable) > 1:
+        if k == 0 and trace.regions != regions and len(iterable) > _UNROLLED:
             trace.restore(snap)
             return _counted_range(trace, iterable, body, state, names, live, t)
         state = new_state

@@ -33,14 +33,24 @@ class _Names(ast.NodeVisitor):
 
     def visit(self, node):
         for n in getattr(node, "strider_items", ()):  # a converted `if`'s
-            if n not in self.items:
-                self.items.append(n)
+            self._item(n)
         return super().visit(node)
 
     def visit_Subscript(self, node):
-        if isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id not in self.items:
-            self.items.append(node.value.id)
+        if isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
+            self._item(node.value.id)
         self.generic_visit(node)
+
+    def visit_Call(self, node):
+        f = node.func  # `x[k] op= v` rewritten: augitem_(op, x, k, v)
+        if (isinstance(f, ast.Attribute) and f.attr == "augitem_" and isinstance(f.value, ast.Name) and f.value.id == _CF
+                and isinstance(node.args[1], ast.Name)):
+            self._item(node.args[1].id)
+        self.generic_visit(node)
+
+    def _item(self, name):
+        if name not in self.items:
+            self.items.append(name)
 
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Store):
@@ -252,6 +262,16 @@ def _call(attr, *args):
     return ast.Call(func=_cf(attr), args=list(args), keywords=[])
 
 
+def _key(node):
+    """A subscript's key as an expression: its slices as slice() calls."""
+    if isinstance(node, ast.Slice):
+        return ast.Call(func=_cf("slice_"), args=[n or ast.Constant(None) for n in (node.lower, node.upper, node.step)],
+                        keywords=[])
+    if isinstance(node, ast.Tuple):
+        return ast.Tuple(elts=[_key(e) for e in node.elts], ctx=ast.Load())
+    return node
+
+
 def _thunk(expr):
     return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
                       body=expr)
@@ -319,6 +339,13 @@ class _Rewrite(ast.NodeTransformer):
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)
+        if isinstance(node.target, ast.Subscript) and type(node.op).__name__ in INPLACE:
+            # x[k] op= v as Python runs it (get, in-place op, set) in augitem_, which also takes
+            # an x[k] that strider holds as a copy (k known only at run time) where NumPy's is a view
+            self.changed = True
+            t = node.target
+            return ast.copy_location(ast.Expr(_call("augitem_", ast.Constant(type(node.op).__name__), t.value,
+                                                    _key(t.slice), _thunk(node.value))), node)
         if not isinstance(node.target, ast.Name) or _operand_kept(node.op, _load(node.target.id), node.value):
             return node
         self.changed = True

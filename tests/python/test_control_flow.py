@@ -1,5 +1,7 @@
 """Loops and branches on traced values (issue 17): differential tests against NumPy, through the
 harness (values, dtypes, shapes and every argument after the call, in both legal orders)."""
+import math
+
 import numpy as np
 import pytest
 
@@ -505,11 +507,12 @@ def skip_small(x, t):
 
 def test_what_a_continue_guards_stays_in_its_branch():
     # `if x[i] < t: continue` guards the rest of the body as a branch: `scaled`, assigned and
-    # read only there, is not merged out of it (a copy of the array every trip)
-    x = np.array([0.9, 0.1, 0.7, 0.3, 0.8])
+    # read only there, is not merged out of it (a copy of the array every trip); 12 trips: a
+    # loop of the IR (8 or fewer unroll)
+    x = np.array([14, 1, 11, 5, 13, 3, 10, 6, 15, 0, 9, 7]) / 16  # sums exact in any order
     f = check(skip_small, x, 0.5)
     text = str(f.explain(x, 0.5))
-    assert not [line for line in text[:text.find("== storages")].splitlines() if "copy(" in line and "[5]{1}" in line]
+    assert not [line for line in text[:text.find("== storages")].splitlines() if "copy(" in line and "[12]{1}" in line]
 
 
 def soft_decay(dets, t):
@@ -932,3 +935,64 @@ def test_a_python_number_or_a_numpy_scalar_after_a_branch(t):
     f = check(best_match, x, t)
     got, want = f(x, t), best_match(x, t)
     assert [type(v) for v in got] == [type(v) for v in want] and got[2].dtype == want[2].dtype
+
+
+def per_image_range(pred, thr):
+    # a range over a batch's images whose trips branch: 8 trips or fewer unroll, so `out[i]` is
+    # an item of a Python list and pred[i] a view
+    out = [np.zeros((0, 4), np.float32)] * pred.shape[0]
+    for i in range(pred.shape[0]):
+        x = pred[i][pred[i][:, 4] > thr]
+        if not x.shape[0]:
+            continue
+        out[i] = x[:, :4] * 2
+    return out
+
+
+def test_a_short_range_whose_trips_branch_unrolls():
+    pred = np.random.default_rng(10).uniform(0, 1, (3, 12, 5)).astype(np.float32)
+    pred[1, :, 4] = 0.0
+    check(per_image_range, pred, 0.5)
+
+
+def get_final_preds(batch_heatmaps):
+    # HRNet's pose post-processing, unmodified in style: each joint's argmax moved a quarter
+    # pixel towards its higher neighbour, in place, where it is not at the border
+    b, j, height, width = batch_heatmaps.shape
+    flat = batch_heatmaps.reshape((b, j, -1))
+    idx = np.argmax(flat, 2).reshape((b, j, 1))
+    coords = np.tile(idx, (1, 1, 2)).astype(np.float32)
+    coords[:, :, 0] = coords[:, :, 0] % width
+    coords[:, :, 1] = np.floor(coords[:, :, 1] / width)
+    for n in range(coords.shape[0]):
+        for p in range(coords.shape[1]):
+            hm = batch_heatmaps[n][p]
+            px = int(math.floor(coords[n][p][0] + 0.5))
+            py = int(math.floor(coords[n][p][1] + 0.5))
+            if 1 < px < width - 1 and 1 < py < height - 1:
+                diff = np.array([hm[py][px + 1] - hm[py][px - 1], hm[py + 1][px] - hm[py - 1][px]])
+                coords[n][p] += np.sign(diff) * .25
+    return coords
+
+
+@pytest.mark.parametrize("shape", [(2, 5, 9, 7), (2, 17, 9, 7)])  # joints unrolled, a loop of the IR
+def test_keypoints_refined_in_place(shape):
+    hm = np.random.default_rng(11).uniform(0, 1, shape).astype(np.float32)
+    hm[0, 0] = 0.0
+    hm[0, 0, 0, 0] = 1.0  # a joint at the border: left as it is
+    check(get_final_preds, hm)
+
+
+def bump(x, m, v):
+    y = x.copy()
+    k = np.argmax(m)  # an index only the run knows: y[k] is a view in NumPy, a copy in strider
+    y[k] += v
+    y[k, 1:] *= 2
+    return y
+
+
+def test_augmented_assignment_through_an_index_only_the_run_knows():
+    x = np.arange(12.0).reshape(4, 3)
+    for m in (np.array([0.1, 0.9, 0.2, 0.3]), np.array([0.8, 0.1, 0.2, 0.3])):
+        check(bump, x, m, 0.5)
+    check_raises(bump, x.astype(np.int64), np.array([0.1, 0.9, 0.2, 0.3]), 0.5, exc=TypeError)  # same_kind

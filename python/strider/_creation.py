@@ -221,7 +221,7 @@ def asarray(a, dtype=None, order=None, **kwargs):
 def ascontiguousarray(a, dtype=None, **kwargs):
     t = asarray(a, dtype)
     if not t._view.is_c_contiguous:
-        t = copy_(t)
+        t = copy_(t, order="C")
     return t.reshape((1,)) if t.ndim == 0 else t
 
 

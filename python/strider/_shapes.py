@@ -11,7 +11,8 @@ from . import _C, _ufuncs
 from ._errors import trace_error, unsupported
 from ._indexing import assign
 from ._tracer import (Extent, TracedRows, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous,
-                      current_trace, emit, fresh, keep_order, known_by_static, known_scalar, shape_of)
+                      current_trace, emit, fresh, insertion_order, keep_order, known_by_static, known_scalar,
+                      shape_of)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
 
 
@@ -265,6 +266,17 @@ def flat_if_none(t, axis):
     return (t.reshape(-1) if t.ndim != 1 else t, 0) if axis is None else (t, axis)
 
 
+def _sorted_stride_perm(ts, nd):
+    """The axes of a join's result, outermost first, laid out as its inputs are: NumPy's
+    PyArray_CreateMultiSortedStridePerm, from C order by |stride|, axes of length 1 saying
+    nothing, C order where inputs disagree."""
+    def unit(t, a):
+        return not isinstance(t.shape[a], Extent) and t.shape[a] == 1
+
+    return insertion_order(list(range(nd)), lambda a0, a1: [
+        None if unit(t, a0) or unit(t, a1) else abs(t._view.strides[a0]) > abs(t._view.strides[a1]) for t in ts])
+
+
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if isinstance(arrays, TracedRows):  # its arrays' rows, one after another
         if axis not in (0, None) and axis != -arrays.data.ndim:
@@ -299,7 +311,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if builtins.any(isinstance(t.shape[axis], Extent) for t in ts):
         return finish(_join_at_run_time(ts, axis, dt, shape), out, None)
     shape[axis] = builtins.sum(t.shape[axis] for t in ts)
-    result = fresh(shape, dt)
+    result = fresh(shape, dt, _sorted_stride_perm(ts, nd))
     off = 0
     for t in ts:
         n = t.shape[axis]

@@ -701,28 +701,36 @@ def keep_order(inputs, ndim):
     the inputs (as broadcast) lay them out in memory; C order wins where they disagree
     (npyiter_find_best_axis_ordering)."""
     strides = [t._view.strides for t in inputs if t.ndim == ndim]
-    perm = list(range(ndim - 1, -1, -1))  # innermost first, as NumPy's iterator keeps them
-    for i0 in range(1, ndim):
+    # innermost first, as NumPy's iterator keeps them; a broadcast axis says nothing
+    return insertion_order(list(range(ndim - 1, -1, -1)), lambda a0, a1: [
+        None if st[a0] == 0 or st[a1] == 0 else abs(st[a1]) > abs(st[a0]) for st in strides])[::-1]
+
+
+def insertion_order(perm, votes):
+    """NumPy's stable insertion sort of axes (its iterator's, and PyArray_CreateMultiSortedStridePerm's):
+    `perm` in its starting order; votes(a0, a1), for an axis a0 against one before it, says per
+    array whether a0 goes first (None: that array says nothing). The first array that says
+    decides a move, and any that says no cancels it: the starting order wins where they disagree."""
+    for i0 in range(1, len(perm)):
         a0, pos = perm[i0], i0
         for i1 in range(i0 - 1, -1, -1):
-            a1 = perm[i1]
             ambiguous, swap = True, False
-            for st in strides:
-                if st[a0] != 0 and st[a1] != 0:
-                    if abs(st[a1]) <= abs(st[a0]):
-                        swap = False
-                    elif ambiguous:
-                        swap = True
-                    ambiguous = False
+            for v in votes(a0, perm[i1]):
+                if v is None:
+                    continue
+                if not v:
+                    swap = False
+                elif ambiguous:
+                    swap = True
+                ambiguous = False
             if ambiguous:
                 continue
             if not swap:
                 break
             pos = i1
-        if pos != i0:
-            perm[pos + 1:i0 + 1] = perm[pos:i0]
-            perm[pos] = a0
-    return perm[::-1]
+        perm[pos + 1:i0 + 1] = perm[pos:i0]
+        perm[pos] = a0
+    return perm
 
 
 def contiguous(shape, strides, axes):

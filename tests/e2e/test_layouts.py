@@ -1,5 +1,5 @@
 """Memory layout of new arrays, as NumPy makes them: astype, copy, the *_like family and np.array
-follow PyArray_NewLikeArray (C or F where the source is so contiguous, else its axes by decreasing
+follow PyArray_NewLikeArray, np.concatenate and np.stack the inputs' stride order (C or F where the source is so contiguous, else its axes by decreasing
 |stride|: a broadcast axis innermost), zeros/ones/empty/full take order=, and ravel/flatten walk
 memory order for 'K'. The layout decides whether a later ravel or reshape is a view, so a wrong
 one changes what writes reach (found by the fuzzer: tests/fuzz/regressions/astype_of_broadcast_*)."""
@@ -46,6 +46,13 @@ MAKERS = {
     "full_like_C": lambda x: np.full_like(x, 7, order="C"),
     "zeros_like_new_shape": lambda x: np.zeros_like(x, shape=(5, 2)),
     "zeros_F": lambda x: np.zeros((2, 3), order="F") + x.sum(),
+    # PyArray_CreateMultiSortedStridePerm: the inputs' stride order (broadcast axes innermost),
+    # C where they disagree (found by the fuzzer: tests/fuzz/regressions/concatenate_of_transposes)
+    "concatenate": lambda x: np.concatenate((x, x)),
+    "concatenate_last_axis": lambda x: np.concatenate((x, x), axis=-1),
+    "ascontiguousarray": lambda x: np.ascontiguousarray(x),
+    "concatenate_with_a_C_copy": lambda x: np.concatenate((x, np.ascontiguousarray(x)), axis=1),
+    "stack": lambda x: np.stack((x, x), axis=1),
 }
 
 

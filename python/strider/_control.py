@@ -862,8 +862,9 @@ def _number_type(value):
     None."""
     if type(value) in (bool, int, float):
         return type(value)
-    t = as_tracer(value)
-    return t._weak if not t.ndim else None
+    if isinstance(value, Extent):
+        return int
+    return value._weak if isinstance(value, Tracer) and not value.ndim else None
 
 
 class _BranchTrace(_Region):

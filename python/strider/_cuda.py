@@ -117,9 +117,10 @@ def _contiguous(array):
     of that trace."""
     from ._api import compile
     from ._tracer import untraced
-    fn = _CONTIGUOUS.get("fn") or _CONTIGUOUS.setdefault("fn", compile(_c_order_copy, target="cuda"))
+    if "fn" not in _CONTIGUOUS:
+        _CONTIGUOUS["fn"] = compile(_c_order_copy, target="cuda")
     with untraced():
-        return fn(array)
+        return _CONTIGUOUS["fn"](array)
 
 
 class _Cupy(_Generic):

@@ -34,6 +34,7 @@ _MIN_TRIPS = 64  # the trips a loop is given room for, at least (more where it c
 # a range of at most this many trips unrolls even where its trips trace regions (a loop over a
 # batch's images): its counter stays a Python int, so `x[n]` is a view as NumPy's
 _UNROLLED = 8
+_LONG = 64  # a range of more trips is a loop of the IR where its body allows (for_stmt)
 
 
 @refusing()
@@ -607,7 +608,16 @@ def for_stmt(iterable, body, state, names, live, target):
         return state
     # a range: unrolled, as Python's loop, unless its first trip traces a loop or branch (a
     # region each trip) where it has more than _UNROLLED trips, or a trip meets `if t: break` on
-    # a traced t (the loop from that trip on)
+    # a traced t (the loop from that trip on); a long one is a loop of the IR first (a trace of
+    # every trip would take seconds to compile), unrolled where its body needs a Python counter
+    if len(iterable) > _LONG:
+        snap = trace.snapshot()
+        try:
+            return _counted_range(trace, iterable, body, state, names, live, t)
+        except (_Retry, _GoTraced):
+            raise
+        except Exception:  # noqa: BLE001 - unrolled, Python's loop decides
+            trace.restore(snap)
     regions = trace.regions
     for k, value in enumerate(iterable):
         snap, marker = trace.snapshot(), _PythonLoop()

@@ -996,3 +996,32 @@ def test_augmented_assignment_through_an_index_only_the_run_knows():
     for m in (np.array([0.1, 0.9, 0.2, 0.3]), np.array([0.8, 0.1, 0.2, 0.3])):
         check(bump, x, m, 0.5)
     check_raises(bump, x.astype(np.int64), np.array([0.1, 0.9, 0.2, 0.3]), 0.5, exc=TypeError)  # same_kind
+
+
+def overlaps_by_rows(bboxes1, bboxes2):
+    # mmdet's evaluation bbox_overlaps: a Python loop over the rows of the smaller set
+    ious = np.zeros((bboxes1.shape[0], bboxes2.shape[0]), dtype=np.float32)
+    area2 = (bboxes2[:, 2] - bboxes2[:, 0]) * (bboxes2[:, 3] - bboxes2[:, 1])
+    for i in range(bboxes1.shape[0]):
+        w = np.maximum(np.minimum(bboxes1[i, 2], bboxes2[:, 2]) - np.maximum(bboxes1[i, 0], bboxes2[:, 0]), 0)
+        h = np.maximum(np.minimum(bboxes1[i, 3], bboxes2[:, 3]) - np.maximum(bboxes1[i, 1], bboxes2[:, 1]), 0)
+        area1 = (bboxes1[i, 2] - bboxes1[i, 0]) * (bboxes1[i, 3] - bboxes1[i, 1])
+        ious[i, :] = w * h / np.maximum(area1 + area2 - w * h, 1e-6)
+    return ious
+
+
+def rows_into_a_python_list(x):
+    names = []
+    for i in range(x.shape[0]):
+        names.append(f"row {i}")  # a Python value of the counter: the loop unrolls
+    return x * 2, names
+
+
+def test_a_long_static_range_is_a_loop_of_the_ir():
+    # more than 64 trips: one loop of the IR (an unrolled trace of 500 rows took a minute to
+    # compile), unrolled where the body needs the counter as a Python int
+    a, b = boxes(100, 1)[:, :4], boxes(70, 2)[:, :4]
+    f = check(overlaps_by_rows, a, b)
+    assert "loop_begin" in str(f.explain(a, b))
+    g = check(rows_into_a_python_list, np.arange(70.0))
+    assert "loop_begin" not in str(g.explain(np.arange(70.0)))

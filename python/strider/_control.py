@@ -20,6 +20,7 @@ variable it carries are sealed: used after it, they raise a TraceError, as does 
 changes a variable's dtype or rank, which NumPy allows and strider does not carry."""
 import operator
 import sys
+import types
 
 import numpy as np
 
@@ -249,7 +250,12 @@ def callee(fn):
     for builtin, ours in _BUILTINS:
         if fn is builtin:
             return ours
-    return converted(fn, _MODULE) if user_function(fn) else fn
+    if user_function(fn.__func__ if type(fn) is types.MethodType else fn):  # self._nms(...) too
+        return converted(fn, _MODULE)
+    call = getattr(type(fn), "__call__", None)
+    if not isinstance(fn, (types.FunctionType, type)) and user_function(call):  # an object called: post(dets)
+        return types.MethodType(converted(call, _MODULE), fn)
+    return fn
 
 
 def _length_read(a, b):

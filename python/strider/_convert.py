@@ -687,7 +687,10 @@ def user_function(fn):
 
 def converted(fn, control):
     """fn with its loops and branches on traced values made traceable (fn itself where it has
-    none, or where its source cannot be read or rewritten)."""
+    none, or where its source cannot be read or rewritten); a bound method's function, bound
+    again."""
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(converted(fn.__func__, control), fn.__self__)
     if not isinstance(fn, types.FunctionType):
         return fn
     code = _rewritten_code(fn)

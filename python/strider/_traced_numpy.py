@@ -166,6 +166,8 @@ class TracedNumpy:
 def with_traced_numpy(fn):
     """fn, with names it imported straight from numpy (`from numpy import zeros`) rebound to the
     wrappers; fn itself when it has none."""
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(with_traced_numpy(fn.__func__), fn.__self__)
     g = getattr(fn, "__globals__", None)  # None for builtins (np.max), partials, callable objects
     if g is None or not any(id(v) in _BY_REAL_ID for v in g.values()):
         return fn

@@ -1025,3 +1025,41 @@ def test_a_long_static_range_is_a_loop_of_the_ir():
     assert "loop_begin" in str(f.explain(a, b))
     g = check(rows_into_a_python_list, np.arange(70.0))
     assert "loop_begin" not in str(g.explain(np.arange(70.0)))
+
+
+class _Post:
+    """A post-processor object, as projects write them: its NMS a method with a loop on a traced
+    value, called through self; a classmethod and a staticmethod with branches."""
+
+    def __init__(self, thr):
+        self.thr = thr
+
+    def nms(self, dets):
+        return _nms(dets[:, :4], dets[:, 4], self.thr)
+
+    @classmethod
+    def clipped(cls, x):
+        if x.max() > 1.0:
+            x = x / x.max()
+        return x
+
+    @staticmethod
+    def positive(x):
+        return x if x.min() >= 0 else x - x.min()
+
+    def __call__(self, dets):
+        return self.nms(dets), self.clipped(dets[:, 4] * 3), self.positive(dets[:, 0] - 50)
+
+
+def run_post(post, dets):
+    return post(dets)  # the object called: its __call__ rewritten, and the methods it calls
+
+
+@pytest.mark.parametrize("thr", [0.3, 0.7])
+def test_methods_called_through_self_are_rewritten(thr):
+    d = boxes(12, 4)
+    post = _Post(thr)
+    want = post(d.copy())
+    for fn, args in ((run_post, (post, d.copy())), (post.__call__, (d.copy(),))):
+        got = strider.compile(fn, strict=True)(*args)
+        assert [np.asarray(w).tolist() for w in want] == [np.asarray(g).tolist() for g in got]

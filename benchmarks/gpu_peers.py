@@ -56,11 +56,11 @@ class TorchArrays:
 
     def __init__(self, device="cuda"):
         import torch
+
+        from strider import _C
         self._torch, self._device = torch, torch.device(device)
-        # torch names its dtypes as NumPy does (its uint16/32/64 since 2.3)
-        self._dtypes = {np.dtype(t): getattr(torch, np.dtype(t).name) for t in
-                        (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-                         np.float16, np.float32, np.float64) if hasattr(torch, np.dtype(t).name)}
+        # every dtype strider takes; torch names them as NumPy does (its uint16/32/64 since 2.3)
+        self._dtypes = {np.dtype(name): getattr(torch, name) for name in _C.dtype_names() if hasattr(torch, name)}
 
     def upload(self, data):
         return self._torch.from_numpy(data).to(self._device)

@@ -254,7 +254,7 @@ def callee(fn):
         return converted(fn, _MODULE)
     call = getattr(type(fn), "__call__", None)
     if not isinstance(fn, (types.FunctionType, type)) and user_function(call):  # an object called: post(dets)
-        return types.MethodType(converted(call, _MODULE), fn)
+        return converted(types.MethodType(call, fn), _MODULE)
     return fn
 
 

@@ -389,8 +389,8 @@ class Trace:
 
     def check_assert(self, t, message, error=AssertionError):
         """`assert t, message` on a value known only when the function runs: a check that raises
-        `error` (AssertionError, ValueError or OverflowError) then (after the writes before it,
-        before those after it), as Python's assert would; tracing goes on as if it held."""
+        `error` (one of _CHECK_ERRORS) then (after the writes before it, before those after it),
+        as Python's assert would; tracing goes on as if it held."""
         if t.size != 1:  # NumPy's error for the truth value of several elements (or of a run-time length)
             if t.is_dynamic:
                 raise unsupported("assert on an array whose length is known only at run time",

@@ -89,6 +89,7 @@ def _recording_class(cls):
         def __setattr__(obj, name, value, _set=cls.__setattr__):
             capture = _active()
             if capture is not None:
+                current_trace().refuse_side_effect(f"setting {type(obj).__name__}.{name}")
                 capture.wrote(obj, name)
             _set(obj, name, value)
 
@@ -330,6 +331,21 @@ class Capture:
             except AttributeError:
                 before = _MISSING
             self.written[i] = (source, before)
+
+    def _read_containers(self):
+        return [c for _, c, _ in self.snapshots] + [c for c, _ in self.saved]
+
+    def contents(self):
+        """What the containers the trace has read hold now, by id (a region compares them)."""
+        return {id(c): _snapshot(c) for c in self._read_containers()}
+
+    def hold(self):
+        """The containers' items now, for put_back (a trace that is undone may have changed them)."""
+        return [held for c in self._read_containers() for held in _containers(c)]
+
+    def put_back(self, held):
+        for container, items in held:
+            _fill(container, items)
 
     # -- after tracing --
 

@@ -28,7 +28,8 @@ from . import _C
 from ._choice import Choice, apply, is_, merge, rebuild, refusing, sides, structure  # noqa: F401 (is_: the rewritten code's)
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
-from ._tracer import Extent, TracedList, TracedRows, Tracer, arange_at, as_tracer, bound, concrete, current_trace
+from ._tracer import (Extent, TracedList, TracedRows, Tracer, arange_at, as_tracer, bound, concrete, current_trace,
+                      side_effect_error)
 
 _MAX_TRIES = 5
 _MIN_TRIPS = 64  # the trips a loop is given room for, at least (more where it carries more)
@@ -74,6 +75,7 @@ class _GoTraced(Exception):
 
 class _PythonLoop:
     """A loop run as Python, on the trace's stack of regions while a trip runs."""
+    traced_region = False
 
 
 def maybe(thunk, name):
@@ -204,9 +206,7 @@ def _write_back(trace, slots, values):
     if grow:
         return grow
     for slot, t in pending:
-        # NumPy's variable may be the argument itself; a number (a Python number, a NumPy
-        # scalar) is a value, not memory: the copy is the same number
-        if trace.graph.storage_kind(t._view.storage) == "arg" and not (t._scalar or t._weak):
+        if _may_hold_argument(trace, t):
             trace.may_be_argument.setdefault(slot.view.storage, user_location())
         out = _C.View(slot.view.storage, [bound(d) for d in t.shape], list(slot.view.strides), 0, list(t._view.extents))
         trace.op("copy", [t], out)
@@ -217,6 +217,14 @@ def _write_back(trace, slots, values):
                 trace.op("copy", [length], _C.View(e, [], [], 0))
     _assume_spans(trace, slots.values())
     return {}
+
+
+def _may_hold_argument(trace, t):
+    """Whether NumPy's variable may be an argument itself where t is (an argument, or a slot
+    that may hold one); a number (a Python number, a NumPy scalar) is a value, not memory: the
+    copy is the same number."""
+    sid = t._view.storage
+    return not (t._scalar or t._weak) and (trace.graph.storage_kind(sid) == "arg" or sid in trace.may_be_argument)
 
 
 def _assume_spans(trace, slots):
@@ -415,6 +423,16 @@ def or_value(*thunks):
     return _short_circuit(thunks, True, True)
 
 
+def outer_append(lst, method, value):
+    """`lst.append(value)` (or extend) on a list that is not the function's own (a global's, a
+    closure variable's): as Python does it, but refused in a loop or branch on a traced condition,
+    before the list changes."""
+    trace = current_trace()
+    if trace is not None:
+        trace.refuse_side_effect(f"{method} to a list from outside the function")
+    getattr(lst, method)(value)
+
+
 def append(lst, value):
     """lst.append(value), into a TracedList where a traced loop carries the list."""
     trace = current_trace()
@@ -546,6 +564,7 @@ def break_if(t, state):
     trace = current_trace()
     loop = trace.loops[-1] if trace is not None and trace.loops else None
     if isinstance(loop, _LoopTrace):
+        loop.broke = True
         loop.write_back(state())
         _control(trace, "loop_while", loop.region, [np.logical_not(_condition(t))])
         return False
@@ -618,12 +637,16 @@ def for_stmt(iterable, body, state, names, live, target):
     # every trip would take seconds to compile), unrolled where its body needs a Python counter
     if len(iterable) > _LONG:
         snap = trace.snapshot()
+        capture = getattr(trace, "capture", None)
+        held = capture.hold() if capture is not None else []
         try:
             return _counted_range(trace, iterable, body, state, names, live, t)
         except (_Retry, _GoTraced):
             raise
         except Exception:  # noqa: BLE001 - unrolled, Python's loop decides
             trace.restore(snap)
+            if capture is not None:
+                capture.put_back(held)
     regions = trace.regions
     for k, value in enumerate(iterable):
         snap, marker = trace.snapshot(), _PythonLoop()
@@ -783,10 +806,16 @@ def _settle(trace, make, run, error):
     tries run out."""
     start = trace.snapshot()
     region = None
+    capture = getattr(trace, "capture", None)
+    before = capture.contents() if capture is not None else {}
     for _ in range(_MAX_TRIES):
         region = make(region)
         try:
-            return run(region)
+            out = run(region)
+            after = capture.contents() if capture is not None else {}
+            if any(after.get(k, v) != v for k, v in before.items()):
+                raise side_effect_error("a change to a list or dict from outside the function")
+            return out
         except _Retry as r:
             if r.region is not region:
                 raise
@@ -797,6 +826,7 @@ def _settle(trace, make, run, error):
 class _Region:
     """A loop or branch being traced: the Python lists from before it that its body appends to
     become TracedLists (on the next try, once an append says what they hold)."""
+    traced_region = True
 
     def __init__(self, trace, specs, lists, room, exact=False):
         self.trace, self.specs, self.lists, self.room = trace, dict(specs), dict(lists), room
@@ -1062,6 +1092,7 @@ class _LoopTrace(_Region):
         self.written = set(written)
         self.slots = {}
         self.statics = {}
+        self.broke = False  # a trip may leave the loop before its end (`if t: break`)
 
     def write_back(self, state):
         # (a break in a counted loop's body gives its state without the counter, left as it is)
@@ -1109,6 +1140,7 @@ class _LoopTrace(_Region):
         try:
             _control(trace, "loop_while", self.region, [_condition(cond(*inside))])
             out, _ = body(*inside)
+            self._settle_argument_slots(out)
             self.write_back(out)
         finally:
             trace.loops.pop()
@@ -1130,6 +1162,20 @@ class _LoopTrace(_Region):
         trace.sealed.append((first_storage, trace.graph.num_storages))
         return tuple(self.slots[name].tracer(trace) if name in self.slots else inside[i] if name in live
                      else Undefined(name) for i, name in enumerate(names))
+
+    def _settle_argument_slots(self, out):
+        """A loop that runs a whole trip at least (a range) holds in a slot what its trips
+        assign, not what came before it: the slot holds an argument afterwards only where a trip
+        may end with one (its own value, unchanged; a branch's that may keep it)."""
+        if not self.exact or self.room < 1 or self.broke:
+            return
+        for name, slot in self.slots.items():
+            value = out[self.index[name]] if self.index[name] < len(out) else None
+            keeps = value is None or (isinstance(value, Tracer) and (value._view.storage == slot.view.storage
+                                                                     or _may_hold_argument(self.trace, value)))
+            if not keeps:
+                self.trace.may_be_argument.pop(slot.view.storage, None)
+
 
 def _same_static(a, b):
     try:

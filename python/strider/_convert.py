@@ -292,8 +292,9 @@ def _def(name, params, body):
 
 
 class _Rewrite(ast.NodeTransformer):
-    def __init__(self, later_loads):
+    def __init__(self, later_loads, local_names):
         self.count = 0
+        self.local_names = local_names  # the function's own variables (not its globals nor closure's)
         self.loops = 0  # loops around the statement being rewritten
         self.changed = False
         self.later_loads = later_loads  # name -> the lines it is loaded on, in the whole function
@@ -398,13 +399,18 @@ class _Rewrite(ast.NodeTransformer):
         return node
 
     def visit_Expr(self, node):
-        # lst.append(v) and lst.extend(v) on a name: assignments, so that a loop carries the list
+        # lst.append(v) and lst.extend(v) on a local name: assignments, so that a loop carries the
+        # list; on a global or a closure variable (an assignment would make it local), a call that
+        # refuses to change it in a loop or branch on a traced condition
         c = node.value
         if (isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in ("append", "extend")
                 and isinstance(c.func.value, ast.Name) and len(c.args) == 1 and not c.keywords):
             self.changed = True
             name = c.func.value.id
             value = self.visit(c.args[0])
+            if name not in self.local_names:
+                return ast.copy_location(ast.Expr(_call("outer_append", _load(name), ast.Constant(c.func.attr), value)),
+                                         node)
             return ast.copy_location(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
                                                 value=_call(c.func.attr, _load(name), value)), node)
         return self.generic_visit(node)
@@ -653,7 +659,7 @@ def _rewritten_code(fn):
     ast.increment_lineno(tree, first - 1)
     fn_node.decorator_list = []
     exits = _single_exit(fn_node)
-    rewrite = _Rewrite(_loads_by_line(fn_node))
+    rewrite = _Rewrite(_loads_by_line(fn_node), set(code.co_varnames) | set(code.co_cellvars))
     fn_node.body = rewrite.body(fn_node.body, False)
     if not (rewrite.changed or exits):
         return None

@@ -152,6 +152,14 @@ def check_dtype(dtype, what):
     return dtype
 
 
+def side_effect_error(what):
+    """The error for code that changes Python state from before the call (`what`) in a loop or
+    branch on a traced condition: the change would happen once, as it traces, not on each trip or
+    path at run time."""
+    return trace_error(f"{what} in a loop or branch on a traced condition", "build a list of the function's own and "
+                       "return it, or change the state after the call")
+
+
 class Trace:
     """Records operations into a C++ graph while the user's function runs on Tracers."""
 
@@ -197,6 +205,11 @@ class Trace:
         self.may_be_argument = {}
         self.target = "cpu"
         self._prev = None
+
+    def refuse_side_effect(self, what):
+        """side_effect_error(what) while a loop or branch on a traced condition traces."""
+        if any(r.traced_region for r in self.loops):
+            raise side_effect_error(what)
 
     def __enter__(self):
         self._prev = current_trace()

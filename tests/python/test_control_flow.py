@@ -1027,6 +1027,46 @@ def test_a_long_static_range_is_a_loop_of_the_ir():
     assert "loop_begin" not in str(g.explain(np.arange(70.0)))
 
 
+def reassigned_every_trip(x):
+    for i in range(100):  # a loop of the IR: after one whole trip x is never the argument
+        x = x * 0.5 + i
+    return x
+
+
+def may_leave_on_the_first_trip(x):
+    y = x
+    for i in range(100):
+        if y.sum() > 50:
+            break  # before any assignment: NumPy's y is x itself
+        y = y + 1
+    return y
+
+
+def kept_by_a_branch_after_a_loop(x, c):
+    y = x
+    while y.sum() < 3:  # no trip where it holds: y is x
+        y = y + 1
+    if c.sum() > 0:
+        z = y
+    else:
+        z = y * 2
+    return z
+
+
+def test_a_variable_that_held_an_argument_before_a_loop():
+    # a range's loop runs a whole trip: what it carries is what the trips assign, a copy
+    f = check(reassigned_every_trip, np.arange(4.0))
+    assert "loop_begin" in str(f.explain(np.arange(4.0)))
+    # where NumPy's result may be the argument itself, strider's would be a copy: a graph break
+    # that runs NumPy's own code, and the caller gets the argument back as NumPy gives it
+    for fn, args in ((may_leave_on_the_first_trip, (np.full(3, 20.0),)),
+                     (kept_by_a_branch_after_a_loop, (np.ones(3), np.ones(2)))):
+        with pytest.raises(strider.TraceError, match="argument's memory"):
+            strider.compile(fn, strict=True)(*args)
+        with pytest.warns(strider.GraphBreakWarning):
+            assert strider.compile(fn, strict=False)(*args) is args[0]
+
+
 class _Post:
     """A post-processor object, as projects write them: its NMS a method with a loop on a traced
     value, called through self; a classmethod and a staticmethod with branches."""

@@ -6,6 +6,7 @@ and a compiled one side by side and compares results and state after every step.
 import dataclasses
 import enum
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -317,3 +318,64 @@ def test_frozen_dataclasses_and_enums():
         cfg = Frozen(scale, Mode.FAST)
         assert_same(f(x, cfg), g(x, cfg))
         assert type(cfg) is Frozen and type(cfg.mode) is Mode
+
+
+LOG = []
+
+
+def appends_to_a_global(x):
+    LOG.append(x.sum())  # a call: `LOG = append(LOG, ...)` would make LOG local (UnboundLocalError)
+    for i in range(100):  # more than 64 trips, a Python int wanted: unrolled, each trip appends
+        LOG.append(i)
+        x = x + 1
+    return x
+
+
+def appends_to_a_global_in_a_traced_loop(x):
+    while x.sum() < 10:
+        LOG.append(x.sum())
+        x = x + 1
+    return x + 0
+
+
+class _Recorder:
+    def __init__(self):
+        self.hist, self.n = [], 0
+
+    def loop(self, x):
+        while x.sum() < 10:
+            self.hist.append(1)
+            x = x + 1
+        return x + 0
+
+    def branch(self, x):
+        if x.sum() > 1:
+            self.n = 5
+        return x + 0
+
+
+@pytest.mark.parametrize("fn, why", [(appends_to_a_global, None),
+                                     (appends_to_a_global_in_a_traced_loop, "append to a list from outside"),
+                                     (_Recorder.loop, "a change to a list or dict from outside"),
+                                     (_Recorder.branch, "setting _Recorder.n")])
+def test_state_from_before_the_call_changed_in_loops_and_branches(fn, why):
+    # what a loop or branch on a traced condition changes of the caller's Python state would
+    # change once, as it traces: such a call runs in NumPy (a graph break, said once); a Python
+    # loop's changes are replayed
+    g = strider.compile(fn, strict=False)
+    method = fn.__qualname__.startswith("_Recorder")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for v in (0.0, 2.0):
+            rec_np, rec_st = _Recorder(), _Recorder()
+            LOG.clear()
+            expected = fn(*(rec_np,) * method, np.full(3, v))
+            log_np = list(LOG)
+            LOG.clear()
+            got = g(*(rec_st,) * method, np.full(3, v))
+            same_state((expected, log_np, vars(rec_np)), (got, list(LOG), vars(rec_st)))
+    breaks = [str(w.message) for w in caught if w.category is strider.GraphBreakWarning]
+    assert len(breaks) == (why is not None) and all(why in b for b in breaks)
+    if why is not None:
+        with pytest.raises(strider.TraceError, match=why):
+            strider.compile(fn, strict=True)(*(_Recorder(),) * method, np.full(3, 0.0))

@@ -18,6 +18,7 @@ stable: lengths that change, lists it fills, storages from before the loop it wr
 tracing knew of them no longer holds inside). Values a region computes and does not assign to a
 variable it carries are sealed: used after it, they raise a TraceError, as does a loop that
 changes a variable's dtype or rank, which NumPy allows and strider does not carry."""
+import functools
 import operator
 import sys
 import types
@@ -258,6 +259,8 @@ def callee(fn):
     for builtin, ours in _BUILTINS:
         if fn is builtin:
             return ours
+    if isinstance(fn, type) and issubclass(fn, np.generic):
+        return functools.partial(scalar_type_, fn)
     if user_function(fn.__func__ if type(fn) is types.MethodType else fn):  # self._nms(...) too
         return converted(fn, _MODULE)
     call = getattr(type(fn), "__call__", None)
@@ -303,6 +306,23 @@ def float_(x=0.0):
 def int_(x=0, *base):
     """Builtin int, a traced Python int where only the run knows the integer x."""
     return int(x, *base) if base else _number(int, x)
+
+
+def scalar_type_(kind, *args, **kwargs):
+    """np.float64(x) & co. (a NumPy scalar type called): on a traced x, NumPy's cast of it, a
+    NumPy scalar where x has one element and no axes, else an array (x itself where its dtype is
+    kind already, as NumPy gives it)."""
+    if len(args) != 1 or kwargs or not (type(args[0]) is Choice or isinstance(args[0], (Tracer, Extent))):
+        return kind(*args, **kwargs)
+    x = args[0]
+    if type(x) is Choice:
+        return apply(lambda v: scalar_type_(kind, v), (x,), x.name)
+    t = as_tracer(x.value() if isinstance(x, Extent) else x)
+    if t.ndim:
+        return t.astype(kind, copy=False)
+    t = t.astype(kind, copy=True)
+    t._weak, t._scalar = None, True
+    return t
 
 
 def _number(kind, x):

@@ -327,3 +327,20 @@ def test_unsupported_dtype_names_the_dtype_and_the_line():
 
 def test_every_dtype_strider_carries_is_covered():
     assert set(ALL) == set(_C.dtype_names())
+
+
+def scalar_types_called(x):
+    # np.float64(x) & co. on traced values: NumPy scalars of one element, arrays of more (x
+    # itself where its dtype is the type's already)
+    best = float("-inf")
+    for i in range(x.shape[0]):
+        if x[i, 0] > best:
+            best = np.float64(x[i, 0])  # a Python float before, a NumPy scalar after
+    return (best, np.float64(x.sum()), np.float32(x[0, 0]) * 2, np.int64(x.max()), np.uint8(x[0, 1]),
+            np.bool_(x[1, 0] > 0), np.float16(x[1]), np.int32(x), x.dtype.type(x), np.float64(x.shape[0]))
+
+
+@pytest.mark.parametrize("src", ["float32", "float16", "int16", "uint8", "bool", "int64"])
+def test_scalar_types_called_on_traced_values(src):
+    x = (np.random.default_rng(3).integers(0, 120, (5, 4)) / 2).astype(src)
+    check(scalar_types_called, x)

@@ -70,6 +70,28 @@ def _unravel(flat, shape):
     return tuple(reversed(out))
 
 
+def unravel_index(indices, shape, order="C"):
+    """np.unravel_index: flat indices into an array of `shape` as one index array per axis;
+    NumPy's ValueError when the function runs where one is out of bounds."""
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    t = as_tracer(indices)
+    if t.dtype.kind not in "iub":
+        raise TypeError("only int indices permitted")
+    shape = (shape,) if isinstance(shape, (int, np.integer, Extent)) else tuple(shape)
+    size = math.prod(bound(d) for d in shape) if not any(isinstance(d, Extent) for d in shape) else None
+    if size is None:
+        raise unsupported("np.unravel_index into a shape known only at run time", "unravel into a known shape")
+    flat = t.astype(I64)
+    current_trace().check_assert(np.all((flat >= 0) & (flat < size)),
+                                 f"an index is out of bounds for array with size {size}", ValueError)
+    out, inner = [], 1
+    for d in (reversed(shape) if order == "C" else shape):
+        out.append(np.remainder(np.floor_divide(flat, inner), d))
+        inner *= d
+    return tuple(reversed(out)) if order == "C" else tuple(out)
+
+
 def argwhere(a):
     t = as_tracer(a)
     if t.ndim == 0:

@@ -36,7 +36,7 @@ HANDLED = {
     np.shape: shape, np.ndim: ndim, np.size: size, np.result_type: result_type, np.split: split,
     np.array_split: array_split, np.hsplit: hsplit, np.vsplit: vsplit, np.dsplit: dsplit, np.dot: dot,
     np.isclose: isclose, np.count_nonzero: count_nonzero, np.pad: pad, np.linalg.norm: norm,
-    np.nonzero: _advanced.nonzero, np.argwhere: _advanced.argwhere, np.flatnonzero: _advanced.flatnonzero,
+    np.nonzero: _advanced.nonzero, np.unravel_index: _advanced.unravel_index, np.argwhere: _advanced.argwhere, np.flatnonzero: _advanced.flatnonzero,
     np.sort: _sorting.sort, np.argsort: _sorting.argsort, np.partition: _sorting.partition,
     np.argpartition: _sorting.argpartition, np.lexsort: _sorting.lexsort,
     np.searchsorted: _sorting.searchsorted, np.unique: _sorting.unique, np.isin: _sorting.isin,

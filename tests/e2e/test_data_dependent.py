@@ -195,6 +195,24 @@ def test_nonzero_used(fn, args):
     check(fn, *args)
 
 
+def peak_and_cells(hm, idx):
+    # a heatmap's peak as (row, column), flat indices as cells in both orders, a mask's indices
+    peak = np.unravel_index(np.argmax(hm), hm.shape)
+    return (peak, np.unravel_index(idx, (3, 4)), np.unravel_index(idx, (3, 4), order="F"),
+            np.unravel_index(idx.astype(np.uint8), 12), np.unravel_index(np.flatnonzero(hm > 0.7), hm.shape))
+
+
+@pytest.mark.parametrize("idx", [np.array([0, 5, 11, 7]), np.array([[1, 2], [3, 4]]), np.array([], np.int64)])
+def test_unravel_index(idx):
+    check(peak_and_cells, rnd((5, 7), seed=3), idx)
+
+
+@pytest.mark.parametrize("idx", [np.array([3, 12]), np.array([-1])])
+def test_unravel_index_out_of_bounds(idx):
+    check_raises(peak_and_cells, rnd((5, 7), seed=3), idx, exc=ValueError)
+    check_raises(lambda i: np.unravel_index(i.astype(np.float64), (3, 4)), idx, exc=TypeError)
+
+
 def runtime_length_uses(x, z):
     y = x[x > 0.5]
     k = min(len(y), 2)

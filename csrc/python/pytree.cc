@@ -23,6 +23,15 @@ py::object build_tree(const char*& code, const py::object*& object, const py::ob
     case Node::Leaf: return *leaf++;
     case Node::Items: return py::list(*leaf++);
     case Node::Numbers: return (*leaf++).attr("tolist")();
+    case Node::Rows: {
+      const py::tuple types = (*object++).cast<py::tuple>();
+      py::list rows = (*leaf++).attr("tolist")();
+      for (const py::handle& row : rows) {
+        py::list items = py::reinterpret_borrow<py::list>(row);
+        for (size_t k = 0; k < types.size(); ++k) items[k] = types[k](items[k]);
+      }
+      return std::move(rows);
+    }
     case Node::Static: ++object; return *object++;  // its type, then itself
     case Node::Default: return py::none();
     case Node::Choice: {
@@ -64,6 +73,11 @@ void encode_result(const py::handle& spec, std::string& codes, std::vector<py::o
     return;
   }
   const py::tuple items = spec[py::int_(1)].cast<py::tuple>();
+  if (kind == "rows") {  // (the types of a row's positions)
+    codes += static_cast<char>(Node::Rows);
+    objects.push_back(items);
+    return;
+  }
   if (kind == "choice") {  // (its condition's leaf, which the node's code stands for; the two sides)
     codes += static_cast<char>(Node::Choice);
     encode_result(items[1], codes, objects);

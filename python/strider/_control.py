@@ -564,7 +564,6 @@ def range_list(make, fn, *args):
     count = np.minimum(count, room + 1).astype(np.int64)
     lst = TracedList(Tracer(trace, trace.temp((room,), np.int64), np.int64), _counter(trace), int, True)
     _append(trace, lst, arange_at(start, step, Extent(room + 1, count._view.storage)), block=True)
-    trace.growable = trace.growable or not isinstance(stop, Extent)
     return lst
 
 
@@ -626,41 +625,50 @@ def range_(fn, *args):
 
 def enumerate_(fn, *args):
     """enumerate(...) in a `for` header (fn: what the name `enumerate` holds there)."""
-    if fn is enumerate and current_trace() is not None and args and _of_run_time_length(args[0]):
+    if fn is enumerate and current_trace() is not None and args and _of_rows(args[0]):
         return Enumerated(args[0], args[1] if len(args) > 1 else 0)
     return fn(*args)
 
 
 def for_stmt(iterable, body, state, names, live, target):
     """`for target in iterable:` (target a name or a tuple of names) as Python runs it, but where
-    the iterable is a range whose first trip traces a loop or branch on a traced condition, a
-    range with a bound known only at run time, or an array (or a list a loop filled, or an
-    enumerate of one) of a run-time length: a loop of the IR, its counter a traced int."""
+    the iterable is a range or a traced array's rows (or an enumerate of them) whose first trip
+    traces a loop or branch on a traced condition or that are many (_unrolled_or_counted), a range
+    with a bound known only at run time, or an array (or a list a loop filled) of a run-time
+    length: a loop of the IR, its counter a traced int."""
     trace = current_trace()
     t = [names.index(n) for n in target] if isinstance(target, tuple) else names.index(target)
     if trace is not None and isinstance(iterable, TracedRange):
         return _counted(trace, body, state, names, live, t, iterable.start, iterable.stop, iterable.step, lambda i: i)
-    if trace is not None and (isinstance(iterable, Enumerated) or _of_run_time_length(iterable)):
+    if trace is not None and (isinstance(iterable, Enumerated) or _of_rows(iterable)):
         items, first = (iterable.items, iterable.start) if isinstance(iterable, Enumerated) else (iterable, None)
         items = items.array() if isinstance(items, TracedList) else items
-        return _counted(trace, body, state, names, live, t, 0, items.shape[0], 1,
-                        (lambda i: items[i]) if first is None else (lambda i: (i + first, items[i])))
+        item = (lambda i: items[i]) if first is None else (lambda i: (i + first, items[i]))
+        if isinstance(items.shape[0], Extent):
+            return _counted(trace, body, state, names, live, t, 0, items.shape[0], 1, item)
+        # its rows, as a range of their indices gives them
+        return _unrolled_or_counted(trace, range(items.shape[0]), item, body, state, names, live, t)
     if trace is None or type(iterable) is not range:
         for value in iterable:
             state, broke = body(*_with(state, t, value))
             if broke:
                 break
         return state
-    # a range: unrolled, as Python's loop, unless its first trip traces a loop or branch (a
-    # region each trip) where it has more than _UNROLLED trips, or a trip meets `if t: break` on
-    # a traced t (the loop from that trip on); a long one is a loop of the IR first (a trace of
-    # every trip would take seconds to compile), unrolled where its body needs a Python counter
-    if len(iterable) > _LONG:
+    return _unrolled_or_counted(trace, iterable, lambda i: i, body, state, names, live, t)
+
+
+def _unrolled_or_counted(trace, r, item, body, state, names, live, t):
+    """A loop over item(i) for i in the range r: unrolled, as Python's loop, unless its first trip
+    traces a loop or branch (a region each trip) where it has more than _UNROLLED trips, or a trip
+    meets `if t: break` on a traced t (the loop from that trip on); a long one is a loop of the IR
+    first (a trace of every trip would take seconds to compile), unrolled where its body needs a
+    Python counter."""
+    if len(r) > _LONG:
         snap = trace.snapshot()
         capture = getattr(trace, "capture", None)
         held = capture.hold() if capture is not None else []
         try:
-            return _counted_range(trace, iterable, body, state, names, live, t)
+            return _counted_range(trace, r, item, body, state, names, live, t)
         except (_Retry, _GoTraced):
             raise
         except Exception:  # noqa: BLE001 - unrolled, Python's loop decides
@@ -668,33 +676,33 @@ def for_stmt(iterable, body, state, names, live, target):
             if capture is not None:
                 capture.put_back(held)
     regions = trace.regions
-    for k, value in enumerate(iterable):
+    for k, i in enumerate(r):
         snap, marker = trace.snapshot(), _PythonLoop()
         trace.loops.append(marker)
         try:
-            new_state, broke = body(*_with(state, t, value))
+            new_state, broke = body(*_with(state, t, item(i)))
         except _GoTraced as g:
             if g.loop is not marker:
                 raise
             trace.restore(snap)
-            return _counted_range(trace, iterable[k:], body, state, names, live, t)
+            return _counted_range(trace, r[k:], item, body, state, names, live, t)
         finally:
             trace.loops.pop()
-        if k == 0 and trace.regions != regions and len(iterable) > _UNROLLED:
+        if k == 0 and trace.regions != regions and len(r) > _UNROLLED:
             trace.restore(snap)
-            return _counted_range(trace, iterable, body, state, names, live, t)
+            return _counted_range(trace, r, item, body, state, names, live, t)
         state = new_state
         if broke:
             break
     return state
 
 
-def _counted_range(trace, r, body, state, names, live, t):
-    """A loop of the IR over the trips of the range r, one at least: the target holds a value
-    after it, as Python's would (its first, until a trip assigns it)."""
+def _counted_range(trace, r, item, body, state, names, live, t):
+    """A loop of the IR over item(i) for the trips i of the range r, one at least: the target
+    holds a value after it, as Python's would (its first, until a trip assigns it)."""
     if not isinstance(t, list):
-        state = _with(state, t, r.start)
-    return _counted(trace, body, state, names, live, t, r.start, r.stop, r.step, lambda i: i, trips=len(r))
+        state = _with(state, t, item(r.start))
+    return _counted(trace, body, state, names, live, t, r.start, r.stop, r.step, item, trips=len(r))
 
 
 def _counted(trace, body, state, names, live, t, start, stop, step, item, trips=None):
@@ -713,9 +721,9 @@ def _counted(trace, body, state, names, live, t, start, stop, step, item, trips=
     return out[:-1]
 
 
-def _of_run_time_length(iterable):
-    return isinstance(iterable, TracedList) or (isinstance(iterable, Tracer) and iterable.ndim > 0
-                                                and isinstance(iterable.shape[0], Extent))
+def _of_rows(iterable):
+    """Whether a `for` over iterable goes over a traced array's rows (or a filled list's items)."""
+    return isinstance(iterable, TracedList) or (isinstance(iterable, Tracer) and iterable.ndim > 0)
 
 
 def _with(state, i, value):
@@ -870,8 +878,9 @@ class _Region:
         # Python numbers, known or traced (a loop's counter), stay Python numbers in the list,
         # and so do those of a list of them appended (YOLOv8's boxes.append([left, top, w, h]))
         # (type(), not isinstance: a traced float64 scalar passes for a float)
-        kinds = {_number_type(v) for v in value} if type(value) is list else {_number_type(value)}
-        weak = kinds.pop() if len(kinds) == 1 else None
+        # (YOLO's boxes.append([x, y, w, h]) of floats and ints: each position's type)
+        kinds = [_number_type(v) for v in value] if type(value) is list else [_number_type(value)]
+        weak = kinds[0] if len(set(kinds)) == 1 else tuple(kinds) if None not in kinds else None
         self.lists[name] = (t.dtype, tuple(t.shape), weak, not t.ndim, 1, None)
 
     def appended(self, lst, items=1):
@@ -904,13 +913,18 @@ class _Region:
         if name not in self.lists:
             self.learn_list(name, items[0])
         dtype, shape, weak, scalar, per_trip, rows_bound = self.lists[name]
-        room = len(items) + self.room * per_trip
+        trips = self.room
+        if self.exact and trace.trip_factor > 1:
+            # a range's trips fill it, and appends after the loop (a later loop's, a branch's)
+            # where a call outgrew it
+            trips += _MIN_TRIPS * trace.trip_factor
+        room = len(items) + trips * per_trip
         length = _counter(trace)
         if rows_bound is None:
             data = trace.temp((room,) + shape, dtype)
             lst = TracedList(Tracer(trace, data, dtype), length, weak, scalar)
         else:  # room for every array's rows
-            data = trace.temp((sum(bound(as_tracer(v).shape[0]) for v in items) + self.room * per_trip * rows_bound,)
+            data = trace.temp((sum(bound(as_tracer(v).shape[0]) for v in items) + trips * per_trip * rows_bound,)
                               + shape, dtype)
             rows = _counter(trace)
             self.made_storages.add(rows)
@@ -919,7 +933,6 @@ class _Region:
             _append(trace, lst, v)
         self.made[id(lst)] = name
         self.made_storages |= {data.storage, length}
-        trace.growable = trace.growable or not self.exact
         return lst
 
 

@@ -199,7 +199,6 @@ class Trace:
         self.loops = []
         self.regions = 0
         self.trip_factor = 1
-        self.growable = False  # a loop fills a list (whose room a call may outgrow)
         # storages of variables a loop carries or a branch merges that held an argument -> the
         # user's (file, line) of that loop or branch
         self.may_be_argument = {}
@@ -376,7 +375,7 @@ class Trace:
         """What tracing knows now, for restore: a loop or branch traced again starts from here."""
         return (self.graph.num_ops, self.graph.num_storages, dict(self.known), dict(self.derived), dict(self.counts),
                 dict(self.checked), dict(self.sliced), dict(self.sorted), dict(self.numbers), dict(self.versions),
-                dict(self.ranges), list(self.sealed), self.regions, self.growable, dict(self.may_be_argument),
+                dict(self.ranges), list(self.sealed), self.regions, dict(self.may_be_argument),
                 dict(self.relative), dict(self.bounded), dict(self.selects))
 
     def restore(self, snap, graph=True):
@@ -384,10 +383,10 @@ class Trace:
         (ops, storages, self.known, self.derived, self.counts, self.checked, self.sliced, self.sorted, self.numbers,
          self.versions, self.ranges, self.sealed, regions) = (snap[0], snap[1]) + tuple(
             type(x)(x) for x in snap[2:12]) + (snap[12],)
-        self.relative, self.bounded, self.selects = dict(snap[15]), dict(snap[16]), dict(snap[17])
+        self.relative, self.bounded, self.selects = dict(snap[14]), dict(snap[15]), dict(snap[16])
         if graph:
             self.graph.truncate(ops, storages)
-            self.regions, self.growable, self.may_be_argument = regions, snap[13], dict(snap[14])
+            self.regions, self.may_be_argument = regions, dict(snap[13])
 
     def forget(self, storages):
         """What tracing knew of these storages no longer holds (a loop or branch wrote them)."""

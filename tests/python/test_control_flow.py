@@ -1067,6 +1067,46 @@ def test_a_variable_that_held_an_argument_before_a_loop():
             assert strider.compile(fn, strict=False)(*args) is args[0]
 
 
+def opencv_yolo(outs, width, height, conf_threshold=0.5):
+    # the OpenCV DNN tutorial's YOLO post-processing, unmodified: a for over each output's rows,
+    # a branch per row, boxes appended as lists of floats and ints
+    class_ids, confidences, boxes = [], [], []
+    for out in outs:
+        for detection in out:
+            scores = detection[5:]
+            class_id = np.argmax(scores)
+            confidence = scores[class_id]
+            if confidence > conf_threshold:
+                center_x = int(detection[0] * width)
+                center_y = int(detection[1] * height)
+                w = int(detection[2] * width)
+                h = int(detection[3] * height)
+                x = center_x - w / 2
+                y = center_y - h / 2
+                class_ids.append(class_id)
+                confidences.append(float(confidence))
+                boxes.append([x, y, w, h])
+    return class_ids, confidences, boxes
+
+
+def enumerate_rows(x, t):
+    found = []
+    for k, row in enumerate(x, 1):
+        if row.sum() > t:
+            found.append(k)
+    return found
+
+
+def test_a_for_over_an_arrays_rows_is_a_loop_of_the_ir():
+    # the rows of a traced array iterate as a range of their indices does: one loop of the IR
+    # where a trip traces a branch (it was 420 unrolled branches: 132 s to compile)
+    rng = np.random.default_rng(4)
+    outs = [rng.uniform(0, 1, (70, 12)).astype(np.float32), rng.uniform(0, 1, (5, 12)).astype(np.float32)]
+    f = check(opencv_yolo, outs, 640, 480, 0.8)
+    assert str(f.explain(outs, 640, 480, 0.8)).count("= loop_begin(") == 1  # the 5 rows unroll
+    check(enumerate_rows, rng.uniform(0, 1, (20, 3)), 1.5)
+
+
 class _Post:
     """A post-processor object, as projects write them: its NMS a method with a loop on a traced
     value, called through self; a classmethod and a staticmethod with branches."""

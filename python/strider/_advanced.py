@@ -22,8 +22,8 @@ from ._indexing import getitem as basic_getitem
 from ._indexing import setitem as basic_setitem
 from ._reductions import count_nonzero
 from ._shapes import broadcast_to
-from ._tracer import (Extent, TracedList, Tracer, arange_at, as_tracer, concrete, bound, check_writeable, current_trace, emit, known_scalar, same_shape,
-                      weak_type)
+from ._tracer import (Extent, TracedList, Tracer, arange_at, as_tracer, concrete, bound, check_writeable, current_trace,
+                      emit, holds_traced, known_scalar, same_shape, weak_type)
 from ._ufuncs import broadcast_shape, where
 
 I64 = np.dtype(np.int64)
@@ -203,6 +203,14 @@ def _whole(s):
     return s.start is None and s.stop is None and s.step is None
 
 
+def _key_array(k):
+    """A list or NumPy array in a key as an index array: a list of traced numbers too (Soft-NMS's
+    dets[[i, maxpos]]); an empty list indexes nothing (intp)."""
+    if isinstance(k, list) and holds_traced(k):
+        return as_tracer(k)
+    return as_tracer(np.asarray(k) if not isinstance(k, list) or len(k) else np.asarray(k, dtype=np.intp))
+
+
 def _index_items(t, key):
     """key as items over t's dimensions: ('adv', Tracer, dim, in range) for index arrays (masks
     become their nonzero indices, in range; ints count as 0-d arrays when an array is present, as
@@ -213,7 +221,7 @@ def _index_items(t, key):
     expanded = []
     for k in key:
         if not isinstance(k, Tracer) and isinstance(k, (list, np.ndarray)):
-            k = as_tracer(np.asarray(k) if not isinstance(k, list) or len(k) else np.asarray(k, dtype=np.intp))
+            k = _key_array(k)
         if isinstance(k, (bool, np.bool_)):
             raise unsupported("indexing with a boolean scalar", "use a boolean array of the indexed shape")
         expanded.append(k)
@@ -380,10 +388,9 @@ def _rows_key(t, key):
     if not isinstance(k, Tracer):
         if not isinstance(k, (list, np.ndarray)) or (isinstance(k, list) and not k):
             return None
-        k = np.asarray(k)
+        k = _key_array(k)
         if k.dtype.kind not in "biu":
             return None
-        k = as_tracer(k)
     if k.ndim == 0:
         return None
     if k.dtype == np.bool_:

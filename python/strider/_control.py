@@ -19,6 +19,7 @@ tracing knew of them no longer holds inside). Values a region computes and does 
 variable it carries are sealed: used after it, they raise a TraceError, as does a loop that
 changes a variable's dtype or rank, which NumPy allows and strider does not carry."""
 import functools
+import inspect
 import operator
 import sys
 import types
@@ -30,7 +31,7 @@ from ._choice import Choice, apply, is_, merge, rebuild, refusing, sides, struct
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
 from ._tracer import (Extent, TracedList, TracedRows, Tracer, arange_at, as_tracer, bound, concrete, current_trace,
-                      side_effect_error)
+                      holds_traced, side_effect_error)
 
 _MAX_TRIES = 5
 _MIN_TRIPS = 64  # the trips a loop is given room for, at least (more where it carries more)
@@ -261,6 +262,9 @@ def callee(fn):
             return ours
     if isinstance(fn, type) and issubclass(fn, np.generic):
         return functools.partial(scalar_type_, fn)
+    positions = _array_positions(fn)
+    if positions:
+        return functools.partial(_lists_as_arrays, fn, positions)
     if user_function(fn.__func__ if type(fn) is types.MethodType else fn):  # self._nms(...) too
         return converted(fn, _MODULE)
     call = getattr(type(fn), "__call__", None)
@@ -306,6 +310,38 @@ def float_(x=0.0):
 def int_(x=0, *base):
     """Builtin int, a traced Python int where only the run knows the integer x."""
     return int(x, *base) if base else _number(int, x)
+
+
+_UFUNC_METHODS = {"reduce": (0,), "accumulate": (0,), "reduceat": (0,), "outer": (0, 1), "at": (1, 2)}
+_ARRAY_PARAMETERS = ("a", "A", "m", "ar", "x", "arr", "ary")
+
+
+def _array_positions(fn):
+    """The positions of the arguments a NumPy function or ufunc takes as arrays (a list of
+    traced values there is the array of them): a ufunc's inputs, its reduce's array, a NumPy
+    function's first where it is its array (np.max(a), not np.stack(arrays) nor a shape)."""
+    if isinstance(fn, np.ufunc):
+        return tuple(range(fn.nin))
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, np.ufunc):
+        return _UFUNC_METHODS.get(fn.__name__, ())
+    module = getattr(fn, "__module__", None)
+    return _first_is_array(fn) if isinstance(module, str) and module.startswith("numpy") else ()
+
+
+@functools.lru_cache(maxsize=1024)
+def _first_is_array(fn):
+    try:
+        first = next(iter(inspect.signature(fn).parameters), None)
+    except (TypeError, ValueError):
+        return ()
+    return (0,) if first in _ARRAY_PARAMETERS else ()
+
+
+def _lists_as_arrays(fn, positions, *args, **kwargs):
+    args = tuple(as_tracer(a) if k in positions and type(a) in (list, tuple) and holds_traced(a) else a
+                 for k, a in enumerate(args))
+    return fn(*args, **kwargs)
 
 
 def scalar_type_(kind, *args, **kwargs):

@@ -3,6 +3,8 @@ to a Tracer (__array_function__, __array_ufunc__), the creation functions that c
 and the ndarray methods of Tracer. The implementations live in _ufuncs, _reductions, _shapes
 and _creation; promotion and loop selection come from NumPy itself, so the traced program has
 NumPy's dtypes by construction."""
+import operator
+
 import numpy as np
 
 from . import _advanced, _editing, _sorting
@@ -15,8 +17,8 @@ from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast
                       concatenate, copyto, diff, dsplit, dstack, expand_dims, fill, flip, fliplr, flipud, hsplit,
                       hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, result_type, shape, size, split,
                       squeeze, stack, swapaxes, tile, transpose, tril, triu, vsplit, vstack)
-from ._tracer import IMPL
-from ._ufuncs import astype, clip, copy_, divmod_, fix, isclose, round_, ufunc_call, where
+from ._tracer import IMPL, check_int_of_float
+from ._ufuncs import astype, clip, copy_, divmod_, fix, isclose, python_round, round_, ufunc_call, where
 
 __all__ = ["HANDLED", "CREATION", "array_function", "ufunc_method"]
 
@@ -67,9 +69,14 @@ def array_function(func, args, kwargs):
 
 def _builtin_round(self, ndigits=None):
     if ndigits is not None:
+        if self._weak in (int, float):  # a Python number's round, not NumPy's
+            return python_round(self, operator.index(ndigits))
         return round_(self, ndigits)
-    # Python's round(x) gives an int
-    r = astype(np.rint(self), np.int64)
+    # Python's round(x) gives an int (half to even)
+    r = np.rint(self)
+    if self.dtype.kind == "f":
+        check_int_of_float(r, "round()")
+    r = astype(r, np.int64)
     r._weak, r._scalar = int, True
     return r
 

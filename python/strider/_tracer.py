@@ -823,6 +823,22 @@ def as_tracer(x, dtype=None):
     return t
 
 
+def check_int_of_float(t, what):
+    """Python's int() and round() raise where the float t is NaN or infinite; an int past int64
+    (exact in Python) is refused: checks made when the function runs."""
+    t = t.astype(np.float64)
+    t._trace.check_assert(~np.isnan(t), "cannot convert float NaN to integer", ValueError)
+    t._trace.check_assert(np.isfinite(t), "cannot convert float infinity to integer", OverflowError)
+    t._trace.check_assert((t >= -2.0**63) & (t < 2.0**63), f"{what} of a float past int64's range: strider holds a "
+                          "traced Python int in int64", OverflowError)
+
+
+def holds_traced(items):
+    """Whether a list or tuple holds a traced value (at any depth)."""
+    return any(isinstance(v, (Tracer, Extent, TracedList)) or (type(v) in (list, tuple) and holds_traced(v))
+               for v in items)
+
+
 def weak_type(x):
     """What NumPy's promotion sees: Python's int/float for weak scalars, else a dtype."""
     if isinstance(x, Tracer):
@@ -992,14 +1008,9 @@ class Tracer:
             return None
         kind = kind or {"b": bool, "f": float}.get(k, int)
         t = self.reshape(())
-        if kind is int and k == "f":
-            # Python's int() truncates, and raises where the float is NaN or infinite; an int
-            # past int64 (exact in Python) is refused when the function runs
+        if kind is int and k == "f":  # Python's int() truncates
             t = t.astype(np.float64)
-            self._trace.check_assert(~np.isnan(t), "cannot convert float NaN to integer", ValueError)
-            self._trace.check_assert(np.isfinite(t), "cannot convert float infinity to integer", OverflowError)
-            self._trace.check_assert((t >= -2.0**63) & (t < 2.0**63), "int() of a float past int64's range: strider "
-                                     "holds a traced Python int in int64", OverflowError)
+            check_int_of_float(t, "int()")
         t = t.astype({float: np.float64, int: np.int64, bool: np.bool_}[kind], copy=True)
         t._weak, t._scalar = kind, False
         return t

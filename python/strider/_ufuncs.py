@@ -323,6 +323,57 @@ def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoVa
     return out
 
 
+def python_round(t, ndigits):
+    """Python's round(x, ndigits) of a traced Python number: for a float, the float nearest the
+    decimal value of x rounded half to even at that digit, as CPython's correctly rounded round()
+    gives it (np.round scales x first: round(2.675, 2) is 2.67 in Python, 2.68 in NumPy); for an
+    int, the int rounded half to even at that power of ten."""
+    if t._weak is int:
+        if ndigits >= 0:
+            r = copy_(t)
+        else:
+            m = 10 ** -ndigits
+            q = np.floor_divide(t, m)
+            twice = np.multiply(np.subtract(t, np.multiply(q, m)), 2)
+            up = np.greater(twice, m) | (np.equal(twice, m) & np.equal(np.remainder(q, 2), 1))
+            r = np.multiply(np.add(q, up.astype(np.int64)), m)
+        r._weak, r._scalar = int, False
+        return r
+    if not 0 <= ndigits <= 22:  # 10**ndigits is exact up to 22
+        raise unsupported(f"round() of a traced Python float to {ndigits} digits",
+                          "round to 0 to 22 digits, or use np.round (NumPy's rounding)")
+    p = 10.0 ** ndigits
+    a = np.absolute(t)
+    hi = np.multiply(a, p)
+    lo = _product_error(a, p, hi)  # a * p is exactly hi + lo
+    f = np.floor(hi)
+    d = np.subtract(np.subtract(hi, f), 0.5)  # exact where the fraction is near a half
+    whole = np.equal(hi, f)  # the exact value is f + lo, |lo| <= 0.5
+    tie = np.where(whole, np.equal(np.absolute(lo), 0.5), np.equal(d, 0) & np.equal(lo, 0))
+    up = np.where(whole, np.equal(lo, 0.5), np.greater(d, 0) | (np.equal(d, 0) & np.greater(lo, 0)))
+    low = np.where(whole & np.less(lo, 0), np.subtract(f, 1), f)  # the integers either side of a tie
+    k = np.where(tie, np.where(np.equal(np.remainder(low, 2), 0), low, np.add(low, 1)),
+                 np.where(up, np.add(f, 1), f))
+    exact = np.isfinite(hi) & np.less(hi, 2.0 ** 53)  # beyond, x has no digit past ndigits: x itself
+    r = np.where(exact, np.copysign(np.true_divide(k, p), t), t)
+    r._weak, r._scalar = float, False
+    return r
+
+
+def _product_error(a, b, hi):
+    """a * b - hi exactly, for hi the rounded a * b (Dekker's product: each half of a split
+    multiplies exactly)."""
+    def split(x):
+        c = np.multiply(x, 134217729.0)  # 2**27 + 1
+        high = np.subtract(c, np.subtract(c, x))
+        return high, np.subtract(x, high)
+
+    ah, al = split(a)
+    bh, bl = split(as_tracer(b, np.float64))
+    err = np.add(np.add(np.subtract(np.multiply(ah, bh), hi), np.multiply(ah, bl)), np.multiply(al, bh))
+    return np.add(err, np.multiply(al, bl))
+
+
 def round_(a, decimals=0, out=None):
     t = as_tracer(a)
     if t.dtype == np.bool_:

@@ -301,6 +301,59 @@ def test_int_of_a_traced_float():
         strider.compile(f, strict=True)(np.array([1e19, 0.0]), np.zeros(2))
 
 
+def rounded(x):
+    # COCO-style results: Python's round() of Python numbers (correctly rounded decimals, not
+    # np.round's scaling: round(2.675, 2) is 2.67), of NumPy scalars (np.round), to an int
+    out = []
+    for k in range(x.shape[0]):
+        v = float(x[k])
+        out.append([round(v, 2), round(v, 5), round(v)])
+    return out, round(x[0], 2), round(int(x[1] * 1000), -2), round(int(x[2] * 100), -1)
+
+
+def test_round_of_traced_numbers():
+    rng = np.random.default_rng(9)
+    ties = [(m + 0.5) / 100 for m in rng.integers(-10**6, 10**6, 200)]
+    x = np.array([2.675, 0.125, -2.675, 1.005, -0.0, 1e15 + 0.5, 4503599627370495.5, 2.5, 3.5, 1.25e-9]
+                 + ties + [np.nextafter(v, np.inf) for v in ties] + list(rng.uniform(-1e4, 1e4, 200)))
+    check(rounded, x)
+    for bad, exc in ((np.nan, ValueError), (np.inf, OverflowError)):
+        check_raises(rounded, np.array([1.0, 2.0, 3.0, bad]), exc=exc)
+    with pytest.raises(OverflowError, match="past int64's range"):  # Python's int would hold it
+        strider.compile(rounded, strict=True)(np.array([1.0, 2.0, 3.0, 1e300]))
+
+
+def soft_nms_fancy_swap(dets, thresh=0.001):
+    # Soft-NMS (linear) as some projects write it: rows swapped with a list index of a traced
+    # position, each row unpacked into Python names
+    N = dets.shape[0]
+    for i in range(N):
+        maxpos = i + np.argmax(dets[i:, 4])
+        dets[[i, maxpos]] = dets[[maxpos, i]]
+        tx1, ty1, tx2, ty2, ts = dets[i]
+        for pos in range(i + 1, N):
+            x1, y1, x2, y2, s = dets[pos]
+            iw = min(tx2, x2) - max(tx1, x1) + 1
+            if iw > 0:
+                ih = min(ty2, y2) - max(ty1, y1) + 1
+                if ih > 0:
+                    ua = (x2 - x1 + 1) * (y2 - y1 + 1) + (tx2 - tx1 + 1) * (ty2 - ty1 + 1) - iw * ih
+                    dets[pos, 4] = s * (1 - iw * ih / ua)
+    return dets[dets[:, 4] > thresh]
+
+
+def lists_of_traced_values(x, y):
+    # lists of traced values where NumPy takes an array: np.max([a, b]), a ufunc's reduce
+    return (np.max([x.max(), y.max()]), np.mean([x, y], axis=0), np.sum((x.sum(), y.sum(), 1.0)),
+            np.logical_and.reduce([x > 0, y > 0, x < y]), np.maximum.reduce([x, y]), np.argmax([x.sum(), y.sum()]),
+            np.clip([x.sum(), 1.0], 0, 2), np.min((x[0], y[0], 0.5)), np.maximum([x[0], y[1]], 0.0), x[[0, np.argmax(y)]])
+
+
+def test_lists_of_traced_values_as_arrays():
+    check(soft_nms_fancy_swap, boxes(12, 3).astype(np.float64))
+    check(lists_of_traced_values, np.array([0.5, -1.0, 2.0]), np.array([1.5, 2.0, -3.0]))
+
+
 def shrinking_range(x, t):
     N = x.shape[0]
     for i in range(x.shape[0]):

@@ -8,7 +8,7 @@ import numpy as np
 from . import _C
 from ._errors import unsupported
 from ._indexing import assign
-from ._shapes import _shape_arg, moveaxis, stack
+from ._shapes import _shape_arg, diagonal, diagonal_view, moveaxis, stack
 from ._tracer import (Extent, TracedList, Tracer, arange_at, as_tracer, bound, cast_unsafe, check_dtype, current_trace, emit, fresh,
                       known_by_static, known_scalar, like_order, untraced)
 from ._ufuncs import astype, copy_, promo_arg, where
@@ -57,6 +57,31 @@ def _like(a, fill_value, dtype, order, shape, what):
     shape = t.shape if shape is None else _shape_arg(shape, what)
     layout = like_order(t, order) if len(shape) == t.ndim else _c_or_f(order, len(shape))
     return _filled(shape, fill_value, t.dtype if dtype is None else dtype, layout, what)
+
+
+def diag(v, k=0):
+    """np.diag: a 1-d array's values on the k-th diagonal of a square array of zeros; a 2-d
+    array's k-th diagonal (a read-only view)."""
+    t = as_tracer(v)
+    if t.ndim == 2:
+        return diagonal(t, k)
+    if t.ndim != 1:
+        raise ValueError("Input must be 1- or 2-d.")
+    if t.is_dynamic:
+        raise unsupported("np.diag of an array whose length is known only at run time", "slice it first")
+    n = t.shape[0] + builtins.abs(k)
+    out = zeros((n, n), t.dtype)
+    assign(out.view_of(diagonal_view(out, k, 0, 1)), t)
+    return out
+
+
+def outer(a, b, out=None):
+    """np.outer: every product of a's and b's elements (both flattened)."""
+    r = np.multiply(np.ravel(as_tracer(a))[:, None], np.ravel(as_tracer(b))[None, :])
+    if out is None:
+        return r
+    assign(out, r)
+    return out
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):

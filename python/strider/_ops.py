@@ -8,17 +8,18 @@ import operator
 import numpy as np
 
 from . import _advanced, _editing, _sorting
-from ._creation import (arange, array, asarray, ascontiguousarray, empty, empty_like, eye, full, full_like, identity,
-                        linspace, ones, ones_like, pad, zeros, zeros_like)
+from ._creation import (arange, array, asarray, ascontiguousarray, diag, empty, empty_like, eye, full, full_like,
+                        identity, linspace, ones, ones_like, outer, pad, zeros, zeros_like)
 from ._errors import unsupported
 from ._reductions import (REDUCTIONS, all_, any_, argmax, argmin, average, count_nonzero, dot, matmul, max_, mean, min_,
-                          norm, prod, std, sum_, var)
+                          multi_dot, norm, prod, ptp, std, sum_, var)
 from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_to, column_stack,
-                      concatenate, copyto, diff, dsplit, dstack, expand_dims, fill, flip, fliplr, flipud, hsplit,
+                      concatenate, copyto, diagonal, diff, dsplit, dstack, expand_dims, fill, flip, fliplr, flipud, hsplit,
                       hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, result_type, shape, size, split,
                       squeeze, stack, swapaxes, tile, transpose, tril, triu, vsplit, vstack)
 from ._tracer import IMPL, check_int_of_float
-from ._ufuncs import astype, clip, copy_, divmod_, fix, isclose, python_round, round_, ufunc_call, where
+from ._ufuncs import (allclose, array_equal, astype, clip, copy_, divmod_, fix, isclose, isneginf, isposinf, nan_to_num,
+                      python_round, round_, ufunc_call, where)
 
 __all__ = ["HANDLED", "CREATION", "array_function", "ufunc_method"]
 
@@ -37,8 +38,11 @@ HANDLED = {
     np.column_stack: column_stack, np.meshgrid: meshgrid, np.tile: tile, np.repeat: repeat,
     np.shape: shape, np.ndim: ndim, np.size: size, np.result_type: result_type, np.split: split,
     np.array_split: array_split, np.hsplit: hsplit, np.vsplit: vsplit, np.dsplit: dsplit, np.dot: dot,
-    np.isclose: isclose, np.count_nonzero: count_nonzero, np.pad: pad, np.linalg.norm: norm,
-    np.nonzero: _advanced.nonzero, np.unravel_index: _advanced.unravel_index, np.argwhere: _advanced.argwhere, np.flatnonzero: _advanced.flatnonzero,
+    np.isclose: isclose, np.allclose: allclose, np.array_equal: array_equal, np.nan_to_num: nan_to_num,
+    np.isposinf: isposinf, np.isneginf: isneginf, np.ptp: ptp, np.diag: diag, np.diagonal: diagonal, np.outer: outer,
+    np.count_nonzero: count_nonzero, np.pad: pad, np.linalg.norm: norm, np.linalg.multi_dot: multi_dot,
+    np.nonzero: _advanced.nonzero, np.unravel_index: _advanced.unravel_index, np.argwhere: _advanced.argwhere,
+    np.flatnonzero: _advanced.flatnonzero,
     np.sort: _sorting.sort, np.argsort: _sorting.argsort, np.partition: _sorting.partition,
     np.argpartition: _sorting.argpartition, np.lexsort: _sorting.lexsort,
     np.searchsorted: _sorting.searchsorted, np.unique: _sorting.unique, np.isin: _sorting.isin,

@@ -208,6 +208,11 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     return finish(np.sqrt(v), out, None)
 
 
+def ptp(a, axis=None, out=None, keepdims=False):
+    """np.ptp: the maximum less the minimum."""
+    return np.subtract(max_(a, axis, keepdims=keepdims), min_(a, axis, keepdims=keepdims), out=out)
+
+
 REDUCTIONS = {"sum": sum_, "prod": prod, "max": max_, "min": min_, "any": any_, "all": all_}
 
 
@@ -265,6 +270,30 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     t = as_tracer(a)
     nonzero = t if t.dtype == np.bool_ else np.not_equal(t, 0)
     return sum_(nonzero, axis=axis, dtype=np.int64, keepdims=keepdims)
+
+
+def multi_dot(arrays, *, out=None):
+    """np.linalg.multi_dot of two or three arrays, multiplied in the order NumPy picks (the
+    cheaper of (AB)C and A(BC)); a 1-d first array is a row, a 1-d last one a column."""
+    ts = [as_tracer(a) for a in arrays]
+    if len(ts) < 2:
+        raise ValueError("Expecting at least two arrays.")
+    if len(ts) > 3:
+        raise unsupported("np.linalg.multi_dot of more than three arrays", "multiply them with @ in your order")
+    if len(ts) == 2:
+        r = dot(ts[0], ts[1])
+    else:
+        first, last = ts[0].ndim == 1, ts[-1].ndim == 1
+        a = ts[0].reshape((1, -1)) if first else ts[0]
+        c = ts[-1].reshape((-1, 1)) if last else ts[-1]
+        b = ts[1]
+        (a0, a1b0), (b1c0, c1) = a.shape, c.shape
+        r = dot(dot(a, b), c) if a0 * b1c0 * (a1b0 + c1) < a1b0 * c1 * (a0 + b1c0) else dot(a, dot(b, c))
+        r = r[0, 0] if first and last else r[0] if first else r[:, 0] if last else r
+    if out is None:
+        return r
+    np.copyto(out, r)
+    return out
 
 
 def norm(x, ord=None, axis=None, keepdims=False):

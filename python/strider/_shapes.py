@@ -165,6 +165,32 @@ def flip(m, axis=None):
                                         for i, d in enumerate(t.shape)]))
 
 
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """np.diagonal (np.diag of a 2-d array): a read-only view, as NumPy's, its diagonal axis
+    last."""
+    t = as_tracer(a)
+    if t.ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    a1, a2 = normalize_axis_index(axis1, t.ndim), normalize_axis_index(axis2, t.ndim)
+    if a1 == a2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    if t.is_dynamic:
+        raise unsupported("np.diagonal of an array whose length is known only at run time", "slice it first")
+    return t.view_of(diagonal_view(t, offset, a1, a2), readonly="diagonal")
+
+
+def diagonal_view(t, offset, a1, a2):
+    """The View of t's diagonal at `offset` over axes a1 and a2 (static lengths)."""
+    v = t._view
+    n1, n2 = t.shape[a1], t.shape[a2]
+    first, second = (0, offset) if offset >= 0 else (-offset, 0)
+    n = builtins.max(0, builtins.min(n1 - first, n2 - second))
+    start = v.offset + (first * v.strides[a1] + second * v.strides[a2] if n else 0)
+    rest = [d for d in range(t.ndim) if d not in (a1, a2)]
+    return _C.View(v.storage, [t.shape[d] for d in rest] + [n], [v.strides[d] for d in rest]
+                   + [v.strides[a1] + v.strides[a2]], start)
+
+
 def fliplr(m):
     t = as_tracer(m)
     if t.ndim < 2:

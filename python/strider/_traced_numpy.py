@@ -12,7 +12,7 @@ import numpy as np
 from ._errors import _internal, unsupported
 from ._ops import CREATION
 from ._shapes import concatenate, hstack, vstack
-from ._tracer import TracedRows, Tracer, as_tracer, current_trace
+from ._tracer import TracedRows, Tracer, as_tracer, current_trace, holds_traced
 
 
 def _creation(traced, real):
@@ -54,6 +54,48 @@ def _joining(real, traced):
         return real(arrays, *args, **kwargs)
 
     return call
+
+
+class _Concatenator:
+    """np.r_ and np.c_ while a trace runs: an index of traced values is NumPy's concatenation of
+    them (arrays made at least ndmin-d, 1-d ones turned to axis trans1d, scalars not upcasting
+    the arrays); any other index is NumPy's own."""
+
+    def __init__(self, real, axis, ndmin, trans1d):
+        self.real, self.axis, self.ndmin, self.trans1d = real, axis, ndmin, trans1d
+
+    def __getitem__(self, key):
+        items = key if isinstance(key, tuple) else (key,)
+        if (current_trace() is None or _internal(sys._getframe(1).f_code.co_filename)
+                or not holds_traced(items)):
+            return self.real[key]
+        objs, kinds = [], []
+        for item in items:
+            if isinstance(item, str):
+                raise unsupported("np.r_ or np.c_ with a string directive on traced values",
+                                  "use np.concatenate or np.stack")
+            if type(item) in np.ScalarType:  # a Python or NumPy scalar: (1,)*ndmin, no upcast
+                objs.append((item, False))
+                kinds.append(item)
+                continue
+            t = as_tracer(self.real[item] if isinstance(item, slice) else item)  # a slice: its arange
+            objs.append((t, True))
+            kinds.append(t._weak(0) if t._weak is not None else t.dtype)
+        dtype = np.result_type(*kinds)
+        return concatenate([self._shaped(as_tracer(o, dtype), turn) for o, turn in objs], axis=self.axis)
+
+    def _shaped(self, t, turn):
+        """np.array(t, ndmin=ndmin), an array's axes turned as NumPy turns one of fewer."""
+        n = t.ndim
+        if n >= self.ndmin:
+            return t
+        t = t.reshape((1,) * (self.ndmin - n) + tuple(t.shape))
+        if turn and self.trans1d != -1:
+            k2, k1 = self.ndmin - n, self.trans1d
+            k1 = k1 + k2 + 1 if k1 < 0 else k1
+            axes = list(range(self.ndmin))
+            t = t.transpose(axes[:k1] + axes[k2:] + axes[k1:k2])
+        return t
 
 
 def _traced_call(args, kwargs=None):
@@ -137,6 +179,8 @@ _WRAPPED[(math, "log")] = _math(math.log, np.log, float)
 for _name, _fn in (("concatenate", concatenate), ("vstack", vstack), ("hstack", hstack)):
     _REAL[(np, _name)] = getattr(np, _name)
     _WRAPPED[(np, _name)] = _joining(_REAL[(np, _name)], _fn)
+_REAL[(np, "r_")], _REAL[(np, "c_")] = np.r_, np.c_
+_WRAPPED[(np, "r_")], _WRAPPED[(np, "c_")] = _Concatenator(np.r_, 0, 1, -1), _Concatenator(np.c_, -1, 2, 0)
 _REAL[(np.vectorize, "__call__")] = np.vectorize.__call__
 _WRAPPED[(np.vectorize, "__call__")] = _vectorize_call(np.vectorize.__call__)
 _BY_REAL_ID = {id(_REAL[key]): _WRAPPED[key] for key in _REAL}

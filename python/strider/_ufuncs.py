@@ -416,6 +416,56 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return result[()] if result.ndim == 0 else result
 
 
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """np.allclose: a Python bool, known when the function runs."""
+    return _python_bool(IMPL["all"](isclose(a, b, rtol, atol, equal_nan)))
+
+
+def array_equal(a1, a2, equal_nan=False):
+    """np.array_equal: False where the shapes differ, else whether every element is equal (NaNs
+    too where equal_nan); a Python bool."""
+    x, y = as_tracer(a1), as_tracer(a2)
+    if x.is_dynamic or y.is_dynamic:
+        raise unsupported("np.array_equal of an array whose length is known only at run time",
+                          "compare the lengths first, then (a == b).all()")
+    if tuple(x.shape) != tuple(y.shape):
+        return False
+    same = np.equal(x, y)
+    if equal_nan and np.result_type(promo_arg(x), promo_arg(y)).kind in "fc":
+        same = np.logical_or(same, np.logical_and(np.isnan(x), np.isnan(y)))
+    return _python_bool(IMPL["all"](same))
+
+
+def _python_bool(t):
+    r = t.traced_number(bool)
+    return bool(t) if r is None else r  # known while tracing (or from the caller's numbers)
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """np.nan_to_num: NaN and infinities of a float array replaced (by the dtype's largest and
+    smallest finite values where not given); x itself written where copy=False."""
+    t = as_tracer(x)
+    if t.dtype.kind != "f":
+        return copy_(t) if copy else t
+    info = np.finfo(t.dtype)
+    r = where(np.isnan(t), nan, t)
+    r = where(isposinf(t), info.max if posinf is None else posinf, r)
+    r = where(isneginf(t), info.min if neginf is None else neginf, r)
+    r = astype(r, t.dtype, copy=False)
+    if copy:
+        return r
+    assign(t, r)
+    return t
+
+
+def isposinf(x, out=None):
+    return np.logical_and(np.isinf(x), np.logical_not(np.signbit(x)), out=out)
+
+
+def isneginf(x, out=None):
+    return np.logical_and(np.isinf(x), np.signbit(x), out=out)
+
+
 def normalize_axes(t, axis):
     if axis is None:
         return tuple(range(t.ndim))

@@ -214,3 +214,56 @@ def test_divmod():
 
     check(f, np.array([7.0, -7, 7, -7, 0.5, np.inf, 3]), np.array([2.0, 2, -2, -2, 0, 2, np.nan]), 9)
     check(lambda a: divmod(a, np.int64(3)), np.array([7, -7, 0, 5]))
+
+
+def index_tricks(x, y, s):
+    # np.c_ and np.r_ of traced values: columns, scalars that do not upcast, slices as aranges
+    return (np.c_[x, y, x + 1], np.r_[x, 0.5, y[:2]], np.r_[x.astype(np.float32), 1, 2], np.r_[0, np.cumsum(s)],
+            np.c_[np.c_[x, y], s], np.r_[1:4, x[:2]], np.c_[x[:3], 1:4], np.r_[[x[0], y[1]], x[1:3]])
+
+
+def test_index_tricks():
+    x = np.arange(5.0)
+    check(index_tricks, x, x * 2 - 3, np.array([1, 2, 3, 4, 5]))
+
+
+def comparisons_and_cleanups(a, b):
+    nan_free = np.nan_to_num(a)
+    bounded = np.nan_to_num(a, nan=-1.0, posinf=9.0, neginf=-9.0)
+    same = np.allclose(a, b, atol=1e-3, equal_nan=True)
+    if np.array_equal(b, b):  # a traced condition (False where b holds a NaN)
+        kept = b + 1
+    else:
+        kept = b - 1
+    return (nan_free, bounded, same, kept, np.array_equal(a, b[:2]), np.array_equal(a, a, equal_nan=True),
+            np.isposinf(a), np.isneginf(a), np.ptp(b), np.ptp(np.abs(a[:2] - b[:2]).reshape(1, 2), axis=1))
+
+
+def nan_to_num_in_place(a):
+    r = np.nan_to_num(a, copy=False)
+    return r, np.nan_to_num(a.astype(np.int32))
+
+
+@pytest.mark.parametrize("b", [np.array([1.0, np.nan, 2.0, -3.0]), np.array([1.0, 2.0, 2.0, -3.0])])
+def test_comparisons_and_cleanups(b):
+    a = np.array([1.0, np.nan, np.inf, -np.inf], np.float32)
+    check(comparisons_and_cleanups, a, b)
+    check(comparisons_and_cleanups, b.astype(np.float32), b + 1e-4)
+    check(nan_to_num_in_place, a)
+
+
+def matrices(v, m, c):
+    d = np.diag(m)
+    return (np.diag(v), np.diag(v, 1), np.diag(v, -2), d * 2, np.diag(m, -1), np.diagonal(m, 1), np.outer(v, c),
+            np.linalg.multi_dot((m, m.T, m)), np.linalg.multi_dot((v[:3], m, c)), np.linalg.multi_dot([m, c]))
+
+
+def writes_a_diagonal(m):
+    np.diag(m)[0] = 1.0
+
+
+def test_diag_outer_multi_dot():
+    m = np.arange(9.0).reshape(3, 3) - 4
+    check(matrices, np.array([1.0, -2.0, 3.5, 4.0]), m, np.array([0.5, -1.0, 2.0]))
+    check(matrices, np.array([1, 2, 3, 4]), np.asfortranarray(m.astype(np.int64)), np.array([1, 0, 2]))
+    check_raises(writes_a_diagonal, m, exc=ValueError)  # NumPy's diagonal is read-only

@@ -30,6 +30,7 @@ from . import _C
 from ._choice import Choice, apply, is_, merge, rebuild, refusing, sides, structure  # noqa: F401 (is_: the rewritten code's)
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
+from ._traced_numpy import stands_in
 from ._tracer import (Extent, TracedList, TracedRows, Tracer, arange_at, as_tracer, bound, concrete, current_trace,
                       holds_traced, side_effect_error)
 
@@ -326,7 +327,9 @@ def _array_positions(fn):
     if isinstance(owner, np.ufunc):
         return _UFUNC_METHODS.get(fn.__name__, ())
     module = getattr(fn, "__module__", None)
-    return _first_is_array(fn) if isinstance(module, str) and module.startswith("numpy") else ()
+    if not (isinstance(module, str) and module.startswith("numpy")) or stands_in(fn):
+        return ()
+    return _first_is_array(fn)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -387,28 +390,52 @@ _BUILTINS = ((max, max_), (min, min_), (float, float_), (int, int_))
 
 
 def _extreme(builtin, better, args, kwargs):
-    """Python's max(a, b, ...) (min): the first argument, replaced by each later one that is
-    better, where `better` may be known only when the function runs: the winner is then the
-    value the comparisons select, a Choice where the candidates are of different kinds
-    (max(0.0, w) is the Python float or w's NumPy scalar)."""
-    if kwargs or len(args) < 2 or not any(type(a) is Choice or _is_traced(a) for a in args):
+    """Python's max(a, b, ...) (min), of one iterable's items too, by key= where given: the first
+    item, replaced by each later one whose key is better, where `better` may be known only when
+    the function runs: the winner is then the value the comparisons select, a Choice where the
+    candidates are of different kinds (max(0.0, w) is the Python float or w's NumPy scalar)."""
+    key = kwargs.get("key")
+    if set(kwargs) - {"key", "default"} or not args or (len(args) == 1 and type(args[0]) not in (list, tuple, range)):
         return builtin(*args, **kwargs)
-    if all(isinstance(a, Extent) or (type(a) is int and a >= 0) for a in args):
+    items = list(args[0]) if len(args) == 1 else list(args)
+    keys = [key(x) for x in items] if key is not None else items
+    if not items or not any(type(k) is Choice or _is_traced(k) for k in keys):
+        return builtin(*args, **kwargs)
+    if key is None and all(isinstance(a, Extent) or (type(a) is int and a >= 0) for a in items):
         # lengths: a run-time length again (min(len(keep), k) slices as len(keep) does), bounded
         # by the bounds' extreme
-        n = _extreme(builtin, better, tuple(a.value() if isinstance(a, Extent) else a for a in args), kwargs)
-        return Extent(builtin(bound(a) if isinstance(a, Extent) else a for a in args), n._view.storage)
-    if any(isinstance(a, Extent) for a in args):  # beside other numbers, a run-time length is its traced value
-        args = tuple(a.value() if isinstance(a, Extent) else a for a in args)
-    best = args[0]
-    for x in args[1:]:
-        c = better(x, best)
+        n = _extreme(builtin, better, tuple(a.value() if isinstance(a, Extent) else a for a in items), {})
+        return Extent(builtin(bound(a) if isinstance(a, Extent) else a for a in items), n._view.storage)
+    if type(args[0]) is range and len(items) > _LONG:
+        return _extreme_of_range(builtin, args[0], keys)
+    # beside other numbers, a run-time length is its traced value
+    items, keys = ([a.value() if isinstance(a, Extent) else a for a in v] for v in (items, keys))
+    best, best_key = items[0], keys[0]
+    for x, k in zip(items[1:], keys[1:]):
+        c = better(k, best_key)
         if _is_traced(c):
             cond = _condition(c)
             best = merge([(cond, x), (np.logical_not(cond), best)], f"{builtin.__name__}()")
+            best_key = best if key is None else merge([(cond, k), (np.logical_not(cond), best_key)], "key")
         elif c:
-            best = x
+            best, best_key = x, k
     return best
+
+
+def _extreme_of_range(builtin, r, keys):
+    """max(range(n), key=f) (min) of many trips: the first index of the best key, as Python's
+    scan finds it (a NaN key wins only first, where no later key compares better)."""
+    k = np.stack([as_tracer(v) for v in keys])
+    if k.ndim != 1:
+        raise trace_error(f"{builtin.__name__}() of a range by keys that are not numbers", "key by a number")
+    worst, first_nan = (-np.inf, np.inf) if builtin is max else (np.inf, -np.inf)
+    if k.dtype.kind == "f":
+        k = np.where(np.isnan(k), worst, k)
+        k = np.concatenate([np.where(np.isnan(as_tracer(keys[0])), first_nan, k[:1]), k[1:]])
+    i = np.argmax(k) if builtin is max else np.argmin(k)
+    at = np.add(np.multiply(i, r.step), r.start)
+    at._weak, at._scalar = int, False
+    return at
 
 
 def len_(x):
@@ -643,6 +670,9 @@ class Enumerated:
     def __init__(self, items, start):
         self.items, self.start = items, start
 
+    def __iter__(self):  # a `for` the rewrite leaves to Python (a nested target)
+        return enumerate(self.items, self.start)
+
 
 def range_(fn, *args):
     """range(...) in a `for` header (fn: what the name `range` holds there)."""
@@ -661,8 +691,33 @@ def range_(fn, *args):
 
 def enumerate_(fn, *args):
     """enumerate(...) in a `for` header (fn: what the name `enumerate` holds there)."""
-    if fn is enumerate and current_trace() is not None and args and _of_rows(args[0]):
+    if fn is enumerate and current_trace() is not None and args and (_of_rows(args[0]) or type(args[0]) is Zipped):
         return Enumerated(args[0], args[1] if len(args) > 1 else 0)
+    return fn(*args)
+
+
+class Zipped:
+    """zip(a, b, ...) in a `for` header, of traced arrays of known lengths: their rows together."""
+
+    def __init__(self, arrays):
+        self.arrays = arrays
+
+    @property
+    def shape(self):
+        return (min(a.shape[0] for a in self.arrays),)
+
+    def __getitem__(self, i):
+        return tuple(a[i] for a in self.arrays)
+
+    def __iter__(self):  # a `for` the rewrite leaves to Python (a nested target)
+        return zip(*self.arrays)
+
+
+def zip_(fn, *args):
+    """zip(...) in a `for` header, or in an enumerate there (fn: what the name `zip` holds)."""
+    if (fn is zip and current_trace() is not None and args
+            and all(isinstance(a, Tracer) and a.ndim and not isinstance(a.shape[0], Extent) for a in args)):
+        return Zipped(args)
     return fn(*args)
 
 
@@ -673,10 +728,10 @@ def for_stmt(iterable, body, state, names, live, target):
     with a bound known only at run time, or an array (or a list a loop filled) of a run-time
     length: a loop of the IR, its counter a traced int."""
     trace = current_trace()
-    t = [names.index(n) for n in target] if isinstance(target, tuple) else names.index(target)
+    t = _positions(names, target)
     if trace is not None and isinstance(iterable, TracedRange):
         return _counted(trace, body, state, names, live, t, iterable.start, iterable.stop, iterable.step, lambda i: i)
-    if trace is not None and (isinstance(iterable, Enumerated) or _of_rows(iterable)):
+    if trace is not None and (isinstance(iterable, (Enumerated, Zipped)) or _of_rows(iterable)):
         items, first = (iterable.items, iterable.start) if isinstance(iterable, Enumerated) else (iterable, None)
         items = items.array() if isinstance(items, TracedList) else items
         item = (lambda i: items[i]) if first is None else (lambda i: (i + first, items[i]))
@@ -762,18 +817,24 @@ def _of_rows(iterable):
     return isinstance(iterable, TracedList) or (isinstance(iterable, Tracer) and iterable.ndim > 0)
 
 
+def _positions(names, target):
+    """A `for` target's positions in the state: an int for a name, a list for a tuple of them."""
+    return [_positions(names, t) for t in target] if isinstance(target, tuple) else names.index(target)
+
+
 def _with(state, i, value):
-    """The state with the target at i (a list: a tuple target, unpacked as Python does) given value."""
-    state = list(state)
+    """The state with the target at i (a list: a tuple target, unpacked as Python does, nested
+    ones too) given value."""
     if isinstance(i, list):
         parts = tuple(value)
         if len(parts) != len(i):
             raise ValueError(f"too many values to unpack (expected {len(i)})" if len(parts) > len(i) else
                              f"not enough values to unpack (expected {len(i)}, got {len(parts)})")
         for k, v in zip(i, parts):
-            state[k] = v
-    else:
-        state[i] = value
+            state = _with(state, k, v)
+        return state
+    state = list(state)
+    state[i] = value
     return tuple(state)
 
 

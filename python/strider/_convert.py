@@ -291,6 +291,23 @@ def _def(name, params, body):
                            body=body, decorator_list=[], returns=None)
 
 
+def _target_names(node):
+    """The names a `for` target assigns (nested tuples of names too); a None where it assigns
+    anything else (an attribute, an item, a starred name)."""
+    if isinstance(node, ast.Name):
+        return [node]
+    if isinstance(node, ast.Tuple):
+        return [n for e in node.elts for n in _target_names(e)]
+    return [None]
+
+
+def _target(node):
+    """A `for` target for _control.for_stmt: a name's string, a tuple's tuple of them."""
+    if isinstance(node, ast.Name):
+        return ast.Constant(node.id)
+    return ast.Tuple(elts=[_target(e) for e in node.elts], ctx=ast.Load())
+
+
 class _Rewrite(ast.NodeTransformer):
     def __init__(self, later_loads, local_names):
         self.count = 0
@@ -470,17 +487,23 @@ class _Rewrite(ast.NodeTransformer):
     def visit_For(self, node):
         return self._loop(node, self._for)
 
+    def _zip(self, node):
+        """An argument of a `for` header's call, a zip(...) in enumerate(zip(...)) made _control's."""
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "zip"
+                and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)):
+            return ast.copy_location(_call("zip_", node.func, *[self.visit(a) for a in node.args]), node)
+        return self.visit(node)
+
     def _for(self, node):
         body = self.body(node.body, True)
         it = node.iter
-        if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("range", "enumerate")
+        if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("range", "enumerate", "zip")
                 and not it.keywords and not any(isinstance(a, ast.Starred) for a in it.args)):
             # bounds or a length known only at run time make a loop of the IR (_control.range_)
-            node.iter = ast.copy_location(_call(it.func.id + "_", it.func, *[self.visit(a) for a in it.args]), it)
+            node.iter = ast.copy_location(_call(it.func.id + "_", it.func, *[self._zip(a) for a in it.args]), it)
         else:
             node.iter = self.visit(it)
-        targets = ([node.target] if isinstance(node.target, ast.Name) else node.target.elts
-                   if isinstance(node.target, ast.Tuple) else [None])
+        targets = _target_names(node.target)
         exits = [s for s in body if _exit(s)]
         if (node.orelse or not all(isinstance(n, ast.Name) for n in targets)
                 or [j for j in _jumps(body) if not any(j is e.body[0] for e in exits)]):
@@ -498,7 +521,7 @@ class _Rewrite(ast.NodeTransformer):
                 or _read_first(n, node.body)]
         out = [_def(f"__strider_for_{k}", names, _with_exits(body, exits, _tuple(names)) + [
             ast.Return(ast.Tuple(elts=[_tuple(names), ast.Constant(False)], ctx=ast.Load()))])]
-        target = ast.Constant(targets[0].id) if isinstance(node.target, ast.Name) else _strs([n.id for n in targets])
+        target = _target(node.target)
         call = _call("for_stmt", node.iter, _load(f"__strider_for_{k}"),
                      ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load()),
                      _strs(names), _strs(live), target)

@@ -184,6 +184,13 @@ _WRAPPED[(np, "r_")], _WRAPPED[(np, "c_")] = _Concatenator(np.r_, 0, 1, -1), _Co
 _REAL[(np.vectorize, "__call__")] = np.vectorize.__call__
 _WRAPPED[(np.vectorize, "__call__")] = _vectorize_call(np.vectorize.__call__)
 _BY_REAL_ID = {id(_REAL[key]): _WRAPPED[key] for key in _REAL}
+_STAND_IN_IDS = {id(fn) for fn in _WRAPPED.values()}
+
+
+def stands_in(fn):
+    """Whether fn is one of the wrappers standing in the numpy module while a trace runs (they
+    take traced values, in lists too, themselves)."""
+    return id(fn) in _STAND_IN_IDS
 
 
 class TracedNumpy:

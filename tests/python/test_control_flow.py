@@ -1160,6 +1160,37 @@ def test_a_for_over_an_arrays_rows_is_a_loop_of_the_ir():
     check(enumerate_rows, rng.uniform(0, 1, (20, 3)), 1.5)
 
 
+def zipped_rows(boxes, scores, labels, thr):
+    # for over zip() of arrays and enumerate(zip()) with a nested target: their rows together
+    out, ids, pairs = [], [], []
+    for box, score in zip(boxes, scores):
+        if score > thr:
+            out.append(box)
+    for k, (s, lab) in enumerate(zip(scores, labels)):
+        if s > thr:
+            ids.append(k * 10 + int(lab))
+    for a, b in zip(scores[:3], [1, 2, 3]):  # a list among them: Python's zip
+        pairs.append(a * b)
+    return np.array(out).reshape(-1, 4), ids, pairs
+
+
+def best_by_key(d, t):
+    # builtin max/min by key= (Python's first best, NaN keys as its scan treats them), of one
+    # iterable, of several values
+    return (max(range(d.shape[0]), key=lambda i: d[i, 4]), min(range(3), key=lambda i: d[i, 0]),
+            max([d[0, 0], d[1, 0], t]), min(d[0, 1], d[1, 1], key=abs), max(range(2, 100, 3), key=lambda i: d[i % 5, 2]))
+
+
+@pytest.mark.parametrize("n", [5, 80])
+def test_zip_and_max_by_key(n):
+    rng = np.random.default_rng(n)
+    check(zipped_rows, rng.uniform(0, 1, (n, 4)), rng.uniform(0, 1, n), rng.integers(0, 5, n), 0.7)
+    d = rng.uniform(-1, 1, (n, 5))
+    check(best_by_key, d, 0.5)
+    d[0, 4] = d[3, 2] = np.nan
+    check(best_by_key, d, 0.5)
+
+
 class _Post:
     """A post-processor object, as projects write them: its NMS a method with a loop on a traced
     value, called through self; a classmethod and a staticmethod with branches."""

@@ -25,10 +25,12 @@ py::object build_tree(const char*& code, const py::object*& object, const py::ob
     case Node::Numbers: return (*leaf++).attr("tolist")();
     case Node::Rows: {
       const py::tuple types = (*object++).cast<py::tuple>();
+      const bool tuples = types[0].ptr() == reinterpret_cast<PyObject*>(&PyTuple_Type);
       py::list rows = (*leaf++).attr("tolist")();
-      for (const py::handle& row : rows) {
-        py::list items = py::reinterpret_borrow<py::list>(row);
-        for (size_t k = 0; k < types.size(); ++k) items[k] = types[k](items[k]);
+      for (size_t i = 0; i < rows.size(); ++i) {
+        py::list items = rows[i];
+        for (size_t k = 1; k < types.size(); ++k) items[k - 1] = types[k](items[k - 1]);
+        if (tuples) rows[i] = py::tuple(items);
       }
       return std::move(rows);
     }

@@ -20,8 +20,8 @@ enum class Node : char {
   Leaf = 'X',     // the next leaf
   Items = 'I',    // the next leaf, an array, as the list of its items (a list a loop filled)
   Numbers = 'P',  // the next leaf, an array, as the list of its items as Python numbers (tolist())
-  Rows = 'R',     // the next leaf, a 2-d array, as lists of Python numbers of the types the next object
-                  // (a tuple) gives each position
+  Rows = 'R',     // the next leaf, a 2-d array, as rows of Python numbers: the next object, a tuple,
+                  // gives the rows' type (list or tuple), then each position's
   Tuple = 'T',    // + length: a tuple of that many nodes
   List = 'L',     // + length: a list
   Named = 'N',    // + length: a subclass of tuple or list (its type's name is the next object): a list

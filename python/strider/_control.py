@@ -313,7 +313,7 @@ def int_(x=0, *base):
     return int(x, *base) if base else _number(int, x)
 
 
-_UFUNC_METHODS = {"reduce": (0,), "accumulate": (0,), "reduceat": (0,), "outer": (0, 1), "at": (1, 2)}
+_UFUNC_METHODS = {"reduce": (0,), "accumulate": (0,), "reduceat": (0,), "outer": (0, 1), "at": (2,)}  # at: a tuple index
 _ARRAY_PARAMETERS = ("a", "A", "m", "ar", "x", "arr", "ary")
 
 
@@ -973,11 +973,20 @@ class _Region:
             self.lists[name] = (t.dtype, tuple(t.shape[1:]), None, False, 1, bound(t.shape[0]))
             return
         # Python numbers, known or traced (a loop's counter), stay Python numbers in the list,
-        # and so do those of a list of them appended (YOLOv8's boxes.append([left, top, w, h]))
+        # and so do those of a list of them appended (YOLOv8's boxes.append([left, top, w, h]));
+        # a tuple of them, or a list of floats and ints, keeps its type and each position's: weak
+        # is then (list or tuple, the positions' types)
         # (type(), not isinstance: a traced float64 scalar passes for a float)
-        # (YOLO's boxes.append([x, y, w, h]) of floats and ints: each position's type)
-        kinds = [_number_type(v) for v in value] if type(value) is list else [_number_type(value)]
-        weak = kinds[0] if len(set(kinds)) == 1 else tuple(kinds) if None not in kinds else None
+        if type(value) not in (list, tuple):
+            weak = _number_type(value)
+        else:
+            kinds = [_number_type(v) or _scalar_type(v) for v in value]
+            if None in kinds or not kinds:
+                weak = None
+            elif type(value) is list and len(set(kinds)) == 1 and kinds[0] in (bool, int, float):
+                weak = kinds[0]
+            else:  # NumPy scalars ([x1, y1, x2, y2] of a float32 row) come back as theirs
+                weak = (type(value),) + tuple(kinds)
         self.lists[name] = (t.dtype, tuple(t.shape), weak, not t.ndim, 1, None)
 
     def appended(self, lst, items=1):
@@ -1031,6 +1040,13 @@ class _Region:
         self.made[id(lst)] = name
         self.made_storages |= {data.storage, length}
         return lst
+
+
+def _scalar_type(value):
+    """The NumPy scalar type of a NumPy scalar, known or traced; else None."""
+    if isinstance(value, Tracer):  # (before np.generic, which a traced NumPy scalar passes for)
+        return value.dtype.type if value._scalar and not value.ndim else None
+    return type(value) if isinstance(value, np.generic) else None
 
 
 def _number_type(value):

@@ -291,6 +291,57 @@ def _def(name, params, body):
                            body=body, decorator_list=[], returns=None)
 
 
+def _outer_comprehensions(node):
+    """The list comprehensions in node's expressions, not those inside other comprehensions,
+    lambdas or nested functions."""
+    found = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.ListComp):
+            found.append(child)
+        elif not isinstance(child, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.GeneratorExp,
+                                    ast.SetComp, ast.DictComp)):
+            found.extend(_outer_comprehensions(child))
+    return found
+
+
+class _Renamed(ast.NodeTransformer):
+    """Copies of expressions with some names renamed (a comprehension's own variables), not
+    where a lambda or comprehension inside binds the name again."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def copy(self, node):
+        return self.visit(copy.deepcopy(node))
+
+    def visit_Name(self, node):
+        if node.id in self.names:
+            node.id = self.names[node.id]
+        return node
+
+    def generic_visit(self, node):
+        if isinstance(node, ast.Lambda):
+            bound = {a.arg for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs}
+        elif isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
+            bound = {n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+        else:
+            bound = set()
+        if bound & set(self.names):
+            return node  # its own variable of that name
+        return super().generic_visit(node)
+
+
+class _Replaced(ast.NodeTransformer):
+    """The statement with each comprehension (by identity) replaced by its list's name."""
+
+    def __init__(self, made):
+        self.made = made
+
+    def visit_ListComp(self, node):
+        name = self.made.get(id(node))
+        return ast.copy_location(_load(name), node) if name else node
+
+
 def _target_names(node):
     """The names a `for` target assigns (nested tuples of names too); a None where it assigns
     anything else (an attribute, an item, a starred name)."""
@@ -434,12 +485,41 @@ class _Rewrite(ast.NodeTransformer):
 
     def body(self, stmts, in_loop):
         """Converted statements; a loop's body with its `if t: continue`s turned around first
-        (_turn_continues)."""
+        (_turn_continues); filtering list comprehensions made loops first (_comprehensions)."""
         out = []
         for s in _turn_continues(stmts) if in_loop else stmts:
-            r = self.visit(s)
-            out.extend(r if isinstance(r, list) else [r])
+            for h in self._comprehensions(s):
+                r = self.visit(h)
+                out.extend(r if isinstance(r, list) else [r])
         return out
+
+    def _comprehensions(self, stmt):
+        """A simple statement's list comprehensions of one `for` with `if`s (`[i for i in
+        range(n) if s[i] > t]`: a test per item, traced where the items are) as loops that fill a
+        fresh list before it, in the order Python evaluates them; the statement reads the lists."""
+        if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)):
+            return [stmt]
+        comps = [n for n in _outer_comprehensions(stmt) if len(n.generators) == 1 and n.generators[0].ifs
+                 and not n.generators[0].is_async]
+        if not comps:
+            return [stmt]
+        out, made = [], {}
+        for comp in comps:
+            k = self.fresh()
+            name, gen = f"__strider_list_{k}", comp.generators[0]
+            rename = _Renamed({n.id: f"__strider_item_{k}_{n.id}" for n in ast.walk(gen.target) if isinstance(n, ast.Name)})
+            test = gen.ifs[0] if len(gen.ifs) == 1 else ast.BoolOp(op=ast.And(), values=gen.ifs)
+            append = ast.Expr(ast.Call(func=ast.Attribute(value=_load(name), attr="append", ctx=ast.Load()),
+                                       args=[rename.copy(comp.elt)], keywords=[]))
+            loop = ast.For(target=rename.copy(gen.target), iter=gen.iter,
+                           body=[ast.If(test=rename.copy(test), body=[append], orelse=[])], orelse=[])
+            out += [ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=ast.List(elts=[], ctx=ast.Load())),
+                    loop]
+            made[id(comp)] = name
+            self.local_names.add(name)
+            self.later_loads[name] = {-1}  # read after its loop, by the statement
+        out = [ast.fix_missing_locations(ast.copy_location(n, stmt)) for n in out]
+        return out + [_Replaced(made).visit(stmt)]
 
     def _flag(self, node, jump, name):
         """Makes the loop's `jump`s (ast.Break, ast.Continue) inside its `if`s set a fresh flag

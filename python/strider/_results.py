@@ -84,8 +84,8 @@ def flatten_result(value, leaves):
         if value.weak is None:
             leaves.append(items)
             return ("items",)
-        # Python numbers, or lists of them: the array's tolist(), each position's type where they
-        # differ
+        # Python numbers, or lists of them: the array's tolist(); tuples of them, or lists of
+        # floats and ints, with each position's type
         leaves.append(Tracer(items._trace, items._view, items.dtype))
         return ("rows", value.weak) if type(value.weak) is tuple else ("numbers",)
     if isinstance(value, Extent):  # a run-time length (len(y) of a mask's y): the int it holds then

@@ -24,6 +24,16 @@ def leaves(tree):
     return [tree]
 
 
+def structure(tree):
+    """The nesting of tuples, lists and dicts in a tree, their types and lengths (the leaves as
+    '.')."""
+    if isinstance(tree, (tuple, list)):
+        return (type(tree).__name__,) + tuple(structure(t) for t in tree)
+    if isinstance(tree, dict):
+        return ("dict",) + tuple((k, structure(tree[k])) for k in sorted(tree))
+    return "."
+
+
 def _root(a):
     while isinstance(a.base, np.ndarray):
         a = a.base
@@ -112,8 +122,8 @@ def compare_calls(expected, got, np_args, st_args, rtol=0.0, atol=0.0):
     """Compares one call made in NumPy and through strider on clones of the same arguments;
     returns the max abs error, raises Mismatch."""
     exp_leaves, got_leaves = leaves(expected), leaves(got)
-    if isinstance(expected, (tuple, list, dict)) and type(expected) is not type(got):
-        raise Mismatch(f"container {type(got).__name__} != NumPy's {type(expected).__name__}")
+    if structure(expected) != structure(got):
+        raise Mismatch(f"containers {structure(got)} != NumPy's {structure(expected)}")
     if len(exp_leaves) != len(got_leaves):
         raise Mismatch(f"{len(got_leaves)} results, NumPy returns {len(exp_leaves)}")
     err = 0.0

@@ -1191,6 +1191,36 @@ def test_zip_and_max_by_key(n):
     check(best_by_key, d, 0.5)
 
 
+def filtering_comprehensions(boxes, scores, thr):
+    # list comprehensions with a test per item: loops that fill lists (a branch per item)
+    keep = [i for i in range(scores.shape[0]) if scores[i] > thr]
+    rows = np.array([b for b in boxes if b[4] > thr and b[0] < 0.9]).reshape(-1, 5)
+    best = [max(range(3), key=lambda j: b[j]) for b in boxes[:4] if b[1] > 0.2]
+    pairs = [(k, float(s)) for k, s in enumerate(scores) if s > thr]
+    return keep, rows, best, pairs
+
+
+def rows_of_numbers(d, thr):
+    # items appended in a branch per row: lists of a float32 row's NumPy scalars, tuples of an
+    # int and a NumPy scalar, tuples of Python numbers, lists of ints: each as Python keeps it
+    a, b, c, e = [], [], [], []
+    for i in range(d.shape[0]):
+        if d[i, 4] > thr:
+            x1, y1, x2, y2 = d[i, 0], d[i, 1], d[i, 2], d[i, 3]
+            a.append([x1, y1, x2, y2])
+            b.append((i, d[i, 4]))
+            c.append((int(x1 * 10), float(y1)))
+            e.append([int(x1 * 10), 3])
+    return a, b, c, e
+
+
+@pytest.mark.parametrize("n", [6, 100])
+def test_comprehensions_and_rows_of_numbers(n):
+    rng = np.random.default_rng(n)
+    check(filtering_comprehensions, rng.uniform(0, 1, (n, 5)), rng.uniform(0, 1, n), 0.5)
+    check(rows_of_numbers, rng.uniform(0, 1, (n, 5)).astype(np.float32), 0.5)
+
+
 class _Post:
     """A post-processor object, as projects write them: its NMS a method with a loop on a traced
     value, called through self; a classmethod and a staticmethod with branches."""

@@ -386,7 +386,14 @@ def min_(*args, **kwargs):
     return _extreme(min, operator.lt, args, kwargs)
 
 
-_BUILTINS = ((max, max_), (min, min_), (float, float_), (int, int_))
+def print_(*args, **kwargs):
+    """Builtin print: traced values print as their description, once, as the function traces (a
+    Python side effect, as in any tracing JIT); str(), repr() and f-strings of them in the
+    function's own code, which would make values of that text, are refused (Tracer.__str__)."""
+    print(*args, **kwargs)
+
+
+_BUILTINS = ((max, max_), (min, min_), (float, float_), (int, int_), (print, print_))
 
 
 def _extreme(builtin, better, args, kwargs):

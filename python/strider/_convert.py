@@ -14,11 +14,10 @@ import ast
 import copy
 import inspect
 import operator
-import sysconfig
 import textwrap
 import types
 
-from ._errors import _internal
+from ._errors import user_file
 
 _CF = "__strider_cf"  # the name the rewritten code reaches _control.py by (a closure cell)
 _cache = {}           # code object -> the rewritten code object, or None where nothing changed
@@ -782,16 +781,10 @@ def _rewritten_code(fn):
     return _cache[code]
 
 
-_LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
-
-
 def user_function(fn):
     """Whether fn is the user's Python function (not strider's, NumPy's, the standard library's
     or an installed package's): the ones whose loops and branches a trace rewrites."""
-    if type(fn) is not types.FunctionType:
-        return False
-    filename = fn.__code__.co_filename
-    return not (_internal(filename) or filename.startswith(_LIBRARY_DIRS) or filename.startswith("<"))
+    return type(fn) is types.FunctionType and user_file(fn.__code__.co_filename)
 
 
 def converted(fn, control):

@@ -2,6 +2,7 @@
 import functools
 import os
 import sys
+import sysconfig
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _NUMPY_DIR = None
@@ -17,6 +18,15 @@ def _internal(filename):
         _NUMPY_DIR = os.path.dirname(os.path.abspath(numpy.__file__))
     path = os.path.abspath(filename)
     return path.startswith(_PKG_DIR + os.sep) or path.startswith(_NUMPY_DIR + os.sep) or filename.startswith("<__array_function__")
+
+
+_LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def user_file(filename):
+    """Whether code of this file is the user's (not strider's, NumPy's, the standard library's or
+    an installed package's, nor made by exec)."""
+    return not (_internal(filename) or filename.startswith(_LIBRARY_DIRS) or filename.startswith("<"))
 
 
 def user_location():

@@ -10,7 +10,7 @@ import threading
 import numpy as np
 
 from . import _C
-from ._errors import _internal, trace_error, unsupported, user_location
+from ._errors import _internal, trace_error, unsupported, user_file, user_location
 
 # What Tracer's NumPy protocols, indexing and ndarray methods call, by name: the implementations
 # sit above this module (they make Tracers), so the registry (_ops), which imports them all,
@@ -559,7 +559,7 @@ class Extent(int):
         return hash(("extent", self.storage))
 
     def __repr__(self):
-        return f"<length known at run time, at most {int.__int__(self)}>"
+        return as_text(f"<length known at run time, at most {int.__int__(self)}>", "a length known only at run time")
 
     __str__ = __repr__
 
@@ -823,6 +823,17 @@ def as_tracer(x, dtype=None):
     return t
 
 
+def as_text(text, what):
+    """An object's text (`text`) where strider, NumPy or a library asks for it; where the user's
+    code does (print(x), f"{x}", str(x)), a TraceError: the value is known only when the function
+    runs, and the text would be made once, as it traces."""
+    frame = sys._getframe(2)
+    if user_file(frame.f_code.co_filename):
+        raise trace_error(f"the text of {what} (str, repr, % or an f-string): its value is known only when the "
+                          "function runs", "return the value and print or format it outside the compiled function")
+    return text
+
+
 def check_int_of_float(t, what):
     """Python's int() and round() raise where the float t is NaN or infinite; an int past int64
     (exact in Python) is refused: checks made when the function runs."""
@@ -942,7 +953,28 @@ class Tracer:
         return (self[i] for i in range(len(self)))
 
     def __repr__(self):
+        value = self._known_value()
+        if value is not None and user_file(sys._getframe(1).f_code.co_filename):
+            return repr(value)
+        return as_text(self._text(), "a traced array")
+
+    def __str__(self):
+        value = self._known_value()
+        return str(value) if value is not None else as_text(self._text(), "a traced array")
+
+    def _text(self):
         return f"Tracer(shape={self.shape}, dtype={self.dtype})"
+
+    def _known_value(self):
+        """The value as NumPy (or Python, for a traced Python number) would hold it, where tracing
+        knows it; else None."""
+        value = concrete(self)
+        if value is None:
+            return None
+        value = np.asarray(value, self.dtype)
+        if self._weak is not None and not self.ndim:
+            return self._weak(value)
+        return value[()] if self._scalar or not self.ndim else value
 
     def view_of(self, view, readonly=None, scalar=False):
         """Another view of this tracer's storage."""
@@ -1032,10 +1064,13 @@ class Tracer:
         raise TypeError("unhashable type: 'Tracer'")
 
     def __format__(self, spec):
+        value = self._known_value()
+        if value is not None:
+            return format(value, spec)
         if spec:  # f"{x:.2f}" needs the value; f"{x}" is str(x), as for any object
             raise trace_error(f"formatting a traced array with {spec!r}", "return the value and format it "
                               "outside the compiled function")
-        return str(self)
+        return as_text(self._text(), "a traced array")
 
     def __getattr__(self, name):
         # only names normal lookup missed: the parts of ndarray's API strider does not trace are

@@ -255,6 +255,19 @@ def builtin_sum(x):
     return sum(x)
 
 
+def str_of_traced(x):
+    return x * 2, [f"box {i}: {x[i]}" for i in range(2)]  # <- error (text made once, as it traces)
+
+
+def text_of_length(x):
+    return f"{len(x[x > 0])} kept"  # <- error
+
+
+def text_of_known(x):
+    k = np.array([1.5, 2.0]) * 2  # known while tracing: its text is NumPy's
+    return x + 1, f"{k[0]:.1f} {k}", str(k.sum()), repr(k[1])
+
+
 def print_traced(x):
     print("traced:", x + 1)  # prints a Tracer, once, while tracing
     return x * 3
@@ -329,6 +342,9 @@ CONSTRUCTS = [
     ("if_on_shape", if_on_shape, SAME, None),
     ("builtin_sum", builtin_sum, SAME, None),
     ("print_traced", print_traced, SAME, None),
+    ("str_of_traced", str_of_traced, ERROR, r"text of a traced array"),
+    ("text_of_length", text_of_length, ERROR, r"text of a length"),
+    ("text_of_known", text_of_known, SAME, None),
     ("unknown_kwarg_in_numpy", unknown_kwarg_in_numpy, NUMPY, None),
     ("index_with_float", index_with_float, NUMPY, None),
     ("isinstance_ndarray", isinstance_ndarray, SAME, None),

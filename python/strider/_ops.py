@@ -43,7 +43,7 @@ HANDLED = {
     np.count_nonzero: count_nonzero, np.pad: pad, np.linalg.norm: norm, np.linalg.multi_dot: multi_dot,
     np.nonzero: _advanced.nonzero, np.unravel_index: _advanced.unravel_index, np.argwhere: _advanced.argwhere,
     np.flatnonzero: _advanced.flatnonzero,
-    np.sort: _sorting.sort, np.argsort: _sorting.argsort, np.partition: _sorting.partition,
+    np.sort: _sorting.sort, np.argsort: _sorting.argsort, np.partition: _sorting.partition, np.median: _sorting.median,
     np.argpartition: _sorting.argpartition, np.lexsort: _sorting.lexsort,
     np.searchsorted: _sorting.searchsorted, np.unique: _sorting.unique, np.isin: _sorting.isin,
     np.intersect1d: _sorting.intersect1d, np.union1d: _sorting.union1d, np.setdiff1d: _sorting.setdiff1d,

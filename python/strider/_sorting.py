@@ -9,7 +9,7 @@ from ._advanced import add_at, compress, count, getitem, setitem
 from ._creation import empty, zeros
 from ._errors import unsupported
 from ._indexing import assign
-from ._reductions import _sum_dtype
+from ._reductions import _sum_dtype, mean
 from ._shapes import flat_if_none
 from ._tracer import Extent, arange_at, as_tracer, check_writeable, current_trace, emit, like_order, weak_type
 
@@ -140,6 +140,33 @@ def _scan(name, a, axis, dtype, out):
     if t.ndim == 0:
         t = t.reshape(1)
     return _along_last(name, t.astype(dtype, copy=False), axis, dtype)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """np.median: the mean of the middle one or two of the sorted values (NumPy's mean, so its
+    dtypes), NaN where a NaN is among them (NaNs sort last)."""
+    t = as_tracer(a)
+    if t.ndim == 0 or t.is_dynamic or (axis is not None and not isinstance(axis, (int, np.integer))):
+        raise unsupported("np.median of a 0-d array, of an array of a run-time length or over several axes",
+                          "take the median of a 1-d or n-d array of known length over one axis")
+    ax = 0 if axis is None else normalize_axis_index(axis, t.ndim)
+    s = sort(t.ravel() if axis is None else t, axis=ax)
+    n = s.shape[ax]
+    half = n // 2
+    middle = [slice(None)] * s.ndim
+    middle[ax] = slice(half, half + 1) if n % 2 else slice(half - 1, half + 1)
+    r = mean(s[tuple(middle)], axis=ax)
+    if t.dtype.kind == "f" and n:
+        last = [slice(None)] * s.ndim
+        last[ax] = -1
+        r = np.where(np.isnan(s[tuple(last)]), s[tuple(last)], r)
+        r = r[()] if r.ndim == 0 else r
+    if keepdims:
+        r = np.expand_dims(r, tuple(range(t.ndim)) if axis is None else ax)
+    if out is None:
+        return r
+    assign(out, r)
+    return out
 
 
 def cumsum(a, axis=None, dtype=None, out=None):

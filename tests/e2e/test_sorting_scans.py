@@ -163,3 +163,18 @@ def test_bincount_style_counts():
         return counts
 
     check(f, np.array([0, 2, 2, 1, 2]), 4, static_argnames=("n",))
+
+
+def medians(a):
+    return (np.median(a), np.median(a, axis=0), np.median(a, axis=1, keepdims=True), np.median(a[:, :3], axis=-1),
+            np.median(a, keepdims=True))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int64", "uint8"])
+@pytest.mark.parametrize("nan", [False, True])
+def test_median(dtype, nan):
+    # the mean of the middle one or two sorted values, in NumPy's mean's dtype; NaN where any is
+    a = np.random.default_rng(5).uniform(0, 50, (5, 4)).astype(dtype)
+    if nan and a.dtype.kind == "f":
+        a[2, 1] = np.nan
+    check(medians, a)

@@ -31,8 +31,8 @@ from ._choice import Choice, apply, is_, merge, rebuild, refusing, sides, struct
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
 from ._traced_numpy import stands_in
-from ._tracer import (Extent, TracedList, TracedRows, Tracer, arange_at, as_tracer, bound, concrete, current_trace,
-                      holds_traced, side_effect_error)
+from ._tracer import (Extent, TracedList, TracedRows, TracedSlice, Tracer, arange_at, as_tracer, bound, concrete,
+                      current_trace, holds_traced, side_effect_error)
 
 _MAX_TRIES = 5
 _MIN_TRIPS = 64  # the trips a loop is given room for, at least (more where it carries more)
@@ -591,6 +591,9 @@ def _block(lst, value):
 def _append(trace, lst, value, block=False):
     """Appends an item to a TracedList, the rows of `value` where `block` (extend), or an array
     to a TracedRows."""
+    if isinstance(lst, TracedSlice):
+        raise trace_error("appending to a slice of a list filled in a loop on a traced condition",
+                          "append to the list itself and slice it after")
     rows = isinstance(lst, TracedRows)
     t = _block(lst, value) if rows or block else _item(lst, value)
     length = Tracer(trace, _C.View(lst.length, [], [], 0), np.int64, weak=int)
@@ -1246,10 +1249,14 @@ class _LoopTrace(_Region):
         self.slots = {}
         self.statics = {}
         self.broke = False  # a trip may leave the loop before its end (`if t: break`)
+        self.kinds = {}  # name -> the kinds (_kind_of) of the values trips leave in its slot
 
     def write_back(self, state):
         # (a break in a counted loop's body gives its state without the counter, left as it is)
         values = {n: state[self.index[n]] for n in self.slots if self.index[n] < len(state)}
+        for n, v in values.items():
+            if not (isinstance(v, Tracer) and v._view == self.slots[n].tracer(self.trace)._view):
+                self.kinds.setdefault(n, set()).add(_kind_of(v))
         for n, v in self.statics.items():
             now = state[self.index[n]]
             if now is not v and not (type(now) is type(v) and _same_static(now, v)):
@@ -1313,8 +1320,27 @@ class _LoopTrace(_Region):
         trace.forget(self.written | carried)
         _assume_spans(trace, self.slots.values())
         trace.sealed.append((first_storage, trace.graph.num_storages))
-        return tuple(self.slots[name].tracer(trace) if name in self.slots else inside[i] if name in live
+        return tuple(self._after(name) if name in self.slots else inside[i] if name in live
                      else Undefined(name) for i, name in enumerate(names))
+
+    def _after(self, name):
+        """A carried variable after the loop: of the kind its trips leave (a Python number before
+        the loop is a NumPy scalar after `total = total + s[i]`) where a whole trip surely ran (a
+        range's loop, no break); where it may not have, one kind or a graph break."""
+        slot = self.slots[name]
+        t = slot.tracer(self.trace)
+        before = (slot.weak, slot.weak is None and slot.scalar)
+        written = self.kinds.get(name, set())
+        if written <= {before}:
+            return t
+        if len(written) == 1 and self.exact and self.room >= 1 and not self.broke:
+            t._weak, t._scalar = next(iter(written))
+            t._scalar = t._scalar or (t._weak is not None and slot.scalar)
+            return t
+        after = next(iter(written - {before}))
+        raise trace_error(f"{name!r} holds a {_kind_name(before)} before a loop on a traced condition and a "
+                          f"{_kind_name(after)} after a trip (NumPy's kind after the loop depends on whether it ran)",
+                          "give it that kind before the loop (np.float64(0.0), np.int64(0))")
 
     def _settle_argument_slots(self, out):
         """A loop that runs a whole trip at least (a range) holds in a slot what its trips
@@ -1328,6 +1354,21 @@ class _LoopTrace(_Region):
                                                                      or _may_hold_argument(self.trace, value)))
             if not keeps:
                 self.trace.may_be_argument.pop(slot.view.storage, None)
+
+
+def _kind_of(value):
+    """(Python number type or None, whether a NumPy scalar) of a value a slot holds."""
+    if type(value) in (bool, int, float):
+        return type(value), False
+    if isinstance(value, Extent):
+        return int, False
+    t = as_tracer(value)
+    return t._weak, t._weak is None and t._scalar  # (a Python number is one, whatever its flag)
+
+
+def _kind_name(kind):
+    weak, scalar = kind
+    return f"Python {weak.__name__}" if weak is not None else "NumPy scalar" if scalar else "array"
 
 
 def _same_static(a, b):

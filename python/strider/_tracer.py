@@ -634,10 +634,21 @@ class TracedList:
                           "(np.array(lst)) or index it")
 
     def __getitem__(self, key):
-        return self.array()[key]
+        items = self.array()[key]
+        if not isinstance(key, slice):
+            return items
+        # a slice of a list is a list (returned as one, as Python's), of its own
+        n = items.shape[0]
+        length = n.storage if isinstance(n, Extent) else self.data._trace.const(np.int64(n))._view.storage
+        return TracedSlice(items, length, self.weak, self.scalar)
 
     def __repr__(self):
         return f"<list filled at run time, at most {self.data._view.shape[0]} items>"
+
+
+class TracedSlice(TracedList):
+    """A slice of a TracedList (keep[:k]): a list of its items, which may share the list's
+    storage, so nothing is appended to it."""
 
 
 class TracedRows(TracedList):

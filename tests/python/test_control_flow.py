@@ -1,6 +1,7 @@
 """Loops and branches on traced values (issue 17): differential tests against NumPy, through the
 harness (values, dtypes, shapes and every argument after the call, in both legal orders)."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -1219,6 +1220,37 @@ def test_comprehensions_and_rows_of_numbers(n):
     rng = np.random.default_rng(n)
     check(filtering_comprehensions, rng.uniform(0, 1, (n, 5)), rng.uniform(0, 1, n), 0.5)
     check(rows_of_numbers, rng.uniform(0, 1, (n, 5)).astype(np.float32), 0.5)
+
+
+def sums_over_a_range(d):
+    total, kept = 0.0, 0
+    for i in range(d.shape[0]):  # a branch each trip: a loop of the IR, a whole trip surely runs
+        if d[i, 4] > 0.5:
+            kept = kept + 1
+        total = total + d[i, 4]
+    return total, kept
+
+
+def sums_over_a_mask(d):
+    total = 0.0
+    for j in np.flatnonzero(d[:, 4] > 0.5):  # no trip where none holds: NumPy's total stays 0.0
+        total = total + d[j, 4]
+    return total
+
+
+def test_a_python_number_that_a_loop_makes_a_numpy_scalar():
+    d = np.random.default_rng(6).uniform(0, 1, (20, 5))
+    f = check(sums_over_a_range, d)
+    assert type(f(d)[0]) is np.float64  # NumPy's kind after a trip
+    # a loop with no sure trip leaves a Python float or a NumPy scalar as the run decides: a graph
+    # break, NumPy's kind
+    with pytest.raises(strider.TraceError, match="'total' holds a Python float before a loop"):
+        strider.compile(sums_over_a_mask, strict=True)(d)
+    for t in (d, d * 0.1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", strider.GraphBreakWarning)
+            got = strider.compile(sums_over_a_mask, strict=False)(t)
+        assert type(got) is type(sums_over_a_mask(t)) and got == sums_over_a_mask(t)
 
 
 class _Post:

@@ -79,9 +79,9 @@ def unravel_index(indices, shape, order="C"):
     if t.dtype.kind not in "iub":
         raise TypeError("only int indices permitted")
     shape = (shape,) if isinstance(shape, (int, np.integer, Extent)) else tuple(shape)
-    size = math.prod(bound(d) for d in shape) if not any(isinstance(d, Extent) for d in shape) else None
-    if size is None:
+    if any(isinstance(d, Extent) for d in shape):
         raise unsupported("np.unravel_index into a shape known only at run time", "unravel into a known shape")
+    size = math.prod(int(d) for d in shape)
     flat = t.astype(I64)
     current_trace().check_assert(np.all((flat >= 0) & (flat < size)),
                                  f"an index is out of bounds for array with size {size}", ValueError)

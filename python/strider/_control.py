@@ -313,7 +313,8 @@ def int_(x=0, *base):
     return int(x, *base) if base else _number(int, x)
 
 
-_UFUNC_METHODS = {"reduce": (0,), "accumulate": (0,), "reduceat": (0,), "outer": (0, 1), "at": (2,)}  # at: a tuple index
+# (np.add.at's index, its second argument, may be a tuple of index arrays: not an array)
+_UFUNC_METHODS = {"reduce": (0,), "accumulate": (0,), "reduceat": (0,), "outer": (0, 1), "at": (2,)}
 _ARRAY_PARAMETERS = ("a", "A", "m", "ar", "x", "arr", "ary")
 
 

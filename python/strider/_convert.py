@@ -506,7 +506,8 @@ class _Rewrite(ast.NodeTransformer):
         for comp in comps:
             k = self.fresh()
             name, gen = f"__strider_list_{k}", comp.generators[0]
-            rename = _Renamed({n.id: f"__strider_item_{k}_{n.id}" for n in ast.walk(gen.target) if isinstance(n, ast.Name)})
+            own = [n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)]
+            rename = _Renamed({n: f"__strider_item_{k}_{n}" for n in own})
             test = gen.ifs[0] if len(gen.ifs) == 1 else ast.BoolOp(op=ast.And(), values=gen.ifs)
             append = ast.Expr(ast.Call(func=ast.Attribute(value=_load(name), attr="append", ctx=ast.Load()),
                                        args=[rename.copy(comp.elt)], keywords=[]))

@@ -14,8 +14,8 @@ from ._errors import unsupported
 from ._reductions import (REDUCTIONS, all_, any_, argmax, argmin, average, count_nonzero, dot, matmul, max_, mean, min_,
                           multi_dot, norm, prod, ptp, std, sum_, var)
 from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_to, column_stack,
-                      concatenate, copyto, diagonal, diff, dsplit, dstack, expand_dims, fill, flip, fliplr, flipud, hsplit,
-                      hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, result_type, shape, size, split,
+                      concatenate, copyto, diagonal, diff, dsplit, dstack, expand_dims, fill, flip, fliplr, flipud,
+                      hsplit, hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, result_type, shape, size, split,
                       squeeze, stack, swapaxes, tile, transpose, tril, triu, vsplit, vstack)
 from ._tracer import IMPL, check_int_of_float
 from ._ufuncs import (allclose, array_equal, astype, clip, copy_, divmod_, fix, isclose, isneginf, isposinf, nan_to_num,

@@ -835,9 +835,9 @@ def as_tracer(x, dtype=None):
 
 
 def as_text(text, what):
-    """An object's text (`text`) where strider, NumPy or a library asks for it; where the user's
-    code does (print(x), f"{x}", str(x)), a TraceError: the value is known only when the function
-    runs, and the text would be made once, as it traces."""
+    """An object's text (`text`) where strider, NumPy, a library or builtin print (_control.print_)
+    asks for it; where the user's code does (f"{x}", str(x), "%s" % x), a TraceError: the value
+    is known only when the function runs, and the text would be made once, as it traces."""
     frame = sys._getframe(2)
     if user_file(frame.f_code.co_filename):
         raise trace_error(f"the text of {what} (str, repr, % or an f-string): its value is known only when the "

@@ -347,7 +347,8 @@ def lists_of_traced_values(x, y):
     # lists of traced values where NumPy takes an array: np.max([a, b]), a ufunc's reduce
     return (np.max([x.max(), y.max()]), np.mean([x, y], axis=0), np.sum((x.sum(), y.sum(), 1.0)),
             np.logical_and.reduce([x > 0, y > 0, x < y]), np.maximum.reduce([x, y]), np.argmax([x.sum(), y.sum()]),
-            np.clip([x.sum(), 1.0], 0, 2), np.min((x[0], y[0], 0.5)), np.maximum([x[0], y[1]], 0.0), x[[0, np.argmax(y)]])
+            np.clip([x.sum(), 1.0], 0, 2), np.min((x[0], y[0], 0.5)), np.maximum([x[0], y[1]], 0.0),
+            x[[0, np.argmax(y)]])
 
 
 def test_lists_of_traced_values_as_arrays():
@@ -1179,7 +1180,8 @@ def best_by_key(d, t):
     # builtin max/min by key= (Python's first best, NaN keys as its scan treats them), of one
     # iterable, of several values
     return (max(range(d.shape[0]), key=lambda i: d[i, 4]), min(range(3), key=lambda i: d[i, 0]),
-            max([d[0, 0], d[1, 0], t]), min(d[0, 1], d[1, 1], key=abs), max(range(2, 100, 3), key=lambda i: d[i % 5, 2]))
+            max([d[0, 0], d[1, 0], t]), min(d[0, 1], d[1, 1], key=abs),
+            max(range(2, 100, 3), key=lambda i: d[i % 5, 2]))
 
 
 @pytest.mark.parametrize("n", [5, 80])

@@ -584,7 +584,11 @@ class Extent(int):
 
 
 def _extent_operators():
-    for name in ("add", "sub", "mul", "floordiv", "truediv", "mod", "pow", "lshift", "rshift", "and", "or", "xor"):
+    """Every int operation of an Extent on the length it holds (int's own would use the bound)."""
+    Extent.__mul__ = Extent.__rmul__ = lambda self, other: (
+        refuse_repetition() if type(other) in (list, tuple, str) else self.value() * (
+            other.value() if isinstance(other, Extent) else other))
+    for name in ("add", "sub", "floordiv", "truediv", "mod", "divmod", "pow", "lshift", "rshift", "and", "or", "xor"):
         for form in (f"__{name}__", f"__r{name}__"):
             setattr(Extent, form, lambda self, other, form=form: getattr(self.value(), form)(
                 other.value() if isinstance(other, Extent) else other))
@@ -593,6 +597,17 @@ def _extent_operators():
             other.value() if isinstance(other, Extent) else other))
     for name in ("neg", "pos", "abs", "invert"):
         setattr(Extent, f"__{name}__", lambda self, name=name: getattr(self.value(), f"__{name}__")())
+    Extent.__round__ = lambda self, *ndigits: self.value().__round__(*ndigits)
+    for name in ("__trunc__", "__floor__", "__ceil__", "conjugate"):  # an int's own value
+        setattr(Extent, name, lambda self: self)
+    Extent.real = Extent.numerator = property(lambda self: self)
+    Extent.imag, Extent.denominator = property(lambda self: 0), property(lambda self: 1)
+    for name in ("bit_length", "bit_count", "to_bytes", "as_integer_ratio", "is_integer"):
+        setattr(Extent, name, lambda self, *args, name=name, **kwargs: _refuse_int_method(name))
+
+
+def _refuse_int_method(name):
+    raise trace_error(f"int.{name}() of a length known only at run time", "compute it with NumPy on the length")
 
 
 _extent_operators()
@@ -644,6 +659,18 @@ class TracedList:
 
     def __repr__(self):
         return f"<list filled at run time, at most {self.data._view.shape[0]} items>"
+
+    def copy(self):
+        return self[:]
+
+    def __getattr__(self, name):
+        if name in _LIST_METHODS:  # the rest of list's API: NumPy runs the call (a graph break)
+            raise trace_error(f"list.{name}() of a list filled in a loop on a traced condition",
+                              "use it as an array (np.array(lst)), or build another list")
+        raise AttributeError(f"'list' object has no attribute '{name}'")
+
+
+_LIST_METHODS = frozenset(n for n in dir(list) if not n.startswith("_"))
 
 
 class TracedSlice(TracedList):
@@ -1170,6 +1197,20 @@ def _python_operator(uf, *args):
         _operator.active = False
 
 
+def _multiply(a, b):
+    """a * b: NumPy's multiply, but a list, tuple or string times a Python int or a NumPy integer
+    scalar repeats it (an array of any shape multiplies elementwise, as ndarray's does)."""
+    t, seq = (a, b) if isinstance(a, Tracer) else (b, a)
+    if type(seq) in (list, tuple, str) and (t._weak in (int, bool) or (t._scalar and t.dtype.kind in "iub")):
+        refuse_repetition()
+    return _python_operator(np.multiply, a, b)
+
+
+def refuse_repetition():
+    raise trace_error("repeating a list, tuple or string a number of times known only when the function runs",
+                      "build an array instead (np.full(n, v), np.tile)")
+
+
 def python_operator_call():
     """Whether the ufunc call being traced is a Python operator's (and clears the mark, so that
     the ufuncs it calls in turn are not)."""
@@ -1190,6 +1231,8 @@ def _install_operators():
         setattr(Tracer, f"__{name}__", lambda self, other, uf=uf: _python_operator(uf, self, other))
         setattr(Tracer, f"__r{name}__", lambda self, other, uf=uf: _python_operator(uf, other, self))
         setattr(Tracer, f"__i{name}__", lambda self, other, uf=uf: _inplace(uf, self, other))
+    Tracer.__mul__ = lambda self, other: _multiply(self, other)
+    Tracer.__rmul__ = lambda self, other: _multiply(other, self)
     compare = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
                "gt": np.greater, "ge": np.greater_equal}
     for name, uf in compare.items():

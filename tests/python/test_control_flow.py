@@ -1255,6 +1255,49 @@ def test_a_python_number_that_a_loop_makes_a_numpy_scalar():
         assert type(got) is type(sums_over_a_mask(t)) and got == sums_over_a_mask(t)
 
 
+def filled(s):
+    keep = []
+    i = 0
+    while i < s.shape[0]:
+        if s[i] > 0.5:
+            keep.append(i)
+        i += 1
+    return keep
+
+
+def copies_a_filled_list(s):
+    keep = filled(s)
+    return keep.copy(), keep
+
+
+def pops_a_filled_list(s):
+    keep = filled(s)
+    return keep.pop(), keep
+
+
+def int_ops_of_a_length(s):
+    n = len(s[s > 0.5])  # a run-time length: int's own operations would see its bound
+    return divmod(n, 2), round(n), n.real, n.conjugate(), n // 2, float(n)
+
+
+def bit_length_of_a_length(s):
+    return len(s[s > 0.5]).bit_length()
+
+
+def test_lists_and_lengths_python_methods():
+    s = np.array([0.9, 0.8, 0.1, 0.7, 0.2])
+    check(copies_a_filled_list, s)
+    check(int_ops_of_a_length, s)
+    # the rest of list's API, int's bit methods: NumPy runs the call (it was an AttributeError, or
+    # the bound's answer)
+    for fn, what in ((pops_a_filled_list, r"list\.pop\(\)"), (bit_length_of_a_length, r"int\.bit_length\(\)")):
+        with pytest.raises(strider.TraceError, match=what):
+            strider.compile(fn, strict=True)(s)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", strider.GraphBreakWarning)
+            assert str(strider.compile(fn, strict=False)(s)) == str(fn(s))
+
+
 class _Post:
     """A post-processor object, as projects write them: its NMS a method with a loop on a traced
     value, called through self; a classmethod and a staticmethod with branches."""

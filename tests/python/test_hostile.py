@@ -268,6 +268,14 @@ def text_of_known(x):
     return x + 1, f"{k[0]:.1f} {k}", str(k.sum()), repr(k[1])
 
 
+def repeat_list_by_traced(x):
+    return [0] * len(x[x > 0])  # <- error (a list of a length only the run knows)
+
+
+def list_times_traced_array(x):
+    return [1, 2] * (x[:2] > 0)  # an array: elementwise, as ndarray's
+
+
 def print_traced(x):
     print("traced:", x + 1)  # prints a Tracer, once, while tracing
     return x * 3
@@ -345,6 +353,8 @@ CONSTRUCTS = [
     ("str_of_traced", str_of_traced, ERROR, r"text of a traced array"),
     ("text_of_length", text_of_length, ERROR, r"text of a length"),
     ("text_of_known", text_of_known, SAME, None),
+    ("repeat_list_by_traced", repeat_list_by_traced, ERROR, r"repeating a list"),
+    ("list_times_traced_array", list_times_traced_array, SAME, None),
     ("unknown_kwarg_in_numpy", unknown_kwarg_in_numpy, NUMPY, None),
     ("index_with_float", index_with_float, NUMPY, None),
     ("isinstance_ndarray", isinstance_ndarray, SAME, None),

@@ -276,6 +276,17 @@ def list_times_traced_array(x):
     return [1, 2] * (x[:2] > 0)  # an array: elementwise, as ndarray's
 
 
+def dict_keyed_by_traced(x):
+    counts = {}
+    for v in x[:3]:
+        counts[v] = counts.get(v, 0) + 1  # <- error (a NumPy scalar's hash is its value)
+    return counts
+
+
+def dict_keyed_by_array(x):
+    return {x: 1}  # NumPy's TypeError: an array is unhashable
+
+
 def print_traced(x):
     print("traced:", x + 1)  # prints a Tracer, once, while tracing
     return x * 3
@@ -354,6 +365,8 @@ CONSTRUCTS = [
     ("text_of_length", text_of_length, ERROR, r"text of a length"),
     ("text_of_known", text_of_known, SAME, None),
     ("repeat_list_by_traced", repeat_list_by_traced, ERROR, r"repeating a list"),
+    ("dict_keyed_by_traced", dict_keyed_by_traced, ERROR, r"dict key or set item"),
+    ("dict_keyed_by_array", dict_keyed_by_array, NUMPY, None),
     ("list_times_traced_array", list_times_traced_array, SAME, None),
     ("unknown_kwarg_in_numpy", unknown_kwarg_in_numpy, NUMPY, None),
     ("index_with_float", index_with_float, NUMPY, None),

@@ -85,6 +85,13 @@ def _builtin_round(self, ndigits=None):
     return r
 
 
+def _python_copy(t):
+    """copy.copy and copy.deepcopy: a copy of the same kind (a NumPy scalar stays one)."""
+    r = copy_(t)
+    r._scalar, r._weak = t._scalar, t._weak
+    return r
+
+
 def ufunc_method(uf, method, inputs, kwargs):
     if uf is np.matmul and method == "__call__":
         return matmul(*inputs, **kwargs)
@@ -125,5 +132,6 @@ IMPL.update({
     "transpose": lambda self, *axes: transpose(
         self, None if not axes else (axes[0] if len(axes) == 1 and np.iterable(axes[0]) else axes)),
     "__round__": _builtin_round,
-    "__copy__": lambda self: copy_(self),
+    "__copy__": lambda self: _python_copy(self),
+    "__deepcopy__": lambda self, memo: _python_copy(self),  # (an array's items are numbers)
 })

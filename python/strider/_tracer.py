@@ -1172,6 +1172,7 @@ class Tracer:
     transpose = _Method()
     __round__ = _Method()
     __copy__ = _Method()
+    __deepcopy__ = _Method()
     nonzero = _Method()
     argsort = _Method()
     cumsum = _Method()

@@ -18,6 +18,7 @@ helpers are used here. This file adds:
    0-d, and NaN/Inf/-0.0 through the reductions and comparisons.
 3. Calls that fail after the function wrote into its arguments: every argument is unchanged.
 """
+import copy
 import json
 import re
 import subprocess
@@ -287,6 +288,12 @@ def dict_keyed_by_array(x):
     return {x: 1}  # NumPy's TypeError: an array is unhashable
 
 
+def deepcopy_traced(x):
+    dets = copy.deepcopy(x)  # as some NMS code copies its input
+    dets[:2] = 0
+    return dets, copy.deepcopy(x.sum()), copy.copy(x[0]), copy.deepcopy([x[1], x[:2]])
+
+
 def print_traced(x):
     print("traced:", x + 1)  # prints a Tracer, once, while tracing
     return x * 3
@@ -364,6 +371,7 @@ CONSTRUCTS = [
     ("str_of_traced", str_of_traced, ERROR, r"text of a traced array"),
     ("text_of_length", text_of_length, ERROR, r"text of a length"),
     ("text_of_known", text_of_known, SAME, None),
+    ("deepcopy_traced", deepcopy_traced, SAME, None),
     ("repeat_list_by_traced", repeat_list_by_traced, ERROR, r"repeating a list"),
     ("dict_keyed_by_traced", dict_keyed_by_traced, ERROR, r"dict key or set item"),
     ("dict_keyed_by_array", dict_keyed_by_array, NUMPY, None),

@@ -141,8 +141,8 @@ class Walk {
       if (PyTuple_CheckExact(o) || PyList_CheckExact(o)) {
         put_node(out_.key, tuple ? Node::Tuple : Node::List, n);
       } else {
-        put_node(out_.key, Node::Named, n);
-        out_.statics.push_back(type_name(o));
+        put_node(out_.key, Node::Named, n);  // the function gets one of its type (a namedtuple)
+        out_.statics.push_back(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(o))));
       }
       for (Py_ssize_t i = 0; i < n; ++i) value(tuple ? PyTuple_GET_ITEM(o, i) : PyList_GET_ITEM(o, i));
       return;

@@ -49,13 +49,17 @@ py::object build_tree(const char*& code, const py::object*& object, const py::ob
       for (int64_t i = 0; i < n; ++i) d[keys[i]] = build_tree(code, object, leaf);
       return std::move(d);
     }
-    case Node::Tuple:
-    case Node::List:
-    case Node::Named: {
+    case Node::Named: {  // a subclass of tuple or list (a namedtuple: by _make), of these items
       const int64_t n = take_count(code);
-      bool tuple = node == Node::Tuple;
-      if (node == Node::Named) tuple = (*object++).cast<std::string>() == "tuple";
-      if (tuple) {
+      const py::object cls = *object++;
+      py::list items(n);
+      for (int64_t i = 0; i < n; ++i) PyList_SET_ITEM(items.ptr(), i, build_tree(code, object, leaf).release().ptr());
+      return py::hasattr(cls, "_make") ? cls.attr("_make")(items) : cls(items);
+    }
+    case Node::Tuple:
+    case Node::List: {
+      const int64_t n = take_count(code);
+      if (node == Node::Tuple) {
         py::tuple items(n);
         for (int64_t i = 0; i < n; ++i) PyTuple_SET_ITEM(items.ptr(), i, build_tree(code, object, leaf).release().ptr());
         return std::move(items);
@@ -96,9 +100,9 @@ void encode_result(const py::handle& spec, std::string& codes, std::vector<py::o
   }
   if (kind == "tuple" || kind == "list") {
     put_node(codes, kind == "tuple" ? Node::Tuple : Node::List, static_cast<int64_t>(items.size()));
-  } else {
+  } else {  // ("subclass", items, its type)
     put_node(codes, Node::Named, static_cast<int64_t>(items.size()));
-    objects.push_back(py::str(kind));
+    objects.push_back(spec[py::int_(2)]);
   }
   for (const py::handle& item : items) encode_result(item, codes, objects);
 }

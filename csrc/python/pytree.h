@@ -24,7 +24,7 @@ enum class Node : char {
                   // gives the rows' type (list or tuple), then each position's
   Tuple = 'T',    // + length: a tuple of that many nodes
   List = 'L',     // + length: a list
-  Named = 'N',    // + length: a subclass of tuple or list (its type's name is the next object): a list
+  Named = 'N',    // + length: a subclass of tuple or list (its type is the next object), a namedtuple
   Dict = 'M',     // + length: a dict (its keys, a tuple, are the next object)
   Static = 'O',   // a static value (the next two objects: its type, then itself)
   Default = 'D',  // a parameter the caller left out: the function applies its own default

@@ -7,7 +7,7 @@ import types
 from . import _C
 from ._choice import Choice
 from ._errors import UnsupportedError
-from ._tracer import Extent, TracedList, Tracer, as_tracer, contiguous
+from ._tracer import Extent, TracedList, Tracer, as_tracer, contiguous, holds_traced
 from ._ufuncs import copy_
 
 
@@ -76,7 +76,8 @@ def flatten_result(value, leaves):
         leaves.append(value.cond)
         return ("choice", (("leaf",), flatten_result(value.then, leaves), flatten_result(value.other, leaves)))
     if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(flatten_result(v, leaves) for v in value))
+        items = tuple(flatten_result(v, leaves) for v in value)
+        return (type(value).__name__, items) if type(value) in (tuple, list) else ("subclass", items, type(value))
     if isinstance(value, dict):
         return ("dict", tuple((k, flatten_result(value[k], leaves)) for k in value))
     if isinstance(value, TracedList):  # returned as the list of its items, as Python's list would be
@@ -98,8 +99,9 @@ def flatten_result(value, leaves):
 
 def check_result(value):
     """Refuses results that would carry this trace's Tracers out unseen, to be returned again on
-    every call: generators (a generator function's body has not even run) and functions. The
-    message names the line that made them (the function has returned: no frame has it)."""
+    every call: generators (a generator function's body has not even run), functions, and objects
+    whose attributes hold traced values (a dataclass of a detection). The message names the line
+    that made a generator or function (the function has returned: no frame has it)."""
     code = getattr(value, "gi_code", None) or getattr(value, "cr_code", None) or getattr(value, "ag_code", None)
     if code is not None:
         what = f"a generator or coroutine ({code.co_name})"
@@ -107,6 +109,10 @@ def check_result(value):
         code = value.__code__
         what = f"returning a function ({code.co_name})"
     else:
+        attrs = getattr(value, "__dict__", None)
+        if type(attrs) is dict and not isinstance(value, (Tracer, type)) and holds_traced(list(attrs.values())):
+            raise UnsupportedError(f"returning a {type(value).__name__} object holding traced values is not supported "
+                                   "by strider.compile; return its arrays (a tuple, a namedtuple or a dict of them)")
         return
     raise UnsupportedError(f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}: {what} is not "
                            "supported by strider.compile; return the arrays (a tuple or list of them)")

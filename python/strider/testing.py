@@ -45,7 +45,8 @@ def clone_args(tree, _roots=None):
     their read-only flags and their misalignment."""
     roots = {} if _roots is None else _roots
     if isinstance(tree, (tuple, list)):
-        return type(tree)(clone_args(t, roots) for t in tree)
+        items = [clone_args(t, roots) for t in tree]
+        return type(tree)._make(items) if hasattr(type(tree), "_make") else type(tree)(items)
     if isinstance(tree, dict):
         return {k: clone_args(v, roots) for k, v in tree.items()}
     if not isinstance(tree, np.ndarray):

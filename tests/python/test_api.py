@@ -740,3 +740,42 @@ def test_varargs_and_kwargs_given_nothing_hit_the_cache():
     assert compiled.stats()["traces"] == 1
     np.testing.assert_array_equal(compiled(x, 1.0, k=2), f(x, 1.0, k=2))
     assert compiled.stats()["traces"] == 2
+
+
+class _Dets(tuple):
+    """A tuple subclass that is not a namedtuple."""
+
+
+def test_namedtuples_in_and_out():
+    # a namedtuple argument reaches the function as one (it arrived as a list: AttributeError on
+    # p.boxes), and a namedtuple or another tuple subclass returned comes back as one (it came
+    # back as a list)
+    import collections
+    Pred = collections.namedtuple("Pred", "boxes scores")
+
+    def f(p):
+        return Pred(p.boxes * 2, p.scores.sum()), _Dets((p.boxes[:1],))
+
+    x = np.arange(3.0)
+    check(f, Pred(x, x + 1), calls=2)
+    got = strider.compile(f)(Pred(x, x + 1))
+    assert type(got[0]) is Pred and type(got[1]) is _Dets
+
+
+def test_objects_holding_traced_values_are_not_returned():
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Det:
+        box: np.ndarray
+        score: float
+
+    def f(x):
+        return Det(x[:4] * 2, float(x[4]))
+
+    x = np.arange(5.0)
+    with pytest.raises(strider.UnsupportedError, match="returning a Det object holding traced values"):
+        strider.compile(f, strict=True)(x)
+    with pytest.warns(strider.GraphBreakWarning):
+        got = strider.compile(f, strict=False)(x)  # NumPy runs it: real arrays in the object
+    assert type(got.box) is np.ndarray and np.array_equal(got.box, x[:4] * 2) and got.score == 4.0

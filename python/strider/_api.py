@@ -7,6 +7,7 @@ import logging
 import os
 import pickle
 import sys
+import traceback
 import warnings
 import weakref
 
@@ -15,7 +16,8 @@ import numpy as np
 from . import _C, _control, _cuda
 from ._convert import converted
 from ._capture import _MISSING, Capture, replay, source_name, static_sources
-from ._errors import GraphBreakWarning, ScheduleError, StriderError, TraceError, UnsupportedError, unsupported
+from ._errors import (GraphBreakWarning, ScheduleError, StriderError, TraceError, UnsupportedError, unsupported,
+                      user_file)
 from ._explain import Explanation, GraphBreakExplanation
 from ._frozen import Frozen
 from ._results import Entry, GraphBreak, caller_owned, flatten_result
@@ -196,8 +198,15 @@ class CompiledFunction(_C.Dispatcher):
             capture = getattr(self, "_capture", None)
             if capture is not None:  # the trace's writes on objects go: they hold its Tracers
                 capture.undo()
+            if isinstance(e, TypeError) and "'Tracer'" in str(e):
+                # a Python function that takes real values only (memoryview) met a traced one:
+                # NumPy's run has the values
+                frames = [f for f, _ in traceback.walk_tb(e.__traceback__) if user_file(f.f_code.co_filename)]
+                at = f"{os.path.basename(frames[-1].f_code.co_filename)}:{frames[-1].f_lineno}: " if frames else ""
+                e = TraceError(f"{at}TypeError ({e}) in a Python function that needs the values; use NumPy "
+                               "functions on traced arrays")
             if self._strict or not isinstance(e, (TraceError, UnsupportedError)) or not self._numpy_runs(sig):
-                raise
+                raise e
             return self._graph_break(e)
         finally:
             self._capture = None

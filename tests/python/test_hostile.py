@@ -294,6 +294,10 @@ def deepcopy_traced(x):
     return dets, copy.deepcopy(x.sum()), copy.copy(x[0]), copy.deepcopy([x[1], x[:2]])
 
 
+def memoryview_of_traced(x):
+    return bytes(memoryview(x * 2))  # <- error (a Python function that needs the values)
+
+
 def print_traced(x):
     print("traced:", x + 1)  # prints a Tracer, once, while tracing
     return x * 3
@@ -372,6 +376,7 @@ CONSTRUCTS = [
     ("text_of_length", text_of_length, ERROR, r"text of a length"),
     ("text_of_known", text_of_known, SAME, None),
     ("deepcopy_traced", deepcopy_traced, SAME, None),
+    ("memoryview_of_traced", memoryview_of_traced, ERROR, r"memoryview"),
     ("repeat_list_by_traced", repeat_list_by_traced, ERROR, r"repeating a list"),
     ("dict_keyed_by_traced", dict_keyed_by_traced, ERROR, r"dict key or set item"),
     ("dict_keyed_by_array", dict_keyed_by_array, NUMPY, None),

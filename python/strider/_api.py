@@ -6,6 +6,7 @@ import inspect
 import logging
 import os
 import pickle
+import re
 import sys
 import traceback
 import warnings
@@ -25,6 +26,7 @@ from ._traced_numpy import TracedNumpy, with_traced_numpy
 from ._tracer import IR_DTYPES, Specialize, Trace, Tracer, check_dtype, current_trace
 
 _TARGETS = ("cpu", "cuda", "auto")
+_STAND_INS = re.compile(r"'(Tracer|TracedList|TracedRows|TracedSlice|Extent|Choice)'")  # in Python's TypeErrors
 _LOG = logging.getLogger("strider")
 
 
@@ -198,13 +200,13 @@ class CompiledFunction(_C.Dispatcher):
             capture = getattr(self, "_capture", None)
             if capture is not None:  # the trace's writes on objects go: they hold its Tracers
                 capture.undo()
-            if isinstance(e, TypeError) and "'Tracer'" in str(e):
-                # a Python function that takes real values only (memoryview) met a traced one:
-                # NumPy's run has the values
+            if isinstance(e, TypeError) and _STAND_INS.search(str(e)):
+                # Python code that takes real values only (memoryview, del lst[0] of a list a
+                # traced loop filled) met strider's stand-in for one: NumPy's run has the values
                 frames = [f for f, _ in traceback.walk_tb(e.__traceback__) if user_file(f.f_code.co_filename)]
                 at = f"{os.path.basename(frames[-1].f_code.co_filename)}:{frames[-1].f_lineno}: " if frames else ""
-                e = TraceError(f"{at}TypeError ({e}) in a Python function that needs the values; use NumPy "
-                               "functions on traced arrays")
+                e = TraceError(f"{at}TypeError ({e}): Python needs the value itself there, known only when the "
+                               "function runs; use NumPy functions on traced arrays")
             if self._strict or not isinstance(e, (TraceError, UnsupportedError)) or not self._numpy_runs(sig):
                 raise e
             return self._graph_break(e)

@@ -298,6 +298,15 @@ def memoryview_of_traced(x):
     return bytes(memoryview(x * 2))  # <- error (a Python function that needs the values)
 
 
+def deletes_from_a_filled_list(x):
+    keep, i = [], 0
+    while i < len(x):  # a list of a run-time length
+        keep.append(i)
+        i += 1 if x[i] > 0 else 2
+    del keep[0]  # <- error (Python's list operation needs the list itself)
+    return keep
+
+
 def print_traced(x):
     print("traced:", x + 1)  # prints a Tracer, once, while tracing
     return x * 3
@@ -377,6 +386,7 @@ CONSTRUCTS = [
     ("text_of_known", text_of_known, SAME, None),
     ("deepcopy_traced", deepcopy_traced, SAME, None),
     ("memoryview_of_traced", memoryview_of_traced, ERROR, r"memoryview"),
+    ("deletes_from_a_filled_list", deletes_from_a_filled_list, ERROR, r"item deletion"),
     ("repeat_list_by_traced", repeat_list_by_traced, ERROR, r"repeating a list"),
     ("dict_keyed_by_traced", dict_keyed_by_traced, ERROR, r"dict key or set item"),
     ("dict_keyed_by_array", dict_keyed_by_array, NUMPY, None),

@@ -464,8 +464,9 @@ class Trace:
                 value = values[0]
             elif name == "cast":
                 value = values[0].astype(dtype)
-            elif axes:  # a reduction; argmax and argmin of several axes index them flattened
-                every = len(axes) == values[0].ndim
+            elif name in _FOLDED_REDUCTIONS:  # argmax and argmin of several axes index them flattened
+                # (over no axis, max and the like keep each element: axis=(), not NumPy's default)
+                every = len(axes) == values[0].ndim and (len(axes) > 0 or name in ("argmax", "argmin"))
                 if name in ("argmax", "argmin") and not every and len(axes) > 1:
                     return
                 axis = None if every else axes[0] if name in ("argmax", "argmin") else tuple(axes)
@@ -495,7 +496,8 @@ class Trace:
 # elementwise ops (its names are NumPy's), on results up to this many elements (shapes, indices
 # and decisions need few; tables run compiled)
 _FOLD_MAX = 4096
-_FOLDABLE = {"copy", "cast", "sum", "prod", "max", "min", "argmax", "argmin", "any", "all"} | {
+_FOLDED_REDUCTIONS = {"sum", "prod", "max", "min", "argmax", "argmin", "any", "all"}
+_FOLDABLE = {"copy", "cast"} | _FOLDED_REDUCTIONS | {
     name for name, op in _C.op_table().items() if op["loops"] and isinstance(getattr(np, name, None), np.ufunc)}
 
 

@@ -15,7 +15,7 @@ import types
 
 import numpy as np
 
-from ._tracer import Tracer, current_trace
+from ._tracer import Tracer, current_trace, holds_traced
 
 _MISSING = object()  # a source that cannot be read (C++'s Walk::missing), a parameter left out
 _HELPER_DEPTH = 3    # how deep calls of plain functions are followed for the globals they read
@@ -41,16 +41,6 @@ def _hashable(value):
     except TypeError:
         return False
     return not isinstance(value, (types.FunctionType, types.MethodType, type, types.ModuleType))
-
-
-def _has_tracer(value, depth=0):
-    if isinstance(value, Tracer):
-        return True
-    if isinstance(value, (list, tuple)) and depth < 8:
-        return any(_has_tracer(v, depth + 1) for v in value)
-    if isinstance(value, dict) and depth < 8:
-        return any(_has_tracer(v, depth + 1) for v in value.values())
-    return False
 
 
 def _adoptable(value):
@@ -294,7 +284,7 @@ class Capture:
         """A value the trace read at `source`, as this call's walk did not: a new source (data), or
         an object to follow."""
         i = ident(source)
-        if i in self.known or _has_tracer(value):
+        if i in self.known or holds_traced([value]):
             return
         if _is_data(value):
             if not _under(source_name(source, self.params), self.constants):

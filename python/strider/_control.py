@@ -1359,12 +1359,8 @@ class _LoopTrace(_Region):
 
 def _kind_of(value):
     """(Python number type or None, whether a NumPy scalar) of a value a slot holds."""
-    if type(value) in (bool, int, float):
-        return type(value), False
-    if isinstance(value, Extent):
-        return int, False
-    t = as_tracer(value)
-    return t._weak, t._weak is None and t._scalar  # (a Python number is one, whatever its flag)
+    weak = _number_type(value)  # (a Python number is one, whatever its scalar flag)
+    return weak, weak is None and as_tracer(value)._scalar
 
 
 def _kind_name(kind):

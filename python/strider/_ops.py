@@ -19,7 +19,7 @@ from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast
                       squeeze, stack, swapaxes, tile, transpose, tril, triu, vsplit, vstack)
 from ._tracer import IMPL, check_int_of_float
 from ._ufuncs import (allclose, array_equal, astype, clip, copy_, divmod_, fix, isclose, isneginf, isposinf, nan_to_num,
-                      python_round, round_, ufunc_call, where)
+                      python_round, round_, same_kind_copy, ufunc_call, where)
 
 __all__ = ["HANDLED", "CREATION", "array_function", "ufunc_method"]
 
@@ -85,13 +85,6 @@ def _builtin_round(self, ndigits=None):
     return r
 
 
-def _python_copy(t):
-    """copy.copy and copy.deepcopy: a copy of the same kind (a NumPy scalar stays one)."""
-    r = copy_(t)
-    r._scalar, r._weak = t._scalar, t._weak
-    return r
-
-
 def ufunc_method(uf, method, inputs, kwargs):
     if uf is np.matmul and method == "__call__":
         return matmul(*inputs, **kwargs)
@@ -132,6 +125,6 @@ IMPL.update({
     "transpose": lambda self, *axes: transpose(
         self, None if not axes else (axes[0] if len(axes) == 1 and np.iterable(axes[0]) else axes)),
     "__round__": _builtin_round,
-    "__copy__": lambda self: _python_copy(self),
-    "__deepcopy__": lambda self, memo: _python_copy(self),  # (an array's items are numbers)
+    "__copy__": lambda self: same_kind_copy(self),
+    "__deepcopy__": lambda self, memo: same_kind_copy(self),  # (an array's items are numbers)
 })

@@ -8,7 +8,7 @@ from . import _C
 from ._choice import Choice
 from ._errors import UnsupportedError
 from ._tracer import Extent, TracedList, Tracer, as_tracer, contiguous, holds_traced
-from ._ufuncs import copy_
+from ._ufuncs import same_kind_copy
 
 
 def dense_order(view, size):
@@ -125,6 +125,4 @@ def caller_owned(trace, value, arg_storages):
     kind = trace.graph.storage_kind(t._view.storage)
     if kind == "temp" or (kind == "arg" and arg_storages[t._view.storage][0] == "group"):
         return t
-    c = copy_(t)
-    c._scalar, c._weak = t._scalar, t._weak
-    return c
+    return same_kind_copy(t)

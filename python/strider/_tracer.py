@@ -884,10 +884,11 @@ def check_int_of_float(t, what):
                           "traced Python int in int64", OverflowError)
 
 
-def holds_traced(items):
-    """Whether a list or tuple holds a traced value (at any depth)."""
-    return any(isinstance(v, (Tracer, Extent, TracedList)) or (type(v) in (list, tuple) and holds_traced(v))
-               for v in items)
+def holds_traced(items, depth=0):
+    """Whether a list, tuple or dict's values hold a traced value (8 levels deep at most)."""
+    values = items.values() if type(items) is dict else items
+    return any(isinstance(v, (Tracer, Extent, TracedList))
+               or (type(v) in (list, tuple, dict) and depth < 8 and holds_traced(v, depth + 1)) for v in values)
 
 
 def weak_type(x):

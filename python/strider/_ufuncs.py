@@ -265,6 +265,14 @@ def copy_(a, order="K", subok=False):
     return emit("copy", [t], t.shape, t.dtype, order=like_order(t, order))
 
 
+def same_kind_copy(t):
+    """A copy of t of its kind: a NumPy scalar stays one, a Python number one (copy.copy, a
+    result the caller may keep)."""
+    c = copy_(t)
+    c._scalar, c._weak = t._scalar, t._weak
+    return c
+
+
 def astype(t, dtype, order="K", casting="unsafe", subok=True, copy=True):
     dtype = check_dtype(dtype, "astype")
     if dtype == t.dtype:

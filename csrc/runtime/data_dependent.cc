@@ -308,7 +308,9 @@ void compress(const Graph& g, const Op& op, char* const* base) {
     const int64_t oo = out.offset, so = src.offset;
     // Rows of a fixed size (an element, a box, a detection) move as one block each. Inside a word
     // of a contiguous mask with a bit set, branchless: every row is stored and the kept ones
-    // counted (the stores past the count stay below it: the room holds that many rows).
+    // counted (the stores past the count stay below it: the room holds that many rows). The
+    // output may be the input moved towards its start (compress_in_place): each row is read
+    // before any store reaches it.
     auto fixed = [&](auto size) {
       char* to = reinterpret_cast<char*>(at<T>(base, out, oo));
       const char* from = reinterpret_cast<const char*>(at<T>(base, src, so));
@@ -322,17 +324,17 @@ void compress(const Graph& g, const Op& op, char* const* base) {
           std::memcpy(&w, m + i, 8);
           if (!w) continue;
           if (runs && w == 0x0101010101010101ull) {  // all kept (most of an NMS trip's survivors)
-            std::memcpy(to + k * ob, from + i * sb, 8 * row);
+            std::memmove(to + k * ob, from + i * sb, 8 * row);
             k += 8;
             continue;
           }
           for (int b = 0; b < 8; ++b, w >>= 8) {
-            std::memcpy(to + k * ob, from + (i + b) * sb, row);
+            std::memmove(to + k * ob, from + (i + b) * sb, row);
             k += (w & 0xFF) != 0;
           }
         }
       for_each_set(m + i * ms, n - i, ms, [&, to, from, ob, sb](int64_t j) {
-        if (k < room) std::memcpy(to + k++ * ob, from + (i + j) * sb, decltype(size)::value);
+        if (k < room) std::memmove(to + k++ * ob, from + (i + j) * sb, decltype(size)::value);
       });
     };
     if (src.ndim() == 1) return fixed(std::integral_constant<size_t, sizeof(T)>{});

@@ -27,6 +27,12 @@ Graph eliminate_dead_ops(const Graph& g, const StorageTable& t, const Dag& d);
 /// extent. Returns its input when no sort is selected.
 Graph select_sort_heads(const Graph& g, const StorageTable& t);
 
+/// For Target::Cpu: a compress into a temporary that only a copy back into the compressed array
+/// reads (`order = order[m]`, order[1:][m]) compresses in place instead, when its rows move
+/// towards the start (the runtime's compress then moves each row before any later one is
+/// overwritten). `log` gets one line per op.
+Graph compress_in_place(const Graph& g, const StorageTable& t, std::vector<std::string>* log = nullptr);
+
 /// Recomputes cheap elementwise producers where they are read, so that a consumer over another
 /// loop domain (a slice, a transpose, a flip or an inner broadcast of the temporary) fuses with
 /// them instead of reading a stored temporary: a read of a temporary written once, densely, by

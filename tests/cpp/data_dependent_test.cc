@@ -297,6 +297,40 @@ TEST(DataDependent, CompressRowsOfEveryWidthInOrder) {
   }
 }
 
+TEST(DataDependent, CompressInPlaceMovesEveryRowBeforeOverwritingIt) {
+  // compress_in_place's form: x[1:][m] written over x from its start (shifted by one) and over
+  // itself (not shifted), for masks of whole kept words, scattered drops and a short tail, in
+  // i64 and f32
+  constexpr int64_t kN = 1003;
+  std::mt19937 rng(5);
+  for (int keep_in_8 : {8, 7, 3, 0}) {
+    std::vector<char> mask(kN);
+    for (char& b : mask) b = static_cast<int>(rng() % 8) < keep_in_8;
+    for (int64_t shift : {1, 0}) {
+      const std::string n = std::to_string(kN - shift), s = std::to_string(shift);
+      for (const char* dt : {"i64", "f32"}) {
+        Program p = lower(parse_graph(std::string("graph @f {\n  %s0 = storage bool[") + n + "] arg 0\n"
+                                      "  %s1 = storage i64[1] arg 1\n  %s2 = storage " + dt + "[1003] arg 2\n"
+                                      "  op0 = compress(%s0[" + n + "]{1}+0, %s2[" + n + "]{1}+" + s + ") -> %s2[?%s1<=" + n +
+                                      "]{1}+0\n  return\n}"));
+        std::vector<int64_t> x(kN), want;
+        std::iota(x.begin(), x.end(), 10);
+        for (int64_t i = 0; i + shift < kN; ++i)
+          if (mask[i]) want.push_back(x[i + shift]);
+        int64_t count = static_cast<int64_t>(want.size());
+        if (dt[0] == 'i') {
+          execute(p, {mask.data(), &count, x.data()});
+          for (int64_t i = 0; i < count; ++i) ASSERT_EQ(x[i], want[i]) << keep_in_8 << " " << shift << " " << i;
+        } else {
+          std::vector<float> f(x.begin(), x.end());
+          execute(p, {mask.data(), &count, f.data()});
+          for (int64_t i = 0; i < count; ++i) ASSERT_EQ(f[i], static_cast<float>(want[i])) << keep_in_8 << " " << shift << " " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(DataDependent, SortRowsAlongTheLastAxisOfAStridedView) {
   // rows of a transposed 3x4 view: each column of the buffer is one row to sort
   Program p = lower(parse_graph(R"(graph @f {

@@ -1,0 +1,44 @@
+#include <string>
+#include <vector>
+
+#include "transforms/passes.h"
+
+namespace strider {
+
+Graph compress_in_place(const Graph& g, const StorageTable& t, std::vector<std::string>* log) {
+  const int n = static_cast<int>(g.ops.size());
+  std::vector<bool> dropped(n, false);
+  Graph out = g;
+  for (int c = 0; c < n; ++c) {
+    const Op& op = g.ops[c];
+    const View& src = op.inputs[1];
+    if (op.code != OpCode::compress || src.ndim() != 1 || src.strides[0] != 1 || op.inputs[0].storage == src.storage)
+      continue;
+    const int tmp = op.output.storage;
+    // the temporary: written by the compress, read once, by a copy of all it holds
+    const std::vector<Access>& uses = t.accesses[tmp];
+    if (g.storages[tmp].kind != StorageKind::Temp || uses.size() != 2 || uses[1].write) continue;
+    const int k = uses[1].op;
+    if (k >= n) continue;
+    const Op& back = g.ops[k];
+    if (back.code != OpCode::copy || !(back.inputs[0] == op.output) || back.output.storage != src.storage ||
+        back.output.ndim() != 1 || back.output.strides[0] != 1 || back.output.offset > src.offset ||
+        back.output.shape != op.output.shape || back.output.extents != op.output.extents)
+      continue;
+    // nothing between them touches the compressed array (its rows there are still the old ones)
+    bool touched = false;
+    for (const Access& a : t.accesses[src.storage]) touched = touched || (a.op > c && a.op < k);
+    if (touched) continue;
+    out.ops[c].output = back.output;
+    dropped[k] = true;
+    if (log) log->push_back(describe_op(g, c) + " writes " + print_view(back.output) + " for " + describe_op(g, k));
+  }
+  if (out == g) return g;
+  std::vector<Op> kept;
+  for (int i = 0; i < n; ++i)
+    if (!dropped[i]) kept.push_back(std::move(out.ops[i]));
+  out.ops = std::move(kept);
+  return out;
+}
+
+}  // namespace strider

@@ -10,10 +10,11 @@ non-negative (check_index, NumPy's IndexError; indices a mask made need no check
 offsets of the selected elements are computed elementwise (compiled, fused), and take reads them
 (put writes them) as rows of one element of the whole storage."""
 import math
+import operator
 
 import numpy as np
 
-from . import _C
+from . import _C, _creation
 from numpy.lib.array_utils import normalize_axis_index
 
 from ._errors import unsupported, user_location
@@ -650,6 +651,68 @@ def add_at(a, indices, b):
         t[indices] += b
         return
     current_trace().op("add_at", [off, _values(b, t.dtype, off.shape)], _storage_view(t))
+
+
+# a bincount of 8- or 16-bit integers (or bools) needs at most this many bins: their dtype bounds them
+_BIN_DTYPES = {np.dtype(np.bool_): 2, **{np.dtype(t): np.iinfo(t).max + 1 for t in (np.int8, np.uint8, np.int16, np.uint16)}}
+
+
+def bincount(x, weights=None, minlength=0):
+    """np.bincount: how often each value of the 1-d non-negative integers x occurs (with weights:
+    their sums, in float64), in max(x.max() + 1, minlength) bins. Compiled where tracing bounds the
+    values, so that the bins' count is bounded: argmax's and argsort's positions and copies,
+    gathers and shifts of them (Trace.ranges), 8- and 16-bit integers and bools by their dtype;
+    exactly `minlength` bins where that bound is at most minlength. Elsewhere a graph break."""
+    if minlength is None:
+        raise TypeError("use 0 instead of None for minlength")
+    if isinstance(minlength, Tracer):
+        if (known := known_scalar(minlength)) is None:
+            raise unsupported("np.bincount of a minlength known only when the function runs",
+                              "pass minlength as a Python int (static_argnames)")
+        minlength = known
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    t = as_tracer(x)
+    if t.ndim != 1:
+        raise ValueError("object too deep for desired array" if t.ndim else "object of too small depth for desired array")
+    if t.dtype.kind not in "biu":
+        raise TypeError(f"Cannot cast array data from {t.dtype!r} to dtype('int64') according to the rule 'safe'")
+    w = None
+    if weights is not None:
+        w = as_tracer(weights)
+        if not same_shape(w.shape, t.shape):
+            if isinstance(w.shape[0] if w.ndim else 0, Extent) or isinstance(t.shape[0], Extent):
+                raise unsupported("np.bincount of weights whose run-time length differs from the values'",
+                                  "take both from one mask")
+            raise ValueError("The weights and list don't have the same length.")
+        if isinstance(t.shape[0], Extent):  # NumPy's bins of no values are int64 even with weights
+            raise unsupported("np.bincount with weights of a run-time length (its dtype is int64 where the length "
+                              "is 0)", "count into np.zeros(n) with np.add.at")
+        w = w.astype(np.float64)
+    trace = current_trace()
+    lo, hi = trace.ranges.get(t._view.storage, (None, None))
+    if t.dtype in _BIN_DTYPES:
+        lo, hi = (0, 2) if t.dtype == np.bool_ else (lo, min(hi or _BIN_DTYPES[t.dtype], _BIN_DTYPES[t.dtype]))
+        if t.dtype.kind in "bu":
+            lo = 0
+    if hi is None:
+        raise unsupported("np.bincount of values tracing cannot bound (its bins' count would have no bound)",
+                          "give np.bincount values whose range is known (argmax's positions, 8- or 16-bit integers), "
+                          "or count into np.zeros(n) with np.add.at")
+    idx = t.astype(np.int64)
+    if lo is None or lo < 0:
+        trace.check_assert(np.all(idx >= 0), "'list' argument must have no negative elements", ValueError)
+    if bound(t.shape[0]) == 0:  # no values: int64 bins, with weights too
+        return _creation.zeros((minlength,), np.int64)
+    if hi <= minlength:
+        n = minlength
+    else:
+        top = np.max(np.concatenate([np.full(1, -1, np.int64), idx]))
+        n = Extent(max(hi, minlength), np.maximum(top + 1, minlength)._view.storage)
+    out = _creation.zeros((n,), np.float64 if w is not None else np.int64)
+    add_at(out, idx, w if w is not None else np.int64(1))
+    return out
 
 
 def take(a, indices, axis=None, out=None, mode="raise"):

@@ -51,6 +51,7 @@ HANDLED = {
     np.cumprod: _sorting.cumprod, np.take: _advanced.take,
     np.take_along_axis: _advanced.take_along_axis, np.put_along_axis: _advanced.put_along_axis,
     np.put: _advanced.put, np.delete: _editing.delete, np.insert: _editing.insert, np.append: _editing.append, np.compress: _advanced.compress, np.extract: _advanced.extract,
+    np.bincount: _advanced.bincount,
 }
 
 # Functions that take no array argument, so NumPy cannot dispatch them to a Tracer: the traced

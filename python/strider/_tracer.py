@@ -107,7 +107,7 @@ def check_live(*values):
 # dtypes the IR carries (csrc/ir/dtypes.def), by NumPy dtype.
 IR_DTYPES = {np.dtype(name): short for name, short in _C.dtype_names().items()}
 _WEAK_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
-_SPAN_OPS = frozenset({"argsort", "nonzero", "check_index", "copy", "take", "cast", "compress", "add", "subtract"})
+_SPAN_OPS = frozenset({"argsort", "argmax", "argmin", "nonzero", "check_index", "copy", "take", "cast", "compress", "add", "subtract"})
 _INT_SHORT = {IR_DTYPES[np.dtype(t)] for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
               if np.dtype(t) in IR_DTYPES}
 
@@ -240,7 +240,7 @@ class Trace:
         if self.sealed:
             for t in inputs:
                 self.check_unsealed(t._view, file, line)
-        span = self._span(name, inputs, output)
+        span = self._span(name, inputs, output, axes)
         relative = self._relative(name, inputs) if span is not None else None
         select = self._select(name, inputs) if span is not None else None
         self.graph.add_op(name, [t._view for t in inputs], output, list(axes), file, line)
@@ -258,7 +258,7 @@ class Trace:
         self.numbers.pop(output.storage, None)
         self.versions[output.storage] = self.versions.get(output.storage, 0) + 1
 
-    def _span(self, name, inputs, output):
+    def _span(self, name, inputs, output, axes=()):
         """The range of the integers an op writes (Trace.ranges) where it writes its whole
         storage and its kind says: None where unknown."""
         if name not in _SPAN_OPS:  # (every op is recorded here: the common case leaves at once)
@@ -268,6 +268,8 @@ class Trace:
             return None
         if name == "argsort":
             return 0, bound(inputs[0].shape[-1])
+        if name in ("argmax", "argmin"):  # a position along the axes it reduces
+            return 0, max(1, math.prod([bound(inputs[0].shape[a]) for a in axes]))
         if name == "nonzero":
             return 0, max(1, math.prod([bound(d) for d in inputs[0].shape]))
         if name == "check_index":

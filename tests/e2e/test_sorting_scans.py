@@ -4,7 +4,8 @@ lengths."""
 import numpy as np
 import pytest
 
-from differential import check, check_raises
+import strider
+from differential import TARGET, assert_same, check, check_raises
 
 F32, F64, I32, I64 = np.float32, np.float64, np.int32, np.int64
 
@@ -163,6 +164,51 @@ def test_bincount_style_counts():
         return counts
 
     check(f, np.array([0, 2, 2, 1, 2]), 4, static_argnames=("n",))
+
+
+def _class_counts(scores, n):
+    labels = scores.argmax(1)
+    keep = scores.max(1) > 0.5
+    return (np.bincount(labels, minlength=n), np.bincount(labels), np.bincount(labels, weights=scores[:, 0]),
+            np.bincount(labels[keep], minlength=n), np.bincount(np.argsort(scores[:, 1])[:3]))
+
+
+@pytest.mark.parametrize("n", [0, 4, 6])
+@pytest.mark.parametrize("rows", [0, 1, 50])
+def test_bincount_of_bounded_labels(n, rows):
+    # argmax's and argsort's positions bound the bins: exactly n where n covers them, else a
+    # run-time count; weights sum in float64; no values give int64 bins
+    check(_class_counts, rnd((rows, 4), F32, seed=rows), n, static_argnames=("n",))
+
+
+@pytest.mark.parametrize("x", [np.array([3, 0, 200, 3], np.uint8), np.array([True, False, True]),
+                               np.array([5, 1, 300], np.uint16), np.array([], np.int8)])
+def test_bincount_of_small_integers(x):
+    # 8- and 16-bit integers and bools bound the bins by their dtype; weights of any real dtype
+    check(lambda v, w: (np.bincount(v), np.bincount(v[v > 0], minlength=2), np.bincount(v, weights=w, minlength=3)),
+          x, np.arange(x.size, dtype=F32) - 1)
+
+
+@pytest.mark.parametrize("x, w, minlength, exc", [
+    (np.array([1, -1, 2], np.int8), None, 0, ValueError),      # a negative value, found when the function runs
+    (np.array([1.0, 2.0]), None, 0, TypeError),                # not integers
+    (np.array([[1, 2]], np.uint8), None, 0, ValueError),       # not 1-d
+    (np.array([1, 2], np.uint8), np.ones(3), 0, ValueError),   # weights of another length
+    (np.array([1, 2], np.uint8), None, -1, ValueError),        # a negative minlength
+])
+def test_bincount_raises_numpys_errors(x, w, minlength, exc):
+    check_raises(lambda v, w: np.bincount(v, weights=w, minlength=minlength), x, w, exc=exc)
+
+
+def test_bincount_of_unbounded_values_breaks_the_graph():
+    def f(x):
+        return np.bincount(x * 2)
+
+    g = strider.compile(f, target=TARGET, strict=False)
+    x = np.array([3, 1, 4, 1, 5])
+    with pytest.warns(strider.GraphBreakWarning, match="np.bincount of values tracing cannot bound"):
+        got = g(x)
+    assert_same(f(x), got)
 
 
 def medians(a):

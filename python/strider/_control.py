@@ -158,8 +158,8 @@ class _Slot:
         bounds, dynamic = [], []
         span, r = self.span, trace.ranges.get(t._view.storage)
         grew = span is not None and (r is None or r[0] < span[0] or r[1] > span[1])
-        if grew:
-            span = None if r is None else (min(span[0], r[0]), max(span[1], r[1]))
+        if grew:  # given up: a counter's range moves on every trip, a union would never settle
+            span = None
         for d, (b, e) in enumerate(zip(self.bounds, self.extents)):
             n = t.shape[d]
             dyn = e >= 0 or isinstance(n, Extent) or bound(n) != b

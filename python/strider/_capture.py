@@ -194,6 +194,17 @@ def _fill(container, items):
         container.update(items)
 
 
+def hold(values):
+    """(container, a copy of its items) for the lists and dicts in `values`, for put_back: a
+    trace that is undone may have changed them."""
+    return [held for v in values for held in _containers(v)]
+
+
+def put_back(held):
+    for container, items in held:
+        _fill(container, items)
+
+
 def _snapshot(value):
     """What a container holds, deeply, by identity: a trace's writes into it show as a change."""
     if type(value) in (list, tuple):
@@ -330,12 +341,8 @@ class Capture:
         return {id(c): _snapshot(c) for c in self._read_containers()}
 
     def hold(self):
-        """The containers' items now, for put_back (a trace that is undone may have changed them)."""
-        return [held for c in self._read_containers() for held in _containers(c)]
-
-    def put_back(self, held):
-        for container, items in held:
-            _fill(container, items)
+        """The containers' items now, for put_back."""
+        return hold(self._read_containers())
 
     # -- after tracing --
 

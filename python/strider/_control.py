@@ -29,6 +29,7 @@ import numpy as np
 from . import _C
 from ._choice import Choice, apply, is_, merge, rebuild, refusing, sides, structure  # noqa: F401 (is_: the rewritten code's)
 from ._convert import INPLACE, OPERATORS, converted, user_function
+from ._capture import hold, put_back
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
 from ._traced_numpy import stands_in
 from ._tracer import (Extent, TracedList, TracedRows, TracedSlice, Tracer, arange_at, as_tracer, bound, concrete,
@@ -768,18 +769,18 @@ def _unrolled_or_counted(trace, r, item, body, state, names, live, t):
     if len(r) > _LONG:
         snap = trace.snapshot()
         capture = getattr(trace, "capture", None)
-        held = capture.hold() if capture is not None else []
+        held = (capture.hold() if capture is not None else []) + hold(state)
         try:
             return _counted_range(trace, r, item, body, state, names, live, t)
         except (_Retry, _GoTraced):
             raise
         except Exception:  # noqa: BLE001 - unrolled, Python's loop decides
             trace.restore(snap)
-            if capture is not None:
-                capture.put_back(held)
+            put_back(held)
     regions = trace.regions
     for k, i in enumerate(r):
-        snap, marker = trace.snapshot(), _PythonLoop()
+        # the lists a trip fills go back with the trace where the trip is traced again
+        snap, marker, held = trace.snapshot(), _PythonLoop(), hold(state)
         trace.loops.append(marker)
         try:
             new_state, broke = body(*_with(state, t, item(i)))
@@ -787,11 +788,13 @@ def _unrolled_or_counted(trace, r, item, body, state, names, live, t):
             if g.loop is not marker:
                 raise
             trace.restore(snap)
+            put_back(held)
             return _counted_range(trace, r[k:], item, body, state, names, live, t)
         finally:
             trace.loops.pop()
         if k == 0 and trace.regions != regions and len(r) > _UNROLLED:
             trace.restore(snap)
+            put_back(held)
             return _counted_range(trace, r, item, body, state, names, live, t)
         state = new_state
         if broke:
@@ -860,8 +863,7 @@ def while_stmt(cond, body, state, names, live):
         if trace is None:
             state, broke = body(*state)
         else:
-            snap = trace.snapshot()
-            marker = _PythonLoop()
+            snap, marker, held = trace.snapshot(), _PythonLoop(), hold(state)
             trace.loops.append(marker)
             try:
                 new_state, broke = body(*state)
@@ -870,6 +872,7 @@ def while_stmt(cond, body, state, names, live):
                     raise
                 trace.loops.pop()
                 trace.restore(snap)
+                put_back(held)  # what the trip appended: it is traced again
                 return _traced_while(trace, cond, body, state, names, live)
             trace.loops.pop()
             state = new_state

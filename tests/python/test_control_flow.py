@@ -29,6 +29,30 @@ def test_nms_loop_with_a_list(n, thresh):
     assert type(out) is list and all(type(k) is np.int64 for k in out)  # the list, as Python's
 
 
+def append_then_break(s, a):
+    # the first trip runs as Python's (order.size is known) until the traced break: the loop is
+    # then traced from that trip on, and what the trip appended must not stay in keep as well
+    order = s.argsort()[::-1]
+    keep, seen = [], []
+    while order.size > 0:
+        keep.append(order[0])
+        for j in range(2):
+            seen.append(j)
+            if a[order[0]] < 0:
+                break
+        if a[order[0]] < 0:
+            break
+        order = order[1:]
+    return keep, seen
+
+
+@pytest.mark.parametrize("first", [0, 1, 2])
+def test_a_trip_traced_again_appends_once(first):
+    a = np.array([1.0, 2.0, 3.0])
+    a[first] = -1.0
+    check(append_then_break, np.array([0.5, 0.9, 0.1]), a)
+
+
 def above(x, t):
     order = np.flatnonzero(x > t)  # a run-time length from the start: the loop is traced from trip 0
     total = x[:0].sum()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import strider
-from differential import check, check_raises
+from differential import TARGET, check, check_raises
 from heads import _nms, py_cpu_nms
 from nms_ports import nms_cython_port, nms_ternary, soft_nms_cython_port, yolo_predictions, \
     yolov5_non_max_suppression
@@ -51,6 +51,42 @@ def test_a_trip_traced_again_appends_once(first):
     a = np.array([1.0, 2.0, 3.0])
     a[first] = -1.0
     check(append_then_break, np.array([0.5, 0.9, 0.1]), a)
+
+
+def carried_gathers(dets, labels, areas, t, where, start):
+    # carry_gathers' shape: gathers through positions a loop compacts, from sources of three
+    # dtypes (a strided column, f64, i32); a source the loop writes (s, not carried); a gathered
+    # array returned; an early break; positions from argsort (carried) or from a mask (not)
+    x1, s = dets[:, 0], dets[:, 4]
+    order = s.argsort()[::-1] if start == "argsort" else np.flatnonzero(s > 0.3)
+    keep, last = [], np.zeros(0, np.float32)
+    while order.size > 0:
+        i = order[0]
+        keep.append(i)
+        x, a, lab = x1[order[1:]], areas[order[1:]], labels[order[1:]]
+        if a.size and a.min() < 0:
+            break
+        s[order[1:]] = s[order[1:]] * np.float32(0.9)
+        m = (np.abs(x - x1[i]) > t) | (lab != labels[i]) | (a > 2.0)
+        order = order[np.where(m)[0] + 1] if where else order[1:][m]
+        last = x
+    return keep, last, s
+
+
+@pytest.mark.parametrize("n", [0, 1, 9, 70])
+@pytest.mark.parametrize("where", [True, False])
+@pytest.mark.parametrize("start", ["argsort", "mask"])
+def test_gathers_carried_through_a_compacting_loop(n, where, start):
+    d = boxes(n, n)
+    rng = np.random.default_rng(n)
+    labels = rng.integers(0, 3, n).astype(np.int32)
+    areas = rng.uniform(0, 3, n)
+    if n == 9:
+        areas[4] = -1.0  # the break, on whichever trip reaches it
+    f = check(carried_gathers, d, labels, areas, 8.0, where, start, static_argnames=("where", "start"), calls=2)
+    if TARGET == "cpu":
+        carried = "carried:" in str(f.explain(d, labels, areas, 8.0, where, start))
+        assert carried == (start == "argsort" and n > 1)  # argsort's positions are in range: x1[order] cannot fail
 
 
 def above(x, t):

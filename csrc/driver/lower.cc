@@ -89,7 +89,7 @@ struct Lowering {
   bool hints = false;        // build_dependence_dag keeps the RAR hints (the text tests print them)
   bool table_stale = true;   // the graph changed since p.table was built
   std::vector<std::string> recomputed, buffered;  // inline_producers' and buffer_overlapping_writes' lines
-  std::vector<std::string> carried, in_place;     // carry_gathers' and compress_in_place's lines
+  std::vector<std::string> in_place;              // compress_in_place's lines
   std::vector<std::string> cuda;                  // emit_cuda: each stage's CUDA C, or why it is refused
   int steps_run = 0;                              // numbers the dumps in run order
 };
@@ -165,13 +165,6 @@ Result sort_heads(Lowering& l) {
   int selected = 0;
   for (size_t i = 0; i < g.ops.size(); ++i) selected += g.ops[i].axes != l.p.graph.ops[i].axes;
   return replace_graph(l, std::move(g), std::to_string(selected) + " sorts selected");
-}
-
-Result carry_step(Lowering& l) {
-  std::vector<std::string> log;
-  Graph g = carry_gathers(l.p.graph, table(l), &log);
-  l.carried.insert(l.carried.end(), log.begin(), log.end());
-  return replace_graph(l, std::move(g), std::to_string(log.size()) + " gathers carried");
 }
 
 Result in_place_step(Lowering& l) {
@@ -285,7 +278,6 @@ const std::vector<Step>& steps() {
       {"build_dependence_dag", dependence_dag, [](const Lowering& l) { return "// dependence edges\n" + print_dag(l.p.dag); }},
       {"eliminate_dead_ops", dead_ops, nothing},
       {"select_sort_heads", sort_heads, nothing},
-      {"carry_gathers", carry_step, [](const Lowering& l) { return lines("carried", l.carried); }},
       {"compress_in_place", in_place_step, [](const Lowering& l) { return lines("in place", l.in_place); }},
       {"inline_producers", inline_step, [](const Lowering& l) { return lines("recomputed", l.recomputed); }},
       {"buffer_overlapping_writes", buffer_step, [](const Lowering& l) { return lines("buffered", l.buffered); }},
@@ -346,7 +338,6 @@ Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit, Ta
   run(l, "build_storage_table");
   run(l, "eliminate_dead_ops");
   run(l, "select_sort_heads");  // after dead readers are gone
-  run(l, "carry_gathers");
   // a GPU's compress moves every row at once: in place, a row would overwrite one not yet moved
   if (target == Target::Cpu) run(l, "compress_in_place");
   if (run(l, "inline_producers")) run(l, "eliminate_dead_ops");  // the producers it copied
@@ -359,7 +350,6 @@ Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit, Ta
   link_regions(l.p);
   l.p.stages.recomputed = std::move(l.recomputed);
   l.p.stages.buffered = std::move(l.buffered);
-  l.p.stages.carried = std::move(l.carried);
   l.p.stages.in_place = std::move(l.in_place);
   return std::move(l.p);
 }

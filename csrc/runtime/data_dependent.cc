@@ -724,67 +724,6 @@ void search(const Graph& g, const Op& op, char* const* base) {
 
 }  // namespace
 
-void compress_together(const Graph& g, const std::vector<int>& ids, char* const* base) {
-  // a 1-d view's length: its run-time one where it has one, within its bound
-  auto length = [&](const View& v) {
-    const int e = v.extent_of(0);
-    return e < 0 ? v.shape[0] : std::max<int64_t>(0, std::min(*reinterpret_cast<const int64_t*>(base[e]), v.shape[0]));
-  };
-  const View& mask = g.ops[ids[0]].inputs[0];
-  const bool* m = reinterpret_cast<const bool*>(base[mask.storage]) + mask.offset;
-  const int64_t n = length(mask), ms = mask.strides[0];
-  // the kept runs: (first row, rows); in an NMS trip most rows stay, a few runs cover them all
-  thread_local std::vector<std::pair<int64_t, int64_t>> kept;
-  std::vector<std::pair<int64_t, int64_t>>& runs = kept;  // one look-up of the thread's vector
-  runs.clear();
-  auto keep = [&](int64_t i) {
-    if (!runs.empty() && runs.back().first + runs.back().second == i) ++runs.back().second;
-    else runs.push_back({i, 1});
-  };
-  int64_t i = 0;
-  constexpr uint64_t kAll = 0x0101010101010101ull;
-  if (ms == 1)
-    for (; i + 8 <= n; i += 8) {
-      uint64_t w;
-      std::memcpy(&w, m + i, 8);
-      if (w == kAll && !runs.empty() && runs.back().first + runs.back().second == i) {
-        int64_t end = i + 8;  // the run goes on: whole words of it at once
-        for (uint64_t u[4]; end + 32 <= n; end += 32) {
-          std::memcpy(u, m + end, 32);
-          if ((u[0] & u[1] & u[2] & u[3]) != kAll) break;  // a byte without its low bit: maybe false
-        }
-        runs.back().second += end - i;
-        i = end - 8;
-        continue;
-      }
-      for (int b = 0; b < 8; ++b, w >>= 8)
-        if (w & 0xFF) keep(i + b);
-    }
-  for (; i < n; ++i)
-    if (m[i * ms]) keep(i);
-  for (int id : ids) {
-    const View& src = g.ops[id].inputs[1];
-    const View& out = g.ops[id].output;
-    dispatch_dtype(g.dtype_of(out), [&](auto tag) {
-      using T = decltype(tag);
-      T* to = at<T>(base, out, out.offset);
-      const T* from = at<T>(base, src, src.offset);
-      const int64_t os = out.strides[0], ss = src.strides[0], room = length(out);
-      int64_t k = 0;
-      for (const auto& [first, rows] : runs) {
-        const int64_t len = std::min(rows, room - k);
-        if (len <= 0) break;
-        if (os == 1 && ss == 1) {
-          std::memmove(to + k, from + first, len * sizeof(T));  // toward the start where in place
-        } else {
-          for (int64_t r = 0; r < len; ++r) to[(k + r) * os] = from[(first + r) * ss];
-        }
-        k += len;
-      }
-    });
-  }
-}
-
 void run_data_dependent(const Graph& g, const Op& op, char* const* base) {
   switch (op_kind(op.code)) {
     case OpKind::Compact: return nonzero(g, op, base);

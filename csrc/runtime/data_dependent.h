@@ -1,7 +1,6 @@
 #pragma once
 
 #include <stdexcept>
-#include <vector>
 
 #include "ir/graph.h"
 
@@ -13,11 +12,6 @@ namespace strider {
 /// index out of range (and, defensively, where take or put meets one), std::invalid_argument with
 /// NumPy's ValueError message for a partition's kth out of range or a reduction of no element.
 void run_data_dependent(const Graph& g, const Op& op, char* const* base);
-
-/// Runs the compresses g.ops[ids] of 1-d views by one mask (fuse_stages' stage of them; run-time
-/// extents read from `base`) in one pass over the mask: its kept runs found once, then each
-/// array's runs moved. An output may be its input moved towards its start (compress_in_place).
-void compress_together(const Graph& g, const std::vector<int>& ids, char* const* base);
 
 /// Throws what `op` throws where it fails: a Check op, or take, put or add_at meeting an index
 /// out of range. check_index, take, put, add_at: `a` the first bad index (C order), `b` the

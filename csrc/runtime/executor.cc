@@ -106,9 +106,6 @@ class Executor {
     }
   }
 
-  /// The compresses of one stage (fuse_stages joins those by one mask), in one pass.
-  void run_together(const std::vector<int>& ids) { compress_together(g_, ids, base_.data()); }
-
  private:
   // The op with every run-time extent replaced by its value (clamped to the static bound).
   const Op& resolved(const Op& op) {
@@ -414,7 +411,6 @@ void execute(const Program& p, const std::vector<void*>& buffers, bool latest_fi
       p.kernels[i]->run(ex.bases());
       return;
     }
-    if (s.ops.size() > 1 && s.ops[0].code == OpCode::compress) return ex.run_together(s.op_ids);
     for (const Stage& m : s.computed_at)
       for (int id : m.op_ids) ex.run(p.graph.ops[id]);
     for (int id : s.op_ids) ex.run(p.graph.ops[id]);

@@ -61,8 +61,7 @@ int64_t merged_inner(const Stage& s) {
 std::vector<Primitive> default_schedule(const Graph& g, const Stage& s) {
   std::vector<Primitive> sch;
   // the runtime's library runs a data-dependent op as it is: no loops to schedule
-  if (s.domain.empty() || std::all_of(s.ops.begin(), s.ops.end(), [](const Op& op) { return runs_in_library(op); }))
-    return sch;
+  if (s.domain.empty() || (s.ops.size() == 1 && runs_in_library(s.ops[0]))) return sch;
   // lanes of the widest element type that fit one register, when the innermost loop is long
   // enough, every store walks it contiguously and every load walks it with a small stride
   size_t widest = 1;

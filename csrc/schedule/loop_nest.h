@@ -104,7 +104,6 @@ struct StageGraph {
   std::vector<std::string> rejections;  // one line per rejected fusion (the explain output)
   std::vector<std::string> recomputed;  // one line per producer inline_producers copied
   std::vector<std::string> buffered;    // one line per op buffer_overlapping_writes rewrote
-  std::vector<std::string> carried;     // one line per gather carry_gathers replaced
   std::vector<std::string> in_place;    // one line per compress compress_in_place rewrote
 };
 

@@ -171,28 +171,9 @@ class Fuser {
     return !touched.count(p.op.output.storage);
   }
 
-  // On the CPU, compresses of 1-d views by one mask run as one stage, one pass over the mask (an
-  // NMS loop's positions and the arrays carry_gathers carries with them): where none reads or
-  // writes what another writes.
-  bool compresses_together(const Placed& p) const {
-    const Op& first = cur_.ops.front();
-    if (target_ != Target::Cpu || p.op.code != OpCode::compress || first.code != OpCode::compress ||
-        !(p.op.inputs[0] == first.inputs[0]) || p.op.inputs[1].ndim() != 1 || first.inputs[1].ndim() != 1 ||
-        p.domain != cur_.domain)
-      return false;
-    for (const Op& op : cur_.ops) {
-      const int out = op.output.storage, in = op.inputs[1].storage;
-      if (p.op.output.storage == out || p.op.output.storage == in || p.op.inputs[1].storage == out ||
-          p.op.output.storage == p.op.inputs[0].storage)
-        return false;
-    }
-    return true;
-  }
-
   // Empty when op `p` may join the open stage; else the reason it may not.
   std::string why_not(const Placed& p) const {
     if (cur_.is_reduction()) return "a reduction ends its stage";
-    if (compresses_together(p)) return "";
     if (runs_in_library(cur_.ops.back())) return std::string(op_name(cur_.ops.back().code)) + " runs as a stage of its own";
     if (runs_in_library(p.op)) return std::string(op_name(p.op.code)) + " runs as a stage of its own";
     if (p.domain != cur_.domain)

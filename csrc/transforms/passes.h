@@ -27,15 +27,6 @@ Graph eliminate_dead_ops(const Graph& g, const StorageTable& t, const Dag& d);
 /// extent. Returns its input when no sort is selected.
 Graph select_sort_heads(const Graph& g, const StorageTable& t);
 
-/// In a loop that compacts an array of positions (`order = order[np.where(m)[0] + 1]`: every
-/// write into the carried i64 array is a compress of itself, copied back), each gather of a 1-d
-/// source the loop leaves unwritten through those positions (`x1[order[1:]]`) reads instead an
-/// array the loop carries alongside: the source gathered once before the loop, then compacted by
-/// the same masks. Done where the positions are proven in the source's range (argsort's, copies
-/// and compactions of them), so the gather before the loop cannot fail. `log` gets one line per
-/// gather.
-Graph carry_gathers(const Graph& g, const StorageTable& t, std::vector<std::string>* log = nullptr);
-
 /// For Target::Cpu: a compress into a temporary that only a copy back into the compressed array
 /// reads (`order = order[m]`, order[1:][m]) compresses in place instead, when its rows move
 /// towards the start (the runtime's compress then moves each row before any later one is

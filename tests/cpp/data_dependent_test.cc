@@ -331,55 +331,6 @@ TEST(DataDependent, CompressInPlaceMovesEveryRowBeforeOverwritingIt) {
   }
 }
 
-TEST(DataDependent, CompressesByOneMaskRunAsOneStage) {
-  // an NMS trip's compactions: positions (i64) and a carried f32 array in place, shifted by one,
-  // and an f64 array into a temporary through a strided view; masks of long runs, none kept,
-  // every other row kept, a tail shorter than a word
-  constexpr int64_t kN = 203;
-  Program p = lower(parse_graph(R"(graph @f {
-    %s0 = storage bool[202] arg 0
-    %s1 = storage i64[1] arg 1
-    %s2 = storage i64[203] arg 2
-    %s3 = storage f32[203] arg 3
-    %s4 = storage f64[404] arg 4
-    %s5 = storage f64[202] arg 5
-    op0 = compress(%s0[202]{1}+0, %s2[202]{1}+1) -> %s2[?%s1<=202]{1}+0
-    op1 = compress(%s0[202]{1}+0, %s3[202]{1}+1) -> %s3[?%s1<=202]{1}+0
-    op2 = compress(%s0[202]{1}+0, %s4[202]{2}+1) -> %s5[?%s1<=202]{1}+0
-    return
-  })"));
-  ASSERT_EQ(p.stages.stages.size(), 1u);
-  EXPECT_EQ(p.stages.stages[0].op_ids, (std::vector<int>{0, 1, 2}));
-  std::mt19937 rng(7);
-  for (int pattern = 0; pattern < 4; ++pattern) {
-    std::vector<char> mask(kN - 1);
-    for (size_t i = 0; i < mask.size(); ++i)
-      mask[i] = pattern == 0 ? (i % 50 != 7) : pattern == 1 ? 0 : pattern == 2 ? (i % 2) : static_cast<char>(rng() % 3 != 0);
-    std::vector<int64_t> pos(kN);
-    std::vector<float> f(kN);
-    std::vector<double> d(2 * kN), out(kN - 1, -1), want_d;
-    std::iota(pos.begin(), pos.end(), 100);
-    std::iota(f.begin(), f.end(), 0.5f);
-    std::iota(d.begin(), d.end(), 0.25);
-    std::vector<int64_t> want_pos;
-    std::vector<float> want_f;
-    for (int64_t i = 0; i < kN - 1; ++i)
-      if (mask[i]) {
-        want_pos.push_back(pos[i + 1]);
-        want_f.push_back(f[i + 1]);
-        want_d.push_back(d[1 + 2 * i]);
-      }
-    int64_t count = static_cast<int64_t>(want_pos.size());
-    execute(p, {mask.data(), &count, pos.data(), f.data(), d.data(), out.data()});
-    for (int64_t i = 0; i < count; ++i) {
-      ASSERT_EQ(pos[i], want_pos[i]) << pattern << " " << i;
-      ASSERT_EQ(f[i], want_f[i]) << pattern << " " << i;
-      ASSERT_EQ(out[i], want_d[i]) << pattern << " " << i;
-    }
-    if (count < kN - 1) EXPECT_EQ(out[count], -1) << pattern;  // past the count: untouched
-  }
-}
-
 TEST(DataDependent, SortRowsAlongTheLastAxisOfAStridedView) {
   // rows of a transposed 3x4 view: each column of the buffer is one row to sort
   Program p = lower(parse_graph(R"(graph @f {

@@ -291,7 +291,14 @@ class CompiledFunction(_C.Dispatcher):
             trace.target = self.target
             trace.trip_factor = self._trip_factor
             try:
-                result = converted(with_traced_numpy(self._fn), _control)(*posargs, **kwargs)
+                try:
+                    result = converted(with_traced_numpy(self._fn), _control)(*posargs, **kwargs)
+                except Exception as e:
+                    # Python code that needed a traced value and raised an error of its own for
+                    # strider's refusal (struct.pack's 'f': struct.error) fails for that refusal
+                    if trace.refused is not None and not isinstance(e, StriderError) and not capture.found:
+                        raise trace.refused from e
+                    raise
             except Specialize as s:  # numbers the caller passes are needed as values
                 capture.restore()
                 capture.undo()

@@ -44,9 +44,11 @@ class Specialize(BaseException):
 
 def needs_value(t, error):
     """What to raise where tracing needs t's value: Specialize where t is computed from numbers
-    the caller passes (and constants) alone, else `error`."""
+    the caller passes (and constants) alone, else `error`. The trace keeps it (Trace.refused):
+    Python code may turn it into an error of its own (struct.pack's 'f' into struct.error)."""
     storages = t._trace.from_arguments(t)
-    return Specialize(storages) if storages else error
+    t._trace.refused = Specialize(storages) if storages else error
+    return t._trace.refused
 
 
 def known_by_static(t, what, data_instead):
@@ -203,6 +205,7 @@ class Trace:
         # user's (file, line) of that loop or branch
         self.may_be_argument = {}
         self.target = "cpu"
+        self.refused = None  # the last needs_value: why a trace that then failed failed
         self._prev = None
 
     def refuse_side_effect(self, what):

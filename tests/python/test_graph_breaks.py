@@ -4,6 +4,7 @@ writes are NumPy's by construction. A warning says so once per function and reas
 lists the break with the user's file:line, stats() counts it, and strict=True raises instead.
 The suite runs with STRIDER_STRICT=1 (tests/conftest.py), so no other test falls back unseen."""
 import inspect
+import struct
 import os
 import warnings
 
@@ -108,3 +109,27 @@ def test_the_suite_is_strict_by_default():
     assert os.environ.get("STRIDER_STRICT") == "1"
     with pytest.raises(strider.TraceError):
         strider.compile(kept_or_none)(dets(20), 0.5)
+
+
+def packed(x, scale):
+    y = x * scale
+    return struct.pack("<f", y[0]), struct.pack("<d", scale * 2), y
+
+
+def test_code_that_turns_a_refusal_into_its_own_error_breaks_the_graph():
+    # struct.pack's 'f' raises struct.error for any failure of float(): a traced element's
+    # refusal stays the reason (a graph break, NumPy's result); a number the caller passes is
+    # specialized, as where float() itself is called on it
+    x = np.arange(3, dtype=np.float32)
+    f = strider.compile(packed, strict=False)
+    with pytest.warns(strider.GraphBreakWarning, match=r"float\(\) of a traced array"):
+        got = f(x, 2.0)
+    want = packed(x, 2.0)
+    assert got[:2] == want[:2] and np.array_equal(got[2], want[2])
+    assert f.stats()["graph_breaks"] == 1
+    with pytest.raises(strider.TraceError, match=r"float\(\) of a traced array"):
+        strider.compile(packed, strict=True)(x, 2.0)
+    g = strider.compile(lambda x, s: (struct.pack("<d", s * 2), x * s), strict=True)
+    for s in (2.0, 3.0):
+        got = g(x, s)
+        assert got[0] == struct.pack("<d", s * 2) and np.array_equal(got[1], x * s)

@@ -295,6 +295,19 @@ void for_each_set(const bool* m, int64_t n, int64_t stride, F&& f) {
     if (m[i * stride]) f(i);
 }
 
+// Moves `Bytes` from `from` to `to`, which may overlap it: read whole, then written. Up to 64
+// bytes the compiler keeps them in registers (memmove of a constant size is a call).
+template <size_t Bytes>
+void move_bytes(char* to, const char* from) {
+  if constexpr (Bytes <= 64) {
+    char held[Bytes];
+    std::memcpy(held, from, Bytes);
+    std::memcpy(to, held, Bytes);
+  } else {
+    std::memmove(to, from, Bytes);
+  }
+}
+
 void compress(const Graph& g, const Op& op, char* const* base) {
   const View& mask = op.inputs[0];
   const View& src = op.inputs[1];
@@ -324,17 +337,17 @@ void compress(const Graph& g, const Op& op, char* const* base) {
           std::memcpy(&w, m + i, 8);
           if (!w) continue;
           if (runs && w == 0x0101010101010101ull) {  // all kept (most of an NMS trip's survivors)
-            std::memmove(to + k * ob, from + i * sb, 8 * row);
+            move_bytes<8 * row>(to + k * ob, from + i * sb);
             k += 8;
             continue;
           }
           for (int b = 0; b < 8; ++b, w >>= 8) {
-            std::memmove(to + k * ob, from + (i + b) * sb, row);
+            move_bytes<row>(to + k * ob, from + (i + b) * sb);
             k += (w & 0xFF) != 0;
           }
         }
       for_each_set(m + i * ms, n - i, ms, [&, to, from, ob, sb](int64_t j) {
-        if (k < room) std::memmove(to + k++ * ob, from + (i + j) * sb, decltype(size)::value);
+        if (k < room) move_bytes<row>(to + k++ * ob, from + (i + j) * sb);
       });
     };
     if (src.ndim() == 1) return fixed(std::integral_constant<size_t, sizeof(T)>{});

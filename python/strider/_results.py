@@ -71,10 +71,37 @@ class Entry:
         self.cuda = None  # the program's stages loaded on a CUDA device (target="cuda")
 
 
+def _numbers_of_one_array(value):
+    """A list (nested) of traced Python numbers of one kind that are the elements of one array in
+    C order (what .tolist() gives): that array, returned as one (pytree's "numbers"); else None."""
+    shape, first = [], value
+    while type(first) is list and first:
+        shape.append(len(first))
+        first = first[0]
+    if not (isinstance(first, Tracer) and first.ndim == 0 and first._weak in (bool, int, float)):
+        return None
+    v0, items = first._view, [value]
+    for n in shape:  # each level: lists of the same length
+        if any(type(x) is not list or len(x) != n for x in items):
+            return None
+        items = [y for x in items for y in x]
+    for i, x in enumerate(items):
+        if not (isinstance(x, Tracer) and x.ndim == 0 and x._weak is first._weak and x.dtype == first.dtype and
+                x._view.storage == v0.storage and x._view.offset == v0.offset + i):
+            return None
+    strides = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
+    return Tracer(first._trace, _C.View(v0.storage, shape, strides, v0.offset), first.dtype)
+
+
 def flatten_result(value, leaves):
     if type(value) is Choice:  # the side its condition picks (pytree.cc)
         leaves.append(value.cond)
         return ("choice", (("leaf",), flatten_result(value.then, leaves), flatten_result(value.other, leaves)))
+    if type(value) is list and (numbers := _numbers_of_one_array(value)) is not None:
+        leaves.append(numbers)  # .tolist()'s: one array, made a list of numbers when returned
+        return ("numbers",)
     if isinstance(value, (tuple, list)):
         items = tuple(flatten_result(v, leaves) for v in value)
         return (type(value).__name__, items) if type(value) in (tuple, list) else ("subclass", items, type(value))

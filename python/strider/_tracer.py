@@ -109,6 +109,7 @@ def check_live(*values):
 # dtypes the IR carries (csrc/ir/dtypes.def), by NumPy dtype.
 IR_DTYPES = {np.dtype(name): short for name, short in _C.dtype_names().items()}
 _WEAK_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+_TOLIST_ITEMS = 4096  # .tolist() of more: a number each, too many to trace
 _SPAN_OPS = frozenset({"argsort", "argmax", "argmin", "nonzero", "check_index", "copy", "take", "cast", "compress", "add", "subtract"})
 _INT_SHORT = {IR_DTYPES[np.dtype(t)] for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
               if np.dtype(t) in IR_DTYPES}
@@ -1094,8 +1095,30 @@ class Tracer:
         return t
 
     def tolist(self):
-        raise trace_error(".tolist() of a traced array", "return the array and convert it outside the "
-                          "compiled function")
+        """ndarray.tolist(): nested lists of Python numbers, traced ones where only the run knows
+        them: elements of one copy in the Python kind's dtype (as traced_number makes one). A
+        run-time length, more than _TOLIST_ITEMS elements (a number each) and uint64 are a graph
+        break."""
+        if (value := concrete(self)) is not None:
+            return value.tolist()
+        if self.ndim == 0:
+            return self.item()
+        if self.is_dynamic or self.size > _TOLIST_ITEMS or self.dtype.kind not in "biuf" or self.dtype == np.uint64:
+            raise trace_error(".tolist() of a traced array " + ("of a run-time length" if self.is_dynamic else
+                              f"of more than {_TOLIST_ITEMS} elements" if self.size > _TOLIST_ITEMS else
+                              f"of {self.dtype}"), "return the array and convert it outside the compiled function")
+        if self._trace.from_arguments(self):  # computed from the caller's numbers: they specialize
+            raise needs_value(self, trace_error(".tolist() of a traced array", "return the array"))
+        kind = {"b": bool, "f": float}.get(self.dtype.kind, int)
+        numbers = self.astype({float: np.float64, int: np.int64, bool: np.bool_}[kind], copy=True)
+        v = numbers._view
+
+        def nested(d, offset):  # 0-d views of the copy (an index would copy each)
+            if d == numbers.ndim:
+                return Tracer(self._trace, _C.View(v.storage, [], [], offset), numbers.dtype, weak=kind)
+            return [nested(d + 1, offset + i * v.strides[d]) for i in range(v.shape[d])]
+
+        return nested(0, v.offset)
 
     def __array__(self, dtype=None, copy=None):
         value = concrete(self)

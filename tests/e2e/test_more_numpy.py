@@ -267,3 +267,22 @@ def test_diag_outer_multi_dot():
     check(matrices, np.array([1.0, -2.0, 3.5, 4.0]), m, np.array([0.5, -1.0, 2.0]))
     check(matrices, np.array([1, 2, 3, 4]), np.asfortranarray(m.astype(np.int64)), np.array([1, 0, 2]))
     check_raises(writes_a_diagonal, m, exc=ValueError)  # NumPy's diagonal is read-only
+
+
+def _as_lists(b, m, k):
+    rows = b.tolist()
+    x = rows[0][0]
+    x += 5  # a Python number: the list keeps its own
+    rows[1][0] *= 2
+    kept = [r for r, keep in zip(rows, m.tolist()) if keep]
+    return (x, rows, kept, sum(rows[2]), max(rows[3]), [v * 2 for v in rows[-1]], b[0].tolist(),
+            k.tolist(), (k > 0).tolist(), b.astype(np.float16).tolist())
+
+
+@pytest.mark.parametrize("rows", [4, 7])
+def test_tolist_gives_python_numbers_in_lists(rows):
+    # floats, ints and bools as Python's, nested as the shape; each list its own (writes into one
+    # leave the array and the others as they were)
+    rng = np.random.default_rng(rows)
+    b = rng.uniform(0, 100, (rows, 4)).astype(np.float32)
+    check(_as_lists, b, rng.uniform(0, 1, rows) > 0.5, rng.integers(-5, 5, (rows, 2)).astype(np.int16))

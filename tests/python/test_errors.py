@@ -79,9 +79,9 @@ def test_item_of_traced_value_at_a_position():
     raises_at(f, (arr(),), r"item")
 
 
-def test_tolist_of_traced_value():
+def test_tolist_of_a_run_time_length():
     def f(x):
-        y = x + 1
+        y = x[x > 0]
         return y.tolist()  # <- error
 
     raises_at(f, (arr(),), r"tolist")

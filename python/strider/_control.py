@@ -547,8 +547,13 @@ def append(lst, value):
 
 def extend(lst, values):
     """lst.extend(values): the rows of an array as items of a TracedList where a traced loop
-    carries the list (their count may be known only at run time)."""
+    carries the list (their count may be known only at run time); the items of a list or tuple,
+    appended in turn (`keep.extend([i, j])`)."""
     trace = current_trace()
+    if type(values) in (list, tuple) and trace is not None and (isinstance(lst, TracedList) or type(lst) is list):
+        for v in list(values):
+            append(lst, v)
+        return lst
     if isinstance(lst, TracedList) and not isinstance(lst, TracedRows):
         _append(trace, lst, values, block=True)
         return lst

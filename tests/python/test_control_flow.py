@@ -87,6 +87,24 @@ def test_gathers_through_positions_a_loop_compacts(n, where, start):
           calls=2)
 
 
+def ends_of(x, t, pair):
+    # extend by a list (or tuple) of traced values in a loop on a traced condition: each appended
+    out, lone = [], []
+    order = np.flatnonzero(x > t)
+    while order.size > 0:
+        out.extend((order[0], order[-1]) if pair else [order[0], order[-1] + 1])
+        lone.extend([order.size])
+        order = order[1:-1]
+    out.extend(out[:0])
+    return out, lone
+
+
+@pytest.mark.parametrize("t", [2.0, 0.95, 0.4])  # no trip, one trip, some
+@pytest.mark.parametrize("pair", [True, False])
+def test_extend_by_a_list_in_a_traced_loop(t, pair):
+    check(ends_of, np.random.default_rng(4).uniform(0, 1, 15), t, pair, static_argnames=("pair",))
+
+
 def above(x, t):
     order = np.flatnonzero(x > t)  # a run-time length from the start: the loop is traced from trip 0
     total = x[:0].sum()

@@ -186,7 +186,7 @@ def set_shape(x):
 
 
 def asarray_tolist(x):
-    return np.asarray(x).tolist()  # <- error
+    return np.asarray(x).tolist()
 
 
 def frompyfunc(x):
@@ -367,7 +367,7 @@ CONSTRUCTS = [
     ("tobytes_method", tobytes_method, ERROR, r"tobytes"),
     ("flat_attribute", flat_attribute, ERROR, r"\.flat\b"),
     ("set_shape", set_shape, ERROR, r"shape"),
-    ("asarray_tolist", asarray_tolist, ERROR, r"tolist"),
+    ("asarray_tolist", asarray_tolist, SAME, None),
     ("frompyfunc", frompyfunc, ERROR, r"np.frompyfunc\(.*object arrays.*np.vectorize"),
     ("vectorize", vectorize, SAME, None),
     ("global_array", global_array, SAME, None),

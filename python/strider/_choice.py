@@ -190,6 +190,12 @@ def _kind(value):
         return "None"
     if isinstance(value, Choice):
         return f"({_kind(value.then)} or {_kind(value.other)})"
+    if type(value) in (bool, int, float):
+        return f"a Python {type(value).__name__}"
+    if isinstance(value, Tracer) and value._weak is not None and not value.ndim:
+        return f"a Python {value._weak.__name__}"  # a traced one: 0-d arrays both, kinds apart
+    if isinstance(value, np.generic) or (isinstance(value, Tracer) and value._scalar):
+        return f"a NumPy {value.dtype} scalar"
     if isinstance(value, (Tracer, np.ndarray)):
         return f"a {value.ndim}-d {value.dtype} array"
     return f"a {type(value).__name__}"

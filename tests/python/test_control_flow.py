@@ -105,6 +105,19 @@ def test_extend_by_a_list_in_a_traced_loop(t, pair):
     check(ends_of, np.random.default_rng(4).uniform(0, 1, 15), t, pair, static_argnames=("pair",))
 
 
+def index_of_two_kinds(x, t):
+    k = 0
+    if x.sum() > t:  # a traced condition: k is a NumPy int64 on one path, a Python int on the other
+        k = np.argmax(x)
+    return x[[0, k]]
+
+
+def test_a_variable_of_two_kinds_is_named_by_its_kinds():
+    # both sides are 0-d int64 values to strider: the message names the Python kinds that differ
+    with pytest.raises(strider.TraceError, match="'k' holds a NumPy int64 scalar or a Python int"):
+        strider.compile(index_of_two_kinds, strict=True)(np.arange(4.0), 1.0)
+
+
 def above(x, t):
     order = np.flatnonzero(x > t)  # a run-time length from the start: the loop is traced from trip 0
     total = x[:0].sum()

@@ -654,7 +654,8 @@ def add_at(a, indices, b):
 
 
 # a bincount of 8- or 16-bit integers (or bools) needs at most this many bins: their dtype bounds them
-_BIN_DTYPES = {np.dtype(np.bool_): 2, **{np.dtype(t): np.iinfo(t).max + 1 for t in (np.int8, np.uint8, np.int16, np.uint16)}}
+_BIN_DTYPES = {np.dtype(np.bool_): 2,
+               **{np.dtype(t): np.iinfo(t).max + 1 for t in (np.int8, np.uint8, np.int16, np.uint16)}}
 
 
 def bincount(x, weights=None, minlength=0):
@@ -675,7 +676,8 @@ def bincount(x, weights=None, minlength=0):
         raise ValueError("'minlength' must not be negative")
     t = as_tracer(x)
     if t.ndim != 1:
-        raise ValueError("object too deep for desired array" if t.ndim else "object of too small depth for desired array")
+        raise ValueError("object too deep for desired array" if t.ndim else
+                         "object of too small depth for desired array")
     if t.dtype.kind not in "biu":
         raise TypeError(f"Cannot cast array data from {t.dtype!r} to dtype('int64') according to the rule 'safe'")
     w = None
@@ -693,9 +695,8 @@ def bincount(x, weights=None, minlength=0):
     trace = current_trace()
     lo, hi = trace.ranges.get(t._view.storage, (None, None))
     if t.dtype in _BIN_DTYPES:
-        lo, hi = (0, 2) if t.dtype == np.bool_ else (lo, min(hi or _BIN_DTYPES[t.dtype], _BIN_DTYPES[t.dtype]))
-        if t.dtype.kind in "bu":
-            lo = 0
+        hi = min(hi if hi is not None else _BIN_DTYPES[t.dtype], _BIN_DTYPES[t.dtype])
+        lo = 0 if t.dtype.kind in "bu" else lo
     if hi is None:
         raise unsupported("np.bincount of values tracing cannot bound (its bins' count would have no bound)",
                           "give np.bincount values whose range is known (argmax's positions, 8- or 16-bit integers), "

@@ -110,7 +110,8 @@ def check_live(*values):
 IR_DTYPES = {np.dtype(name): short for name, short in _C.dtype_names().items()}
 _WEAK_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
 _TOLIST_ITEMS = 4096  # .tolist() of more: a number each, too many to trace
-_SPAN_OPS = frozenset({"argsort", "argmax", "argmin", "nonzero", "check_index", "copy", "take", "cast", "compress", "add", "subtract"})
+_SPAN_OPS = frozenset({"argsort", "argmax", "argmin", "nonzero", "check_index", "copy", "take", "cast", "compress",
+                       "add", "subtract"})
 _INT_SHORT = {IR_DTYPES[np.dtype(t)] for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
               if np.dtype(t) in IR_DTYPES}
 

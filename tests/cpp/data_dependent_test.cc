@@ -311,8 +311,8 @@ TEST(DataDependent, CompressInPlaceMovesEveryRowBeforeOverwritingIt) {
       for (const char* dt : {"i64", "f32"}) {
         Program p = lower(parse_graph(std::string("graph @f {\n  %s0 = storage bool[") + n + "] arg 0\n"
                                       "  %s1 = storage i64[1] arg 1\n  %s2 = storage " + dt + "[1003] arg 2\n"
-                                      "  op0 = compress(%s0[" + n + "]{1}+0, %s2[" + n + "]{1}+" + s + ") -> %s2[?%s1<=" + n +
-                                      "]{1}+0\n  return\n}"));
+                                      "  op0 = compress(%s0[" + n + "]{1}+0, %s2[" + n + "]{1}+" + s +
+                                      ") -> %s2[?%s1<=" + n + "]{1}+0\n  return\n}"));
         std::vector<int64_t> x(kN), want;
         std::iota(x.begin(), x.end(), 10);
         for (int64_t i = 0; i + shift < kN; ++i)
@@ -324,7 +324,8 @@ TEST(DataDependent, CompressInPlaceMovesEveryRowBeforeOverwritingIt) {
         } else {
           std::vector<float> f(x.begin(), x.end());
           execute(p, {mask.data(), &count, f.data()});
-          for (int64_t i = 0; i < count; ++i) ASSERT_EQ(f[i], static_cast<float>(want[i])) << keep_in_8 << " " << shift << " " << i;
+          for (int64_t i = 0; i < count; ++i)
+            ASSERT_EQ(f[i], static_cast<float>(want[i])) << keep_in_8 << " " << shift << " " << i;
         }
       }
     }

@@ -170,6 +170,14 @@ class _Slot:
         return (self.dtype, tuple(bounds), tuple(dynamic), self.weak, self.scalar, span) if grew else None
 
 
+def _no_lengths(trace, slot):
+    """A placeholder's run-time lengths set to 0 (its data is never read): a copy of it reads
+    no further than its storage."""
+    for e in slot.extents:
+        if e >= 0:
+            trace.op("copy", [trace.const(np.int64(0))], _C.View(e, [], [], 0))
+
+
 def _spec_of(t):
     dynamic = tuple(isinstance(d, Extent) for d in t.shape)
     return t.dtype, tuple(bound(d) for d in t.shape), dynamic, t._weak, t._scalar, t._trace.ranges.get(t._view.storage)
@@ -651,8 +659,9 @@ def python_test(test, what):
     """The test of `what`, an `if` or `while` the rewrite leaves to Python (_convert.py): where it
     is traced, a TraceError that says why (a graph break: the call runs in NumPy)."""
     if _is_traced(test):
-        raise trace_error(f"{what} on a traced condition: strider.compile captures `return` only in `if`s outside "
-                          "loops, `break` and `continue` only in the loop they leave, and no loop's `else`",
+        raise trace_error(f"{what} on a traced condition: strider.compile captures a `return` only in `if`s (in a "
+                          "loop too, not in a with or try there), `break` and `continue` only in the loop they leave, "
+                          "and no loop's `else`",
                           "keep the result in a variable, break out of the loop and return it after the loop")
     return test
 
@@ -738,7 +747,7 @@ def zip_(fn, *args):
     return fn(*args)
 
 
-def for_stmt(iterable, body, state, names, live, target):
+def for_stmt(iterable, body, state, names, live, target, guarded=()):
     """`for target in iterable:` (target a name or a tuple of names) as Python runs it, but where
     the iterable is a range or a traced array's rows (or an enumerate of them) whose first trip
     traces a loop or branch on a traced condition or that are many (_unrolled_or_counted), a range
@@ -747,25 +756,26 @@ def for_stmt(iterable, body, state, names, live, target):
     trace = current_trace()
     t = _positions(names, target)
     if trace is not None and isinstance(iterable, TracedRange):
-        return _counted(trace, body, state, names, live, t, iterable.start, iterable.stop, iterable.step, lambda i: i)
+        return _counted(trace, body, state, names, live, guarded, t, iterable.start, iterable.stop, iterable.step,
+                        lambda i: i)
     if trace is not None and (isinstance(iterable, (Enumerated, Zipped)) or _of_rows(iterable)):
         items, first = (iterable.items, iterable.start) if isinstance(iterable, Enumerated) else (iterable, None)
         items = items.array() if isinstance(items, TracedList) else items
         item = (lambda i: items[i]) if first is None else (lambda i: (i + first, items[i]))
         if isinstance(items.shape[0], Extent):
-            return _counted(trace, body, state, names, live, t, 0, items.shape[0], 1, item)
+            return _counted(trace, body, state, names, live, guarded, t, 0, items.shape[0], 1, item)
         # its rows, as a range of their indices gives them
-        return _unrolled_or_counted(trace, range(items.shape[0]), item, body, state, names, live, t)
+        return _unrolled_or_counted(trace, range(items.shape[0]), item, body, state, names, live, guarded, t)
     if trace is None or type(iterable) is not range:
         for value in iterable:
             state, broke = body(*_with(state, t, value))
             if broke:
                 break
         return state
-    return _unrolled_or_counted(trace, iterable, lambda i: i, body, state, names, live, t)
+    return _unrolled_or_counted(trace, iterable, lambda i: i, body, state, names, live, guarded, t)
 
 
-def _unrolled_or_counted(trace, r, item, body, state, names, live, t):
+def _unrolled_or_counted(trace, r, item, body, state, names, live, guarded, t):
     """A loop over item(i) for i in the range r: unrolled, as Python's loop, unless its first trip
     traces a loop or branch (a region each trip) where it has more than _UNROLLED trips, or a trip
     meets `if t: break` on a traced t (the loop from that trip on); a long one is a loop of the IR
@@ -776,7 +786,7 @@ def _unrolled_or_counted(trace, r, item, body, state, names, live, t):
         capture = getattr(trace, "capture", None)
         held = (capture.hold() if capture is not None else []) + hold(state)
         try:
-            return _counted_range(trace, r, item, body, state, names, live, t)
+            return _counted_range(trace, r, item, body, state, names, live, guarded, t)
         except (_Retry, _GoTraced):
             raise
         except Exception:  # noqa: BLE001 - unrolled, Python's loop decides
@@ -794,28 +804,28 @@ def _unrolled_or_counted(trace, r, item, body, state, names, live, t):
                 raise
             trace.restore(snap)
             put_back(held)
-            return _counted_range(trace, r[k:], item, body, state, names, live, t)
+            return _counted_range(trace, r[k:], item, body, state, names, live, guarded, t)
         finally:
             trace.loops.pop()
         if k == 0 and trace.regions != regions and len(r) > _UNROLLED:
             trace.restore(snap)
             put_back(held)
-            return _counted_range(trace, r, item, body, state, names, live, t)
+            return _counted_range(trace, r, item, body, state, names, live, guarded, t)
         state = new_state
         if broke:
             break
     return state
 
 
-def _counted_range(trace, r, item, body, state, names, live, t):
+def _counted_range(trace, r, item, body, state, names, live, guarded, t):
     """A loop of the IR over item(i) for the trips i of the range r, one at least: the target
     holds a value after it, as Python's would (its first, until a trip assigns it)."""
     if not isinstance(t, list):
         state = _with(state, t, item(r.start))
-    return _counted(trace, body, state, names, live, t, r.start, r.stop, r.step, item, trips=len(r))
+    return _counted(trace, body, state, names, live, guarded, t, r.start, r.stop, r.step, item, trips=len(r))
 
 
-def _counted(trace, body, state, names, live, t, start, stop, step, item, trips=None):
+def _counted(trace, body, state, names, live, guarded, t, start, stop, step, item, trips=None):
     """A loop of the IR over a counter from start while below stop (above, for a negative step),
     the target given item(counter) each trip; `trips`: the exact count, where known."""
 
@@ -827,7 +837,7 @@ def _counted(trace, body, state, names, live, t, start, stop, step, item, trips=
         return tuple(out) + (s[-1] + step,), broke
 
     out = _traced_while(trace, cond, counted, tuple(state) + (start,), tuple(names) + ("<counter>",),
-                        tuple(live) + ("<counter>",), trips=trips)
+                        tuple(live) + ("<counter>",), trips=trips, guarded=guarded)
     return out[:-1]
 
 
@@ -857,12 +867,12 @@ def _with(state, i, value):
     return tuple(state)
 
 
-def while_stmt(cond, body, state, names, live):
+def while_stmt(cond, body, state, names, live, guarded=()):
     trace = current_trace()
     while True:
         c = cond(*state)
         if trace is not None and _is_traced(c):
-            return _traced_while(trace, cond, body, state, names, live)
+            return _traced_while(trace, cond, body, state, names, live, guarded=guarded)
         if not c:
             return state
         if trace is None:
@@ -878,17 +888,18 @@ def while_stmt(cond, body, state, names, live):
                 trace.loops.pop()
                 trace.restore(snap)
                 put_back(held)  # what the trip appended: it is traced again
-                return _traced_while(trace, cond, body, state, names, live)
+                return _traced_while(trace, cond, body, state, names, live, guarded=guarded)
             trace.loops.pop()
             state = new_state
         if broke:
             return state
 
 
-def if_stmt(test, then, other, state, names, live=None, items=()):
+def if_stmt(test, then, other, state, names, live=None, items=(), guarded=()):
     """`if test:` with its two sides as functions of the variables they assign (`names`; the
     ones read after it: `live`, all when None) and, after those, of the ones whose items they
-    assign (`items`); the values of the assigned ones after it."""
+    assign (`items`); the values of the assigned ones after it. `guarded`: the ones it may merge
+    from a placeholder where one side leaves them unassigned (_convert._assigned_before)."""
     trace = current_trace()
     if items:
         return _ItemLists(state, names, len(names) - len(items)).branch(test, then, other, names if live is None
@@ -898,7 +909,7 @@ def if_stmt(test, then, other, state, names, live=None, items=()):
     cond = _condition(test)
     return _settle(trace, lambda last: _BranchTrace(trace, last.specs, last.lists, last.choices) if last
                    else _BranchTrace(trace, {}, {}, {}),
-                   lambda branch: branch.run(cond, then, other, state, names, names if live is None else live),
+                   lambda branch: branch.run(cond, then, other, state, names, names if live is None else live, guarded),
                    trace_error("a branch on a traced condition whose variables do not settle", "keep each variable's "
                                "shape the same in both branches"))
 
@@ -1086,10 +1097,13 @@ class _BranchTrace(_Region):
         # structure and the specs of its arrays' slots
         self.choices = {name: list(sides) for name, sides in choices.items()}
 
-    def run(self, cond, then, other, state, names, live):
+    def run(self, cond, then, other, state, names, live, guarded):
         trace = self.trace
+        self.guarded = set(guarded)
         state = self.lists_as_traced(state, [n if n in live else None for n in names])
         slots = {n: _Slot(trace, n, *spec) for n, spec in self.specs.items()}
+        for name in self.guarded & set(slots):
+            _no_lengths(trace, slots[name])
         sides = {n: [[_Slot(trace, n, *spec) for spec in side[1]] for side in c] for n, c in self.choices.items()}
         if self.choices:
             # a loop carries values of one kind; a Choice that lives within a trip is the trip's
@@ -1150,8 +1164,8 @@ class _BranchTrace(_Region):
                 merged.append(slots[name].tracer(trace))
             elif a is b:
                 merged.append(a)
-            else:
-                merged.append(Undefined(name))
+            else:  # (a side's value that is itself unassigned names its own variable)
+                merged.append(next((v for v in (a, b) if isinstance(v, Undefined)), Undefined(name)))
         return tuple(merged)
 
     def _merge(self, slots, state, out, names, side):
@@ -1166,7 +1180,8 @@ class _BranchTrace(_Region):
                 continue
             if name in slots:
                 if isinstance(value, Undefined):  # assigned on one side only: unusable after the branch
-                    self.partial.add(name)
+                    if name not in self.guarded:
+                        self.partial.add(name)
                 elif _fits(slots[name], value):
                     values[name] = value
                 continue  # else a value of another kind: a Choice (run)
@@ -1262,9 +1277,18 @@ class _LoopTrace(_Region):
 
     def write_back(self, state):
         # (a break in a counted loop's body gives its state without the counter, left as it is)
-        values = {n: state[self.index[n]] for n in self.slots if self.index[n] < len(state)}
+        given = {n: state[i] for n, i in self.index.items() if i < len(state)}
+        # a placeholder's slot keeps what it holds where a trip leaves its variable unassigned;
+        # one not yet made learns its spec from the first value a trip assigns
+        values = {n: None if n in self.guarded and isinstance(given[n], Undefined) else given[n] for n in self.slots
+                  if n in given}
+        learned = {n: _spec_of(t) for n in self.guarded - set(self.slots)
+                   if n in given and (t := _carryable(given[n])) is not None}
+        if learned:
+            self.specs.update(learned)
+            raise _Retry(self)
         for n, v in values.items():
-            if not (isinstance(v, Tracer) and v._view == self.slots[n].tracer(self.trace)._view):
+            if v is not None and not (isinstance(v, Tracer) and v._view == self.slots[n].tracer(self.trace)._view):
                 self.kinds.setdefault(n, set()).add(_kind_of(v))
         for n, v in self.statics.items():
             now = state[self.index[n]]
@@ -1276,15 +1300,19 @@ class _LoopTrace(_Region):
             self.specs.update(grow)
             raise _Retry(self)
 
-    def run(self, cond, body, state, names, live):
+    def run(self, cond, body, state, names, live, guarded):
         trace = self.trace
         self.index = {n: i for i, n in enumerate(names)}
         self.live = set(live)
+        self.guarded = set(guarded) & self.live
         inside = self.lists_as_traced(state, [n if n in live else None for n in names])
         for i, name in enumerate(names):
             value = state[i]
             if name not in live:
                 inside[i] = Undefined(name) if isinstance(value, Undefined) else value
+                continue
+            if isinstance(value, Undefined) and name in self.guarded and name in self.specs:
+                inside[i] = self._placeholder(name)
                 continue
             if isinstance(value, (Undefined, TracedList)) or type(value) is list:
                 continue
@@ -1331,6 +1359,13 @@ class _LoopTrace(_Region):
         trace.sealed.append((first_storage, trace.graph.num_storages))
         return tuple(self._after(name) if name in self.slots else inside[i] if name in live
                      else Undefined(name) for i, name in enumerate(names))
+
+    def _placeholder(self, name):
+        """A slot for a variable unassigned before the loop that only a lifted return reads after
+        it (_convert._lifted), where a trip assigned it: no value written, no length."""
+        slot = self.slots[name] = _Slot(self.trace, name, *self.specs[name])
+        _no_lengths(self.trace, slot)
+        return slot.tracer(self.trace)
 
     def _after(self, name):
         """A carried variable after the loop: of the kind its trips leave (a Python number before
@@ -1383,16 +1418,17 @@ def _same_static(a, b):
         return False
 
 
-def _traced_while(trace, cond, body, state, names, live, trips=None):
+def _traced_while(trace, cond, body, state, names, live, trips=None, guarded=()):
     """A loop of the IR; `trips` its trip count where known (a range), else its lists get room
     for as many trips as the longest array it carries (or _MIN_TRIPS), times the factor calls
-    that outgrew it raised."""
+    that outgrew it raised. `guarded`: the variables it may carry from a placeholder where they
+    are unassigned before it (_convert._lifted)."""
     room = trips if trips is not None else trace.trip_factor * max(
         [_MIN_TRIPS] + [bound(d) + 1 for v in state if isinstance(v, Tracer) for d in v.shape[:1]])
     exact = trips is not None
     return _settle(trace, lambda last: _LoopTrace(trace, last.specs, last.lists, last.written, room, exact) if last
                    else _LoopTrace(trace, {}, {}, set(), room, exact),
-                   lambda loop: loop.run(cond, body, state, names, live),
+                   lambda loop: loop.run(cond, body, state, names, live, guarded),
                    trace_error("a loop on a traced condition whose carried variables keep growing (a variable's "
                                "length grows every trip?)", "keep what a loop carries at most as long as it was "
                                "before the loop"))

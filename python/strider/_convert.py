@@ -13,6 +13,7 @@ while tracing: a call that runs in NumPy (a graph break) runs the function as wr
 import ast
 import copy
 import inspect
+import itertools
 import operator
 import textwrap
 import types
@@ -102,22 +103,22 @@ _RETURN = "__strider_return"
 _GROWTH = 8  # a single exit may copy statements into several paths: at most this many times the function
 
 
-def _if_returns(stmts, in_if):
-    """(whether every return of stmts sits in `if`s only, with no loop, with or try around it;
-    whether one sits in an `if`): the returns _single_exit moves."""
-    found = False
+def _if_returns(stmts):
+    """The returns of stmts, each at their top level or in `if`s only; None where one sits in a
+    loop, a with or a try."""
+    found = []
     for s in stmts:
         if isinstance(s, ast.Return):
-            found = found or in_if
+            found.append(s)
         elif isinstance(s, ast.If):
             for part in (s.body, s.orelse):
-                ok, inner = _if_returns(part, True)
-                if not ok:
-                    return False, False
-                found = found or inner
+                inner = _if_returns(part)
+                if inner is None:
+                    return None
+                found += inner
         elif any(isinstance(j, ast.Return) for j in _jumps([s])):
-            return False, False
-    return True, found
+            return None
+    return found
 
 
 def _ends(stmts):
@@ -151,7 +152,11 @@ def _spans(s):
 
 
 class _Returns(ast.NodeTransformer):
-    """`return x` as `__strider_return = x` (not in nested functions)."""
+    """Each `return x` (not in nested functions) as what replace(it) gives: a statement or a list
+    of them; None keeps it."""
+
+    def __init__(self, replace):
+        self.replace = replace
 
     def visit_FunctionDef(self, node):
         return node
@@ -159,30 +164,132 @@ class _Returns(ast.NodeTransformer):
     visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = visit_FunctionDef
 
     def visit_Return(self, node):
-        return ast.copy_location(ast.Assign(targets=[ast.Name(id=_RETURN, ctx=ast.Store())],
-                                            value=node.value or ast.Constant(None)), node)
+        return self.replace(node) or node
+
+
+def _assign(name, value):
+    return ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=value)
+
+
+def _returned(node):
+    """`return x` as `__strider_return = x`."""
+    return ast.copy_location(_assign(_RETURN, node.value or ast.Constant(None)), node)
 
 
 def _single_exit(fn_node):
     """Gives the function one return, at its end, where its returns sit in `if`s; whether it did."""
-    ok, found = _if_returns(fn_node.body, False)
-    if not (ok and found):
+    returns = _if_returns(fn_node.body)
+    if not returns or all(any(r is s for s in fn_node.body) for r in returns):
         return False
     size = sum(1 for _ in ast.walk(fn_node))
     body = _tail_returns(copy.deepcopy(fn_node.body))
     if sum(1 for s in body for _ in ast.walk(s)) > _GROWTH * size:
         return False
     first = body[0]
-    init = ast.Assign(targets=[ast.Name(id=_RETURN, ctx=ast.Store())], value=ast.Constant(None))
+    init = _assign(_RETURN, ast.Constant(None))
     init.lineno = init.end_lineno = first.lineno
     # one line past the function: outside every `if`, so that each one merges the value
     end = ast.Return(value=_load(_RETURN))
     end.lineno = end.end_lineno = fn_node.end_lineno + 1
     for n in (init, end):
         n.col_offset = n.end_col_offset = first.col_offset
-    fn_node.body = [ast.fix_missing_locations(init)] + [_Returns().visit(s) for s in body] + [
+    fn_node.body = [ast.fix_missing_locations(init)] + [_Returns(_returned).visit(s) for s in body] + [
         ast.fix_missing_locations(end)]
     return True
+
+
+_RETURNED = "__strider_returned"
+
+
+def _lift_loop_returns(stmts, loads, later, fresh):
+    """stmts with each loop whose returns sit in `if`s of its body (or at its top level) made to
+    leave by `break` with a fresh flag up, and to return after it: `if flag: return x`, x as it
+    was where Python returned (a break leaves the loop's variables as they were), so that loops
+    and branches of the IR carry flags, not return values of every kind. Inner loops first: an
+    outer loop then lifts the inner one's `if flag: return x`. `loads`: the lines each name is
+    loaded on in the function as written; `later` takes the lines x's names are now read on."""
+    out = []
+    for s in stmts:
+        if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(s, field, None), list):
+                    setattr(s, field, _lift_loop_returns(getattr(s, field), loads, later, fresh))
+            for h in getattr(s, "handlers", ()):
+                h.body = _lift_loop_returns(h.body, loads, later, fresh)
+        returns = _if_returns(s.body) if isinstance(s, (ast.For, ast.While)) else None
+        out += _lifted(s, returns, loads, later, fresh()) if returns else [s]
+    return out
+
+
+def _lifted(loop, returns, loads, later, k):
+    """The loop's returns lifted (_lift_loop_returns): its flags lowered before it, the loop, the
+    returns after it. The loop's `strider_guarded`: the names the returns read that may be
+    unassigned where the loop starts, which it may then carry from a placeholder (_control.py):
+    assigned on every path of a trip before the return (or the `for` target), read nowhere else
+    outside the loop, and not read in a trip (or a `while`'s test) before it assigns them."""
+    flags = {id(r): f"{_RETURNED}_{k}_{i}" for i, r in enumerate(returns)}
+    target = [n.id for n in _target_names(loop.target) if n is not None] if isinstance(loop, ast.For) else []
+    read = {id(r): {n.id for n in ast.walk(r.value) if isinstance(n, ast.Name)} if r.value else set()
+            for r in returns}
+    guarded = set().union(*(_assigned_before(loop.body, r, read[id(r)], loads) | (read[id(r)] & set(target))
+                            for r in returns))
+    loop.body = [_Returns(lambda r: [ast.copy_location(_assign(flags[id(r)], ast.Constant(True)), r),
+                                     ast.copy_location(ast.Break(), r)]).visit(s) for s in loop.body]
+    inside = set(range(loop.lineno, loop.end_lineno + 1))
+    tested = _names([loop.test]).loaded if isinstance(loop, ast.While) else set()  # read before every trip
+    loop.strider_guarded = sorted(n for n in guarded - tested if loads.get(n, set()) <= inside
+                                  and (n in target or not _read_first(n, loop.body)))
+    # the returns sit on the loop's last line (within what holds it, before what follows it);
+    # what they read counts as read just past the loop, where the loop leaves it
+    for r in returns:
+        for n in read[id(r)] | {flags[id(r)]}:
+            later.setdefault(n, set()).add(loop.end_lineno + 1)
+    ifs = [ast.If(test=_load(flags[id(r)]), body=[ast.Return(value=r.value)], orelse=[]) for r in returns]
+    for stmt, r in zip(ifs, returns):
+        ast.copy_location(stmt.body[0], r)
+        stmt.lineno = stmt.end_lineno = loop.end_lineno
+        stmt.col_offset = stmt.end_col_offset = loop.col_offset
+    return [_at(_assign(flags[id(r)], ast.Constant(False)), loop) for r in returns] + [loop] + [
+        ast.fix_missing_locations(stmt) for stmt in ifs]
+
+
+def _holds(stmts, node):
+    return any(n is node for s in stmts for n in ast.walk(s))
+
+
+def _assigned_before(stmts, node, read, loads):
+    """The names of `read` that stmts assign on every path to node (a return in their `if`s).
+    An `if` on that path whose side assigns some gets them as its `strider_guarded`: it may merge
+    them from a placeholder on its other side where they are read nowhere else outside it, and
+    not in the side before it assigns them."""
+    names = set()
+    for s in stmts:
+        if not _holds([s], node):
+            names |= _surely_assigned([s]) & read
+            continue
+        if isinstance(s, ast.If):
+            side = s.body if _holds(s.body, node) else s.orelse
+            inside = set(range(s.lineno, s.end_lineno + 1))
+            mine = {n for n in _assigned_before(side, node, read, loads)
+                    if loads.get(n, set()) <= inside and not _read_first(n, side)}
+            s.strider_guarded = sorted(set(getattr(s, "strider_guarded", ())) | mine)
+            names |= mine
+        return names
+    return names
+
+
+def _surely_assigned(stmts):
+    """The names stmts assign on every path (a lifted loop's placeholders too, not a loop's
+    others: it may not run; nothing in a with or try: it may leave early)."""
+    names = set()
+    for s in stmts:
+        if isinstance(s, ast.If):
+            names |= _surely_assigned(s.body) & _surely_assigned(s.orelse)
+        elif isinstance(s, (ast.For, ast.While)):
+            names |= set(getattr(s, "strider_guarded", ()))
+        elif not isinstance(s, (ast.With, ast.Try, ast.AsyncWith, ast.AsyncFor)) and not hasattr(s, "cases"):
+            names |= set(_names([s]).stored)
+    return names
 
 
 def _exit(s, jump=ast.Break):
@@ -194,14 +301,17 @@ def _exit(s, jump=ast.Break):
 def _turn_continues(stmts):
     """A loop body with each `if t: continue` (no else) at its top level turned into `if not t:`
     around the rest, as Python runs them, so that the branch is one a loop can trace; the rest's
-    own `if t: continue`s too (`if not x.size: continue` twice in one body)."""
+    own `if t: continue`s too (`if not x.size: continue` twice in one body). The break flag's
+    `if flag: break` at the end stays out: a trip that continues has not raised it."""
     for i, s in enumerate(stmts):
         if _exit(s, ast.Continue):
             rest = _turn_continues(stmts[i + 1:])
+            leave = rest[-1:] if rest and getattr(rest[-1], "strider_leave", False) else []
+            rest = rest[:len(rest) - len(leave)]
             if not rest:
-                return stmts[:i]
+                return stmts[:i] + leave
             test = ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=s.test), s.test)
-            return stmts[:i] + [_spans(ast.copy_location(ast.If(test=test, body=rest, orelse=[]), s))]
+            return stmts[:i] + [_around(test, rest, s)] + leave
     return stmts
 
 
@@ -212,8 +322,7 @@ def _flag_jumps(stmts, flag, jump):
     out = []
     for i, s in enumerate(stmts):
         if isinstance(s, jump):
-            out.append(ast.copy_location(ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
-                                                    value=ast.Constant(True)), s))
+            out.append(ast.copy_location(_assign(flag, ast.Constant(True)), s))
             return out
         if isinstance(s, ast.If) and any(isinstance(j, jump) for j in _jumps([s])):
             s.body = _flag_jumps(s.body, flag, jump) or [ast.Pass()]
@@ -221,11 +330,18 @@ def _flag_jumps(stmts, flag, jump):
             out.append(s)
             rest = _flag_jumps(stmts[i + 1:], flag, jump)
             if rest:
-                out.append(_spans(ast.copy_location(ast.If(test=ast.UnaryOp(op=ast.Not(), operand=_load(flag)),
-                                                           body=rest, orelse=[]), rest[0])))
+                out.append(_around(ast.UnaryOp(op=ast.Not(), operand=_load(flag)), rest, rest[0]))
             return out
         out.append(s)
     return out
+
+
+def _around(test, body, at):
+    """`if test:` around body (at `at`'s place), merging from a placeholder what the statements in
+    it may (strider_guarded): each reads them only within itself, so within this `if` too."""
+    s = _spans(ast.copy_location(ast.If(test=test, body=body, orelse=[]), at))
+    s.strider_guarded = sorted({n for b in body for node in ast.walk(b) for n in getattr(node, "strider_guarded", ())})
+    return s
 
 
 def _load(name):
@@ -478,8 +594,7 @@ class _Rewrite(ast.NodeTransformer):
             if name not in self.local_names:
                 return ast.copy_location(ast.Expr(_call("outer_append", _load(name), ast.Constant(c.func.attr), value)),
                                          node)
-            return ast.copy_location(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
-                                                value=_call(c.func.attr, _load(name), value)), node)
+            return ast.copy_location(_assign(name, _call(c.func.attr, _load(name), value)), node)
         return self.generic_visit(node)
 
     def body(self, stmts, in_loop):
@@ -513,7 +628,7 @@ class _Rewrite(ast.NodeTransformer):
                                        args=[rename.copy(comp.elt)], keywords=[]))
             loop = ast.For(target=rename.copy(gen.target), iter=gen.iter,
                            body=[ast.If(test=rename.copy(test), body=[append], orelse=[])], orelse=[])
-            out += [ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=ast.List(elts=[], ctx=ast.Load())),
+            out += [_assign(name, ast.List(elts=[], ctx=ast.Load())),
                     loop]
             made[id(comp)] = name
             self.local_names.add(name)
@@ -544,19 +659,18 @@ class _Rewrite(ast.NodeTransformer):
         out = []
         flag = self._flag(node, ast.Continue, "continue")
         if flag:
-            node.body.insert(0, _at(ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
-                                               value=ast.Constant(False)), node.body[0]))
+            node.body.insert(0, _at(_assign(flag, ast.Constant(False)), node.body[0]))
             self._loaded(flag, node)
         flag = self._flag(node, ast.Break, "break")
         if flag:
             leave = ast.If(test=_load(flag), body=[ast.Break()], orelse=[])
+            leave.strider_leave = True
             # one line past the loop: outside every `if` in it, so that each one merges the flag
             leave.lineno = leave.end_lineno = node.end_lineno + 1
             leave.col_offset = leave.end_col_offset = node.col_offset
             node.body.append(leave)
             self._loaded(flag, node)
-            out.append(ast.fix_missing_locations(_at(ast.Assign(targets=[ast.Name(id=flag, ctx=ast.Store())],
-                                                                value=ast.Constant(False)), node)))
+            out.append(ast.fix_missing_locations(_at(_assign(flag, ast.Constant(False)), node)))
         self.loops += 1
         try:
             converted = convert(node)
@@ -604,7 +718,7 @@ class _Rewrite(ast.NodeTransformer):
         target = _target(node.target)
         call = _call("for_stmt", node.iter, _load(f"__strider_for_{k}"),
                      ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load()),
-                     _strs(names), _strs(live), target)
+                     _strs(names), _strs(live), target, _strs(getattr(node, "strider_guarded", ())))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call))
         return [_at(s, node) for s in out]
 
@@ -638,7 +752,7 @@ class _Rewrite(ast.NodeTransformer):
         call = _call("if_stmt", test, _load(f"__strider_then_{k}"), _load(f"__strider_else_{k}"),
                      ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names + items],
                                ctx=ast.Load()),
-                     _strs(names + items), _strs(live), _strs(items))
+                     _strs(names + items), _strs(live), _strs(items), _strs(getattr(node, "strider_guarded", ())))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call) if names else ast.Expr(call))
         out[-1].strider_items = items
         return [_at(s, node) for s in out]
@@ -678,7 +792,7 @@ class _Rewrite(ast.NodeTransformer):
                _def(f"__strider_body_{k}", names, new_body)]
         call = _call("while_stmt", _load(f"__strider_cond_{k}"), _load(f"__strider_body_{k}"),
                      ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load()),
-                     _strs(names), _strs(live))
+                     _strs(names), _strs(live), _strs(getattr(node, "strider_guarded", ())))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call) if names else ast.Expr(call))
         return [_at(s, node) for s in out]
 
@@ -720,7 +834,9 @@ def _first_use(name, stmts):
             continue
         if isinstance(s, (ast.For, ast.While)):
             head = [s.iter] if isinstance(s, ast.For) else [s.test]
-            if name in _names(head).loaded or _first_use(name, s.body + s.orelse) == "read":
+            # a `for` assigns its target before each trip
+            body = [] if isinstance(s, ast.For) and name in _names([s.target]).stored else s.body
+            if name in _names(head).loaded or _first_use(name, body + s.orelse) == "read":
                 return "read"
             continue
         v = _names([s])
@@ -761,8 +877,13 @@ def _rewritten_code(fn):
         return None  # nothing to rewrite (a call: the callee may have loops)
     ast.increment_lineno(tree, first - 1)
     fn_node.decorator_list = []
+    lifted = {}
+    fn_node.body = _lift_loop_returns(fn_node.body, _loads_by_line(fn_node), lifted, itertools.count().__next__)
     exits = _single_exit(fn_node)
-    rewrite = _Rewrite(_loads_by_line(fn_node), set(code.co_varnames) | set(code.co_cellvars))
+    later_loads = _loads_by_line(fn_node)
+    for name, lines in lifted.items():
+        later_loads.setdefault(name, set()).update(lines)
+    rewrite = _Rewrite(later_loads, set(code.co_varnames) | set(code.co_cellvars))
     fn_node.body = rewrite.body(fn_node.body, False)
     if not (rewrite.changed or exits):
         return None

@@ -186,12 +186,14 @@ def run_step(s, env):
 
 def _chase(x, c):
     # the elements above c, each kept where it is at least the first kept: a loop whose carried
-    # array shrinks every trip, with a running total
+    # array shrinks every trip, with a running total; a return inside it once the total passes c + 4
     x = x.reshape(-1)
     order = np.flatnonzero(x > c)
     total = x[:0].sum()
     while order.size > 0:
         total = total + x[order[0]]
+        if total > c + 4:
+            return total * 2
         order = order[1:][x[order[1:]] >= x[order[0]]]
     return total
 

@@ -1423,3 +1423,116 @@ def test_methods_called_through_self_are_rewritten(thr):
     for fn, args in ((run_post, (post, d.copy())), (post.__call__, (d.copy(),))):
         got = strider.compile(fn, strict=True)(*args)
         assert [np.asarray(w).tolist() for w in want] == [np.asarray(g).tolist() for g in got]
+
+
+# -- `return` inside loops: the loop leaves with a flag up and the function returns after it --
+
+def first_index_over(x, t):
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            return i
+    return -1
+
+
+def doubled_over(x, t):
+    i = 0
+    while i < np.flatnonzero(x == x).size:
+        v = x[i] * 2  # assigned before the return on every path: carried from a placeholder
+        if v > t:
+            return v
+        i += 1
+    return None  # a Choice with the trip's float32 scalar
+
+
+def nms_top(dets, thr, top, as_list):
+    x1, y1, x2, y2, scores = dets[:, 0], dets[:, 1], dets[:, 2], dets[:, 3], dets[:, 4]
+    areas = (x2 - x1) * (y2 - y1)
+    order = scores.argsort()[::-1]
+    keep = []
+    while order.size > 0:
+        i = order[0]
+        keep.append(i)
+        if len(keep) >= top:
+            return keep if as_list else np.array(keep)
+        w = np.maximum(0.0, np.minimum(x2[i], x2[order[1:]]) - np.maximum(x1[i], x1[order[1:]]))
+        h = np.maximum(0.0, np.minimum(y2[i], y2[order[1:]]) - np.maximum(y1[i], y1[order[1:]]))
+        ovr = w * h / (areas[i] + areas[order[1:]] - w * h)
+        order = order[np.where(ovr <= thr)[0] + 1]
+    return keep if as_list else np.array(keep)
+
+
+def first_cell_over(x, t):
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            v = x[i, j]
+            if v > t:
+                return i, j, v  # from the inner loop: both loops leave
+        if x[i].sum() < 0:
+            return i, -1, x[i, 0]
+    return -1, -1, None
+
+
+def assigned_in_the_returning_if(x, t):
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            continue
+        if x[i] > t:
+            v = x[i:i + 2] * 2  # unassigned on the other side: merged from a placeholder
+            return v, i
+    return x[:1] * 0, -1
+
+
+def returns_of_two_kinds(x, a, b, flag):
+    if flag:
+        k = 0
+        while True:
+            if x[k] > a:
+                return "big", k
+            if x[k] < b:
+                return "small", x[k:k + 1].copy()
+            k += 1
+            if k == x.shape[0]:
+                break
+    return "none", None
+
+
+def writes_then_returns(x, t):
+    for k, v in enumerate(x):
+        if v > t:
+            return x.copy(), k
+        x[k] = -1.0
+    return None, -1
+
+
+@pytest.mark.parametrize("t", [-1.0, 0.5, 0.99, 2.0])  # first trip, middle, last trips, never
+def test_a_return_inside_a_loop(t):
+    x = np.random.default_rng(3).uniform(0, 1, 40).astype(np.float32)
+    check(first_index_over, x, t)
+    check(doubled_over, x, 2 * t)
+    check(assigned_in_the_returning_if, x - 0.2, t)
+    check(writes_then_returns, x.copy(), t)
+    check(first_cell_over, x.reshape(5, 8) - 0.1, t)
+    for flag in (True, False):
+        check(returns_of_two_kinds, x, t, t - 0.9, flag)
+
+
+@pytest.mark.parametrize("top", [1, 3, 50])
+@pytest.mark.parametrize("as_list", [True, False])
+def test_nms_returning_from_inside_its_loop(top, as_list):
+    check(nms_top, boxes(40, 5), 0.3, top, as_list)
+
+
+def unassigned_when_returned(x, t):
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            v = x[i]
+        if x[i] < -t:
+            return v  # Python's UnboundLocalError where no element was above t first
+
+
+def test_a_return_reading_what_a_trip_may_not_have_assigned_is_not_carried():
+    x = np.array([-0.5, 0.2, 0.9], np.float32)
+    with pytest.raises(strider.TraceError, match="'v' is read where"):
+        strider.compile(unassigned_when_returned, strict=True)(x, 0.4)
+    with pytest.warns(strider.GraphBreakWarning), pytest.raises(UnboundLocalError):
+        strider.compile(unassigned_when_returned, strict=False)(x, 0.4)

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,14 @@ inline bool is_control(OpCode op) { return op_kind(op) == OpKind::Control; }
 inline bool carries(OpCode op) { return op == OpCode::loop_begin || op == OpCode::loop_end || op == OpCode::branch_end; }
 /// Whether an op writes into an existing storage (its output view is not a fresh result).
 inline bool writes_in_place(OpCode op) { return op_kind(op) == OpKind::Copy || op_kind(op) == OpKind::Scatter; }
+/// The elementwise op a Scatter combines each row with the one it lands on (add_at, maximum_at,
+/// minimum_at); none for put and append, which overwrite.
+inline std::optional<OpCode> scatter_combines(OpCode op) {
+  if (op == OpCode::add_at) return OpCode::add;
+  if (op == OpCode::maximum_at) return OpCode::maximum;
+  if (op == OpCode::minimum_at) return OpCode::minimum;
+  return std::nullopt;
+}
 /// Whether an elementwise op has a loop whose inputs have dtype `t` (NumPy's ufunc loops).
 bool has_loop(OpCode op, DType t);
 /// "bool", "integer" or "float": the loop family of a dtype, as messages name it.

@@ -223,15 +223,17 @@ View head_of(const View& v, int lead) {
 }
 
 // Moves rows between the trailing axes of two views of the same row shape, each row given by
-// the offset of its first element: dense rows with one memcpy, others element by element (`add`:
-// adds into the destination, np.add.at).
+// the offset of its first element: dense rows with one memcpy, others element by element
+// (`combine`: the elementwise op that combines each element with the destination's, np.add.at,
+// np.maximum.at, np.minimum.at).
 template <typename T>
 class RowMover {
  public:
-  RowMover(char* const* base, const View& dst, int dst_lead, const View& src, int src_lead, bool add)
+  RowMover(char* const* base, const View& dst, int dst_lead, const View& src, int src_lead,
+           std::optional<OpCode> combine = std::nullopt)
       : dst_(reinterpret_cast<T*>(base[dst.storage])), src_(reinterpret_cast<const T*>(base[src.storage])),
-        dst_row_(tail_of(dst, dst_lead, 0)), src_row_(tail_of(src, src_lead, 0)), add_(add),
-        n_(dst_row_.numel()), dense_(!add && dst_row_.is_c_contiguous() && src_row_.is_c_contiguous()) {}
+        dst_row_(tail_of(dst, dst_lead, 0)), src_row_(tail_of(src, src_lead, 0)), combine_(combine),
+        n_(dst_row_.numel()), dense_(!combine && dst_row_.is_c_contiguous() && src_row_.is_c_contiguous()) {}
 
   // inline where dense (short rows: boxes, scalars), the strided walk out of line
   void operator()(int64_t dst_off, int64_t src_off) const {
@@ -252,7 +254,7 @@ class RowMover {
 
  private:
   void move(T* to, T v) const {
-    *to = add_ ? st::to_memory<T>(detail::binary_same<T>(OpCode::add, st::from_memory(*to), st::from_memory(v))) : v;
+    *to = combine_ ? st::to_memory<T>(detail::binary_same<T>(*combine_, st::from_memory(*to), st::from_memory(v))) : v;
   }
 
   [[gnu::noinline]] void strided(int64_t dst_off, int64_t src_off) const {
@@ -270,7 +272,7 @@ class RowMover {
   T* dst_;
   const T* src_;
   View dst_row_, src_row_;
-  bool add_;
+  std::optional<OpCode> combine_;
   int64_t n_;
   bool dense_;
 };
@@ -351,7 +353,7 @@ void compress(const Graph& g, const Op& op, char* const* base) {
       });
     };
     if (src.ndim() == 1) return fixed(std::integral_constant<size_t, sizeof(T)>{});
-    const RowMover<T> move(base, out, 1, src, 1, false);
+    const RowMover<T> move(base, out, 1, src, 1);
     const int64_t bytes = static_cast<int64_t>(sizeof(T)) * (src.numel() / std::max<int64_t>(src.shape[0], 1));
     if (bytes < 64) {  // rows sharing cache lines: a stream the hardware prefetches
       if (move.dense()) switch (bytes) {
@@ -393,7 +395,7 @@ void append_rows(const Graph& g, const Op& op, char* const* base) {
   if (first < 0 || first + block.shape[0] > out.shape[0]) throw_check_failure(op, first + block.shape[0], out.shape[0], base);
   dispatch_dtype(g.dtype_of(out), [&](auto tag) {
     using T = decltype(tag);
-    const RowMover<T> move(base, out, 1, block, 1, false);
+    const RowMover<T> move(base, out, 1, block, 1);
     for (int64_t j = 0; j < block.shape[0]; ++j)
       move(out.offset + (first + j) * out.strides[0], block.offset + j * block.strides[0]);
   });
@@ -408,7 +410,7 @@ void move_indexed_rows(const Graph& g, const Op& op, char* const* base) {
   const View& indexed = gather ? op.inputs[0] : op.output;
   const View& dense = gather ? op.output : op.inputs[1];
   const int lead = idx.ndim();
-  if (lead == 1 && indexed.ndim() == 1 && dense.ndim() == 1 && op.code != OpCode::add_at) {
+  if (lead == 1 && indexed.ndim() == 1 && dense.ndim() == 1 && !scatter_combines(op.code)) {
     // single elements by one axis of indices (x[i + 1:, 4] *= w written back from a traced
     // position, thousands an iteration): a plain loop, without walk's and the row mover's steps
     return dispatch_dtype(g.dtype_of(op.output), [&](auto tag) {
@@ -430,8 +432,8 @@ void move_indexed_rows(const Graph& g, const Op& op, char* const* base) {
   const View starts = head_of(dense, lead);
   dispatch_dtype(g.dtype_of(op.output), [&](auto tag) {
     using T = decltype(tag);
-    const RowMover<T> move = gather ? RowMover<T>(base, dense, lead, indexed, 1, false)
-                                    : RowMover<T>(base, indexed, 1, dense, lead, op.code == OpCode::add_at);
+    const RowMover<T> move = gather ? RowMover<T>(base, dense, lead, indexed, 1)
+                                    : RowMover<T>(base, indexed, 1, dense, lead, scatter_combines(op.code));
     walk<2>(idx.shape, {&idx, &starts}, [&](const std::array<int64_t, 2>& off) {
       const int64_t i = *at<int64_t>(base, idx, off[0]);
       if (i < 0 || i >= indexed.shape[0]) throw_check_failure(op, i, indexed.shape[0], base);

@@ -638,19 +638,24 @@ def _values(value, dtype, shape):
     return v
 
 
-def add_at(a, indices, b):
-    """np.add.at: a[indices] += b with repeated indices accumulating."""
+# the ufuncs whose .at has an op: each combines a row with the one it lands on, in index order
+AT_OPS = {np.add: "add_at", np.maximum: "maximum_at", np.minimum: "minimum_at"}
+
+
+def ufunc_at(uf, a, indices, b):
+    """np.add.at, np.maximum.at, np.minimum.at: a[indices] = uf(a[indices], b) with repeated
+    indices combining in turn."""
     t = as_tracer(a)
     check_writeable(t)
     b = as_tracer(b)
     if np.result_type(t.dtype, weak_type(b)) != t.dtype:
-        raise unsupported(f"np.add.at of {b.dtype} values into an array of {t.dtype}",
+        raise unsupported(f"np.{uf.__name__}.at of {b.dtype} values into an array of {t.dtype}",
                           "cast the values to the array's dtype first")
     off = _offsets(t, indices if isinstance(indices, tuple) else (indices,))
     if off is None:  # basic indices alone: every element once
-        t[indices] += b
+        t[indices] = uf(t[indices], b)
         return
-    current_trace().op("add_at", [off, _values(b, t.dtype, off.shape)], _storage_view(t))
+    current_trace().op(AT_OPS[uf], [off, _values(b, t.dtype, off.shape)], _storage_view(t))
 
 
 # a bincount of 8- or 16-bit integers (or bools) needs at most this many bins: their dtype bounds them
@@ -712,7 +717,7 @@ def bincount(x, weights=None, minlength=0):
         top = np.max(np.concatenate([np.full(1, -1, np.int64), idx]))
         n = Extent(max(hi, minlength), np.maximum(top + 1, minlength)._view.storage)
     out = _creation.zeros((n,), np.float64 if w is not None else np.int64)
-    add_at(out, idx, w if w is not None else np.int64(1))
+    ufunc_at(np.add, out, idx, w if w is not None else np.int64(1))
     return out
 
 

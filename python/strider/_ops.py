@@ -98,8 +98,8 @@ def ufunc_method(uf, method, inputs, kwargs):
         return REDUCTIONS[_REDUCING_UFUNCS[uf]](*inputs, **kwargs)
     if method == "accumulate":
         return _sorting.accumulate(uf, *inputs, **kwargs)
-    if method == "at" and uf is np.add:
-        return _advanced.add_at(*inputs)
+    if method == "at" and uf in _advanced.AT_OPS:
+        return _advanced.ufunc_at(uf, *inputs)
     raise unsupported(f"np.{uf.__name__}.{method}", "use the plain ufunc or a reduction such as np.sum")
 
 

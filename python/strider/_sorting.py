@@ -5,7 +5,7 @@ the indexing primitives (_advanced)."""
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
-from ._advanced import add_at, compress, count, getitem, setitem
+from ._advanced import compress, count, getitem, setitem, ufunc_at
 from ._creation import empty, zeros
 from ._errors import unsupported
 from ._indexing import assign
@@ -242,7 +242,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         out.append(inverse.reshape(t.shape) if axis is None and t.ndim != 1 else inverse)
     if return_counts:
         counts = zeros((count(mask),), I64)
-        add_at(counts, group, 1)
+        ufunc_at(np.add, counts, group, 1)
         out.append(counts)
     return out[0] if len(out) == 1 else tuple(out)
 

@@ -186,13 +186,16 @@ TEST(CudaCodegen, DataDependentOpsAreKernelsOnEveryDtype) {
     emit("append(%s1[]{}+0, %s0[?%s3<=6,4]{4,1}+0) -> %s4[16,4]{4,1}+0", t, t);
     // scans of short rows (a thread each) and long ones (a block each for integers)
     const char* const rows[] = {"(%s0[4,16]{1,4}+0) -> %s4[4,16]{16,1}+0", "(%s0[2,2000]{2000,1}+0) -> %s4[2,2000]{2000,1}+0"};
+    // and the scatters that combine rows (np.add.at, np.maximum.at, np.minimum.at), whole ops
+    const std::string scatter = "(%s1[6]{1}+0, %s0[6,4]{4,1}+0) -> %s4[16,4]{4,1}+0";
     const std::pair<std::string, OpCode> ops[] = {{"cumsum(", OpCode::add}, {"cumprod(", OpCode::multiply}, {"cummax(", OpCode::maximum},
-                                                  {"cummin(", OpCode::minimum}, {"add_at(%s1[6]{1}+0, %s0[6,4]{4,1}+0) -> %s4[16,4]{4,1}+0", OpCode::add}};
+                                                  {"cummin(", OpCode::minimum}, {"add_at" + scatter, OpCode::add},
+                                                  {"maximum_at" + scatter, OpCode::maximum}, {"minimum_at" + scatter, OpCode::minimum}};
     for (const auto& [op, f] : ops)
       for (const char* r : rows) {
-        const bool add_at = op.back() != '(';
-        if (add_at && r != rows[0]) continue;
-        const std::string text = add_at ? op : op + std::string(r + 1);
+        const bool whole = op.back() != '(';
+        if (whole && r != rows[0]) continue;
+        const std::string text = whole ? op : op + std::string(r + 1);
         if (has_loop(f, t)) emit(text, t, t);
         else EXPECT_THROW(emit(text, t, t), std::invalid_argument) << text;
       }

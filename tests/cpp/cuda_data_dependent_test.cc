@@ -127,7 +127,7 @@ TEST(CudaDataDependent, NonzeroAndCompressWriteTheKeptInOrderUpToTheRoom) {
   EXPECT_EQ(check_cases(cases), 9);
 }
 
-TEST(CudaDataDependent, TakePutAndAddAtMoveRowsAndNameTheFirstBadIndex) {
+TEST(CudaDataDependent, TakePutAndUfuncAtMoveRowsAndNameTheFirstBadIndex) {
   SKIP_WITHOUT_EMULATOR();
   const std::string st = " %s0 = storage f32[200] arg 0\n %s1 = storage i64[30] arg 1\n %s2 = storage f32[120] arg 2\n";
   const Graph take = graph(st, "take(%s0[50,4]{4,1}+0, %s1[6,5]{5,1}+0) -> %s2[6,5,4]{20,4,1}+0");
@@ -135,6 +135,9 @@ TEST(CudaDataDependent, TakePutAndAddAtMoveRowsAndNameTheFirstBadIndex) {
   const Graph add_at = graph(st, "add_at(%s1[30]{1}+0, %s2[30,4]{4,1}+0) -> %s0[50,4]{4,1}+0");
   const Graph add_at_i64 = graph(" %s0 = storage i64[200] arg 0\n %s1 = storage i64[30] arg 1\n %s2 = storage i64[30] arg 2\n",
                                  "add_at(%s1[30]{1}+0, %s2[30]{1}+0) -> %s0[50]{4}+3");
+  const Graph maximum_at = graph(st, "maximum_at(%s1[30]{1}+0, %s2[30,4]{4,1}+0) -> %s0[50,4]{1,50}+0");
+  const Graph minimum_at_i64 = graph(" %s0 = storage i64[200] arg 0\n %s1 = storage i64[30] arg 1\n %s2 = storage i64[30] arg 2\n",
+                                     "minimum_at(%s1[30]{1}+0, %s2[30]{1}+0) -> %s0[50]{4}+3");
   // few distinct rows: repeated indices (put's last write, add_at's order of rounding)
   auto indices = [](int64_t bad_at, int64_t bad2_at) {
     return [=](Memory& m) {
@@ -144,11 +147,13 @@ TEST(CudaDataDependent, TakePutAndAddAtMoveRowsAndNameTheFirstBadIndex) {
     };
   };
   std::vector<Case> cases;
-  for (const auto& [label, g] : {std::pair<std::string, Graph>{"take", take}, {"put", put}, {"add_at", add_at}, {"add_at i64", add_at_i64}}) {
+  for (const auto& [label, g] : {std::pair<std::string, Graph>{"take", take}, {"put", put}, {"add_at", add_at},
+                                 {"add_at i64", add_at_i64}, {"maximum_at", maximum_at},
+                                 {"minimum_at i64", minimum_at_i64}}) {
     cases.push_back({label, g, indices(-1, -1)});
     cases.push_back({label + " bad", g, indices(17, 23)});  // 17 is named, not 23
   }
-  EXPECT_EQ(check_cases(cases), 8);
+  EXPECT_EQ(check_cases(cases), 12);
 }
 
 TEST(CudaDataDependent, AppendWritesARowOrABlockAndFailsPastTheRoom) {

@@ -143,14 +143,34 @@ def _add_at(a, i, b):
     np.add.at(a, i, b)
 
 
+@pytest.mark.parametrize("uf", [np.add, np.maximum, np.minimum])
 @pytest.mark.parametrize("args", [
     pytest.param((np.zeros(5), np.array([0, 1, 1, 4, 1]), 1.0), id="repeated_scalar"),
-    pytest.param((np.zeros((4, 2), F32), np.array([3, 3, 0]), np.ones((3, 2), F32)), id="rows"),
-    pytest.param((np.zeros(6, I64), np.array([-1, -1, 2]), np.array([5, 6, 7])), id="negative"),
-    pytest.param((np.zeros((3, 3)), (np.array([0, 0, 2]), np.array([1, 1, 2])), 2.0), id="two_index_arrays"),
+    pytest.param((np.zeros((4, 2), F32), np.array([3, 3, 0]), rnd((3, 2), F32, seed=20) - 0.5), id="rows"),
+    pytest.param((np.zeros(6, I64), np.array([-1, -1, 2]), np.array([5, -6, 7])), id="negative"),
+    pytest.param((np.zeros((3, 3)), (np.array([0, 0, 2]), np.array([1, 1, 2])), np.array([2.0, -1.0, 3.0])),
+                 id="two_index_arrays"),
+    pytest.param((np.ones(4), np.array([2, 0, 2, 2]), np.array([np.nan, -0.0, 0.5, 3.0])), id="nan_and_signed_zero"),
+    pytest.param((np.array([3, 200, 7], np.uint8), np.array([1, 1, 0]), np.array([250, 9, 1], np.uint8)), id="uint8"),
+    pytest.param((np.zeros(3, bool), np.array([2, 2]), np.array([True, False])), id="bool"),
+    pytest.param((np.arange(6.0), 2, 9.0), id="basic_index"),
 ])
-def test_add_at(args):
-    check(_add_at, *args)
+def test_ufunc_at(uf, args):
+    check(lambda a, i, b: uf.at(a, i, b), *args)
+
+
+def _class_best(scores, labels, n):
+    # a per-class best score and worst score by scatter (np.maximum.at, np.minimum.at)
+    best, worst = np.full(n, -np.inf, np.float32), np.full(n, np.inf, np.float32)
+    keep = scores > 0.2
+    np.maximum.at(best, labels[keep], scores[keep])
+    np.minimum.at(worst, labels[keep], scores[keep])
+    return best, worst
+
+
+@pytest.mark.parametrize("rows", [0, 1, 40])
+def test_maximum_at_of_a_run_time_length(rows):
+    check(_class_best, rnd(rows, F32, seed=rows), ints(rows, seed=rows) % 5, 5, static_argnames=("n",))
 
 
 def test_add_at_out_of_range():

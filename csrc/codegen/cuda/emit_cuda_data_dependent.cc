@@ -76,11 +76,12 @@ void DataDependentEmitter::compact() {
   close_block();
 }
 
-// take, put and add_at: a kernel checks every index (put: the largest position j writing each row
-// claims it, so the last write wins), then rows move a thread an element; add_at of 32- and 64-bit
-// integers adds so with atomicAdd (wrap-around sums: any order gives the same bits), other dtypes
-// in the order of the indices, as the reference rounds, a thread per element of a row walking
-// them all (correct before fast: a scatter of few rows runs on few threads).
+// take, put and add_at (maximum_at, minimum_at): a kernel checks every index (put: the largest
+// position j writing each row claims it, so the last write wins), then rows move a thread an
+// element; add_at of 32- and 64-bit integers adds so with atomicAdd (wrap-around sums: any order
+// gives the same bits), other dtypes and ops combine in the order of the indices, as the
+// reference rounds, a thread per element of a row walking them all (correct before fast: a
+// scatter of few rows runs on few threads).
 void DataDependentEmitter::offsets(const std::string& counts, int64_t n, const std::string& total) {
   const int64_t per = (n + kThreads - 1) / kThreads;
   open_block("");
@@ -132,11 +133,11 @@ void DataDependentEmitter::indexed_rows() {
   const std::string dp = gather ? "o" : "a1";
   const std::string row = literal(indexed.offset) + " + i * " + literal(indexed.strides[0]) + " + " + xp + "_row(r)";
   const DType t = g_.dtype_of(op_.output);
-  const bool add = op_.code == OpCode::add_at;
-  if (add && !has_loop(OpCode::add, t)) refuse(std::string("add has no ") + loop_family(t) + " loop");
-  const bool atomic = add && !is_float(t) && itemsize(t) >= 4;
-  if (add && !atomic) {
-    open("add", grid(indexed.numel() / std::max<int64_t>(indexed.shape[0], 1)));
+  const std::optional<OpCode> combine = scatter_combines(op_.code);
+  if (combine && !has_loop(*combine, t)) refuse(std::string(op_name(*combine)) + " has no " + loop_family(t) + " loop");
+  const bool atomic = combine == OpCode::add && !is_float(t) && itemsize(t) >= 4;
+  if (combine && !atomic) {
+    open(op_name(*combine), grid(indexed.numel() / std::max<int64_t>(indexed.shape[0], 1)));
     walk(xp, indexed, 1, indexed.ndim(), xp + "_row");
     for_each(xp + "_row_count");
     line("const long long r = t;");
@@ -144,9 +145,10 @@ void DataDependentEmitter::indexed_rows() {
     line("const long long i = " + elem(ip, idx, "j") + ";");
     line("if (i < 0 || i >= " + n + ") continue;");
     line("const long long at = " + row + ";");
-    const std::string sum = CudaEmitter::as_dtype("st::add(" + from_memory(to + "[at]", t) + ", " +
-                                                  from_memory(elem(dp, dense, "j * " + xp + "_row_count + r"), t) + ")", t);
-    line(to + "[at] = " + to_memory(sum, t) + ";");
+    const std::string combined = CudaEmitter::as_dtype(
+        std::string("st::") + op_name(*combine) + "(" + from_memory(to + "[at]", t) + ", " +
+            from_memory(elem(dp, dense, "j * " + xp + "_row_count + r"), t) + ")", t);
+    line(to + "[at] = " + to_memory(combined, t) + ";");
     close_block();
     close_block();
     close_block();

@@ -32,7 +32,7 @@ $(STAMPS)/peers: Makefile
 	@mkdir -p $(STAMPS) && touch $@
 
 test: build install-check
-	ctest --test-dir $(BUILD_DIR) --output-on-failure
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(shell nproc)
 	$(PY) -m pytest
 
 # the C++ core's tests under AddressSanitizer (leaks included) and UndefinedBehaviorSanitizer, in a

@@ -65,8 +65,11 @@ const char* loop_family(DType t);
 constexpr const char* kMayFailMessage = "Integers to negative integer powers are not allowed.";
 /// The Python error a failed check_assert raises (its axes[0]; AssertionError where absent):
 /// `assert`'s, int()'s of a float (NaN: ValueError; infinite or past int64: OverflowError),
-/// np.average's of weights that sum to zero (ZeroDivisionError).
-enum CheckError : int64_t { kAssertionError = 0, kValueError = 1, kOverflowError = 2, kZeroDivisionError = 3 };
+/// np.average's of weights that sum to zero (ZeroDivisionError); kRunInNumPy: none, the call runs
+/// in NumPy, whose result differs there (np.array of a list a loop filled, empty).
+enum CheckError : int64_t {
+  kAssertionError = 0, kValueError = 1, kOverflowError = 2, kZeroDivisionError = 3, kRunInNumPy = 4
+};
 /// Number of inputs an op of this kind reads (-1: any number, the views a region carries).
 int op_arity(OpCode op);
 /// Throws std::invalid_argument for an unknown name.

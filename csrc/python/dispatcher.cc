@@ -198,10 +198,10 @@ py::object Dispatcher::call(py::handle self, PyObject* args, PyObject* kwargs) {
     } catch (const LoopBoundExceeded&) {
       // a list in a loop outgrew the room traced for it: trace with more and run again
       return self.attr("_outgrown")(found.entry, py::reinterpret_borrow<py::tuple>(args), as_dict(kwargs));
-    } catch (const RunTimeBroadcast& e) {
-      // a run-time length of 1 that NumPy broadcasts: the arguments are as they were
-      return self.attr("_broadcast_in_numpy")(std::string(e.what()), py::reinterpret_borrow<py::tuple>(args),
-                                              as_dict(kwargs));
+    } catch (const RunInNumPy& e) {
+      // values where NumPy's semantics part from the program's: the arguments are as they were
+      return self.attr("_numpy_at_run_time")(std::string(e.what()), py::reinterpret_borrow<py::tuple>(args),
+                                             as_dict(kwargs));
     }
   }
   // the arrays of a library: Python once, where its kind names the stream, allocates the

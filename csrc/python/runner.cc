@@ -212,8 +212,8 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
     } else {
       go();
     }
-  } catch (const RunTimeBroadcast& e) {
-    if (!put_back()) throw std::invalid_argument(std::string(e.what()) + ": NumPy broadcasts it" + kNotAnew);
+  } catch (const RunInNumPy& e) {
+    if (!put_back()) throw std::invalid_argument(std::string(e.what()) + kNotAnew);
     throw;
   } catch (const LoopBoundExceeded& e) {
     if (!put_back()) throw std::runtime_error(std::string(e.what()) + kNotAnew);

@@ -101,7 +101,7 @@ class Runner {
   std::vector<std::pair<int, int>> groups_;   // (storage, aliasing group)
   std::vector<std::pair<int, int>> scalars_;  // (storage, leaf)
   std::vector<Temp> temps_;
-  // The arguments the program writes, where it may throw RunTimeBroadcast or LoopBoundExceeded:
+  // The arguments the program writes, where it may throw RunInNumPy or LoopBoundExceeded:
   // a run keeps their bytes and puts them back when it does, so that the call can run anew (in
   // NumPy, or traced with more room).
   std::vector<int> put_back_;

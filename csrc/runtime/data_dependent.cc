@@ -71,6 +71,7 @@ void throw_check_failure(const Op& op, int64_t a, int64_t b, char* const* base) 
       // axes[0], when given: the Python error a failed check raises (int() of a float)
       const std::string message = assert_message(op.inputs[1], base);
       if (op.axes.empty() || op.axes[0] == kAssertionError) throw AssertionFailed(message);
+      if (op.axes[0] == kRunInNumPy) throw RunInNumPy(message);
       if (op.axes[0] == kValueError) throw std::invalid_argument(message);
       if (op.axes[0] == kZeroDivisionError) throw ZeroDivision(message);
       throw std::overflow_error(message);
@@ -81,8 +82,9 @@ void throw_check_failure(const Op& op, int64_t a, int64_t b, char* const* base) 
       for (char c : assert_message(op.inputs[2], base))
         text += c == '\x01' ? std::to_string(a) : c == '\x02' ? std::to_string(b) : std::string(1, c);
       if (a == 1 || b == 1)  // NumPy broadcasts it
-        throw RunTimeBroadcast(text + "(a length of 1 known only when the function runs, at " + op.file + ":" +
-                               std::to_string(op.line) + ")");
+        throw RunInNumPy(text + "(a length of 1 known only when the function runs, at " + op.file + ":" +
+                         std::to_string(op.line) + "): NumPy broadcasts it (the compiled program reads those lengths "
+                         "as one)");
       throw std::invalid_argument(text);
     }
     default: out_of_bounds(a, 0, b);  // take, put, add_at: the rows' axis

@@ -36,10 +36,12 @@ struct LoopBoundExceeded : std::length_error {
   using std::length_error::length_error;
 };
 
-/// What check_equal throws where one of its lengths is 1: NumPy broadcasts that length, which
-/// the program read as equal to the other. The dispatcher runs the call in NumPy instead where
-/// nothing the run did reached the caller (Runner::run puts back the arguments it wrote).
-struct RunTimeBroadcast : std::invalid_argument {
+/// What a check throws where NumPy's semantics part from the compiled program's on values known
+/// only when the function runs: check_equal where one of its lengths is 1 (NumPy broadcasts that
+/// length, which the program read as equal to the other), check_assert with kRunInNumPy. The
+/// dispatcher runs the call in NumPy instead where nothing the run did reached the caller
+/// (Runner::run puts back the arguments it wrote); what() says why.
+struct RunInNumPy : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 

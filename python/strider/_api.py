@@ -172,18 +172,18 @@ class CompiledFunction(_C.Dispatcher):
         self._set_sources(self._sources)  # forgets the traced signatures
         return self(*args, **kwargs)
 
-    def _broadcast_in_numpy(self, reason, args, kwargs):
-        """A call whose run met a run-time length of 1 that NumPy broadcasts and the program read
-        as equal to another (the dispatcher caught RunTimeBroadcast; the run put back what it
-        wrote): this call runs in NumPy, which broadcasts it, and says so once per reason, as a
-        graph break does. strict=True raises NumPy's ValueError instead."""
+    def _numpy_at_run_time(self, reason, args, kwargs):
+        """A call whose run met values where NumPy's semantics part from the compiled program's (a
+        run-time length of 1 that NumPy broadcasts and the program read as equal to another, an
+        empty list made an array: the dispatcher caught RunInNumPy; the run put back what it
+        wrote): this call runs in NumPy, and says so once per reason, as a graph break does.
+        strict=True raises ValueError instead."""
         if self._strict:
             raise ValueError(reason)
         self._count("runtime_breaks", 1)
         if reason not in self._runtime_breaks:
             self._runtime_breaks.append(reason)
-        self._say_once(reason, f"{reason}: NumPy broadcasts it, so this call ran in NumPy (the compiled program reads "
-                               "those lengths as one)", stacklevel=3)
+        self._say_once(reason, f"{reason}: this call ran in NumPy", stacklevel=3)
         return self._run_in_numpy(args, kwargs)
 
     def _bind_error(self, args, kwargs):

@@ -553,6 +553,21 @@ def append(lst, value):
     return lst
 
 
+def listcomp_(items, fn):
+    """[fn(v) for v in items] (one `for`, no `if`); where the items are a list a traced loop
+    filled or an array's rows of a run-time length, a loop of the IR appending each (a list of a
+    run-time length)."""
+    if current_trace() is None or not (isinstance(items, TracedList) or (
+            isinstance(items, Tracer) and items.ndim and isinstance(items.shape[0], Extent))):
+        return [fn(v) for v in items]
+
+    def body(out, item):
+        return (append(out, fn(item)), item), False
+
+    names = ("<list>", "<item>")
+    return for_stmt(items, body, ([], Undefined("<item>")), names, names[:1], names[1])[0]
+
+
 def extend(lst, values):
     """lst.extend(values): the rows of an array as items of a TracedList where a traced loop
     carries the list (their count may be known only at run time); the items of a list or tuple,

@@ -552,6 +552,13 @@ class _Rewrite(ast.NodeTransformer):
             self.changed = True
             return ast.copy_location(_call("range_list", ast.Constant(None), g.iter.func,
                                            *[self.visit(a) for a in g.iter.args]), node)
+        if (len(node.generators) == 1 and not g.ifs and not g.is_async and isinstance(g.target, ast.Name)
+                and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(node.elt))):  # (`:=` binds outside)
+            # [f(v) for v in items]: a loop of the IR where the items are a run-time length's (listcomp_)
+            self.changed = True
+            fn = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=g.target.id)], kwonlyargs=[],
+                                               kw_defaults=[], defaults=[]), body=self.visit(node.elt))
+            return ast.copy_location(_call("listcomp_", self.visit(g.iter), fn), node)
         return self.generic_visit(node)
 
     def visit_BoolOp(self, node):

@@ -6,11 +6,11 @@ import operator
 import numpy as np
 
 from . import _C
-from ._errors import unsupported
+from ._errors import unsupported, where as user_line
 from ._indexing import assign
 from ._shapes import _shape_arg, diagonal, diagonal_view, moveaxis, stack
-from ._tracer import (Extent, TracedList, Tracer, arange_at, as_tracer, bound, cast_unsafe, check_dtype, current_trace, emit, fresh,
-                      known_by_static, known_scalar, like_order, untraced)
+from ._tracer import (Extent, RunInNumPy, TracedList, Tracer, arange_at, as_tracer, bound, cast_unsafe, check_dtype,
+                      current_trace, emit, fresh, known_by_static, known_scalar, like_order, untraced)
 from ._ufuncs import astype, copy_, promo_arg, where
 
 
@@ -215,9 +215,23 @@ def _nested_stack(obj, dtype):
     return as_tracer(obj, dtype)
 
 
+def _of_list(lst, dtype):
+    """The items of a list a traced loop filled, as np.array(lst, dtype) holds them; where NumPy's
+    array of the list empty (np.array([], dtype): float64 or dtype, of shape (0,)) is not that,
+    a check that runs the call in NumPy when the list is empty."""
+    t = lst.array()
+    empty = np.array([], dtype=dtype)
+    if t.ndim > 1 or (np.dtype(dtype) if dtype is not None else t.dtype) != empty.dtype:
+        compiled = [0] + list(t.shape[1:])
+        current_trace().check_assert(np.greater(lst.size().value(), 0), (
+            f"np.array of a list a loop filled, empty when the function runs, at {user_line()}: NumPy's is "
+            f"{empty.dtype}{list(empty.shape)}, the compiled program's {t.dtype}{compiled}"), RunInNumPy)
+    return t
+
+
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **kwargs):
     if isinstance(object, TracedList):
-        object = object.array()
+        object = _of_list(object, dtype)
     if _contains_tracer(object):
         if isinstance(object, Tracer):
             t = astype(object, dtype if dtype is not None else object.dtype, copy=copy is not False and copy is not None)
@@ -237,7 +251,7 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **k
 
 def asarray(a, dtype=None, order=None, **kwargs):
     if isinstance(a, TracedList):
-        a = a.array()
+        a = _of_list(a, dtype)
     if isinstance(a, Tracer):
         return a if dtype is None else astype(a, dtype, copy=False)
     return array(a, dtype=dtype)

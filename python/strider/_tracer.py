@@ -120,8 +120,13 @@ _local = threading.local()
 _MEMORY_ATTRS = frozenset({"data", "ctypes", "tobytes", "tofile", "dump", "dumps"})
 
 
+class RunInNumPy:
+    """The error of a check that raises none: where it fails, the call runs in NumPy, whose
+    semantics part from the compiled program's there (the dispatcher's RunInNumPy)."""
+
+
 # the errors a check raises, by the index its op's axes[0] holds (csrc/ir/graph.h's CheckError)
-_CHECK_ERRORS = (AssertionError, ValueError, OverflowError, ZeroDivisionError)
+_CHECK_ERRORS = (AssertionError, ValueError, OverflowError, ZeroDivisionError, RunInNumPy)
 
 
 def current_trace():

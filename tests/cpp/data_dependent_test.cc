@@ -151,20 +151,20 @@ TEST(DataDependent, CheckEqualPassesALengthThroughOrRaisesNumPysBroadcastError) 
       FAIL() << "no error";
     } catch (const std::invalid_argument& e) {
       // "(\x01,) \x02 " with the lengths in place; a length of 1, which NumPy broadcasts, is
-      // RunTimeBroadcast (the dispatcher runs the call in NumPy) and says where
+      // RunInNumPy (the dispatcher runs the call in NumPy) and says where
       const std::string want = "(4,) " + std::to_string(other) + " ";
       EXPECT_EQ(std::string(e.what()).substr(0, want.size()), want);
       EXPECT_EQ(std::string(e.what()).size() > want.size(), other == 1) << e.what();
-      EXPECT_EQ(dynamic_cast<const RunTimeBroadcast*>(&e) != nullptr, other == 1);
+      EXPECT_EQ(dynamic_cast<const RunInNumPy*>(&e) != nullptr, other == 1);
     }
   }
 }
 
 TEST(DataDependent, CheckAssertRaisesTheErrorItsAxesName) {
   // no axes: assert's AssertionError; 1: ValueError; 2: OverflowError (int() of a NaN or an
-  // infinite float); 3: ZeroDivisionError (np.average); the message is the constant's code
-  // points ("no")
-  for (int kind : {-1, 1, 2, 3}) {
+  // infinite float); 3: ZeroDivisionError (np.average); 4: RunInNumPy (the call runs in NumPy);
+  // the message is the constant's code points ("no")
+  for (int kind : {-1, 1, 2, 3, 4}) {
     const std::string axes = kind < 0 ? "" : " axes=[" + std::to_string(kind) + "]";
     Program p = lower(parse_graph(R"(graph @f {
       %s0 = storage bool[1] arg 0
@@ -183,6 +183,9 @@ TEST(DataDependent, CheckAssertRaisesTheErrorItsAxesName) {
     } catch (const AssertionFailed& e) {
       EXPECT_EQ(kind, -1);
       EXPECT_STREQ(e.what(), "no");
+    } catch (const RunInNumPy& e) {
+      EXPECT_EQ(kind, 4);
+      EXPECT_STREQ(e.what(), "no");
     } catch (const std::invalid_argument& e) {
       EXPECT_EQ(kind, 1);
       EXPECT_STREQ(e.what(), "no");
@@ -198,7 +201,7 @@ TEST(DataDependent, CheckAssertRaisesTheErrorItsAxesName) {
     %s0 = storage bool[1] arg 0
     %s1 = storage i32[2] const 0x6e0000006f000000
     %s2 = storage bool[1] arg 1
-    op0 = check_assert(%s0[]{}+0, %s1[2]{1}+0) axes=[4] -> %s2[]{}+0
+    op0 = check_assert(%s0[]{}+0, %s1[2]{1}+0) axes=[5] -> %s2[]{}+0
     return
   })")), std::logic_error);
 }

@@ -180,8 +180,8 @@ def test_a_runtime_length_of_one_broadcasts_as_numpy():
         assert all(w.filename == __file__ for w in said)  # the warning points at the call
         assert [str(w.message) for w in said if "NumPy broadcasts it" in str(w.message)] == (
             ["strider.compile: f: operands could not be broadcast together with shapes (8,) (1,) (a length of 1 known "
-             f"only when the function runs, at {__file__}:{f.__code__.co_firstlineno + 5}): NumPy broadcasts it, so this "
-             "call ran in NumPy (the compiled program reads those lengths as one); strict=True raises instead"]
+             f"only when the function runs, at {__file__}:{f.__code__.co_firstlineno + 5}): NumPy broadcasts it (the "
+             "compiled program reads those lengths as one): this call ran in NumPy; strict=True raises instead"]
             if y is one else [])
         text = str(g.explain(x, y, 0.5))  # explain() lists the run-time break
         assert "(8,) (1,) (a length of 1 known only when the function runs" in text[text.index("== run-time breaks"):]

@@ -1536,3 +1536,46 @@ def test_a_return_reading_what_a_trip_may_not_have_assigned_is_not_carried():
         strider.compile(unassigned_when_returned, strict=True)(x, 0.4)
     with pytest.warns(strider.GraphBreakWarning), pytest.raises(UnboundLocalError):
         strider.compile(unassigned_when_returned, strict=False)(x, 0.4)
+
+
+def comprehensions_of_run_time_lengths(s, t):
+    keep = []
+    i = 0
+    while i < np.flatnonzero(s > t).size:
+        keep.append(i)
+        i += 1
+    idx = np.flatnonzero(s > t)
+    return [int(v) for v in keep], [float(s[i]) * 2 for i in idx], np.array([s[i] for i in idx], np.float64)
+
+
+@pytest.mark.parametrize("t", [0.5, 0.95, 2.0])  # many items, one, none
+def test_comprehensions_over_run_time_lengths(t):
+    check(comprehensions_of_run_time_lengths, np.random.default_rng(6).random(20).astype(np.float32), t)
+
+
+def array_of_a_filled_list(s, t, rows):
+    keep = []
+    for i in np.flatnonzero(s > t):
+        keep.append(s[i] * np.ones(2, s.dtype) if rows else s[i])
+    return np.array(keep), np.asarray(keep, np.float32)
+
+
+@pytest.mark.parametrize("rows", [False, True])
+def test_an_empty_filled_list_made_an_array_runs_in_numpy(rows):
+    # NumPy's np.array([]) is float64 of shape (0,), whatever the items would have been: an empty
+    # list's call runs in NumPy (strict: ValueError), a full one's is compiled
+    s = np.random.default_rng(7).random(12).astype(np.float32)
+    g = strider.compile(array_of_a_filled_list, strict=False)
+    for t, breaks in ((0.5, 0), (2.0, 1)):
+        want = array_of_a_filled_list(s, t, rows)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            got = g(s, t, rows)
+        for w, x in zip(want, got):
+            assert x.dtype == w.dtype and x.shape == w.shape and np.array_equal(x, w)
+        assert g.stats()["runtime_breaks"] == breaks
+        assert [str(w.message).split(": NumPy's")[0] for w in said] == (
+            [f"strider.compile: array_of_a_filled_list: np.array of a list a loop filled, empty when the function "
+             f"runs, at test_control_flow.py:{array_of_a_filled_list.__code__.co_firstlineno + 4}"] if breaks else [])
+    with pytest.raises(ValueError, match="np.array of a list a loop filled, empty when the function runs"):
+        strider.compile(array_of_a_filled_list, strict=True)(s, 2.0, rows)

@@ -44,6 +44,8 @@ DTYPES = [] if ALL else ["-k", "not int16 and not uint32"]
 def test_suite_on_the_emulated_device(suite, tmp_path):
     env = dict(os.environ, **emulated_cuda(), STRIDER_TEST_TARGET="cuda",
                STRIDER_CACHE_DIR=str(tmp_path / "cache"), STRIDER_EMU_REVERSE="1")
+    if not ALL:  # the property suite's first 50 programs (all 150 with ALL)
+        env.setdefault("HYPOTHESIS_PROFILE", "device")
     extra = CONTROL if suite.endswith("test_control_flow.py") else DTYPES if suite.endswith("test_dtypes.py") else []
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", str(ROOT / "tests" / suite)]
                          + extra, env=env, capture_output=True, text=True, timeout=1800)

@@ -188,9 +188,10 @@ TEST(CudaCodegen, DataDependentOpsAreKernelsOnEveryDtype) {
     const char* const rows[] = {"(%s0[4,16]{1,4}+0) -> %s4[4,16]{16,1}+0", "(%s0[2,2000]{2000,1}+0) -> %s4[2,2000]{2000,1}+0"};
     // and the scatters that combine rows (np.add.at, np.maximum.at, np.minimum.at), whole ops
     const std::string scatter = "(%s1[6]{1}+0, %s0[6,4]{4,1}+0) -> %s4[16,4]{4,1}+0";
-    const std::pair<std::string, OpCode> ops[] = {{"cumsum(", OpCode::add}, {"cumprod(", OpCode::multiply}, {"cummax(", OpCode::maximum},
-                                                  {"cummin(", OpCode::minimum}, {"add_at" + scatter, OpCode::add},
-                                                  {"maximum_at" + scatter, OpCode::maximum}, {"minimum_at" + scatter, OpCode::minimum}};
+    const std::pair<std::string, OpCode> ops[] = {
+        {"cumsum(", OpCode::add},          {"cumprod(", OpCode::multiply}, {"cummax(", OpCode::maximum},
+        {"cummin(", OpCode::minimum},      {"add_at" + scatter, OpCode::add},
+        {"maximum_at" + scatter, OpCode::maximum}, {"minimum_at" + scatter, OpCode::minimum}};
     for (const auto& [op, f] : ops)
       for (const char* r : rows) {
         const bool whole = op.back() != '(';

@@ -133,11 +133,11 @@ TEST(CudaDataDependent, TakePutAndUfuncAtMoveRowsAndNameTheFirstBadIndex) {
   const Graph take = graph(st, "take(%s0[50,4]{4,1}+0, %s1[6,5]{5,1}+0) -> %s2[6,5,4]{20,4,1}+0");
   const Graph put = graph(st, "put(%s1[30]{1}+0, %s2[30,4]{4,1}+0) -> %s0[50,4]{1,50}+0");
   const Graph add_at = graph(st, "add_at(%s1[30]{1}+0, %s2[30,4]{4,1}+0) -> %s0[50,4]{4,1}+0");
-  const Graph add_at_i64 = graph(" %s0 = storage i64[200] arg 0\n %s1 = storage i64[30] arg 1\n %s2 = storage i64[30] arg 2\n",
-                                 "add_at(%s1[30]{1}+0, %s2[30]{1}+0) -> %s0[50]{4}+3");
+  const std::string st_i64 =
+      " %s0 = storage i64[200] arg 0\n %s1 = storage i64[30] arg 1\n %s2 = storage i64[30] arg 2\n";
+  const Graph add_at_i64 = graph(st_i64, "add_at(%s1[30]{1}+0, %s2[30]{1}+0) -> %s0[50]{4}+3");
   const Graph maximum_at = graph(st, "maximum_at(%s1[30]{1}+0, %s2[30,4]{4,1}+0) -> %s0[50,4]{1,50}+0");
-  const Graph minimum_at_i64 = graph(" %s0 = storage i64[200] arg 0\n %s1 = storage i64[30] arg 1\n %s2 = storage i64[30] arg 2\n",
-                                     "minimum_at(%s1[30]{1}+0, %s2[30]{1}+0) -> %s0[50]{4}+3");
+  const Graph minimum_at_i64 = graph(st_i64, "minimum_at(%s1[30]{1}+0, %s2[30]{1}+0) -> %s0[50]{4}+3");
   // few distinct rows: repeated indices (put's last write, add_at's order of rounding)
   auto indices = [](int64_t bad_at, int64_t bad2_at) {
     return [=](Memory& m) {

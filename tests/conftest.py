@@ -2,6 +2,8 @@ import os
 import sys
 import tempfile
 
+import pytest
+
 # The harness (tests/differential.py) and the detection-head workloads (benchmarks/heads.py) are
 # imported by tests across folders.
 _here = os.path.dirname(os.path.abspath(__file__))
@@ -13,3 +15,14 @@ os.environ.setdefault("STRIDER_STRICT", "1")
 
 # The suite's compiled kernels go to a cache of its own, not the user's (~/.cache/strider).
 os.environ.setdefault("STRIDER_CACHE_DIR", tempfile.mkdtemp(prefix="strider-test-cache-"))
+
+
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected
+def pytest_collection_modifyitems(config, items):
+    """A test marked background(start) has start(item) begin its work now and runs last, waiting
+    for it: the emulated device's suites, single-threaded subprocesses, so run beside the rest of
+    the session on the cores it leaves idle."""
+    late = [item for item in items if item.get_closest_marker("background")]
+    items[:] = [item for item in items if not item.get_closest_marker("background")] + late
+    for item in [] if config.option.collectonly else late:
+        item.get_closest_marker("background").args[0](item)

@@ -9,12 +9,11 @@ threads last first (STRIDER_EMU_REVERSE): first first is the CPU loop nest's ord
 fusion legality already keeps correct, so a kernel that races between its points differs only so."""
 import os
 import pathlib
-import subprocess
 import sys
 
 import pytest
 
-from emulated_cuda import emulated_cuda
+from emulated_cuda import BackgroundRuns, emulated_cuda
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # the e2e files whose every check() also runs on the device (the rest: on a GPU, see README);
@@ -23,7 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # campaign by hand (tests/cpp/cuda_data_dependent_test.cc runs each data-dependent op on the
 # emulator in both thread orders in CI; CI's 20 minutes do not hold them all)
 ALL = os.environ.get("STRIDER_EMULATED_ALL") == "1"
-E2E = ("test_detection_heads.py", "test_views.py", "test_layouts.py", "test_dtypes.py")
+E2E = ("test_detection_heads.py", "test_dtypes.py", "test_views.py", "test_layouts.py")
 if ALL:
     E2E += ("test_data_dependent.py", "test_sorting_scans.py", "test_array_editing.py")
 # the host-driven loops and branches: a while loop with a list, a branch merging lengths, a range
@@ -40,15 +39,33 @@ CONTROL = [] if ALL else ["-k", "nms_loop_with_a_list and 0.3-7 or merges_length
 DTYPES = [] if ALL else ["-k", "not int16 and not uint32"]
 
 
-@pytest.mark.parametrize("suite", ["gpu", "property", "python/test_control_flow.py"] + [f"e2e/{f}" for f in E2E])
-def test_suite_on_the_emulated_device(suite, tmp_path):
-    env = dict(os.environ, **emulated_cuda(), STRIDER_TEST_TARGET="cuda",
-               STRIDER_CACHE_DIR=str(tmp_path / "cache"), STRIDER_EMU_REVERSE="1")
+# the suites run from the session's start on the cores other tests leave idle (each is one
+# single-threaded subprocess, mostly the host compiler building kernels), longest first, their
+# tests last
+BACKGROUND = BackgroundRuns(max(1, (os.cpu_count() or 1) - 1))
+
+
+def suite_run(suite):
+    """The subprocess that runs `suite` on the emulated device: its arguments and environment."""
+    env = dict(os.environ, **emulated_cuda(), STRIDER_TEST_TARGET="cuda", STRIDER_EMU_REVERSE="1")
     if not ALL:  # the property suite's first 50 programs (all 150 with ALL)
         env.setdefault("HYPOTHESIS_PROFILE", "device")
     extra = CONTROL if suite.endswith("test_control_flow.py") else DTYPES if suite.endswith("test_dtypes.py") else []
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", str(ROOT / "tests" / suite)]
-                         + extra, env=env, capture_output=True, text=True, timeout=1800)
+    return [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", str(ROOT / "tests" / suite)] + extra, env
+
+
+def start(item):
+    try:
+        BACKGROUND.submit(item.callspec.params["suite"], *suite_run(item.callspec.params["suite"]), timeout=1800)
+    except (pytest.skip.Exception, pytest.fail.Exception):
+        return  # the test says why
+    item.config.add_cleanup(BACKGROUND.stop)
+
+
+@pytest.mark.background.with_args(start)
+@pytest.mark.parametrize("suite", [f"e2e/{f}" for f in E2E] + ["python/test_control_flow.py", "gpu", "property"])
+def test_suite_on_the_emulated_device(suite):
+    run = BACKGROUND.result(suite, *suite_run(suite), timeout=1800)
     tail = run.stdout[-6000:] + run.stderr[-3000:]
     assert run.returncode == 0, tail
     assert " skipped" not in run.stdout.splitlines()[-1] or suite != "gpu", tail

@@ -1,9 +1,11 @@
-"""Every kernel of the e2e suite compiles with NVRTC for sm_90 (the H100/H200 the device tests
-run on), and every SM80_EVERY-th one for sm_80 (all of them with STRIDER_NVRTC_ALL=1: about 3
-minutes more on 2 cores, a campaign by hand). The suite runs in a subprocess with the cuda_collect
-plugin (tests/cuda_collect.py) on the reference executor (STRIDER_JIT=0: no LLVM time), which
-keeps each distinct kernel's CUDA C; they are then compiled in batches (one NVRTC program holds
-many self-contained stages) on every core."""
+"""Every kernel of the e2e suite goes through NVRTC: every CUBIN_EVERY-th one to a cubin for
+sm_90 (the H100/H200 the device tests run on) and every SM80_EVERY-th one for sm_80, the others
+through NVRTC's front end and NVVM to PTX for compute_90 (half the time of a cubin: no ptxas),
+which finds what the emitter gets wrong in C++ or for the architecture. STRIDER_NVRTC_ALL=1 makes
+a cubin of every kernel for both (about 3 minutes more on 2 cores, a campaign by hand). The suite
+runs in a subprocess with the cuda_collect plugin (tests/cuda_collect.py) on the reference
+executor (STRIDER_JIT=0: no LLVM time), which keeps each distinct kernel's CUDA C; they are then
+compiled in batches (one NVRTC program holds many self-contained stages) on every core."""
 import json
 import multiprocessing
 import os
@@ -19,8 +21,9 @@ from strider import _C
 
 NVRTC = _C.nvrtc_unavailable_reason()
 TESTS = pathlib.Path(__file__).resolve().parents[1]
-ARCHS = ("sm_90", "sm_80")
-SM80_EVERY = 1 if os.environ.get("STRIDER_NVRTC_ALL") == "1" else 8
+ALL = os.environ.get("STRIDER_NVRTC_ALL") == "1"
+CUBIN_EVERY = 1 if ALL else 4
+SM80_EVERY = 1 if ALL else 8
 BATCH = 100  # kernels per NVRTC program: amortizes NVRTC's start-up, keeps a failure's batch small
 # what make_plan refuses for every backend (a stage the LLVM backend leaves to the reference too)
 PLAN_REFUSALS = ("access overlapping parts", "touches its output storage", "zero-size array to reduction",
@@ -59,12 +62,14 @@ def test_every_e2e_kernel_compiles_with_nvrtc(tmp_path):
         assert any(r in why for r in PLAN_REFUSALS), f"{count} stages refused only by the CUDA backend: {why}"
 
     start = time.monotonic()
-    jobs = [(arch, chosen[i:i + BATCH]) for arch in ARCHS
-            for chosen in [kernels if arch == "sm_90" else kernels[::SM80_EVERY]] for i in range(0, len(chosen), BATCH)]
+    chosen = {"sm_90": kernels[::CUBIN_EVERY], "sm_80": kernels[::SM80_EVERY],
+              "compute_90": [k for i, k in enumerate(kernels) if i % CUBIN_EVERY]}
+    jobs = [(arch, some[i:i + BATCH]) for arch, some in chosen.items() for i in range(0, len(some), BATCH)]
     # processes: NVRTC serializes compilations within one process; spawned, since forking a
     # process where JAX's threads run (another test imported it) may deadlock the child
     with ProcessPoolExecutor(os.cpu_count(), mp_context=multiprocessing.get_context("spawn")) as pool:
         failures = [f for batch in pool.map(compile_batch, jobs) for f in batch]
     assert not failures, f"{len(failures)} kernels failed to compile:\n" + "\n\n".join(failures[:5])
-    print(f"\n{len(kernels)} e2e kernels compiled for sm_90, 1 in {SM80_EVERY} for sm_80, in "
+    print(f"\n{len(kernels)} e2e kernels compiled, 1 in {CUBIN_EVERY} to a cubin for sm_90 (the others to PTX), "
+          f"1 in {SM80_EVERY} for sm_80, in "
           f"{time.monotonic() - start:.1f} s ({sum(collected['refused'].values())} stages refused by the plan)")

@@ -44,7 +44,13 @@ _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_
 
 def _widen_for_python_ints(inputs, types):
     """NumPy 2 compares integers with out-of-range Python ints exactly instead of raising:
-    compare in int64 when the value and the dtype fit there."""
+    compare in int64 when the value and the dtype fit there. A Python int known only when the
+    function runs (an argument, a counter, x.item()) is an int64 that may lie outside a narrower
+    dtype: compared in int64 with it (with uint64, exactly: _compare_signed_with_uint64)."""
+    if any(isinstance(x, Tracer) and x._weak is int for x in inputs) and \
+            any(isinstance(t, np.dtype) and t.kind in "iu" for t in types):
+        return tuple(np.dtype(np.int64) if t is int or (isinstance(t, np.dtype) and t.kind in "iu" and t != np.uint64)
+                     else t for t in types)
     for x in inputs:
         if type(x) is int:
             for t in types:
@@ -53,6 +59,16 @@ def _widen_for_python_ints(inputs, types):
                     return tuple(np.dtype(np.int64) if isinstance(t, np.dtype) and t.kind in "iu" else t
                                  for t in types)
     return types
+
+
+def _check_python_ints_fit(inputs, dtypes):
+    """NumPy raises OverflowError where a Python int meets an integer array of a dtype that
+    cannot hold it (`x_uint8 + 300`); one known only when the function runs is checked then."""
+    for x, dt in zip(inputs, dtypes):
+        if isinstance(x, Tracer) and x._weak is int and dt.kind in "iu" and dt != np.int64:
+            info = np.iinfo(dt)
+            fits = x >= 0 if dt == np.uint64 else (x >= int(info.min)) & (x <= int(info.max))
+            current_trace().check_assert(fits, f"Python integer out of bounds for {dt}", OverflowError)
 
 
 def _python_int_beyond(name, inputs):
@@ -234,6 +250,8 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
     in_dts, out_dt = loop[:uf.nin], ir_dtype(loop[uf.nin], f"np.{uf.__name__}")
     for dt in in_dts:
         ir_dtype(dt, f"np.{uf.__name__}")
+    if not all_weak and name not in _COMPARISONS:
+        _check_python_ints_fit(inputs, in_dts)
     ins = _one_length_per_axis([as_tracer(x, dt) for x, dt in zip(inputs, in_dts)])
     shape = broadcast_shape(*(t.shape for t in ins))
     ins = [t.broadcast_to(shape) for t in ins]

@@ -111,6 +111,21 @@ def test_python_ints_out_of_range(dt, scalar):
     check(lambda a: (a < scalar, a == scalar, a != scalar, scalar > a, a >= scalar), x)
 
 
+@pytest.mark.parametrize("dt, scalar", [("uint8", 300), ("uint8", -1), ("int8", -129), ("uint16", -5),
+                                        ("uint32", 2**32), ("uint64", -1), ("int16", 7), ("uint64", 2**40)])
+def test_python_int_arguments_out_of_range(dt, scalar):
+    """The same for a Python int passed as an argument (known only when the function runs): an
+    integer comparison of an array with it runs in int64 (uint64: exactly), and arithmetic checks
+    that the dtype holds it, raising NumPy's OverflowError when the function runs."""
+    x = values(dt, seed=5)
+    check(lambda a, s: (a < s, a == s, a != s, s > a, a >= s, np.greater(a, s)), x, scalar)
+    info = np.iinfo(dt)
+    if info.min <= scalar <= info.max:
+        check(lambda a, s: (a + s, s * a, a - s), x, scalar)
+    else:
+        check_raises(lambda a, s: a + s, x, scalar, exc=OverflowError)
+
+
 def test_python_ints_past_the_range_in_clip_and_where():
     """np.clip drops a bound past the dtype's own limit on its side (else OverflowError); np.where
     casts a Python int unsafely before NumPy 2.5 (-1 into uint8 is 255, 300 is 44) and raises

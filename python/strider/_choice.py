@@ -3,7 +3,9 @@
 `if keep: dets = np.concatenate(...)` after `dets = None`, or `return None` on one side of such a
 branch and an array on the other (_convert.py moves every return to the function's end): which
 value the variable holds is known only when the function runs. The branch (_control.py) keeps
-each side's arrays in storages of its own and gives the variable a Choice of the two. A call
+each side's arrays in storages of its own and gives the variable a Choice of the two; a loop whose
+trips may leave a variable of another kind than before it carries both and a flag (_control's
+_LoopTrace.pairs) and gives it a Choice inside and after it. A call
 returns the one its condition picks (pytree.cc's Choice node); `x is None` and `x is not None`
 become traced conditions. Arithmetic, comparisons and NumPy's elementwise functions that cannot
 fail run on every side (`r = 0.0` on one path and a float32 scalar on the other, as builtin
@@ -123,8 +125,12 @@ def apply(fn, args, name):
     for cond, vals in combos:
         try:
             results.append((cond, fn(*vals)))
-        except StriderError:
-            raise
+        except StriderError as e:
+            if not any(v is None for v in vals):
+                raise
+            raise trace_error(f"{name!r} holds values of more than one kind, and {getattr(fn, '__name__', fn)} "
+                              "fails on None, one of them: strider computes every side before the condition picks "
+                              "one", "give it the same kind of value on both paths") from e
         except Exception as e:  # Python's error on one side (None + 1, 1 / 0): NumPy decides (a graph break)
             raise trace_error(f"{name!r} holds values of more than one kind, and {fn.__name__} fails on one of them "
                               f"({type(e).__name__}: {e}): strider computes every side before the condition picks "

@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _C
 from ._choice import Choice, apply, is_, merge, rebuild, refusing, sides, structure  # noqa: F401 (is_: the rewritten code's)
+from ._choice import _kind
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import hold, put_back
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
@@ -1121,10 +1122,13 @@ class _BranchTrace(_Region):
             _no_lengths(trace, slots[name])
         sides = {n: [[_Slot(trace, n, *spec) for spec in side[1]] for side in c] for n, c in self.choices.items()}
         if self.choices:
-            # a loop carries values of one kind; a Choice that lives within a trip is the trip's
-            carried = [n for n in sorted(self.choices) for r in trace.loops if isinstance(r, _LoopTrace) and n in r.live]
-            if carried:
-                raise trace_error(f"{carried[0]!r} holds values of different kinds after a branch on a traced "
+            # a loop carries values of one kind or a pair of kinds (_LoopTrace.pairs: the
+            # innermost loop that carries the variable learns the pair, outer ones carry it as one)
+            for name in sorted(self.choices):
+                loops = [r for r in trace.loops if isinstance(r, _LoopTrace) and name in r.live]
+                if not loops or (len(loops) == 1 and name in loops[0].pairs):
+                    continue
+                raise trace_error(f"{name!r} holds values of different kinds after a branch on a traced "
                                   "condition inside a loop on one that carries it", "give it the same kind of value on "
                                   "both paths")
             cond = _detach(trace, cond)  # what picks the side, as the branch saw it
@@ -1153,6 +1157,10 @@ class _BranchTrace(_Region):
                  if n in live and n not in self.choices and _kinds_differ(results[0][i], results[1][i])]
         for name in mixed:  # learned from this try's values: the next one writes them
             i = names.index(name)
+            loops = [r for r in trace.loops if isinstance(r, _LoopTrace) and name in r.live]
+            if (len(loops) == 1 and name not in loops[0].pairs
+                    and loops[0].learn_pair(name, [out[i] for out in results])):
+                raise _Retry(loops[0])
             self.specs.pop(name, None)
             self.choices[name] = [_side(out[i]) for out in results]
         if mixed or self.lists_learned():
@@ -1282,11 +1290,17 @@ def _kinds_differ(a, b):
 class _LoopTrace(_Region):
     """One try at tracing a loop on a traced condition."""
 
-    def __init__(self, trace, specs, lists, written, room, exact=False):
+    def __init__(self, trace, specs, lists, written, room, exact=False, pairs=None):
         super().__init__(trace, specs, lists, room, exact)
         self.written = set(written)
         self.slots = {}
         self.statics = {}
+        # variables a trip may leave of another kind than before the loop (`best = 0.0`, then
+        # `best = s[i]` where s[i] > best): name -> that kind's spec; each is carried as its
+        # value before the loop (a slot, or None as it is), a slot of the other kind and a flag
+        # that says which it holds, and is a Choice of the two inside and after the loop
+        self.pairs = dict(pairs or {})
+        self.pair_slots = {}  # name -> (the other kind's slot, the flag's slot)
         self.broke = False  # a trip may leave the loop before its end (`if t: break`)
         self.kinds = {}  # name -> the kinds (_kind_of) of the values trips leave in its slot
 
@@ -1302,14 +1316,30 @@ class _LoopTrace(_Region):
         if learned:
             self.specs.update(learned)
             raise _Retry(self)
+        for n in self.pairs:
+            if n in given and (grow := self._write_pair(n, given[n])):
+                self.pairs[n] = grow.get("other", self.pairs[n])
+                self.specs[n] = grow.get("before", self.specs.get(n))
+                raise _Retry(self)
+        values = {n: v for n, v in values.items() if n not in self.pairs}
+        learned = [n for n, v in values.items() if v is not None and not _fits(self.slots[n], v)]
+        learned += [n for n in self.statics
+                    if n not in self.pairs and n in given and not self._kind_matches(n, given[n], None)]
+        for n in learned:
+            if self.learn_pair(n, [given[n]]):
+                continue
+            before = self.slots[n].tracer(self.trace) if n in self.slots else self.statics[n]
+            if _carryable(before) is None and _carryable(given[n]) is None:
+                raise trace_error(f"{n!r}, a {type(before).__name__}, is reassigned in a loop on a traced condition",
+                                  "carry arrays, numbers and lists in such loops")
+            raise trace_error(f"{n!r} holds {_kind(before)} before a loop on a traced condition and "
+                              f"{_kind(given[n])} after a trip", "give it one kind of value (np.float32(0), an "
+                              "empty array for None)")
+        if learned:
+            raise _Retry(self)
         for n, v in values.items():
             if v is not None and not (isinstance(v, Tracer) and v._view == self.slots[n].tracer(self.trace)._view):
                 self.kinds.setdefault(n, set()).add(_kind_of(v))
-        for n, v in self.statics.items():
-            now = state[self.index[n]]
-            if now is not v and not (type(now) is type(v) and _same_static(now, v)):
-                raise trace_error(f"{n!r}, a {type(v).__name__}, is reassigned in a loop on a traced condition",
-                                  "carry arrays, numbers and lists in such loops")
         grow = _write_back(self.trace, self.slots, values)
         if grow:
             self.specs.update(grow)
@@ -1340,7 +1370,14 @@ class _LoopTrace(_Region):
             slot = self.slots[name] = _Slot(trace, name, *spec)
             _write_back(trace, {name: slot}, {name: t})
             inside[i] = slot.tracer(trace)
-        carried = {s for slot in self.slots.values() for s in slot.storages}
+        for name, spec in self.pairs.items():
+            other, flag = self.pair_slots[name] = (_Slot(trace, name, *spec),
+                                                   _Slot(trace, name, np.dtype(bool), (), (), None, True))
+            _no_lengths(trace, other)
+            _write_back(trace, {name: flag}, {name: False})
+            inside[self.index[name]] = self._choice(name, inside[self.index[name]])
+        carried = {s for slot in list(self.slots.values()) + [x for pair in self.pair_slots.values() for x in pair]
+                   for s in slot.storages}
         trace.forget(self.written | carried)
         _assume_spans(trace, self.slots.values())
         before = trace.snapshot()
@@ -1372,8 +1409,69 @@ class _LoopTrace(_Region):
         trace.forget(self.written | carried)
         _assume_spans(trace, self.slots.values())
         trace.sealed.append((first_storage, trace.graph.num_storages))
-        return tuple(self._after(name) if name in self.slots else inside[i] if name in live
+        return tuple(self._choice(name, self.slots[name].tracer(trace) if name in self.slots else self.statics[name])
+                     if name in self.pairs else self._after(name) if name in self.slots else inside[i] if name in live
                      else Undefined(name) for i, name in enumerate(names))
+
+    def _choice(self, name, before):
+        """A paired variable: the other kind where its flag says so, else its kind before."""
+        other, flag = self.pair_slots[name]
+        return Choice(flag.tracer(self.trace), other.tracer(self.trace), before, name)
+
+    def _kind_matches(self, name, value, other):
+        """Whether `value` is of the kind `other` (the pair's slot) holds, or where other is None,
+        of the kind the variable held before the loop (its slot's, or that very object)."""
+        if other is None and name not in self.slots:
+            return value is self.statics[name] or (type(value) is type(self.statics[name])
+                                                    and _same_static(value, self.statics[name]))
+        slot = other or self.slots[name]
+        t = _carryable(value)
+        return (t is not None and t.dtype == slot.dtype and t.ndim == len(slot.bounds)
+                and _kind_of(t) == (slot.weak, slot.weak is None and slot.scalar))
+
+    def learn_pair(self, name, values):
+        """Learns the other kind of a variable from values a trip may leave in it (a branch's
+        sides, a trip's end); False where they hold more than one other kind, or one that is
+        not an array or number."""
+        if name not in self.slots and name not in self.statics:
+            return False
+        others = [v for value in values for _, v in sides(value) if not self._kind_matches(name, v, None)]
+        kinds = {(_kind_of(t), t.dtype, t.ndim) for v in others if (t := _carryable(v)) is not None}
+        if not others or len(kinds) != 1 or any(_carryable(v) is None for v in others):
+            return False
+        self.pairs[name] = _spec_of(_carryable(others[0]))
+        return True
+
+    def _write_pair(self, name, value):
+        """Writes what a trip leaves in a paired variable: each kind's value into its slot (the
+        first side of a Choice that holds one of that kind where its condition holds, else the
+        slot's own) and the flag (whether the other kind is held). Returns the specs that must
+        grow ("before" and "other")."""
+        other, flag = self.pair_slots[name]
+        mine = {"other": [], "before": []}
+        for cond, v in sides(value):
+            key = ("other" if self._kind_matches(name, v, other) else "before" if self._kind_matches(name, v, None)
+                   else None)
+            if key is None:
+                raise trace_error(f"{name!r} holds a third kind of value ({_kind(v)}) "
+                                  "in a loop on a traced condition that it leaves holding one of two",
+                                  "give it one kind of value in the loop")
+            mine[key].append((cond, v))
+
+        def chosen(entries, current):
+            out = current
+            for cond, v in reversed(entries):
+                out = as_tracer(v) if cond is None else np.where(cond, as_tracer(v), out)
+            return out
+
+        conds = [c for c, _ in mine["other"]]
+        held = True if any(c is None for c in conds) else bool(conds) and functools.reduce(np.logical_or, conds)
+        slots = {"flag": flag, "other": other}
+        values = {"flag": held, "other": chosen(mine["other"], other.tracer(self.trace))}
+        if name in self.slots:
+            slots["before"] = self.slots[name]
+            values["before"] = chosen(mine["before"], self.slots[name].tracer(self.trace))
+        return _write_back(self.trace, slots, values)
 
     def _placeholder(self, name):
         """A slot for a variable unassigned before the loop that only a lifted return reads after
@@ -1396,10 +1494,11 @@ class _LoopTrace(_Region):
             t._weak, t._scalar = next(iter(written))
             t._scalar = t._scalar or (t._weak is not None and slot.scalar)
             return t
-        after = next(iter(written - {before}))
-        raise trace_error(f"{name!r} holds a {_kind_name(before)} before a loop on a traced condition and a "
-                          f"{_kind_name(after)} after a trip (NumPy's kind after the loop depends on whether it ran)",
-                          "give it that kind before the loop (np.float64(0.0), np.int64(0))")
+        # NumPy's kind after the loop depends on whether a trip assigned it: carried as a pair
+        weak, scalar = next(iter(written - {before}))
+        self.pairs[name] = (slot.dtype, slot.bounds, tuple(e >= 0 for e in slot.extents), weak,
+                            scalar or (weak is not None and slot.scalar), None)
+        raise _Retry(self)
 
     def _settle_argument_slots(self, out):
         """A loop that runs a whole trip at least (a range) holds in a slot what its trips
@@ -1421,11 +1520,6 @@ def _kind_of(value):
     return weak, weak is None and as_tracer(value)._scalar
 
 
-def _kind_name(kind):
-    weak, scalar = kind
-    return f"Python {weak.__name__}" if weak is not None else "NumPy scalar" if scalar else "array"
-
-
 def _same_static(a, b):
     try:
         return bool(a == b)
@@ -1441,8 +1535,8 @@ def _traced_while(trace, cond, body, state, names, live, trips=None, guarded=())
     room = trips if trips is not None else trace.trip_factor * max(
         [_MIN_TRIPS] + [bound(d) + 1 for v in state if isinstance(v, Tracer) for d in v.shape[:1]])
     exact = trips is not None
-    return _settle(trace, lambda last: _LoopTrace(trace, last.specs, last.lists, last.written, room, exact) if last
-                   else _LoopTrace(trace, {}, {}, set(), room, exact),
+    return _settle(trace, lambda last: _LoopTrace(trace, last.specs, last.lists, last.written, room, exact, last.pairs)
+                   if last else _LoopTrace(trace, {}, {}, set(), room, exact),
                    lambda loop: loop.run(cond, body, state, names, live, guarded),
                    trace_error("a loop on a traced condition whose carried variables keep growing (a variable's "
                                "length grows every trip?)", "keep what a loop carries at most as long as it was "

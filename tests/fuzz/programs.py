@@ -186,16 +186,20 @@ def run_step(s, env):
 
 def _chase(x, c):
     # the elements above c, each kept where it is at least the first kept: a loop whose carried
-    # array shrinks every trip, with a running total; a return inside it once the total passes c + 4
+    # array shrinks every trip, with a running total; a return inside it once the total passes c + 4;
+    # the largest element seen, a Python int until a trip finds one above it (a NumPy scalar)
     x = x.reshape(-1)
     order = np.flatnonzero(x > c)
     total = x[:0].sum()
+    best = 0
     while order.size > 0:
         total = total + x[order[0]]
+        if x[order[0]] > best:
+            best = x[order[0]]
         if total > c + 4:
             return total * 2
         order = order[1:][x[order[1:]] >= x[order[0]]]
-    return total
+    return total + best
 
 
 def _branch(cond, a, c):

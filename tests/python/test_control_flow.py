@@ -1333,15 +1333,90 @@ def test_a_python_number_that_a_loop_makes_a_numpy_scalar():
     d = np.random.default_rng(6).uniform(0, 1, (20, 5))
     f = check(sums_over_a_range, d)
     assert type(f(d)[0]) is np.float64  # NumPy's kind after a trip
-    # a loop with no sure trip leaves a Python float or a NumPy scalar as the run decides: a graph
-    # break, NumPy's kind
-    with pytest.raises(strider.TraceError, match="'total' holds a Python float before a loop"):
-        strider.compile(sums_over_a_mask, strict=True)(d)
+    # a loop with no sure trip leaves a Python float or a NumPy scalar as the run decides: it
+    # carries both (a pair of kinds) and returns the one a trip left, or the one before
     for t in (d, d * 0.1):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", strider.GraphBreakWarning)
-            got = strider.compile(sums_over_a_mask, strict=False)(t)
+        got = check(sums_over_a_mask, t)(t)
         assert type(got) is type(sums_over_a_mask(t)) and got == sums_over_a_mask(t)
+    assert type(sums_over_a_mask(d * 0.1)) is float
+
+
+def best_by_hand(scores, thr):
+    keep = np.flatnonzero(scores > thr)
+    best_score, best_idx = 0.0, -1  # Python numbers until a trip assigns NumPy scalars
+    for i in range(len(keep)):
+        if scores[keep[i]] > best_score:
+            best_score = scores[keep[i]]
+            best_idx = keep[i]
+    return best_score, best_idx
+
+
+def best_of_a_range(scores):
+    best_score, best_idx = 0.0, -1
+    for i in range(scores.shape[0]):  # a sure trip, but the branch may never assign
+        if scores[i] > best_score:
+            best_score = scores[i]
+            best_idx = i
+    return best_score, best_idx
+
+
+def decayed_until(scores, stop):
+    acc, i = 0.0, 0
+    while i < scores.shape[0]:
+        if scores[i] > stop:
+            break
+        acc = acc * 0.5 + scores[i]  # a float32 scalar from the first trip on
+        i += 1
+    return acc, i
+
+
+@pytest.mark.parametrize("thr", [0.5, 0.99, 2.0])
+def test_a_variable_a_trip_leaves_of_another_kind(thr):
+    """`best = 0.0` before a loop and a NumPy scalar after a trip that assigns it: the loop carries
+    both kinds and a flag, and the function returns NumPy's kind: the Python number where no trip
+    assigned it (no survivor, a branch never taken, a break on the first trip)."""
+    s = np.random.default_rng(7).uniform(0, 1, 40).astype(np.float32)
+    for f, args in ((best_by_hand, (s, thr)), (best_of_a_range, (s * (thr < 1),)), (decayed_until, (s, thr))):
+        got = check(f, *args)(*args)
+        want = f(*args)
+        assert [type(v) for v in got] == [type(v) for v in want], f.__name__
+    assert type(best_by_hand(s, 2.0)[0]) is float and type(decayed_until(s, -1.0)[0]) is float
+
+
+def best_row_written(scores, boxes, thr):
+    best_idx, best = -1, 0.0
+    for k in np.flatnonzero(scores > thr):
+        if scores[k] > best:
+            best, best_idx = scores[k], k
+    row = boxes[best_idx] * 2  # the last row where nothing passes, as NumPy's -1 says
+    boxes[best_idx, 0] = best
+    return row, best_idx
+
+
+@pytest.mark.parametrize("thr", [0.5, 2.0])
+def test_an_index_and_a_value_of_either_kind(thr):
+    """A Choice of integers indexes as one int64 (the kind does not change what it selects), and
+    a Choice of numbers is stored as the array's dtype."""
+    rng = np.random.default_rng(9)
+    s, b = rng.uniform(0, 1, 30).astype(np.float32), rng.uniform(0, 1, (30, 4)).astype(np.float32)
+    got = check(best_row_written, s, b, thr)(s, b.copy(), thr)
+    assert type(got[1]) is type(best_row_written(s, b.copy(), thr)[1])
+
+
+def nested_sums(scores, thr):
+    keep = np.flatnonzero(scores > thr)
+    total = 0
+    for a in keep:
+        for b in keep:
+            if scores[a] > scores[b]:
+                total = total + scores[a]
+    return total
+
+
+def test_a_pair_of_kinds_in_nested_loops_is_a_graph_break():
+    s = np.random.default_rng(8).uniform(0, 1, 12).astype(np.float32)
+    with pytest.raises(strider.TraceError, match="'total' holds values of different kinds"):
+        strider.compile(nested_sums, strict=True)(s, 0.5)
 
 
 def filled(s):

@@ -11,7 +11,8 @@ become traced conditions. Arithmetic, comparisons and NumPy's elementwise functi
 fail run on every side (`r = 0.0` on one path and a float32 scalar on the other, as builtin
 max(0.0, w) leaves it): the results of one kind merge into one value, selected by the conditions,
 and two kinds stay a Choice (merge). Any other use, `isinstance` among them, is refused with a
-TraceError (a graph break)."""
+TraceError (a graph break), but inside a side of a branch on `x is None` (or `not`, `and`, `or` of
+such tests), where the side says which value the Choice holds: there it is that value (narrowed)."""
 import operator
 import sys
 
@@ -27,13 +28,25 @@ _USES = ("bool", "len", "iter", "getitem", "setitem", "call", "index", "int", "f
 
 def refusing(*more):
     """A class decorator: every use of an instance (its attributes, the operators and conversions
-    in _USES and `more`) calls its _fail, which raises the TraceError that says why."""
+    in _USES and `more`) is that of the value the branch being traced knows it holds (narrowed),
+    else calls its _fail, which raises the TraceError that says why."""
     def make(cls):
         for name in _USES + more:
-            setattr(cls, f"__{name}__", cls._fail)
-        cls.__getattr__ = lambda self, attr: self._fail()
+            setattr(cls, f"__{name}__", _narrowed_use(f"__{name}__"))
+        cls.__getattr__ = lambda self, attr: getattr(_known_side(self), attr)
         return cls
     return make
+
+
+def _narrowed_use(dunder):
+    return lambda self, *args, **kwargs: getattr(_known_side(self), dunder)(*args, **kwargs)
+
+
+def _known_side(value):
+    side = narrowed(value) if type(value) is Choice else value
+    if type(side) is type(value) and hasattr(side, "_fail"):
+        side._fail()
+    return side
 
 
 @refusing("complex", "floordiv", "rfloordiv", "mod", "rmod", "pow", "rpow", "matmul", "rmatmul", "and", "rand", "or",
@@ -58,7 +71,7 @@ class Choice:
         # isinstance(x, np.ndarray) in the user's code asks for it: refused, not a silent False
         # for a value that is an array on one path (strider's own code sees the Choice)
         if not _internal(sys._getframe(1).f_code.co_filename):
-            self._fail()
+            return _known_side(self).__class__
         return Choice
 
 
@@ -105,9 +118,13 @@ Choice.takes_ufuncs = True  # what Tracer.__array_ufunc__ defers to
 
 def sides(value):
     """(condition, value) for each side a value may be when the function runs: a Choice's, its
-    own Choices' in turn; None: always."""
+    own Choices' in turn; None: always. Inside a side of a branch whose condition decides the
+    Choice (`if best is None: ... else: s > best`), only its side there."""
     if type(value) is not Choice:
         return [(None, value)]
+    known = narrowed(value)
+    if known is not value:
+        return sides(known)
     return ([(_both(value.cond, c), v) for c, v in sides(value.then)] +
             [(_both(np.logical_not(value.cond), c), v) for c, v in sides(value.other)])
 
@@ -208,16 +225,59 @@ def _kind(value):
 
 
 def is_(a, b, negate=False):
-    """`a is b` (`a is not b` where `negate`), a traced bool where a Choice's condition decides it."""
+    """`a is b` (`a is not b` where `negate`), a traced bool where a Choice's condition decides it;
+    one that is the condition (or its negation) is recorded, for the sides of a branch on it."""
+    a, b = narrowed(a), narrowed(b)
     if type(a) is Choice or type(b) is Choice:
         c, other = (a, b) if type(a) is Choice else (b, a)
         then, otherwise = is_(c.then, other), is_(c.other, other)
         if type(then) is bool and type(otherwise) is bool:
-            result = then if then == otherwise else (c.cond if then else np.logical_not(c.cond))
-        else:
-            result = np.where(c.cond, then, otherwise)
+            if then == otherwise:
+                return then != negate
+            result = c.cond if then != negate else np.logical_not(c.cond)
+            result = np.logical_and(result, True)  # a storage of its own, which the record names
+            cond = c.cond._view.storage
+            result._trace.implied[result._view.storage] = ({cond: then != negate}, {cond: then == negate})
+            return result
+        result = np.where(c.cond, then, otherwise)
         return np.logical_not(result) if negate else result
     return (a is not b) if negate else (a is b)
+
+
+def narrowed(value):
+    """A Choice's side where the branch being traced knows its condition, else the value."""
+    while type(value) is Choice and isinstance(value.cond, Tracer):
+        known = value.cond._trace.choice_facts.get(value.cond._view.storage)
+        if known is None:
+            break
+        value = value.then if known else value.other
+    return value
+
+
+def implied(t):
+    """What a bool says of Choices' conditions where it holds and where it does not."""
+    return t._trace.implied.get(t._view.storage, ({}, {})) if isinstance(t, Tracer) else ({}, {})
+
+
+def imply(t, holds, fails):
+    """Records what the bool t says (see implied), where it says anything."""
+    if isinstance(t, Tracer) and (holds or fails):
+        t._trace.implied[t._view.storage] = (dict(holds), dict(fails))
+
+
+class knowing:
+    """While a side of a branch on `cond` is traced: what cond's value there says of Choices'
+    conditions (`x is None` on a Choice; `not`, `and` and `or` of such tests)."""
+
+    def __init__(self, trace, cond, value):
+        self.trace, self.facts = trace, implied(cond)[0 if value else 1]
+
+    def __enter__(self):
+        self.before = dict(self.trace.choice_facts)
+        self.trace.choice_facts.update(self.facts)
+
+    def __exit__(self, *exc):
+        self.trace.choice_facts = self.before
 
 
 def leaf(value):

@@ -27,7 +27,8 @@ import types
 import numpy as np
 
 from . import _C
-from ._choice import Choice, apply, is_, merge, rebuild, refusing, sides, structure  # noqa: F401 (is_: the rewritten code's)
+from ._choice import (Choice, apply, imply, implied, is_, knowing, merge, rebuild, refusing, sides,  # noqa: F401
+                      structure)
 from ._choice import _kind
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import hold, put_back
@@ -467,7 +468,10 @@ def len_(x):
 
 def not_(x):
     if _is_traced(x):
-        return np.logical_not(_condition(x))
+        c = _condition(x)
+        out = np.logical_not(c)
+        imply(out, *reversed(implied(c)))
+        return out
     return not x
 
 
@@ -487,8 +491,11 @@ def _short_circuit(thunks, stop_on, values=False):
                 other = (lambda _: (_const_bool(stop_on),))
             first, second = (other, then) if stop_on else (then, other)
             name = "value" if values else "condition"
-            (v,) = if_stmt(v, first, second, (Undefined(name),), (name,))
-            return v
+            (out,) = if_stmt(v, first, second, (Undefined(name),), (name,))
+            if not values:  # `a or b` false says what a false says; `a and b` true, what a true says
+                facts = implied(_condition(v))
+                imply(out, *(({}, facts[1]) if stop_on else (facts[0], {})))
+            return out
         if bool(v) == stop_on:
             return v
         v = th()
@@ -1121,6 +1128,7 @@ class _BranchTrace(_Region):
         for name in self.guarded & set(slots):
             _no_lengths(trace, slots[name])
         sides = {n: [[_Slot(trace, n, *spec) for spec in side[1]] for side in c] for n, c in self.choices.items()}
+        test = cond  # (what `is_` recorded names it, not the copy below)
         if self.choices:
             # a loop carries values of one kind or a pair of kinds (_LoopTrace.pairs: the
             # innermost loop that carries the variable learns the pair, outer ones carry it as one)
@@ -1144,7 +1152,8 @@ class _BranchTrace(_Region):
                 if side:
                     trace.restore(before, graph=False)
                     _control(trace, "branch_else", region, [cond])
-                out = _side_of_branch(fn, state)
+                with knowing(trace, test, side == 0):
+                    out = _side_of_branch(fn, state)
                 results.append(out)
                 grow = self._merge(slots, state, out, [n if n in live else None for n in names], side)
                 grow_sides = self._write_sides(sides, out, names, side)

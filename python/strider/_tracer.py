@@ -211,6 +211,12 @@ class Trace:
         # storages of variables a loop carries or a branch merges that held an argument -> the
         # user's (file, line) of that loop or branch
         self.may_be_argument = {}
+        # _choice.py's: the storage of a bool that `x is None` on a Choice gave (or `not`, `and`,
+        # `or` of one) -> what it says of Choices' conditions where it holds and where it does
+        # not ({condition's storage: its value}, twice); and while a side of a branch on such a
+        # bool is traced, what it says there
+        self.implied = {}
+        self.choice_facts = {}
         self.target = "cpu"
         self.refused = None  # the last needs_value: why a trace that then failed failed
         self._prev = None
@@ -388,7 +394,7 @@ class Trace:
         return (self.graph.num_ops, self.graph.num_storages, dict(self.known), dict(self.derived), dict(self.counts),
                 dict(self.checked), dict(self.sliced), dict(self.sorted), dict(self.numbers), dict(self.versions),
                 dict(self.ranges), list(self.sealed), self.regions, dict(self.may_be_argument),
-                dict(self.relative), dict(self.bounded), dict(self.selects))
+                dict(self.relative), dict(self.bounded), dict(self.selects), dict(self.implied))
 
     def restore(self, snap, graph=True):
         """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
@@ -396,6 +402,7 @@ class Trace:
          self.versions, self.ranges, self.sealed, regions) = (snap[0], snap[1]) + tuple(
             type(x)(x) for x in snap[2:12]) + (snap[12],)
         self.relative, self.bounded, self.selects = dict(snap[14]), dict(snap[15]), dict(snap[16])
+        self.implied = dict(snap[17])
         if graph:
             self.graph.truncate(ops, storages)
             self.regions, self.may_be_argument = regions, dict(snap[13])

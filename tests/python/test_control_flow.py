@@ -521,7 +521,26 @@ def adds_to_none(x):
     d = None
     if x[0] > 0.2:
         d = x * 2
-    return d + 1 if d is not None else x  # Python's TypeError on the side where d is None
+    return d + 1 if x[1] < 0.5 else x  # Python's TypeError where d is None and x[1] < 0.5
+
+
+def none_tested_before_use(x):
+    d = None
+    if x[0] > 0.2:
+        d = x * 2
+    a = d + 1 if d is not None else x + 0  # only d's array side reaches d + 1
+    if d is None or d[1] > 0.3:
+        b = x - 1
+    else:
+        b = d * 3
+    return a, b
+
+
+@pytest.mark.parametrize("x", [[0.3, 0.1], [0.1, 0.1], [0.3, 0.2]])
+def test_a_test_of_none_narrows_the_value_on_each_side(x):
+    """`x is None` on a Choice of None and an array: each side of a branch (an `if`, a ternary, an
+    `or`) on it sees the value its side knows."""
+    check(none_tested_before_use, np.array(x, np.float32))
 
 
 @pytest.mark.parametrize("fn,why", [(three_kinds, "'r' would hold 3 kinds of value"),
@@ -1360,6 +1379,14 @@ def best_of_a_range(scores):
     return best_score, best_idx
 
 
+def best_or_none(scores, thr):
+    best = None
+    for k in np.flatnonzero(scores > thr):
+        if best is None or scores[k] > best:  # `or` sees best's array side only
+            best = scores[k]
+    return best
+
+
 def decayed_until(scores, stop):
     acc, i = 0.0, 0
     while i < scores.shape[0]:
@@ -1376,10 +1403,12 @@ def test_a_variable_a_trip_leaves_of_another_kind(thr):
     both kinds and a flag, and the function returns NumPy's kind: the Python number where no trip
     assigned it (no survivor, a branch never taken, a break on the first trip)."""
     s = np.random.default_rng(7).uniform(0, 1, 40).astype(np.float32)
-    for f, args in ((best_by_hand, (s, thr)), (best_of_a_range, (s * (thr < 1),)), (decayed_until, (s, thr))):
+    for f, args in ((best_by_hand, (s, thr)), (best_of_a_range, (s * (thr < 1),)), (decayed_until, (s, thr)),
+                    (best_or_none, (s, thr))):
         got = check(f, *args)(*args)
         want = f(*args)
-        assert [type(v) for v in got] == [type(v) for v in want], f.__name__
+        kinds = [[type(v) for v in (r if isinstance(r, tuple) else (r,))] for r in (got, want)]
+        assert kinds[0] == kinds[1], f.__name__
     assert type(best_by_hand(s, 2.0)[0]) is float and type(decayed_until(s, -1.0)[0]) is float
 
 

@@ -19,9 +19,15 @@ os.environ.setdefault("STRIDER_CACHE_DIR", tempfile.mkdtemp(prefix="strider-test
 
 @pytest.hookimpl(trylast=True)  # after -k and -m have deselected
 def pytest_collection_modifyitems(config, items):
-    """A test marked background(start) has start(item) begin its work now and runs last, waiting
-    for it: the emulated device's suites, single-threaded subprocesses, so run beside the rest of
-    the session on the cores it leaves idle."""
+    """STRIDER_TEST_SLICE=k/n keeps every n-th test from the k-th (a suite's share of CI's time:
+    test_cuda_device.py's runs on the emulated device). A test marked background(start) has
+    start(item) begin its work now and runs last, waiting for it: the emulated device's suites,
+    single-threaded subprocesses, so run beside the rest of the session on the cores it leaves
+    idle."""
+    if os.environ.get("STRIDER_TEST_SLICE"):
+        k, n = map(int, os.environ["STRIDER_TEST_SLICE"].split("/"))
+        config.hook.pytest_deselected(items=[item for i, item in enumerate(items) if i % n != k])
+        items[:] = items[k::n]
     late = [item for item in items if item.get_closest_marker("background")]
     items[:] = [item for item in items if not item.get_closest_marker("background")] + late
     for item in [] if config.option.collectonly else late:

@@ -69,7 +69,8 @@ class Choice:
     @property
     def __class__(self):
         # isinstance(x, np.ndarray) in the user's code asks for it: refused, not a silent False
-        # for a value that is an array on one path (strider's own code sees the Choice)
+        # for a value that is an array on one path, but where a branch knows the side (strider's
+        # own code sees the Choice)
         if not _internal(sys._getframe(1).f_code.co_filename):
             return _known_side(self).__class__
         return Choice
@@ -236,8 +237,7 @@ def is_(a, b, negate=False):
                 return then != negate
             result = c.cond if then != negate else np.logical_not(c.cond)
             result = np.logical_and(result, True)  # a storage of its own, which the record names
-            cond = c.cond._view.storage
-            result._trace.implied[result._view.storage] = ({cond: then != negate}, {cond: then == negate})
+            imply(result, {c.cond._view.storage: then != negate}, {c.cond._view.storage: then == negate})
             return result
         result = np.where(c.cond, then, otherwise)
         return np.logical_not(result) if negate else result

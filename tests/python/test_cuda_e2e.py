@@ -22,8 +22,8 @@ from strider import _C
 NVRTC = _C.nvrtc_unavailable_reason()
 TESTS = pathlib.Path(__file__).resolve().parents[1]
 ALL = os.environ.get("STRIDER_NVRTC_ALL") == "1"
-CUBIN_EVERY = 1 if ALL else 4
-SM80_EVERY = 1 if ALL else 8
+CUBIN_EVERY = 1 if ALL else 6
+SM80_EVERY = 1 if ALL else 12
 BATCH = 100  # kernels per NVRTC program: amortizes NVRTC's start-up, keeps a failure's batch small
 # what make_plan refuses for every backend (a stage the LLVM backend leaves to the reference too)
 PLAN_REFUSALS = ("access overlapping parts", "touches its output storage", "zero-size array to reduction",

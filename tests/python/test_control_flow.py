@@ -1382,7 +1382,7 @@ def best_of_a_range(scores):
 def best_or_none(scores, thr):
     best = None
     for k in np.flatnonzero(scores > thr):
-        if best is None or scores[k] > best:  # `or` sees best's array side only
+        if best is None or scores[k] > best:  # `or` sees best's NumPy scalar side only
             best = scores[k]
     return best
 

@@ -1517,8 +1517,9 @@ class _LoopTrace(_Region):
             return
         for name, slot in self.slots.items():
             value = out[self.index[name]] if self.index[name] < len(out) else None
-            keeps = value is None or (isinstance(value, Tracer) and (value._view.storage == slot.view.storage
-                                                                     or _may_hold_argument(self.trace, value)))
+            # (a pair's slot of its kind before the loop keeps it where no trip changed the kind)
+            keeps = value is None or name in self.pairs or (isinstance(value, Tracer) and (
+                value._view.storage == slot.view.storage or _may_hold_argument(self.trace, value)))
             if not keeps:
                 self.trace.may_be_argument.pop(slot.view.storage, None)
 

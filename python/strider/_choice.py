@@ -199,13 +199,20 @@ def _select(key, group):
     """The values of one kind as one: the first whose condition holds."""
     if len(group) == 1 or key[0] == "object":
         return group[0][1]
-    out = as_tracer(group[-1][1])
-    for cond, v in reversed(group[:-1]):
-        out = np.where(cond, as_tracer(v), out)
+    out = selected(group[:-1], as_tracer(group[-1][1]))
     if key[0] == "array":
         out._weak, out._scalar = key[2], key[3]
     else:  # a traced Python number, as x.item() gives
         out._weak, out._scalar = key[1], False
+    return out
+
+
+def selected(entries, default):
+    """The value of the first (condition, value) of `entries` whose condition holds (None: always),
+    else `default`."""
+    out = default
+    for cond, v in reversed(entries):
+        out = as_tracer(v) if cond is None else np.where(cond, as_tracer(v), out)
     return out
 
 

@@ -27,8 +27,8 @@ import types
 import numpy as np
 
 from . import _C
-from ._choice import (Choice, apply, imply, implied, is_, knowing, merge, rebuild, refusing, sides,  # noqa: F401
-                      structure)
+from ._choice import (Choice, apply, imply, implied, is_, knowing, merge, rebuild, refusing, selected,  # noqa: F401
+                      sides, structure)
 from ._choice import _kind
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import hold, put_back
@@ -491,9 +491,10 @@ def _short_circuit(thunks, stop_on, values=False):
                 other = (lambda _: (_const_bool(stop_on),))
             first, second = (other, then) if stop_on else (then, other)
             name = "value" if values else "condition"
-            (out,) = if_stmt(v, first, second, (Undefined(name),), (name,))
+            test = _condition(v)
+            (out,) = if_stmt(test, first, second, (Undefined(name),), (name,))
             if not values:  # `a or b` false says what a false says; `a and b` true, what a true says
-                facts = implied(_condition(v))
+                facts = implied(test)
                 imply(out, *(({}, facts[1]) if stop_on else (facts[0], {})))
             return out
         if bool(v) == stop_on:
@@ -1133,7 +1134,7 @@ class _BranchTrace(_Region):
             # a loop carries values of one kind or a pair of kinds (_LoopTrace.pairs: the
             # innermost loop that carries the variable learns the pair, outer ones carry it as one)
             for name in sorted(self.choices):
-                loops = [r for r in trace.loops if isinstance(r, _LoopTrace) and name in r.live]
+                loops = _carrying_loops(trace, name)
                 if not loops or (len(loops) == 1 and name in loops[0].pairs):
                     continue
                 raise trace_error(f"{name!r} holds values of different kinds after a branch on a traced "
@@ -1166,7 +1167,7 @@ class _BranchTrace(_Region):
                  if n in live and n not in self.choices and _kinds_differ(results[0][i], results[1][i])]
         for name in mixed:  # learned from this try's values: the next one writes them
             i = names.index(name)
-            loops = [r for r in trace.loops if isinstance(r, _LoopTrace) and name in r.live]
+            loops = _carrying_loops(trace, name)
             if (len(loops) == 1 and name not in loops[0].pairs
                     and loops[0].learn_pair(name, [out[i] for out in results])):
                 raise _Retry(loops[0])
@@ -1255,6 +1256,11 @@ def _from_user(e):
     while tb.tb_next is not None:
         tb = tb.tb_next
     return not _internal(tb.tb_frame.f_code.co_filename)
+
+
+def _carrying_loops(trace, name):
+    """The loops on a traced condition being traced that carry the variable."""
+    return [r for r in trace.loops if isinstance(r, _LoopTrace) and name in r.live]
 
 
 def _side_of_branch(fn, state):
@@ -1467,19 +1473,13 @@ class _LoopTrace(_Region):
                                   "give it one kind of value in the loop")
             mine[key].append((cond, v))
 
-        def chosen(entries, current):
-            out = current
-            for cond, v in reversed(entries):
-                out = as_tracer(v) if cond is None else np.where(cond, as_tracer(v), out)
-            return out
-
         conds = [c for c, _ in mine["other"]]
         held = True if any(c is None for c in conds) else bool(conds) and functools.reduce(np.logical_or, conds)
         slots = {"flag": flag, "other": other}
-        values = {"flag": held, "other": chosen(mine["other"], other.tracer(self.trace))}
+        values = {"flag": held, "other": selected(mine["other"], other.tracer(self.trace))}
         if name in self.slots:
             slots["before"] = self.slots[name]
-            values["before"] = chosen(mine["before"], self.slots[name].tracer(self.trace))
+            values["before"] = selected(mine["before"], self.slots[name].tracer(self.trace))
         return _write_back(self.trace, slots, values)
 
     def _placeholder(self, name):

@@ -11,7 +11,7 @@ from . import _C, _ufuncs
 from ._errors import trace_error, unsupported
 from ._indexing import assign
 from ._tracer import (Extent, TracedRows, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous,
-                      current_trace, emit, fresh, insertion_order, keep_order, known_by_static, known_scalar,
+                      current_trace, fresh, insertion_order, keep_order, known_by_static, known_scalar,
                       shape_of)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
 
@@ -303,6 +303,12 @@ def _sorted_stride_perm(ts, nd):
         None if unit(t, a0) or unit(t, a1) else abs(t._view.strides[a0]) > abs(t._view.strides[a1]) for t in ts])
 
 
+def _holding(ts, axis, length):
+    """The index of the first array whose axis has the length (an Extent's storage, or an int)."""
+    return next(i for i, t in enumerate(ts) if (t.shape[axis].storage == length.storage if isinstance(length, Extent)
+                                                else not isinstance(t.shape[axis], Extent) and t.shape[axis] == length))
+
+
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if isinstance(arrays, TracedRows):  # its arrays' rows, one after another
         if axis not in (0, None) and axis != -arrays.data.ndim:
@@ -324,6 +330,13 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
             raise ValueError("all the input array dimensions except for the concatenation axis must match "
                              f"exactly, but the array at index 0 has {nd} dimension(s) and the array at index "
                              f"{i} has {t.ndim} dimension(s)")
+    for d in range(nd):
+        if d != axis:
+            ts = _ufuncs.one_length(ts, lambda t: d, lambda first, other: (
+                "all the input array dimensions except for the concatenation axis must match exactly, but along "
+                f"dimension {d}, the array at index {_holding(ts, d, first)} has size \x01 and the array at index "
+                f"{_holding(ts, d, other)} has size \x02"))
+    for i, t in enumerate(ts[1:], 1):
         for d in range(nd):
             if d != axis and t.shape[d] != ts[0].shape[d]:
                 raise ValueError("all the input array dimensions except for the concatenation axis must match "
@@ -371,6 +384,10 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     ts = [as_tracer(a) for a in arrays]
     if not ts:
         raise ValueError("need at least one array to stack")
+    if builtins.any(t.ndim != ts[0].ndim for t in ts):
+        raise ValueError("all input arrays must have the same shape")
+    for d in range(ts[0].ndim):
+        ts = _ufuncs.one_length(ts, lambda t: d, lambda first, other: "all input arrays must have the same shape")
     if builtins.any(t.shape != ts[0].shape for t in ts):
         raise ValueError("all input arrays must have the same shape")
     axis = normalize_axis_index(axis, ts[0].ndim + 1)

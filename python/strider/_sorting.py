@@ -190,7 +190,6 @@ def accumulate(uf, a, axis=0, dtype=None, out=None):
 def _starts(aux, equal_nan):
     """Where a new value (a new row, for aux of more than one axis) starts in the sorted aux."""
     n = aux.shape[0]
-    trace = current_trace()
     if isinstance(n, Extent):  # each row's previous one (the first: itself), gathered
         at = arange_at(0, 1, n)
         prev, first = getitem(aux, np.maximum(np.subtract(at, 1), 0)), np.equal(at, 0)

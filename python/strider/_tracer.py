@@ -1144,14 +1144,15 @@ class Tracer:
 
     def __hash__(self):
         # an array is unhashable, as NumPy's; a number (a NumPy scalar, a Python number) hashes by
-        # its value, which only the run knows unless tracing does (a dict key, a set item)
+        # its value, which only the run knows unless tracing does (a dict key, a set item); one
+        # computed from the caller's numbers specializes
         if not (self._scalar or self._weak is not None):
             raise TypeError("unhashable type: 'numpy.ndarray'")
         value = self._known_value()
         if value is None:
-            raise trace_error("a traced number as a dict key or set item (its hash is its value, known only when the "
-                              "function runs)", "key by a value known while tracing, or count with np.unique / "
-                              "np.bincount")
+            raise needs_value(self, trace_error("a traced number as a dict key or set item (its hash is its value, "
+                                                "known only when the function runs)", "key by a value known while "
+                                                "tracing, or count with np.unique / np.bincount"))
         return hash(value)
 
     def __format__(self, spec):

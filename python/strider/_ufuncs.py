@@ -172,29 +172,39 @@ def _one_length_per_axis(ts):
     run time NumPy would broadcast it, strider raises that error too)."""
     ndim = max((t.ndim for t in ts), default=0)
     for i in range(ndim):
-        dims = [t.shape[t.ndim - ndim + i] for t in ts if t.ndim - ndim + i >= 0]
-        lengths = list({d.storage: d for d in dims if isinstance(d, Extent)}.values())
-        fixed = sorted({d for d in dims if not isinstance(d, Extent) and d != 1})
-        if not lengths or len(lengths) + len(fixed) < 2 or len(fixed) > 1:
-            continue  # one length, or fixed ones only (broadcast_shape decides)
         shapes = [t.shape for t in ts]
-        length, first = lengths[0].value(), lengths[0]
-        for other in lengths[1:] + fixed:
+
+        def message(first, other):
             def shown(d):
                 if not isinstance(d, Extent):
                     return str(d)
                 return "\x01" if d.storage == first.storage else "\x02" if isinstance(
                     other, Extent) and d.storage == other.storage else str(bound(d))
-            message = "operands could not be broadcast together with shapes " + "".join(
+            return "operands could not be broadcast together with shapes " + "".join(
                 "(" + ",".join(shown(d) for d in shape) + ("," if len(shape) == 1 else "") + ") " for shape in shapes)
-            text = current_trace().const(np.array([ord(c) for c in message], np.int32))
-            value = other.value() if isinstance(other, Extent) else current_trace().const(np.int64(other))
-            length = emit("check_equal", [length, value, text], (), np.int64)
-        unified = Extent(min(int(d) if not isinstance(d, Extent) else bound(d) for d in lengths + fixed),
-                         length._view.storage)
-        ts = [_with_length(t, t.ndim - ndim + i, unified) if t.ndim - ndim + i >= 0 and (
-            isinstance(t.shape[t.ndim - ndim + i], Extent) or t.shape[t.ndim - ndim + i] != 1) else t for t in ts]
+        ts = one_length(ts, lambda t: t.ndim - ndim + i if t.ndim - ndim + i >= 0 and (
+            isinstance(t.shape[t.ndim - ndim + i], Extent) or t.shape[t.ndim - ndim + i] != 1) else None, message)
     return ts
+
+
+def one_length(ts, axis_of, message):
+    """The arrays ts read with one length along the axis axis_of(t) names (None: none of t's),
+    where those lengths differ and one is known only at run time: the first run-time one,
+    checked equal to each of the others when the function runs (check_equal raises NumPy's
+    ValueError, message(first, other) with \x01 and \x02 standing for the two lengths)."""
+    dims = [t.shape[axis_of(t)] for t in ts if axis_of(t) is not None]
+    lengths = list({d.storage: d for d in dims if isinstance(d, Extent)}.values())
+    fixed = sorted({d for d in dims if not isinstance(d, Extent)})
+    if not lengths or len(lengths) + len(fixed) < 2 or len(fixed) > 1:
+        return ts  # one length, or fixed ones only (the caller decides)
+    length, first = lengths[0].value(), lengths[0]
+    for other in lengths[1:] + fixed:
+        text = current_trace().const(np.array([ord(c) for c in message(first, other)], np.int32))
+        value = other.value() if isinstance(other, Extent) else current_trace().const(np.int64(other))
+        length = emit("check_equal", [length, value, text], (), np.int64)
+    unified = Extent(min(int(d) if not isinstance(d, Extent) else bound(d) for d in lengths + fixed),
+                     length._view.storage)
+    return [t if axis_of(t) is None else _with_length(t, axis_of(t), unified) for t in ts]
 
 
 def _with_length(t, axis, length):

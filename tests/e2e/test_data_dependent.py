@@ -600,6 +600,35 @@ def test_runtime_length_concatenate():
     check(f, np.zeros((0, 4)), np.zeros((0, 3)))
 
 
+def joined_levels(scores, boxes, t):
+    """SCRFD's tail: each level's survivors listed, the lists stacked, then joined side by side
+    (two run-time lengths the program cannot prove equal: checked when it runs)."""
+    scores_list, boxes_list = [], []
+    for level in range(2):
+        pos = np.where(scores[level] >= t)[0]
+        scores_list.append(scores[level][pos])
+        boxes_list.append(boxes[level][pos])
+    return np.hstack((np.vstack(boxes_list), np.vstack(scores_list)))
+
+
+def two_masks_joined(a, b, t, u):
+    return np.concatenate((a[a[:, 0] > t], b[b[:, 0] > u]), axis=1)
+
+
+def two_masks_stacked(a, b, t, u):
+    return np.stack((a[a > t], b[b > u]), axis=-1)
+
+
+def test_runtime_lengths_a_join_needs_equal():
+    check(joined_levels, rnd((2, 12, 1), F32, seed=27), rnd((2, 12, 4), F32, seed=28), 0.5)
+    a, b = rnd((10, 2), seed=29), rnd((10, 3), seed=30)
+    t, u = np.sort(a[:, 0])[3], np.sort(b[:, 0])[3]  # six rows each
+    check(two_masks_joined, a, b, t, u)
+    check_raises(two_masks_joined, a, b, t, np.sort(b[:, 0])[4], exc=ValueError)
+    check(two_masks_stacked, a[:, 0], b[:, 0], t, u)
+    check_raises(two_masks_stacked, a[:, 0], b[:, 0], t, np.sort(b[:, 0])[4], exc=ValueError)
+
+
 # ---------------------------------------------------------------------------------------------
 # 7. Detection-head prologues
 # ---------------------------------------------------------------------------------------------

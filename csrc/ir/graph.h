@@ -66,9 +66,11 @@ constexpr const char* kMayFailMessage = "Integers to negative integer powers are
 /// The Python error a failed check_assert raises (its axes[0]; AssertionError where absent):
 /// `assert`'s, int()'s of a float (NaN: ValueError; infinite or past int64: OverflowError),
 /// np.average's of weights that sum to zero (ZeroDivisionError); kRunInNumPy: none, the call runs
-/// in NumPy, whose result differs there (np.array of a list a loop filled, empty).
+/// in NumPy, whose result differs there (np.array of a list a loop filled, empty);
+/// kUnboundLocalError: a variable read where a branch on the data left it unassigned.
 enum CheckError : int64_t {
-  kAssertionError = 0, kValueError = 1, kOverflowError = 2, kZeroDivisionError = 3, kRunInNumPy = 4
+  kAssertionError = 0, kValueError = 1, kOverflowError = 2, kZeroDivisionError = 3, kRunInNumPy = 4,
+  kUnboundLocalError = 5
 };
 /// Number of inputs an op of this kind reads (-1: any number, the views a region carries).
 int op_arity(OpCode op);

@@ -172,7 +172,7 @@ void verify_graph(const Graph& g) {
         if (op.code == OpCode::check_assert) {
           if (g.dtype_of(op.inputs[0]) != DType::Bool || op.inputs[0].ndim() != 0 || in != DType::Int32 ||
               op.inputs[1].ndim() != 1 || out != DType::Bool || op.output.ndim() != 0 || op.axes.size() > 1 ||
-              (!op.axes.empty() && (op.axes[0] < kAssertionError || op.axes[0] > kRunInNumPy)))
+              (!op.axes.empty() && (op.axes[0] < kAssertionError || op.axes[0] > kUnboundLocalError)))
             fail(id, "check_assert passes a 0-d bool through, with its message as i32 code points and at most "
                      "the error it raises");
           break;

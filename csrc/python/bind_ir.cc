@@ -127,6 +127,11 @@ void bind_ir(py::module_& m) {
       .def_property_readonly("num_ops", [](const Graph& g) { return g.ops.size(); })
       .def("op_line", [](const Graph& g, int i) { return py::make_tuple(g.ops.at(i).file, g.ops.at(i).line); })
       .def("op_name", [](const Graph& g, int i) { return std::string(op_name(g.ops.at(i).code)); })
+      .def("op_may_raise", [](const Graph& g, int i) {
+             const OpCode code = g.ops.at(i).code;
+             return is_data_dependent(code) || (op_attrs(code) & kMayFail) != 0;
+           }, "whether an op may raise when it runs (a check, an index out of range, a loop's), "
+              "conservatively: every data-dependent op")
       .def("verify", &verify_graph)
       .def("__eq__", &Graph::operator==)
       .def("__str__", &print_graph);

@@ -75,7 +75,8 @@ void bind_runtime(py::module_& m) {
   m.def("llvm_backend_available", &llvm_backend_available);
   py::register_exception<ScheduleError>(m, "ScheduleError", PyExc_ValueError);
   // an assert on a traced value fails with Python's own AssertionError and the user's message;
-  // np.average of weights that sum to zero with ZeroDivisionError
+  // np.average of weights that sum to zero with ZeroDivisionError; a variable a branch left
+  // unassigned with UnboundLocalError
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -83,6 +84,8 @@ void bind_runtime(py::module_& m) {
       PyErr_SetString(PyExc_AssertionError, e.what());
     } catch (const ZeroDivision& e) {
       PyErr_SetString(PyExc_ZeroDivisionError, e.what());
+    } catch (const UnboundLocal& e) {
+      PyErr_SetString(PyExc_UnboundLocalError, e.what());
     }
   });
   m.def("run_passes", &run_passes, py::arg("ir_text"), py::arg("passes"),

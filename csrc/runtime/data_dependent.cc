@@ -74,6 +74,7 @@ void throw_check_failure(const Op& op, int64_t a, int64_t b, char* const* base) 
       if (op.axes[0] == kRunInNumPy) throw RunInNumPy(message);
       if (op.axes[0] == kValueError) throw std::invalid_argument(message);
       if (op.axes[0] == kZeroDivisionError) throw ZeroDivision(message);
+      if (op.axes[0] == kUnboundLocalError) throw UnboundLocal(message);
       throw std::overflow_error(message);
     }
     case OpCode::append: throw LoopBoundExceeded("a list filled in a loop outgrew its " + std::to_string(b) + " places");

@@ -29,6 +29,11 @@ struct ZeroDivision : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// What a check_assert for kUnboundLocalError throws (Python's UnboundLocalError).
+struct UnboundLocal : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// What append throws past its list's capacity: the loop ran more trips than the program has
 /// room for. Nothing it did is the caller's to see (Runner::run puts back the arguments it
 /// wrote): the dispatcher traces again with more room and runs the call anew.

@@ -17,8 +17,8 @@ import numpy as np
 from . import _C, _control, _cuda
 from ._convert import converted
 from ._capture import _MISSING, Capture, replay, source_name, static_sources
-from ._errors import (GraphBreakWarning, ScheduleError, StriderError, TraceError, UnsupportedError, unsupported,
-                      user_file)
+from ._errors import (GraphBreakWarning, ScheduleError, StriderError, TraceError, UnsupportedError, located,
+                      unsupported, user_file)
 from ._explain import Explanation, GraphBreakExplanation
 from ._frozen import Frozen
 from ._results import Entry, GraphBreak, caller_owned, flatten_result
@@ -318,7 +318,8 @@ class CompiledFunction(_C.Dispatcher):
             if effects:
                 result = (result, [v for _, _, v in effects])
             out_leaves = []
-            result_spec = flatten_result(result, out_leaves)
+            with located(getattr(self._fn, "__code__", None)):
+                result_spec = flatten_result(result, out_leaves)
             arg_ids = {id(t): i for i, t in enumerate(tracers) if isinstance(leaves[i], (np.ndarray, _C.DeviceArray))}
             outputs, views = [], []
             for value in out_leaves:

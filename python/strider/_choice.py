@@ -76,6 +76,52 @@ class Choice:
         return Choice
 
 
+@refusing()
+class Undefined:
+    """A variable a loop or branch on a traced condition may leave unassigned (Python would
+    raise NameError reading it there, or hold the last trip's value); `surely`: one Python has
+    not assigned (maybe() met its NameError). As a side of a Choice (a branch assigned it on its
+    other side only), `since` is the number of ops the graph held when the branch ended: a call
+    that returns the Choice raises Python's UnboundLocalError where the condition picks this
+    side (bound)."""
+
+    __slots__ = ("name", "since", "surely")
+
+    def __init__(self, name, since=None, surely=False):
+        self.name, self.since, self.surely = name, since, surely
+
+    def _fail(self, *args, **kwargs):
+        raise trace_error(f"{self.name!r} is read where a loop or branch on a traced condition may not have "
+                          "assigned it", "assign it before the loop or branch (or in both branches)")
+
+    def __repr__(self):
+        return f"<{self.name}: not assigned on every path>"
+
+
+def bound(value):
+    """A value read where it may be unassigned (a Choice with Undefined sides) as the value it
+    holds where it is assigned, with a check that raises Python's UnboundLocalError where the
+    conditions pick an Undefined side. The check runs when the call ends; it stands for the read
+    only where nothing since the branch may raise or write an argument (else a TraceError: the
+    call runs in NumPy)."""
+    if type(value) is not Choice:
+        return value
+    alternatives = sides(value)
+    missing = [(c, v) for c, v in alternatives if isinstance(v, Undefined)]
+    if not missing:
+        return value
+    trace, first = value.cond._trace, missing[0][1]
+    if not all(v.surely and v.since is not None for _, v in missing):
+        first._fail()
+    since = min(v.since for _, v in missing)
+    if any(trace.graph.op_may_raise(i) for i in range(since, trace.graph.num_ops)) or any(
+            trace.graph.storage_kind(s) == "arg" for s in trace.graph.op_outputs(since)):
+        first._fail()
+    trace.check_assert(np.logical_not(_either([c for c, _ in missing])), f"cannot access local variable {first.name!r} "
+                       "where it is not associated with a value", UnboundLocalError)
+    return merge([(c, v) for c, v in alternatives if not isinstance(v, Undefined)], value.name)
+
+
 # What a Choice computes on each side: operators and ufuncs that cannot fail when they run, so
 # that computing the side the condition does not pick is harmless (Python's own errors on the
 # numbers of a side are refused while tracing).
@@ -302,6 +348,8 @@ def structure(value, leaves):
     if type(value) is Choice:
         leaves.append(value.cond)
         return ("choice", value.name, structure(value.then, leaves), structure(value.other, leaves))
+    if isinstance(value, Undefined) and value.surely:
+        return ("undefined", value.name)
     if isinstance(value, (tuple, list)):
         return (type(value), tuple(structure(v, leaves) for v in value))
     if isinstance(value, dict):
@@ -312,19 +360,22 @@ def structure(value, leaves):
     return ("value", type(value), id(value), value)
 
 
-def rebuild(shape, leaves):
-    """The value of `structure` with its arrays taken from the iterator `leaves`."""
+def rebuild(shape, leaves, since=None):
+    """The value of `structure` with its arrays taken from the iterator `leaves` (an Undefined's
+    `since` from `since`)."""
     kind = shape[0]
     if kind == "leaf":
         return next(leaves)
     if kind == "value":
         return shape[3]
+    if kind == "undefined":
+        return Undefined(shape[1], since, surely=True)
     if kind == "choice":
         cond = next(leaves)
-        return Choice(cond, rebuild(shape[2], leaves), rebuild(shape[3], leaves), shape[1])
+        return Choice(cond, rebuild(shape[2], leaves, since), rebuild(shape[3], leaves, since), shape[1])
     if kind is dict:
-        return {k: rebuild(v, leaves) for k, v in shape[1]}
-    items = [rebuild(v, leaves) for v in shape[1]]
+        return {k: rebuild(v, leaves, since) for k, v in shape[1]}
+    items = [rebuild(v, leaves, since) for v in shape[1]]
     if kind is tuple or kind is list:
         return kind(items)
     return kind(*items) if hasattr(kind, "_fields") else kind(items)  # a namedtuple takes its fields

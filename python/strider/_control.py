@@ -27,7 +27,7 @@ import types
 import numpy as np
 
 from . import _C
-from ._choice import (Choice, apply, imply, implied, is_, knowing, merge, rebuild, refusing, selected,  # noqa: F401
+from ._choice import (Choice, Undefined, apply, imply, implied, is_, knowing, merge, rebuild, selected,  # noqa: F401
                       sides, structure)
 from ._choice import _kind
 from ._convert import INPLACE, OPERATORS, converted, user_function
@@ -43,24 +43,6 @@ _MIN_TRIPS = 64  # the trips a loop is given room for, at least (more where it c
 # batch's images): its counter stays a Python int, so `x[n]` is a view as NumPy's
 _UNROLLED = 8
 _LONG = 64  # a range of more trips is a loop of the IR where its body allows (for_stmt)
-
-
-@refusing()
-class Undefined:
-    """A variable a loop or branch on a traced condition may leave unassigned (Python would
-    raise NameError reading it there, or hold the last trip's value)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def _fail(self, *args, **kwargs):
-        raise trace_error(f"{self.name!r} is read where a loop or branch on a traced condition may not have "
-                          "assigned it", "assign it before the loop or branch (or in both branches)")
-
-    def __repr__(self):
-        return f"<{self.name}: not assigned on every path>"
 
 
 class _Retry(Exception):
@@ -89,7 +71,7 @@ def maybe(thunk, name):
     try:
         return thunk()
     except NameError:
-        return Undefined(name)
+        return Undefined(name, surely=True)
 
 
 def _is_traced(c):
@@ -1164,7 +1146,9 @@ class _BranchTrace(_Region):
         finally:
             trace.loops.pop()
         mixed = [n for i, n in enumerate(names)
-                 if n in live and n not in self.choices and _kinds_differ(results[0][i], results[1][i])]
+                 if n in live and n not in self.choices and (_kinds_differ(results[0][i], results[1][i]) or (
+                     _one_side_assigns(results[0][i], results[1][i]) and n not in self.guarded
+                     and not _carrying_loops(trace, n)))]
         for name in mixed:  # learned from this try's values: the next one writes them
             i = names.index(name)
             loops = _carrying_loops(trace, name)
@@ -1191,14 +1175,15 @@ class _BranchTrace(_Region):
                 merged.append(Undefined(name))
             elif name in sides:
                 merged.append(Choice(cond, *(rebuild(self.choices[name][k][0], iter([slot.tracer(trace) for slot in
-                                                                                     sides[name][k]])) for k in (0, 1)),
-                                     name))
+                                                                                     sides[name][k]]), end + 1)
+                                             for k in (0, 1)), name))
             elif name in slots and name not in self.partial:
                 merged.append(slots[name].tracer(trace))
             elif a is b:
                 merged.append(a)
-            else:  # (a side's value that is itself unassigned names its own variable)
-                merged.append(next((v for v in (a, b) if isinstance(v, Undefined)), Undefined(name)))
+            else:  # (a side's value that is itself unassigned names its own variable; after the
+                # branch it may be assigned, not surely unassigned)
+                merged.append(next((Undefined(v.name) for v in (a, b) if isinstance(v, Undefined)), Undefined(name)))
         return tuple(merged)
 
     def _merge(self, slots, state, out, names, side):
@@ -1302,6 +1287,12 @@ def _kinds_differ(a, b):
     return ta.dtype != tb.dtype or ta.ndim != tb.ndim or (not ta.ndim and (ta._weak is None) != (tb._weak is None))
 
 
+def _one_side_assigns(a, b):
+    """Whether a branch assigns a variable on one side only, where Python has not assigned it
+    before: a Choice whose other side is Undefined (reading it there raises UnboundLocalError)."""
+    return any(isinstance(v, Undefined) and v.surely and not isinstance(w, Undefined) for v, w in ((a, b), (b, a)))
+
+
 class _LoopTrace(_Region):
     """One try at tracing a loop on a traced condition."""
 
@@ -1374,7 +1365,10 @@ class _LoopTrace(_Region):
             if isinstance(value, Undefined) and name in self.guarded and name in self.specs:
                 inside[i] = self._placeholder(name)
                 continue
-            if isinstance(value, (Undefined, TracedList)) or type(value) is list:
+            if isinstance(value, Undefined):  # a trip may assign it: not surely unassigned in the body
+                inside[i] = Undefined(value.name)
+                continue
+            if isinstance(value, TracedList) or type(value) is list:
                 continue
             t = _carryable(value)
             if t is None:

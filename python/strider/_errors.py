@@ -1,8 +1,10 @@
 """strider's exceptions and the user source location they report."""
 import functools
+import contextlib
 import os
 import sys
 import sysconfig
+import threading
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _NUMPY_DIR = None
@@ -29,8 +31,26 @@ def user_file(filename):
     return not (_internal(filename) or filename.startswith(_LIBRARY_DIRS) or filename.startswith("<"))
 
 
+_located = threading.local()
+
+
+@contextlib.contextmanager
+def located(code):
+    """Names the first line of a code object (None: nothing) as the user's location while
+    strider works on what the user's function returned (its frame is gone: the innermost user
+    frame is the caller's)."""
+    before = getattr(_located, "at", None)
+    _located.at = (code.co_filename, code.co_firstlineno) if code is not None else before
+    try:
+        yield
+    finally:
+        _located.at = before
+
+
 def user_location():
     """(file, line) of the innermost frame outside strider and NumPy: the user's line."""
+    if (at := getattr(_located, "at", None)) is not None:
+        return at
     frame = sys._getframe(1)
     while frame is not None and _internal(frame.f_code.co_filename):
         frame = frame.f_back

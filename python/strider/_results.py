@@ -5,7 +5,7 @@ import os
 import types
 
 from . import _C
-from ._choice import Choice
+from ._choice import Choice, bound
 from ._errors import UnsupportedError
 from ._tracer import Extent, TracedList, Tracer, as_tracer, contiguous, holds_traced
 from ._ufuncs import same_kind_copy
@@ -93,6 +93,7 @@ def _numbers_of_one_array(value):
 
 
 def flatten_result(value, leaves):
+    value = bound(value)  # a variable a branch assigned on one side only
     if type(value) is Choice:  # the side its condition picks (pytree.cc)
         leaves.append(value.cond)
         return ("choice", (("leaf",), flatten_result(value.then, leaves), flatten_result(value.other, leaves)))

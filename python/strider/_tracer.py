@@ -126,7 +126,7 @@ class RunInNumPy:
 
 
 # the errors a check raises, by the index its op's axes[0] holds (csrc/ir/graph.h's CheckError)
-_CHECK_ERRORS = (AssertionError, ValueError, OverflowError, ZeroDivisionError, RunInNumPy)
+_CHECK_ERRORS = (AssertionError, ValueError, OverflowError, ZeroDivisionError, RunInNumPy, UnboundLocalError)
 
 
 def current_trace():

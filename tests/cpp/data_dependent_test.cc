@@ -163,8 +163,9 @@ TEST(DataDependent, CheckEqualPassesALengthThroughOrRaisesNumPysBroadcastError) 
 TEST(DataDependent, CheckAssertRaisesTheErrorItsAxesName) {
   // no axes: assert's AssertionError; 1: ValueError; 2: OverflowError (int() of a NaN or an
   // infinite float); 3: ZeroDivisionError (np.average); 4: RunInNumPy (the call runs in NumPy);
-  // the message is the constant's code points ("no")
-  for (int kind : {-1, 1, 2, 3, 4}) {
+  // 5: UnboundLocalError (a variable a branch left unassigned); the message is the constant's
+  // code points ("no")
+  for (int kind : {-1, 1, 2, 3, 4, 5}) {
     const std::string axes = kind < 0 ? "" : " axes=[" + std::to_string(kind) + "]";
     Program p = lower(parse_graph(R"(graph @f {
       %s0 = storage bool[1] arg 0
@@ -195,13 +196,16 @@ TEST(DataDependent, CheckAssertRaisesTheErrorItsAxesName) {
     } catch (const ZeroDivision& e) {
       EXPECT_EQ(kind, 3);
       EXPECT_STREQ(e.what(), "no");
+    } catch (const UnboundLocal& e) {
+      EXPECT_EQ(kind, 5);
+      EXPECT_STREQ(e.what(), "no");
     }
   }
   EXPECT_THROW(verify_graph(parse_graph(R"(graph @f {
     %s0 = storage bool[1] arg 0
     %s1 = storage i32[2] const 0x6e0000006f000000
     %s2 = storage bool[1] arg 1
-    op0 = check_assert(%s0[]{}+0, %s1[2]{1}+0) axes=[5] -> %s2[]{}+0
+    op0 = check_assert(%s0[]{}+0, %s1[2]{1}+0) axes=[6] -> %s2[]{}+0
     return
   })")), std::logic_error);
 }

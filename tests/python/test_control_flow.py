@@ -554,6 +554,78 @@ def test_what_values_of_several_kinds_cannot_do_breaks_the_graph(fn, why):
         np.testing.assert_array_equal(strider.compile(fn, strict=False)(x), fn(x))
 
 
+def assigned_if_kept(boxes, scores, t):
+    # YOLOX's multiclass_nms_class_agnostic: `dets` assigned under `if keep:` only, then returned
+    # (Python raises UnboundLocalError where keep is empty); the argument written before
+    scores[scores < 0] = 0
+    keep = [int(i) for i in np.flatnonzero(scores > t)]
+    if keep:
+        dets = np.concatenate([boxes[keep], scores[keep, None]], 1)
+    return dets, scores.max()
+
+
+def assigned_in_else(x, t):
+    if x.max() <= t:
+        pass
+    else:
+        y = x * 2
+    return y
+
+
+def read_before_a_write(x, t):
+    if x.max() > t:
+        y = x * 2
+    z = y  # Python raises here, before the write below
+    x[0] = 7
+    return z
+
+
+def computed_with(x, t):
+    if x.max() > t:
+        y = x * 2
+    return y + 1
+
+
+@pytest.mark.parametrize("t", [0.5, 2.0], ids=["assigned", "unassigned"])
+def test_a_variable_one_side_of_a_branch_assigns(t):
+    """Read where only one side of a branch on a traced condition assigned it: the value that
+    side gave, and Python's UnboundLocalError (after the writes before it) where the other side
+    ran, from the compiled program."""
+    x = np.array([0.3, -0.2, 0.9, 0.7], np.float32)
+    d = boxes(4)
+    for fn, args in ((assigned_if_kept, (d[:, :4], x, t)), (assigned_in_else, (x, t))):
+        if t < 1:
+            check(fn, *args)
+            continue
+        check_raises(fn, *args, exc=UnboundLocalError)
+        if fn is assigned_if_kept:
+            c, mine = strider.compile(fn, strict=True), x.copy()
+            with pytest.raises(UnboundLocalError, match="cannot access local variable 'dets'"):
+                c(d[:, :4], mine, t)
+            np.testing.assert_array_equal(mine, np.maximum(x, 0))  # the write before the read
+
+
+@pytest.mark.parametrize("fn", [read_before_a_write, computed_with])
+def test_a_variable_one_side_assigns_read_otherwise_breaks_the_graph(fn):
+    """A read the call's end cannot stand for (a write after it) and arithmetic with it: a graph
+    break, so the call runs as NumPy runs it."""
+    x = np.array([0.3, 0.9], np.float32)
+    with pytest.raises(strider.TraceError, match=r"test_control_flow\.py:\d+: 'y' is read where a loop or branch"):
+        strider.compile(fn, strict=True)(x.copy(), 0.5)
+    for t in (0.5, 2.0):
+        mine, theirs = x.copy(), x.copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", strider.GraphBreakWarning)
+            try:
+                expected = fn(theirs, t)
+            except UnboundLocalError:
+                with pytest.raises(UnboundLocalError):
+                    strider.compile(fn, strict=False)(mine, t)
+            else:
+                np.testing.assert_array_equal(strider.compile(fn, strict=False)(mine, t), expected)
+        np.testing.assert_array_equal(mine, theirs)
+
+
 def escapes(x):
     kept = {}
     order = np.flatnonzero(x > 0)
@@ -1634,12 +1706,29 @@ def unassigned_when_returned(x, t):
             return v  # Python's UnboundLocalError where no element was above t first
 
 
-def test_a_return_reading_what_a_trip_may_not_have_assigned_is_not_carried():
-    x = np.array([-0.5, 0.2, 0.9], np.float32)
+def unassigned_after_a_long_loop(x, t):
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            v = x[i]
+        if x[i] < -t:
+            return v
+
+
+@pytest.mark.parametrize("fn", [unassigned_when_returned, unassigned_after_a_long_loop])
+@pytest.mark.parametrize("x", [[-0.5, 0.2, 0.9], [0.9, -0.5, 0.2], [0.1, 0.2, 0.3]],
+                         ids=["unassigned", "assigned", "no_return"])
+def test_a_return_reading_what_a_trip_may_not_have_assigned_is_not_carried(fn, x):
+    """A trip may assign v, or not (the loop is traced from its first trip on, or a loop of the
+    IR): v after it is neither a value nor surely unassigned, and the return breaks the graph."""
+    x = np.repeat(np.array(x, np.float32), 1 if fn is unassigned_when_returned else 30)
     with pytest.raises(strider.TraceError, match="'v' is read where"):
-        strider.compile(unassigned_when_returned, strict=True)(x, 0.4)
-    with pytest.warns(strider.GraphBreakWarning), pytest.raises(UnboundLocalError):
-        strider.compile(unassigned_when_returned, strict=False)(x, 0.4)
+        strider.compile(fn, strict=True)(x, 0.4)
+    with pytest.warns(strider.GraphBreakWarning):
+        if x[0] < 0:
+            with pytest.raises(UnboundLocalError):
+                strider.compile(fn, strict=False)(x, 0.4)
+        else:
+            np.testing.assert_array_equal(strider.compile(fn, strict=False)(x, 0.4), fn(x, 0.4))
 
 
 def comprehensions_of_run_time_lengths(s, t):

@@ -269,8 +269,10 @@ def callee(fn):
 
 def _length_read(a, b):
     # float's operators (and NumPy scalars') take an int subclass by its int value: an Extent's
-    # bound; Python's int and an Extent's own operators take its traced length
-    return b.value() if isinstance(b, Extent) and type(a) not in (int, bool) and not isinstance(a, Extent) else b
+    # bound; Python's int and an Extent's own operators take its traced length (a sequence
+    # repeated: the Extent's, as a list of a run-time length)
+    return b.value() if isinstance(b, Extent) and type(a) not in (int, bool, list, tuple, str) and not isinstance(
+        a, Extent) else b
 
 
 def binop_(op, a, b):
@@ -562,8 +564,17 @@ def listcomp_(items, fn):
 def extend(lst, values):
     """lst.extend(values): the rows of an array as items of a TracedList where a traced loop
     carries the list (their count may be known only at run time); the items of a list or tuple,
-    appended in turn (`keep.extend([i, j])`)."""
+    appended in turn (`keep.extend([i, j])`); the items of a list of a run-time length (`[c] *
+    len(x)`), into a TracedList where a loop carries the list, else into a fresh one (_joined)."""
     trace = current_trace()
+    if isinstance(values, TracedList) and trace is not None:
+        in_region = any(isinstance(r, _Region) for r in trace.loops)
+        if not (isinstance(lst, TracedList) and in_region) and not (type(lst) is list and any(
+                isinstance(r, _Region) and id(lst) in r.python_lists for r in trace.loops)):
+            if type(lst) is list or (type(lst) is TracedList and not isinstance(values, TracedRows)):
+                return _joined(trace, lst, values)
+            raise trace_error("extending a list of arrays by a list of a run-time length", "build an array")
+        values = values.array()  # into the list a region carries, or learned by the region
     if type(values) in (list, tuple) and trace is not None and (isinstance(lst, TracedList) or type(lst) is list):
         for v in list(values):
             append(lst, v)
@@ -578,6 +589,40 @@ def extend(lst, values):
                 raise _Retry(loop)
     lst.extend(values)
     return lst
+
+
+def _joined(trace, lst, values):
+    """A fresh TracedList of lst's items (a Python list's, or a TracedList's that no loop
+    carries) then those of `values`, a list of a run-time length: room for both."""
+    have = len(lst) if type(lst) is list else bound(lst.size())
+    data = values.data
+    joined = TracedList(Tracer(trace, trace.temp((have + bound(values.size()),) + tuple(data.shape[1:]), data.dtype),
+                               data.dtype), _counter(trace), values.weak, values.scalar)
+    if type(lst) is list:
+        for v in lst:
+            _append(trace, joined, v)
+    else:
+        _append(trace, joined, lst.array(), block=True)
+    _append(trace, joined, values.array(), block=True)
+    return joined
+
+
+def repeated(seq, n):
+    """`seq * n` for a list of Python numbers of one type and n a run-time length: a list of a
+    run-time length (a TracedList with room for n's bound times seq's items); else the
+    TraceError that refuses the repetition."""
+    trace = current_trace()
+    kinds = {type(v) for v in seq} if type(seq) is list else set()
+    if trace is None or not isinstance(n, Extent) or len(kinds) != 1 or not kinds <= {bool, int, float}:
+        raise trace_error("repeating a list, tuple or string a number of times known only when the function runs",
+                          "build an array instead (np.full(n, v), np.tile)")
+    kind, k = kinds.pop(), len(seq)
+    dtype = np.dtype({bool: np.bool_, int: np.int64, float: np.float64}[kind])
+    count = np.multiply(n.value(), k).astype(np.int64)
+    at = arange_at(0, 1, Extent(bound(n) * k, count._view.storage))
+    out = TracedList(Tracer(trace, trace.temp((bound(n) * k,), dtype), dtype), _counter(trace), kind, True)
+    _append(trace, out, as_tracer(np.array(seq, dtype))[np.remainder(at, k)], block=True)
+    return out
 
 
 def _first_row(t):

@@ -475,12 +475,13 @@ def _target(node):
 
 
 class _Rewrite(ast.NodeTransformer):
-    def __init__(self, later_loads, local_names):
+    def __init__(self, later_loads, local_names, deferred):
         self.count = 0
         self.local_names = local_names  # the function's own variables (not its globals nor closure's)
         self.loops = 0  # loops around the statement being rewritten
         self.changed = False
         self.later_loads = later_loads  # name -> the lines it is loaded on, in the whole function
+        self.deferred = deferred  # the names nested functions and lambdas load (whenever they are called)
 
     def fresh(self):
         self.count += 1
@@ -751,9 +752,11 @@ class _Rewrite(ast.NodeTransformer):
         # lists, each side gets copies and the items merge (if_stmt); the sides take and return
         # them after the names, and the lists take the merged items in place
         items = [n for n in found.items if n not in names]
-        # what outlives the branch: loaded outside it (after it, or by a loop around it)
+        # what outlives the branch: loaded outside it (after it, by a loop around it or by a
+        # nested function); with no loop around it, not what code before it loads
         inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-        live = [n for n in names if n in tested or any(line not in inside for line in self.later_loads.get(n, ()))]
+        live = [n for n in names if n in tested or n in self.deferred or any(
+            line not in inside and (self.loops or line > node.lineno or line < 0) for line in self.later_loads.get(n, ()))]
         out = [_def(f"__strider_then_{k}", names + items, then + [ast.Return(_tuple(names + items))]),
                _def(f"__strider_else_{k}", names + items, other + [ast.Return(_tuple(names + items))])]
         call = _call("if_stmt", test, _load(f"__strider_then_{k}"), _load(f"__strider_else_{k}"),
@@ -890,7 +893,9 @@ def _rewritten_code(fn):
     later_loads = _loads_by_line(fn_node)
     for name, lines in lifted.items():
         later_loads.setdefault(name, set()).update(lines)
-    rewrite = _Rewrite(later_loads, set(code.co_varnames) | set(code.co_cellvars))
+    deferred = {n.id for d in ast.walk(fn_node) if d is not fn_node and isinstance(d, (ast.FunctionDef, ast.Lambda))
+                for n in ast.walk(d) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    rewrite = _Rewrite(later_loads, set(code.co_varnames) | set(code.co_cellvars), deferred)
     fn_node.body = rewrite.body(fn_node.body, False)
     if not (rewrite.changed or exits):
         return None

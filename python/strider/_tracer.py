@@ -607,7 +607,7 @@ class Extent(int):
 def _extent_operators():
     """Every int operation of an Extent on the length it holds (int's own would use the bound)."""
     Extent.__mul__ = Extent.__rmul__ = lambda self, other: (
-        refuse_repetition() if type(other) in (list, tuple, str) else self.value() * (
+        refuse_repetition(other, self) if type(other) in (list, tuple, str) else self.value() * (
             other.value() if isinstance(other, Extent) else other))
     for name in ("add", "sub", "floordiv", "truediv", "mod", "divmod", "pow", "lshift", "rshift", "and", "or", "xor"):
         for form in (f"__{name}__", f"__r{name}__"):
@@ -1257,13 +1257,15 @@ def _multiply(a, b):
     scalar repeats it (an array of any shape multiplies elementwise, as ndarray's does)."""
     t, seq = (a, b) if isinstance(a, Tracer) else (b, a)
     if type(seq) in (list, tuple, str) and (t._weak in (int, bool) or (t._scalar and t.dtype.kind in "iub")):
-        refuse_repetition()
+        refuse_repetition(seq, t)
     return _python_operator(np.multiply, a, b)
 
 
-def refuse_repetition():
-    raise trace_error("repeating a list, tuple or string a number of times known only when the function runs",
-                      "build an array instead (np.full(n, v), np.tile)")
+def refuse_repetition(seq, n):
+    """seq * n, n known only when the function runs: a list of a run-time length where n is a
+    length and seq a list of numbers (_control.repeated), else a TraceError."""
+    from ._control import repeated  # (_control builds on this module)
+    return repeated(seq, n)
 
 
 def python_operator_call():

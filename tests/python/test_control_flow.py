@@ -1746,6 +1746,50 @@ def test_comprehensions_over_run_time_lengths(t):
     check(comprehensions_of_run_time_lengths, np.random.default_rng(6).random(20).astype(np.float32), t)
 
 
+def repeated_to_run_time_lengths(x, t):
+    b = x[x > t]
+    ones, halves, flags = [1] * len(b), b.shape[0] * [0.5], [True, False] * len(b)
+    return ones, halves, np.array(flags, dtype=bool), len(ones) + len(flags)
+
+
+def labels_by_class(confidences, boxes, t):
+    # Ultra-Light-Fast-Generic-Face-Detector's predict: each class's survivors, their labels
+    # listed by repeating the class a run-time number of times, a `continue` on a traced
+    # condition, and an early return where no class kept anything
+    picked_box_probs = []
+    picked_labels = []
+    for class_index in range(1, confidences.shape[1]):
+        probs = confidences[:, class_index]
+        mask = probs > t
+        probs = probs[mask]
+        if probs.shape[0] == 0:
+            continue
+        box_probs = np.concatenate([boxes[mask, :], probs.reshape(-1, 1)], axis=1)
+        picked_box_probs.append(box_probs)
+        picked_labels.extend([class_index] * box_probs.shape[0])
+    if not picked_box_probs:
+        return np.array([]), np.array([])
+    picked_box_probs = np.concatenate(picked_box_probs)
+    picked_box_probs[:, 0] *= 640
+    return picked_box_probs, np.array(picked_labels)
+
+
+@pytest.mark.parametrize("t", [0.2, 0.95, 2.0], ids=["many", "few", "none"])
+def test_lists_repeated_to_run_time_lengths(t):
+    """`[c] * n` with n a run-time length is a list of that length (a TracedList), extended into
+    a list, returned as Python's list and made an array as NumPy makes it."""
+    rng = np.random.default_rng(8)
+    check(repeated_to_run_time_lengths, rng.random(12), t)
+    check(labels_by_class, rng.random((30, 4)).astype(np.float32), boxes(30)[:, :4], t)
+
+
+@pytest.mark.parametrize("fn", [lambda x: [x[0]] * x[x > 0].shape[0], lambda x: (1,) * x[x > 0].shape[0],
+                                lambda x: "ab" * x[x > 0].shape[0]], ids=["traced_item", "tuple", "str"])
+def test_what_a_run_time_repetition_cannot_hold_breaks_the_graph(fn):
+    with pytest.raises(strider.TraceError, match="repeating a list, tuple or string"):
+        strider.compile(fn, strict=True)(np.array([0.5, -1.0, 2.0]))
+
+
 def array_of_a_filled_list(s, t, rows):
     keep = []
     for i in np.flatnonzero(s > t):

@@ -1268,6 +1268,18 @@ def refuse_repetition(seq, n):
     return repeated(seq, n)
 
 
+def _compared(uf, t, other):
+    """`t == other` (`!=`): with None never equal, as NumPy's elementwise comparison with an
+    object (a traced Python number or a NumPy scalar: Python's False; a 0-d array: np.False_)."""
+    if other is not None:
+        return _python_operator(uf, t, other)
+    if (t._weak is not None or t._scalar) and not t.ndim:
+        return uf is np.not_equal
+    if not t.ndim:
+        return np.bool_(uf is np.not_equal)
+    return np.full_like(t, uf is np.not_equal, dtype=np.bool_)
+
+
 def python_operator_call():
     """Whether the ufunc call being traced is a Python operator's (and clears the mark, so that
     the ufuncs it calls in turn are not)."""
@@ -1294,6 +1306,8 @@ def _install_operators():
                "gt": np.greater, "ge": np.greater_equal}
     for name, uf in compare.items():
         setattr(Tracer, f"__{name}__", lambda self, other, uf=uf: _python_operator(uf, self, other))
+    Tracer.__eq__ = lambda self, other: _compared(np.equal, self, other)
+    Tracer.__ne__ = lambda self, other: _compared(np.not_equal, self, other)
     Tracer.__divmod__ = lambda self, other: (self // other, self % other)
     Tracer.__rdivmod__ = lambda self, other: (other // self, other % self)
     # ndarray's `x ** 2` calls np.square (which keeps bool's NumPy dtype rules)

@@ -252,6 +252,16 @@ def test_comparisons_and_cleanups(b):
     check(nan_to_num_in_place, a)
 
 
+def compared_with_none(x, s):
+    # SORT's convert_x_to_bbox: `if(score==None):` on a number the caller passes
+    return (s == None, None != s, x[0] != None, x == None, x[x > 0.5] != None, x.sum() == None,  # noqa: E711
+            x[1:2].reshape(()) == None)  # noqa: E711
+
+
+def test_comparisons_with_none_are_never_equal():
+    check(compared_with_none, np.array([0.2, 0.7, 0.9]), 0.4)
+
+
 def matrices(v, m, c):
     d = np.diag(m)
     return (np.diag(v), np.diag(v, 1), np.diag(v, -2), d * 2, np.diag(m, -1), np.diagonal(m, 1), np.outer(v, c),

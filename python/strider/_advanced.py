@@ -17,7 +17,7 @@ import numpy as np
 from . import _C, _creation
 from numpy.lib.array_utils import normalize_axis_index
 
-from ._choice import Choice, sides
+from ._choice import Choice, as_one, number_sides, sides
 from ._errors import unsupported, user_location
 from ._indexing import assign
 from ._indexing import getitem as basic_getitem
@@ -465,20 +465,8 @@ def _key_item(k):
     if isinstance(k, TracedList):
         return k.array()
     if type(k) is Choice and all(_one_integer(v) for _, v in sides(k)):
-        return _as_one(k, I64)
+        return as_one(k, I64)
     return k
-
-
-def _as_one(v, dtype=None):
-    """A Choice of numbers as one array, each side where its condition holds."""
-    if type(v) is Choice:
-        return where(v.cond, _as_one(v.then, dtype), _as_one(v.other, dtype))
-    return as_tracer(v) if dtype is None else as_tracer(v).astype(dtype)
-
-
-def _number(v):
-    """Whether v is a number (Python's, NumPy's, traced; bool included)."""
-    return type(v) in (bool, int, float) or isinstance(v, (Tracer, np.generic)) and v.dtype.kind in "biuf"
 
 
 def _one_integer(v):
@@ -615,9 +603,9 @@ def _has_adv(t, key):
 def setitem(t, key, value):
     check_writeable(t)
     key = _lists_as_arrays(key)
-    if type(value) is Choice and all(np.ndim(v) == 0 and _number(v) for _, v in sides(value)):
-        # a number of one of two kinds (a Python float, a float32 scalar) is stored as t's dtype either way
-        value = _as_one(value)
+    if type(value) is Choice and number_sides(value):
+        # a number of one of several kinds (a Python float, a float32 scalar) is stored as t's dtype either way
+        value = as_one(value, t.dtype)
     key = _traced_slices(t, key) or key
     keys = key if isinstance(key, tuple) else (key,)
     if len(keys) == 1 and isinstance(keys[0], Tracer) and keys[0].dtype == np.bool_ and np.ndim(value) == 0 \

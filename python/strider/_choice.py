@@ -206,20 +206,40 @@ def merge(alternatives, name):
     """The value that is each (condition, value) of `alternatives` where its condition holds
     (the conditions are exclusive and cover every run): the values of one kind (an array's dtype,
     shape and scalar or weak kind, a Python number's type, one object) selected into one by the
-    conditions; two kinds, a Choice of the two; more, a TraceError."""
+    conditions; several kinds, a Choice of the first and (a Choice of) the others; more than
+    _MAX_KINDS, a TraceError."""
     groups = {}
     for cond, value in alternatives:
         for c, v in sides(value):
             groups.setdefault(_kind_key(v), []).append((_both(cond, c), v))
-    if len(groups) > 2:
+    if len(groups) > _MAX_KINDS:
         raise trace_error(f"{name!r} would hold {len(groups)} kinds of value ("
                           + ", ".join(_kind(g[0][1]) for g in groups.values()) + "), as conditions known only when "
-                          "the function runs say; strider keeps two", "give it one kind of value on every path")
+                          f"the function runs say; strider keeps {_MAX_KINDS}", "give it one kind of value on every path")
     merged = [(_either([c for c, _ in g]), _select(key, g)) for key, g in groups.items()]
-    if len(merged) == 1:
-        return merged[0][1]
-    (cond, then), (_, other) = merged
-    return Choice(cond, then, other, name)
+    out = merged[-1][1]
+    for cond, value in reversed(merged[:-1]):
+        out = Choice(cond, value, out, name)
+    return out
+
+
+# the kinds of value a variable may hold (`max(0, x)` of a float32 x, then `min(that + s, w)`
+# with a Python int w: an int, a float32 and a float64 scalar); each computation runs on every
+# combination of its operands' kinds
+_MAX_KINDS = 4
+
+
+def as_one(v, dtype=None):
+    """A Choice of numbers as one array (of `dtype`), each side where its condition holds."""
+    if type(v) is Choice:
+        return np.where(v.cond, as_one(v.then, dtype), as_one(v.other, dtype))
+    return as_tracer(v) if dtype is None else as_tracer(v).astype(dtype)
+
+
+def number_sides(v):
+    """Whether every side of a Choice is a number (Python's, NumPy's, a 0-d traced array)."""
+    return all(np.ndim(x) == 0 and (type(x) in (bool, int, float) or isinstance(x, (Tracer, np.generic))
+                                    and x.dtype.kind in "biuf") for _, x in sides(v))
 
 
 def _either(conds):
@@ -341,10 +361,8 @@ def leaf(value):
 
 def structure(value, leaves):
     """The shape of a side's value (tuples, lists, dicts and Choices of leaves and other values),
-    its arrays appended to `leaves` in order; comparable with ==."""
-    if isinstance(value, TracedList):
-        raise trace_error("a list filled in a loop on a traced condition is assigned on one path of a branch on a "
-                          "traced condition and something else on the other", "assign lists on both paths")
+    its arrays appended to `leaves` in order; comparable with ==. A list filled in a loop on a
+    traced condition is kept as it is (its storages hold what the side that keeps it left)."""
     if type(value) is Choice:
         leaves.append(value.cond)
         return ("choice", value.name, structure(value.then, leaves), structure(value.other, leaves))
@@ -357,6 +375,8 @@ def structure(value, leaves):
     if leaf(value):
         leaves.append(as_tracer(value))
         return ("leaf",)
+    if isinstance(value, TracedList):  # equal to another try's list of the same storages
+        return ("value", TracedList, value)
     return ("value", type(value), id(value), value)
 
 
@@ -367,7 +387,7 @@ def rebuild(shape, leaves, since=None):
     if kind == "leaf":
         return next(leaves)
     if kind == "value":
-        return shape[3]
+        return shape[-1]
     if kind == "undefined":
         return Undefined(shape[1], since, surely=True)
     if kind == "choice":

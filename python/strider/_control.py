@@ -32,12 +32,13 @@ from ._choice import (Choice, Undefined, apply, imply, implied, is_, knowing, me
 from ._choice import _kind
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import hold, put_back
+from ._creation import items
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
 from ._traced_numpy import stands_in
 from ._tracer import (Extent, TracedList, TracedRows, TracedSlice, Tracer, arange_at, as_tracer, bound, concrete,
                       current_trace, holds_traced, side_effect_error)
 
-_MAX_TRIES = 5
+_MAX_TRIES = 8
 _MIN_TRIPS = 64  # the trips a loop is given room for, at least (more where it carries more)
 # a range of at most this many trips unrolls even where its trips trace regions (a loop over a
 # batch's images): its counter stays a Python int, so `x[n]` is a view as NumPy's
@@ -598,12 +599,13 @@ def _joined(trace, lst, values):
     data = values.data
     joined = TracedList(Tracer(trace, trace.temp((have + bound(values.size()),) + tuple(data.shape[1:]), data.dtype),
                                data.dtype), _counter(trace), values.weak, values.scalar)
+    joined.mixed = values.mixed or getattr(lst, "mixed", False)
     if type(lst) is list:
         for v in lst:
             _append(trace, joined, v)
     else:
-        _append(trace, joined, lst.array(), block=True)
-    _append(trace, joined, values.array(), block=True)
+        _append(trace, joined, lst.array(raw=True), block=True)
+    _append(trace, joined, values.array(raw=True), block=True)
     return joined
 
 
@@ -632,7 +634,12 @@ def _first_row(t):
 
 
 def _item(lst, value):
-    t = as_tracer(value)
+    t, mixed = items(value)
+    if mixed and not lst.mixed:
+        raise trace_error("appending numbers whose kinds are known only when the function runs (`max(0, x)`) to a "
+                          "list of numbers of one kind in a loop on a traced condition", "append numbers of one kind")
+    if mixed:
+        t = items(value, lst.data.dtype)[0]
     if type(value) in (bool, int, float) and lst.weak is type(value):
         t = as_tracer(value, lst.data.dtype)
     if t.is_dynamic or t.dtype != lst.data.dtype or tuple(t.shape) != tuple(lst.data.shape[1:]):
@@ -1045,13 +1052,14 @@ class _Region:
     def learn_list(self, name, value):
         """The list's spec from its first item: dtype, item shape, the Python type of numbers,
         whether items are scalars, appends per trip; and for arrays whose first length is known
-        only at run time (a TracedRows of their rows), that length's bound, else None."""
-        t = as_tracer(value)
+        only at run time (a TracedRows of their rows), that length's bound, else None. Numbers of
+        kinds known only at run time (a row of `max(0, x)`s) make it a mixed list."""
+        t, mixed = items(value)
         if t.is_dynamic:
             if any(isinstance(d, Extent) for d in t.shape[1:]):
                 raise trace_error(f"appending an array whose lengths after the first are known only at run time to "
                                   f"{name!r} in a loop or branch on a traced condition", "append arrays of one row shape")
-            self.lists[name] = (t.dtype, tuple(t.shape[1:]), None, False, 1, bound(t.shape[0]))
+            self.lists[name] = (t.dtype, tuple(t.shape[1:]), None, False, 1, bound(t.shape[0]), False)
             return
         # Python numbers, known or traced (a loop's counter), stay Python numbers in the list,
         # and so do those of a list of them appended (YOLOv8's boxes.append([left, top, w, h]));
@@ -1068,7 +1076,7 @@ class _Region:
                 weak = kinds[0]
             else:  # NumPy scalars ([x1, y1, x2, y2] of a float32 row) come back as theirs
                 weak = (type(value),) + tuple(kinds)
-        self.lists[name] = (t.dtype, tuple(t.shape), weak, not t.ndim, 1, None)
+        self.lists[name] = (t.dtype, tuple(t.shape), weak, not t.ndim, 1, None, mixed)
 
     def appended(self, lst, items=1):
         if id(lst) in self.made:
@@ -1099,7 +1107,7 @@ class _Region:
         trace = self.trace
         if name not in self.lists:
             self.learn_list(name, items[0])
-        dtype, shape, weak, scalar, per_trip, rows_bound = self.lists[name]
+        dtype, shape, weak, scalar, per_trip, rows_bound, mixed = self.lists[name]
         trips = self.room
         if self.exact and trace.trip_factor > 1:
             # a range's trips fill it, and appends after the loop (a later loop's, a branch's)
@@ -1110,6 +1118,7 @@ class _Region:
         if rows_bound is None:
             data = trace.temp((room,) + shape, dtype)
             lst = TracedList(Tracer(trace, data, dtype), length, weak, scalar)
+            lst.mixed = mixed
         else:  # room for every array's rows
             data = trace.temp((sum(bound(as_tracer(v).shape[0]) for v in items) + trips * per_trip * rows_bound,)
                               + shape, dtype)

@@ -6,7 +6,8 @@ import operator
 import numpy as np
 
 from . import _C
-from ._errors import unsupported, where as user_line
+from ._choice import Choice, as_one, number_sides, sides
+from ._errors import trace_error, unsupported, where as user_line
 from ._indexing import assign
 from ._shapes import _shape_arg, diagonal, diagonal_view, moveaxis, stack
 from ._tracer import (Extent, RunInNumPy, TracedList, Tracer, arange_at, as_tracer, bound, cast_unsafe, check_dtype,
@@ -193,7 +194,7 @@ def identity(n, dtype=None, **kwargs):
 
 
 def _contains_tracer(obj):
-    if isinstance(obj, Tracer):
+    if isinstance(obj, Tracer) or type(obj) is Choice:
         return True
     return isinstance(obj, (list, tuple)) and builtins.any(_contains_tracer(o) for o in obj)
 
@@ -212,14 +213,50 @@ def _nested_stack(obj, dtype):
         if not obj:
             return current_trace().const(np.zeros((0,), dtype))
         return stack([_nested_stack(o, dtype) for o in obj])
-    return as_tracer(obj, dtype)
+    return as_one(obj, dtype) if type(obj) is Choice else as_tracer(obj, dtype)
+
+
+def _leaf_dtype(x):
+    return x.dtype if isinstance(x, Tracer) else np.asarray(x).dtype
+
+
+def items(value, dtype=None):
+    """Nested lists of numbers as np.array(value, dtype) holds them, and False; where dtype is
+    None and numbers of several kinds (Choices) make np.array's dtype one the run decides, in
+    the widest of those (which holds each exactly, for a cast later), and True."""
+    leaves = _nested_leaves(value, [])
+    if dtype is not None or not any(type(x) is Choice for x in leaves):
+        return array(value, dtype), False
+    possible = _possible_dtypes(leaves)
+    return _nested_stack(value, check_dtype(np.result_type(*possible), "np.array")), len(possible) > 1
+
+
+def array_dtype(leaves):
+    """np.array's dtype for nested lists of these leaves; a number of several kinds (a Choice,
+    `max(0, x)`) may make it one the run decides: then a TraceError (a graph break)."""
+    possible = _possible_dtypes(leaves)
+    if len(possible) > 1:
+        raise trace_error("np.array of numbers whose kinds are known only when the function runs (" +
+                          ", ".join(str(p) for p in sorted(possible, key=str)) + " by which they are)",
+                          "give np.array a dtype")
+    return possible.pop()
+
+
+def _possible_dtypes(leaves):
+    possible = {np.result_type(*[_leaf_dtype(x) for x in leaves if type(x) is not Choice] or [np.bool_])}
+    for x in leaves:
+        if type(x) is Choice:
+            if not number_sides(x):
+                x._fail()
+            possible = {np.result_type(p, _leaf_dtype(v)) for p in possible for _, v in sides(x)}
+    return possible
 
 
 def _of_list(lst, dtype):
     """The items of a list a traced loop filled, as np.array(lst, dtype) holds them; where NumPy's
     array of the list empty (np.array([], dtype): float64 or dtype, of shape (0,)) is not that,
     a check that runs the call in NumPy when the list is empty."""
-    t = lst.array()
+    t = lst.array(raw=dtype is not None)
     empty = np.array([], dtype=dtype)
     if t.ndim > 1 or (np.dtype(dtype) if dtype is not None else t.dtype) != empty.dtype:
         compiled = [0] + list(t.shape[1:])
@@ -237,8 +274,7 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **k
             t = astype(object, dtype if dtype is not None else object.dtype, copy=copy is not False and copy is not None)
         else:
             leaves = _nested_leaves(object, [])
-            dt = np.dtype(dtype) if dtype is not None else np.result_type(
-                *[x.dtype if isinstance(x, Tracer) else np.asarray(x).dtype for x in leaves])
+            dt = np.dtype(dtype) if dtype is not None else array_dtype(leaves)
             t = _nested_stack(object, check_dtype(dt, "np.array"))
     else:
         with untraced():  # the object's __array__ is user code; it must make a real array

@@ -4,10 +4,12 @@ every call."""
 import os
 import types
 
+import numpy as np
+
 from . import _C
-from ._choice import Choice, bound
+from ._choice import Choice, _both, bound
 from ._errors import UnsupportedError
-from ._tracer import Extent, TracedList, Tracer, as_tracer, contiguous, holds_traced
+from ._tracer import Extent, RunInNumPy, TracedList, Tracer, as_tracer, contiguous, holds_traced
 from ._ufuncs import same_kind_copy
 
 
@@ -92,19 +94,31 @@ def _numbers_of_one_array(value):
     return Tracer(first._trace, _C.View(v0.storage, [len(items)], [1], v0.offset), first.dtype).reshape(shape)
 
 
-def flatten_result(value, leaves):
+def flatten_result(value, leaves, path=None):
+    """The result's structure for pytree.cc, its arrays appended to `leaves`; `path`: the
+    condition under which the call returns this part of it (None: always)."""
     value = bound(value)  # a variable a branch assigned on one side only
     if type(value) is Choice:  # the side its condition picks (pytree.cc)
         leaves.append(value.cond)
-        return ("choice", (("leaf",), flatten_result(value.then, leaves), flatten_result(value.other, leaves)))
+        return ("choice", (("leaf",), flatten_result(value.then, leaves, _both(path, value.cond)),
+                           flatten_result(value.other, leaves, _both(path, np.logical_not(value.cond)))))
     if type(value) is list and (numbers := _numbers_of_one_array(value)) is not None:
         leaves.append(numbers)  # .tolist()'s: one array, made a list of numbers when returned
         return ("numbers",)
     if isinstance(value, (tuple, list)):
-        items = tuple(flatten_result(v, leaves) for v in value)
+        items = tuple(flatten_result(v, leaves, path) for v in value)
         return (type(value).__name__, items) if type(value) in (tuple, list) else ("subclass", items, type(value))
     if isinstance(value, dict):
-        return ("dict", tuple((k, flatten_result(value[k], leaves)) for k in value))
+        return ("dict", tuple((k, flatten_result(value[k], leaves, path)) for k in value))
+    if isinstance(value, TracedList) and value.mixed:
+        # its items' kinds are the run's: returned where it is empty then (CenterFace's `boxes = []`
+        # where nothing passed the threshold), else the call runs in NumPy
+        empty = np.equal(value.size().value(), 0)
+        value.data._trace.check_assert(empty if path is None else np.logical_or(np.logical_not(path), empty),
+                                       "a list whose items hold numbers of kinds known only when the function runs, "
+                                       "returned", RunInNumPy)
+        leaves.append(value.array(raw=True))
+        return ("items",)
     if isinstance(value, TracedList):  # returned as the list of its items, as Python's list would be
         items = value.array()
         if value.weak is None:

@@ -650,8 +650,15 @@ class TracedList:
         """The run-time length (an Extent bounded by the room)."""
         return Extent(self.data._view.shape[0], self.length)
 
-    def array(self):
-        """The items as an array of run-time length."""
+    mixed = False  # items hold numbers of kinds known only at run time (`max(0, x)`), kept in the widest
+
+    def array(self, raw=False):
+        """The items as an array of run-time length; `raw`: as the list keeps them, for a cast or a
+        copy (else a mixed list's are refused: their kinds are the run's)."""
+        if self.mixed and not raw:
+            raise trace_error("a list whose items hold numbers of kinds known only when the function runs (`max(0, "
+                              "x)` of a float32 x) used otherwise than made an array of a dtype",
+                              "np.array(lst, dtype) or np.asarray(lst, dtype)")
         v = self.data._view
         view = _C.View(v.storage, list(v.shape), list(v.strides), v.offset, [self.length] + [-1] * (len(v.shape) - 1))
         return Tracer(self.data._trace, view, self.data.dtype, weak=self.weak if len(v.shape) == 1 else None,
@@ -680,6 +687,17 @@ class TracedList:
 
     def __repr__(self):
         return f"<list filled at run time, at most {self.data._view.shape[0]} items>"
+
+    def _key(self):
+        v = self.data._view
+        return type(self), v.storage, v.offset, tuple(v.shape), self.length
+
+    def __eq__(self, other):
+        # the same storages: a branch's tries (each makes its lists anew) compare a side's list so
+        return self._key() == other._key() if isinstance(other, TracedList) else NotImplemented
+
+    def __hash__(self):
+        return hash(self._key())
 
     def copy(self):
         return self[:]

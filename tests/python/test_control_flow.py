@@ -513,6 +513,20 @@ def three_kinds(x):
     return r * 2
 
 
+def five_kinds(x):
+    if x[0] > 0.5:
+        r = 1
+    elif x[0] > 0.4:
+        r = 2.0
+    elif x[0] > 0.3:
+        r = x[0]
+    elif x[0] > 0.2:
+        r = x[1:]
+    else:
+        r = np.float64(x[0])
+    return r * 2
+
+
 def divides_by_a_side(x):
     return 1 / max(0, x[0])  # Python's 1 / 0 on the side where 0 wins
 
@@ -543,7 +557,12 @@ def test_a_test_of_none_narrows_the_value_on_each_side(x):
     check(none_tested_before_use, np.array(x, np.float32))
 
 
-@pytest.mark.parametrize("fn,why", [(three_kinds, "'r' would hold 3 kinds of value"),
+@pytest.mark.parametrize("x0", [0.6, 0.45, 0.1])
+def test_a_value_of_three_kinds(x0):
+    check(three_kinds, np.array([x0, 0.3], np.float32))
+
+
+@pytest.mark.parametrize("fn,why", [(five_kinds, "'r' would hold 5 kinds of value"),
                                     (divides_by_a_side, "truediv fails on one of them"),
                                     (adds_to_none, "add fails on one of them \\(TypeError")])
 def test_what_values_of_several_kinds_cannot_do_breaks_the_graph(fn, why):
@@ -1788,6 +1807,73 @@ def test_lists_repeated_to_run_time_lengths(t):
 def test_what_a_run_time_repetition_cannot_hold_breaks_the_graph(fn):
     with pytest.raises(strider.TraceError, match="repeating a list, tuple or string"):
         strider.compile(fn, strict=True)(np.array([0.5, -1.0, 2.0]))
+
+
+def numbers_of_kinds_made_arrays(a, b):
+    x1 = max(0, (a[0] + b[0] + 0.5) * 4 - b[1] / 2)  # a Python int or a float64 scalar
+    x2 = min(x1 + b[1], 20)  # an int, a float32 or a float64 scalar
+    return np.asarray([x1, x2, b[1]], dtype=np.float32), np.array([x1, b[0]]), np.array([[x2], [x1]], np.int32)
+
+
+def kinds_decide_the_dtype(a, b):
+    return np.array([max(0, b[0])])  # int64 or float32: the run decides
+
+
+@pytest.mark.parametrize("b", [[0.5, 0.25], [-50.0, 30.0], [9.0, 0.5]])
+def test_numbers_of_several_kinds_made_arrays(b):
+    check(numbers_of_kinds_made_arrays, np.array([3, 1]), np.array(b, np.float32))
+    with pytest.raises(strider.TraceError, match="np.array of numbers whose kinds are known only when"):
+        strider.compile(kinds_decide_the_dtype, strict=True)(np.array([3, 1]), np.array(b, np.float32))
+
+
+def boxes_from_heatmap(heatmap, scale, size, threshold):
+    # CenterFace's decode: a row per peak built from builtin max/min of Python ints and NumPy
+    # scalars (numbers whose kinds the run decides), the lists returned as they are where no
+    # peak passed the threshold
+    c0, c1 = np.where(heatmap > threshold)
+    boxes, lms = [], []
+    if len(c0) > 0:
+        for i in range(len(c0)):
+            s0, s1 = np.exp(scale[0, c0[i], c1[i]]) * 4, np.exp(scale[1, c0[i], c1[i]]) * 4
+            s = heatmap[c0[i], c1[i]]
+            x1, y1 = max(0, (c1[i] + 0.5) * 4 - s1 / 2), max(0, (c0[i] + 0.5) * 4 - s0 / 2)
+            x1, y1 = min(x1, size[1]), min(y1, size[0])
+            boxes.append([x1, y1, min(x1 + s1, size[1]), min(y1 + s0, size[0]), s])
+            lm = []
+            for j in range(2):
+                lm.append(scale[j, c0[i], c1[i]] * s1 + x1)
+            lms.append(lm)
+        boxes = np.asarray(boxes, dtype=np.float32)
+        lms = np.asarray(lms, dtype=np.float32)
+        order = boxes[:, 4].argsort()[::-1]
+        boxes, lms = boxes[order], lms[order]
+    return boxes, lms
+
+
+def mixed_list_returned(x, t):
+    out = []
+    for v in x[x > t]:
+        out.append(max(0, v - 0.5))
+    return out
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.95, 2.0], ids=["many", "few", "none"])
+def test_rows_of_numbers_of_several_kinds(threshold):
+    rng = np.random.default_rng(11)
+    heatmap = (rng.random((12, 16)) ** 4).astype(np.float32)
+    scale = (rng.standard_normal((2, 12, 16)) * 0.3 + 2).astype(np.float32)
+    check(boxes_from_heatmap, heatmap, scale, (48, 64), threshold)
+
+
+def test_a_list_of_numbers_of_several_kinds_returned_runs_in_numpy_unless_empty():
+    """Its items' kinds are the run's: an empty one is returned compiled, another runs in NumPy."""
+    x = np.array([0.2, 0.7, 0.9], np.float32)
+    check(mixed_list_returned, x, 1.0)
+    with pytest.raises(ValueError, match="returned"):
+        strider.compile(mixed_list_returned, strict=True)(x, 0.1)
+    with pytest.warns(strider.GraphBreakWarning):
+        out = strider.compile(mixed_list_returned, strict=False)(x, 0.1)
+    assert out == mixed_list_returned(x, 0.1) and [type(v) for v in out] == [int, np.float32, np.float32]
 
 
 def array_of_a_filled_list(s, t, rows):

@@ -479,6 +479,7 @@ class _Rewrite(ast.NodeTransformer):
         self.count = 0
         self.local_names = local_names  # the function's own variables (not its globals nor closure's)
         self.loops = 0  # loops around the statement being rewritten
+        self.loop = None  # the innermost of them
         self.changed = False
         self.later_loads = later_loads  # name -> the lines it is loaded on, in the whole function
         self.deferred = deferred  # the names nested functions and lambdas load (whenever they are called)
@@ -680,10 +681,12 @@ class _Rewrite(ast.NodeTransformer):
             self._loaded(flag, node)
             out.append(ast.fix_missing_locations(_at(_assign(flag, ast.Constant(False)), node)))
         self.loops += 1
+        outer, self.loop = self.loop, node
         try:
             converted = convert(node)
         finally:
             self.loops -= 1
+            self.loop = outer
         return out + (converted if isinstance(converted, list) else [converted])
 
     def visit_For(self, node):
@@ -752,11 +755,14 @@ class _Rewrite(ast.NodeTransformer):
         # lists, each side gets copies and the items merge (if_stmt); the sides take and return
         # them after the names, and the lists take the merged items in place
         items = [n for n in found.items if n not in names]
-        # what outlives the branch: loaded outside it (after it, by a loop around it or by a
-        # nested function); with no loop around it, not what code before it loads
+        # what outlives the branch: loaded outside it (after it, by a loop around it, or by a
+        # nested function), or carried by the loop around it (read in a trip before it is
+        # assigned: in this branch, the next trip's); with no loop around it, not what code
+        # before it loads
         inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-        live = [n for n in names if n in tested or n in self.deferred or any(
-            line not in inside and (self.loops or line > node.lineno or line < 0) for line in self.later_loads.get(n, ()))]
+        live = [n for n in names if n in tested or n in self.deferred or (self.loop and _read_first(
+            n, self.loop.body)) or any(line not in inside and (self.loops or line > node.lineno or line < 0)
+                                       for line in self.later_loads.get(n, ()))]
         out = [_def(f"__strider_then_{k}", names + items, then + [ast.Return(_tuple(names + items))]),
                _def(f"__strider_else_{k}", names + items, other + [ast.Return(_tuple(names + items))])]
         call = _call("if_stmt", test, _load(f"__strider_then_{k}"), _load(f"__strider_else_{k}"),

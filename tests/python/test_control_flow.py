@@ -1876,6 +1876,31 @@ def test_a_list_of_numbers_of_several_kinds_returned_runs_in_numpy_unless_empty(
     assert out == mixed_list_returned(x, 0.1) and [type(v) for v in out] == [int, np.float32, np.float32]
 
 
+def best_uncovered_match(ious, covered, thr):
+    # mmdet's tpfp_imagenet: per detection, the best uncovered ground truth over its threshold
+    # (`continue` then `elif` in a loop of the IR: the branch carries what the next trip reads)
+    matches = []
+    for i in range(ious.shape[0]):
+        max_iou = -1
+        matched_gt = -1
+        for j in range(ious.shape[1]):
+            if covered[j]:
+                continue
+            elif ious[i, j] >= thr and ious[i, j] > max_iou:
+                max_iou = ious[i, j]
+                matched_gt = j
+        if matched_gt >= 0:
+            covered[matched_gt] = True
+        matches.append(matched_gt)
+    return matches, max_iou
+
+
+@pytest.mark.parametrize("thr", [0.3, 0.9, 1.1])
+def test_a_branch_carries_what_the_next_trip_reads(thr):
+    rng = np.random.default_rng(12)
+    check(best_uncovered_match, rng.random((6, 12)).astype(np.float32), rng.random(12) > 0.6, thr)
+
+
 def array_of_a_filled_list(s, t, rows):
     keep = []
     for i in np.flatnonzero(s > t):

@@ -35,7 +35,7 @@ from ._capture import hold, put_back
 from ._creation import items
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
 from ._traced_numpy import stands_in
-from ._tracer import (Extent, TracedList, TracedRows, TracedSlice, Tracer, arange_at, as_tracer, bound, concrete,
+from ._tracer import (Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at, as_tracer, bound, concrete,
                       current_trace, holds_traced, side_effect_error)
 
 _MAX_TRIES = 8
@@ -390,7 +390,41 @@ def print_(*args, **kwargs):
     print(*args, **kwargs)
 
 
-_BUILTINS = ((max, max_), (min, min_), (float, float_), (int, int_), (print, print_))
+def sorted_(*args, **kwargs):
+    """Builtin sorted, where the keys' order is known only when the function runs: a stable
+    argsort of them (with reverse=True, equal keys keep their order, as Python's), the items
+    gathered by it into a list of as many. The items must be numbers of one kind or arrays of
+    one shape and dtype; NaN keys, which Python's timsort orders its own way, run the call in
+    NumPy."""
+    if len(args) != 1 or set(kwargs) - {"key", "reverse"} or type(args[0]) not in (list, tuple, range):
+        return sorted(*args, **kwargs)
+    key, reverse = kwargs.get("key"), kwargs.get("reverse", False)
+    values = list(args[0])
+    keys = [key(v) for v in values] if key is not None else values
+    if not values or not any(type(k) is Choice or _is_traced(k) for k in keys):
+        return sorted(*args, **kwargs)
+    if _is_traced(reverse) or any(np.ndim(k) for k in keys):
+        raise trace_error("sorted() by keys that are not numbers, or with a traced reverse=", "sort by numbers")
+    k = items(keys)[0]
+    if k.dtype.kind == "f":
+        current_trace().check_assert(np.logical_not(np.any(np.isnan(k))), "sorted() by a NaN key, which Python's "
+                                     "timsort places its own way", RunInNumPy)
+    n = len(values)
+    order = (n - 1 - np.argsort(k[::-1], kind="stable")[::-1]) if reverse else np.argsort(k, kind="stable")
+    kinds = {type(v) for v in values}
+    picked, mixed = items(values)
+    if mixed or (len(kinds) > 1 and kinds & {bool, int, float}):
+        raise trace_error("sorted() of items of several kinds by keys known only when the function runs",
+                          "sort items of one kind (indices, then index with them)")
+    picked = picked[order]
+    out = [picked[i] for i in range(n)]
+    if kinds <= {bool, int, float}:  # Python numbers stay Python numbers
+        for t in out:
+            t._weak, t._scalar = type(values[0]), False
+    return out
+
+
+_BUILTINS = ((max, max_), (min, min_), (float, float_), (int, int_), (print, print_), (sorted, sorted_))
 
 
 def _extreme(builtin, better, args, kwargs):
@@ -781,14 +815,20 @@ def enumerate_(fn, *args):
 
 
 class Zipped:
-    """zip(a, b, ...) in a `for` header, of traced arrays of known lengths: their rows together."""
+    """zip(a, b, ...) in a `for` header, of traced arrays: their rows together, as many as the
+    shortest has (a run-time length where one is: the least of them then)."""
 
     def __init__(self, arrays):
         self.arrays = arrays
 
     @property
     def shape(self):
-        return (min(a.shape[0] for a in self.arrays),)
+        lengths = list({(n.storage if isinstance(n, Extent) else ("fixed", n)): n
+                        for n in (a.shape[0] for a in self.arrays)}.values())
+        if len(lengths) == 1 or not any(isinstance(n, Extent) for n in lengths):
+            return (min(lengths),)
+        least = functools.reduce(np.minimum, [n.value() if isinstance(n, Extent) else n for n in lengths])
+        return (Extent(min(bound(n) for n in lengths), as_tracer(least).astype(np.int64)._view.storage),)
 
     def __getitem__(self, i):
         return tuple(a[i] for a in self.arrays)
@@ -799,8 +839,7 @@ class Zipped:
 
 def zip_(fn, *args):
     """zip(...) in a `for` header, or in an enumerate there (fn: what the name `zip` holds)."""
-    if (fn is zip and current_trace() is not None and args
-            and all(isinstance(a, Tracer) and a.ndim and not isinstance(a.shape[0], Extent) for a in args)):
+    if fn is zip and current_trace() is not None and args and all(isinstance(a, Tracer) and a.ndim for a in args):
         return Zipped(args)
     return fn(*args)
 

@@ -1927,3 +1927,41 @@ def test_an_empty_filled_list_made_an_array_runs_in_numpy(rows):
              f"runs, at test_control_flow.py:{array_of_a_filled_list.__code__.co_firstlineno + 4}"] if breaks else [])
     with pytest.raises(ValueError, match="np.array of a list a loop filled, empty when the function runs"):
         strider.compile(array_of_a_filled_list, strict=True)(s, 2.0, rows)
+
+
+def rows_of_masks_zipped(boxes, scores, t, u):
+    # enumerate(zip(...)) of a mask's rows, and zip of two masks' rows (as many as the shorter)
+    m = scores > t
+    out = []
+    for i, (b, s) in enumerate(zip(boxes[m], scores[m])):
+        out.append((i, b[0] + b[2], s))
+    pairs = []
+    for a, b in zip(scores[scores > t], scores[scores > u]):
+        pairs.append(a - b)
+    return out, np.array(pairs, dtype=np.float32)
+
+
+@pytest.mark.parametrize("t,u", [(0.3, 0.6), (0.6, 0.3), (2.0, 0.1)])
+def test_zip_of_rows_of_run_time_lengths(t, u):
+    d = boxes(12, 13)
+    check(rows_of_masks_zipped, d[:, :4], d[:, 4], t, u)
+
+
+def sorted_by_traced_keys(scores, rows):
+    by_score = sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)
+    firsts = sorted(list(scores[:4]))
+    three = sorted([scores[0], scores[1], scores[2]], reverse=True)
+    ranked = sorted(list(rows), key=lambda r: r[4], reverse=True)
+    return by_score[:5], firsts, three, np.stack(ranked)
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_sorted_by_keys_known_at_run_time(ties):
+    """Builtin sorted by traced keys: a stable argsort (reverse=True keeps equal keys' order,
+    as Python's); NaN keys run the call in NumPy."""
+    s = np.array([0.3, 0.9, 0.3, 0.1, 0.9, 0.5] if ties else [0.3, 0.9, 0.2, 0.1, 0.8, 0.5], np.float32)
+    rows = np.hstack([boxes(6, 14)[:, :4], s[:, None]])
+    check(sorted_by_traced_keys, s, rows)
+    s[2] = np.nan
+    with pytest.raises(ValueError, match="NaN key"):
+        strider.compile(sorted_by_traced_keys, strict=True)(s, rows)

@@ -323,8 +323,9 @@ def _offsets(t, key):
     for kind, it in dims:
         if kind == "adv-block":
             out_shape.extend(bshape)
-        elif kind == "slice":
-            out_shape.append(len(range(*it[1].indices(t.shape[it[2]]))))
+        elif kind == "slice":  # (`:` of a run-time length keeps it: other slices of one are ranges)
+            d = t.shape[it[2]]
+            out_shape.append(d if isinstance(d, Extent) else len(range(*it[1].indices(d))))
         elif kind == "range":
             out_shape.append(it[1].shape[0])
         else:
@@ -343,8 +344,9 @@ def _offsets(t, key):
             at += len(bshape)
             continue
         if kind == "slice":
-            start, stop, step = it[1].indices(t.shape[it[2]])
-            n = len(range(start, stop, step))
+            d = t.shape[it[2]]
+            start, stop, step = (0, d, 1) if isinstance(d, Extent) else it[1].indices(d)
+            n = d if isinstance(d, Extent) else len(range(start, stop, step))
             pos = np.multiply(arange_at(start, step, n), v.strides[it[2]])
         elif kind == "range":
             pos = np.multiply(it[1], v.strides[it[2]])
@@ -606,6 +608,12 @@ def setitem(t, key, value):
     if type(value) is Choice and number_sides(value):
         # a number of one of several kinds (a Python float, a float32 scalar) is stored as t's dtype either way
         value = as_one(value, t.dtype)
+    elif type(value) is Choice and all(isinstance(v, (Tracer, np.ndarray)) or number_sides(v) for _, v in sides(value)):
+        # an array of one of several kinds (float32 or float64, lengths apart): the store of the
+        # side the condition picks, a branch (the other side's lengths may hold anything then)
+        from ._control import if_stmt  # (_control builds on this module)
+        if_stmt(value.cond, lambda: setitem(t, key, value.then) or (), lambda: setitem(t, key, value.other) or (), (), ())
+        return
     key = _traced_slices(t, key) or key
     keys = key if isinstance(key, tuple) else (key,)
     if len(keys) == 1 and isinstance(keys[0], Tracer) and keys[0].dtype == np.bool_ and np.ndim(value) == 0 \

@@ -194,7 +194,7 @@ def identity(n, dtype=None, **kwargs):
 
 
 def _contains_tracer(obj):
-    if isinstance(obj, Tracer) or type(obj) is Choice:
+    if isinstance(obj, (Tracer, Extent)) or type(obj) is Choice:
         return True
     return isinstance(obj, (list, tuple)) and builtins.any(_contains_tracer(o) for o in obj)
 
@@ -217,7 +217,7 @@ def _nested_stack(obj, dtype):
 
 
 def _leaf_dtype(x):
-    return x.dtype if isinstance(x, Tracer) else np.asarray(x).dtype
+    return x.dtype if isinstance(x, Tracer) else np.dtype(np.int64) if isinstance(x, Extent) else np.asarray(x).dtype
 
 
 def items(value, dtype=None):
@@ -225,9 +225,9 @@ def items(value, dtype=None):
     None and numbers of several kinds (Choices) make np.array's dtype one the run decides, in
     the widest of those (which holds each exactly, for a cast later), and True."""
     leaves = _nested_leaves(value, [])
-    if dtype is not None or not any(type(x) is Choice for x in leaves):
-        return array(value, dtype), False
-    possible = _possible_dtypes(leaves)
+    if not any(type(x) is Choice for x in leaves):
+        return as_tracer(value) if dtype is None else as_tracer(value, dtype), False
+    possible = _possible_dtypes(leaves) if dtype is None else {np.dtype(dtype)}
     return _nested_stack(value, check_dtype(np.result_type(*possible), "np.array")), len(possible) > 1
 
 

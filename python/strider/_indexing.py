@@ -95,6 +95,11 @@ def assign(dest, value):
         vshape = vshape[1:]
     if vshape != v.shape:
         v = v.reshape(vshape)
+    if v.is_dynamic and dest.is_dynamic:  # run-time lengths that must agree: checked when the function runs
+        from ._ufuncs import one_length  # (_ufuncs builds on this module)
+        for axis in range(1, min(v.ndim, dest.ndim) + 1):
+            dest, v = one_length([dest, v], lambda t: t.ndim - axis, lambda first, other: (
+                f"could not broadcast input array from shape {v.shape} into shape {dest.shape}"))
     try:
         v = v.broadcast_to(dest.shape)
     except ValueError:

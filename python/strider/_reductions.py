@@ -19,9 +19,10 @@ _NEED_ONE = ("max", "min", "argmax", "argmin")
 def _reduce(name, a, axis, keepdims, out, acc_dtype=None, result_dtype=None, initial=_NoValue,
             where=True):
     t = as_tracer(a)
-    if initial is not _NoValue or where is not True:
-        raise unsupported(f"np.{name} with initial= or where=", "reduce first, then combine with "
-                          "np.maximum/np.where")
+    if where is not True:
+        raise unsupported(f"np.{name} with where=", "reduce first, then combine with np.maximum/np.where")
+    if initial is not _NoValue:
+        return _with_initial(name, t, axis, keepdims, out, acc_dtype, result_dtype, initial)
     axes = normalize_axes(t, axis)
     if acc_dtype is not None and acc_dtype != t.dtype:
         t = t.astype(acc_dtype)
@@ -48,6 +49,39 @@ def _reduce(name, a, axis, keepdims, out, acc_dtype=None, result_dtype=None, ini
     r = emit(name, [t], out_shape, dtype, axes, scalar=t.ndim == 0 or not out_shape and not keepdims)
     keep = tuple(1 if i in axes else d for i, d in enumerate(t.shape)) if keepdims is True else None
     return finish(r, out, keep)
+
+
+def _with_initial(name, t, axis, keepdims, out, acc_dtype, result_dtype, initial):
+    """A reduction from `initial` (NumPy folds it in first): sum and prod fold it into the
+    reduction of the elements; max and min take it where the reduced axes hold no element
+    (checked when the function runs where a length is known only then)."""
+    if isinstance(initial, (Tracer, np.ndarray)) and np.ndim(initial):
+        raise ValueError("Input object to initial= must be a scalar")  # NumPy's TypeError says so too
+    combine = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}.get(name)
+    if combine is None:
+        raise unsupported(f"np.{name} with initial=", "reduce first, then combine")
+    axes = normalize_axes(t, axis)
+    if name in ("sum", "prod"):
+        folded = _reduce(name, t, axes, keepdims, None, acc_dtype, result_dtype)
+        r = combine(folded, as_tracer(initial, folded.dtype))
+        r._scalar = folded._scalar
+        return finish(r, out, None)
+    n = _count(t, axes)
+    if not isinstance(n, (Tracer, Extent)) and n == 0:  # no element: initial, in the reduction's shape
+        shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape)) if keepdims else tuple(
+            d for i, d in enumerate(t.shape) if i not in axes)
+        r = as_tracer(initial, t.dtype).reshape(()).broadcast_to(shape).copy()
+        r._scalar = not shape
+        return finish(r, out, None)
+    dynamic = [i for i in axes if isinstance(t.shape[i], Extent)]
+    for i in dynamic:  # at least one element read: the reduction of none is replaced below
+        t = _with_length(t, i, Extent(max(1, bound(t.shape[i])), np.maximum(t.shape[i].value(), 1)._view.storage))
+    folded = _reduce(name, t, axes, keepdims, None)
+    r = combine(folded, as_tracer(initial, t.dtype))
+    if dynamic:
+        r = np.where(np.greater(n, 0), r, as_tracer(initial, t.dtype))
+    r._scalar = folded._scalar  # (a NumPy scalar where the reduction's is)
+    return finish(r, out, None)
 
 
 def _float32_runs(name, t, axes):

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import _C, _ufuncs
-from ._errors import trace_error, unsupported
+from ._errors import UnsupportedError, trace_error, unsupported
 from ._indexing import assign
 from ._tracer import (Extent, TracedRows, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous,
                       current_trace, fresh, insertion_order, keep_order, known_by_static, known_scalar,
@@ -74,6 +74,67 @@ def _infer_shape(shape, size):
     return shape
 
 
+def _leading_view(t, dims):
+    """The reshape as a view, as NumPy's, where t is C-contiguous and its run-time length is its
+    first axis's, and so is the result's: (n, 4) to (n * 2, 2) or (-1,), (n * 4, 2) to (n, 8),
+    the other axes' lengths static; else None."""
+    v = t._view
+    if (t.ndim == 0 or any(isinstance(d, Extent) for d in t.shape[1:]) or not dims
+            or any(isinstance(d, Extent) for d in dims[1:]) or not isinstance(dims[0], Extent)):
+        return None
+    inner = math.prod(t.shape[1:])
+    if list(v.strides) != [math.prod([bound(d) for d in t.shape[k + 1:]]) for k in range(t.ndim)]:
+        return None
+    tail = math.prod(dims[1:])
+    if bound(dims[0]) * tail > bound(t.shape[0]) * inner:
+        return None
+    strides = [math.prod(dims[k + 1:]) for k in range(len(dims))]
+    return t.view_of(_C.View(v.storage, [bound(d) for d in dims], strides, v.offset,
+                             [dims[0].storage] + [-1] * (len(dims) - 1)), scalar=t._scalar)
+
+
+def _reshape_at_run_time(t, shape):
+    """A reshape of an array with run-time lengths that moves elements between axes ((n, 8) to
+    (n * 4, 2), (4 * n,) to (4, n)): NumPy's C order keeps the flat sequence, so each element is
+    gathered from the position its flat index has in t (a copy, where NumPy's may be a view: a
+    result written through is refused by the checks on copies). A -1 is inferred when the
+    function runs; the lengths are checked to hold t's elements then (NumPy's ValueError)."""
+    if [d for d in shape if not isinstance(d, Extent) and d == -1][1:]:
+        raise ValueError("can only specify one unknown dimension")
+    if any(not isinstance(d, Extent) and d < -1 for d in shape):
+        raise ValueError("negative dimensions not allowed")
+
+    def value(d):
+        return d.value() if isinstance(d, Extent) else d
+
+    size = math.prod([value(d) for d in t.shape])
+    given = math.prod([value(d) for d in shape if isinstance(d, Extent) or d != -1])
+    message = f"cannot reshape array of size \x01 into shape {tuple(shape)}"
+    dims = list(shape)
+    if -1 in [d for d in shape if not isinstance(d, Extent)]:
+        at = next(i for i, d in enumerate(shape) if not isinstance(d, Extent) and d == -1)
+        given = np.maximum(given, 1)  # (0 elements into (-1, 0): NumPy's error, from the check below)
+        dims[at] = Extent(math.prod([bound(d) for d in t.shape]) // max(1, math.prod(
+            [d for d in shape if not isinstance(d, Extent) and d != -1])), (size // given).astype(np.int64)._view.storage)
+        current_trace().check_assert(np.equal(size % given, 0), message.replace("\x01", "(known at run time)"),
+                                     ValueError)
+    else:
+        current_trace().check_assert(np.equal(size, given), message.replace("\x01", "(known at run time)"), ValueError)
+    view = _leading_view(t, dims)
+    if view is not None:
+        return view
+    flat = 0
+    for axis, d in enumerate(dims):  # each element's flat index, in dims' C order
+        at = arange_at(0, 1, d).reshape((1,) * axis + (d,) + (1,) * (len(dims) - axis - 1))
+        flat = np.add(flat, np.multiply(at, math.prod([value(e) for e in dims[axis + 1:]])))
+    coords, inner = [], 1
+    for d in reversed(t.shape):  # ... and its position in t
+        coords.append(np.remainder(np.floor_divide(flat, inner), value(d)) if len(coords) < t.ndim - 1
+                      else np.floor_divide(flat, inner))
+        inner = np.multiply(inner, value(d))
+    return t[tuple(reversed(coords))]
+
+
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     t = as_tracer(a)
     if order == "A" or order == "K":
@@ -85,7 +146,11 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if order != "C":
         raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
     if t.is_dynamic:
-        return reshape_units(t, _shape_arg(shape if shape is not None else newshape, "reshape"))
+        target = _shape_arg(shape if shape is not None else newshape, "reshape")
+        try:
+            return reshape_units(t, target)
+        except UnsupportedError:
+            return _reshape_at_run_time(t, target)
     shape = _infer_shape(_shape_arg(shape if shape is not None else newshape, "reshape"), t.size)
     view = t._view.reshape(shape) if copy is not True else None
     if view is not None:

@@ -604,15 +604,45 @@ class Extent(int):
         return getattr(ufunc, method)(*(x.value() if isinstance(x, Extent) else x for x in inputs), **kwargs)
 
 
+def _a_length(n):
+    """Whether n is a length: a run-time one (an Extent) or a non-negative Python int."""
+    return isinstance(n, Extent) or (type(n) is int and n >= 0)
+
+
+def _length_of(value, bound_):
+    """A run-time length holding `value` (a traced int), at most bound_."""
+    return Extent(bound_, value.astype(np.int64)._view.storage)
+
+
 def _extent_operators():
-    """Every int operation of an Extent on the length it holds (int's own would use the bound)."""
-    Extent.__mul__ = Extent.__rmul__ = lambda self, other: (
-        refuse_repetition(other, self) if type(other) in (list, tuple, str) else self.value() * (
-            other.value() if isinstance(other, Extent) else other))
-    for name in ("add", "sub", "floordiv", "truediv", "mod", "divmod", "pow", "lshift", "rshift", "and", "or", "xor"):
+    """Every int operation of an Extent on the length it holds (int's own would use the bound).
+    Lengths times, plus or floor-divided by lengths are lengths again, bounded (n * 4 rows, a
+    shape for np.ones or a reshape); the rest are traced numbers."""
+    def value(x):
+        return x.value() if isinstance(x, Extent) else x
+
+    def times(self, other):
+        if type(other) in (list, tuple, str):
+            return refuse_repetition(other, self)
+        if _a_length(other):
+            return _length_of(self.value() * value(other), bound(self) * bound(other))
+        return self.value() * value(other)
+
+    def plus(self, other):
+        if _a_length(other):
+            return _length_of(self.value() + value(other), bound(self) + bound(other))
+        return self.value() + value(other)
+
+    Extent.__mul__ = Extent.__rmul__ = times
+    Extent.__add__ = Extent.__radd__ = plus
+    Extent.__floordiv__ = lambda self, other: (
+        _length_of(self.value() // other, bound(self) // other) if type(other) is int and other > 0
+        else self.value() // value(other))
+    for name in ("sub", "floordiv", "truediv", "mod", "divmod", "pow", "lshift", "rshift", "and", "or", "xor"):
         for form in (f"__{name}__", f"__r{name}__"):
-            setattr(Extent, form, lambda self, other, form=form: getattr(self.value(), form)(
-                other.value() if isinstance(other, Extent) else other))
+            if form != "__floordiv__":
+                setattr(Extent, form, lambda self, other, form=form: getattr(self.value(), form)(
+                    other.value() if isinstance(other, Extent) else other))
     for name in ("lt", "le", "gt", "ge"):
         setattr(Extent, f"__{name}__", lambda self, other, name=name: getattr(self.value(), f"__{name}__")(
             other.value() if isinstance(other, Extent) else other))

@@ -10,7 +10,7 @@ from . import _C
 from ._errors import unsupported
 from ._indexing import assign
 from ._tracer import (IMPL, IR_DTYPES, Extent, Tracer, reshape_units, as_tracer, bound, cast_unsafe, check_dtype,
-                      current_trace, emit, keep_order, like_order, python_operator_call, shape_of, weak_type)
+                      current_trace, emit, keep_order, like_order, python_operator_call, weak_type)
 
 _NoValue = np._NoValue
 
@@ -323,8 +323,9 @@ def where(condition, x=_NoValue, y=_NoValue):
     # do; before, it cast it unsafely (-1 into uint8 is 255). The NumPy installed decides.
     numpy_raises(np.where, True, *(v if type(v) is int else dummy(v) for v in (x, y)))
     x, y = (cast_unsafe(v, dtype) if type(v) is int and dtype.kind in "iu" else v for v in (x, y))
-    shape = broadcast_shape(c.shape, shape_of(x), shape_of(y))
-    ins = [c.broadcast_to(shape), as_tracer(x, dtype).broadcast_to(shape), as_tracer(y, dtype).broadcast_to(shape)]
+    c, x, y = _one_length_per_axis([c, as_tracer(x, dtype), as_tracer(y, dtype)])
+    shape = broadcast_shape(c.shape, x.shape, y.shape)
+    ins = [c.broadcast_to(shape), x.broadcast_to(shape), y.broadcast_to(shape)]
     return emit("where", ins, shape, dtype, order=keep_order(ins, len(shape)))
 
 

@@ -629,6 +629,81 @@ def test_runtime_lengths_a_join_needs_equal():
     check_raises(two_masks_stacked, a[:, 0], b[:, 0], t, np.sort(b[:, 0])[4], exc=ValueError)
 
 
+def columns_of_masked_rows(b, t):
+    # a list of columns beside `:` of a run-time length keeps that length (it gave the bound's rows)
+    boxes = b[b[:, 0] > t]
+    return boxes[:, [0, 1, 2, 3, 0, 3, 2, 1]], boxes[:, [0, 2]].max(initial=0.0), boxes[[-1], :] if len(boxes) else boxes
+
+
+@pytest.mark.parametrize("t", [0.3, 0.95, 2.0], ids=["many", "one", "none"])
+def test_columns_of_masked_rows_keep_their_length(t):
+    check(columns_of_masked_rows, rnd((12, 4), seed=31), t)
+
+
+def reshaped_at_run_time(b, t):
+    boxes = b[b[:, 0] > t]
+    n = len(boxes)
+    pairs = boxes[:, [0, 1, 2, 3, 0, 3, 2, 1]].reshape(n * 4, 2)  # rows split
+    xy = np.ones((n * 4, 3))
+    xy[:, :2] = pairs
+    back = (xy[:, :2] / xy[:, 2:3]).reshape(n, 8)  # rows merged
+    x = back[:, [0, 2, 4, 6]]
+    cols = np.concatenate((x.min(1), x.max(1))).reshape(2, n).T  # a run-time length moved inward
+    return pairs, back, cols, boxes.reshape(-1, 2), boxes.reshape(-1), np.zeros((n + 2, n // 2 + 1)).shape
+
+
+def warp_boxes(boxes, ori_shape):
+    # PicoDet's (deploy/python/picodet_postprocess.py), without the affine matrix
+    width, height = ori_shape[1], ori_shape[0]
+    n = len(boxes)
+    if n:
+        xy = np.ones((n * 4, 3))
+        xy[:, :2] = boxes[:, [0, 1, 2, 3, 0, 3, 2, 1]].reshape(n * 4, 2)
+        xy = (xy[:, :2] / xy[:, 2:3]).reshape(n, 8)
+        x = xy[:, [0, 2, 4, 6]]
+        y = xy[:, [1, 3, 5, 7]]
+        xy = np.concatenate((x.min(1), y.min(1), x.max(1), y.max(1))).reshape(4, n).T
+        xy[:, [0, 2]] = xy[:, [0, 2]].clip(0, width)
+        xy[:, [1, 3]] = xy[:, [1, 3]].clip(0, height)
+        return xy.astype(np.float32)
+    else:
+        return boxes
+
+
+def warped_in_place(dets, t):
+    picked = dets[dets[:, 4] > t]
+    picked[:, :4] = warp_boxes(picked[:, :4], (48, 64))  # float32 or float64 rows, by the branch
+    return picked, np.array([len(picked), 3])
+
+
+@pytest.mark.parametrize("t", [0.3, 0.95, 2.0], ids=["many", "one", "none"])
+def test_run_time_lengths_through_reshapes(t):
+    b = np.hstack([rnd((12, 4), seed=31) * 80, rnd((12, 1), seed=32)])
+    if t == 0.95:
+        b[3, 0], b[3, 4] = 0.99, 0.99
+    check(reshaped_at_run_time, b[:, :4] / 80, t)
+    check(warped_in_place, b, t)
+    check_raises(lambda x, t: x[x[:, 0] > t].reshape(-1, 5), b[:, :4] / 80, 0.001, exc=ValueError)
+
+
+def reductions_from_initial(x, t):
+    a = x[x > t]
+    return (a.max(initial=0.0), np.min(a, initial=5.0), a.sum(initial=1.0), x.max(initial=0.5), x[:0].max(initial=-1.0),
+            np.max(x.reshape(2, 5), axis=1, initial=0.3),
+            x.reshape(2, 5)[:, x[:5] > t].max(axis=1, initial=0.0, keepdims=True),
+            np.prod(np.nan_to_num(a * 10).astype(np.int64), initial=2))
+
+
+@pytest.mark.parametrize("t", [0.3, 0.95, 2.0], ids=["many", "one", "none"])
+@pytest.mark.parametrize("nan", [False, True])
+def test_reductions_from_initial(t, nan):
+    x = np.arange(10) / 10
+    if nan:
+        x[3] = np.nan
+    check(reductions_from_initial, x, t)
+    check(reductions_from_initial, x.astype(np.float32), t)
+
+
 # ---------------------------------------------------------------------------------------------
 # 7. Detection-head prologues
 # ---------------------------------------------------------------------------------------------

@@ -287,7 +287,10 @@ def _offsets(t, key):
     # ints and slices of run-time dimensions become index arrays too
     items = []
     for it in _index_items(t, key):
-        if it[0] == "int" and isinstance(t.shape[it[2]], Extent):
+        if (it[0] == "int" and isinstance(t.shape[it[2]], Extent) and type(it[1]) is int
+                and 0 <= it[1] < bound(t.shape[it[2]])):
+            _checked(as_tracer(it[1]), t.shape[it[2]], it[2])  # a view at a static offset, checked in range
+        elif it[0] == "int" and isinstance(t.shape[it[2]], Extent):
             it = ("adv", as_tracer(it[1]), it[2], False)
         elif it[0] == "slice" and isinstance(t.shape[it[2]], Extent) and not _whole(it[1]):
             it = ("range", _dynamic_slice(t.shape[it[2]], it[1]), it[2])
@@ -562,8 +565,10 @@ def getitem_plain(t, key):
         return basic_getitem(t, key)
     view = current_trace().temp(off.shape, t.dtype)
     current_trace().op("take", [t.view_of(_storage_view(t)), off], view)
-    # a copy: NumPy's basic indexing of a run-time dimension would be a view, which this is not
-    return Tracer(current_trace(), view, t.dtype, scalar=not off.shape,
+    # a copy: NumPy's basic indexing of a run-time dimension would be a view, which this is not;
+    # ints alone give a NumPy scalar, with `...` a 0-d array
+    keys = key if isinstance(key, tuple) else (key,)
+    return Tracer(current_trace(), view, t.dtype, scalar=not off.shape and not any(k is Ellipsis for k in keys),
                   readonly="copy" if not _has_adv(t, key) else None)
 
 

@@ -95,7 +95,7 @@ def assign(dest, value):
         vshape = vshape[1:]
     if vshape != v.shape:
         v = v.reshape(vshape)
-    if v.is_dynamic and dest.is_dynamic:  # run-time lengths that must agree: checked when the function runs
+    if v.is_dynamic or dest.is_dynamic:  # run-time lengths that must agree: checked when the function runs
         from ._ufuncs import one_length  # (_ufuncs builds on this module)
         for axis in range(1, min(v.ndim, dest.ndim) + 1):
             dest, v = one_length([dest, v], lambda t: t.ndim - axis, lambda first, other: (

@@ -105,7 +105,7 @@ def _count(t, axes):
     n = math.prod([t.shape[i] for i in axes if not isinstance(t.shape[i], Extent)])
     for i in axes:
         if isinstance(t.shape[i], Extent):
-            n = t.shape[i] * n
+            n = t.shape[i].value() * n
     return n
 
 

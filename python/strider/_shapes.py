@@ -11,7 +11,7 @@ from . import _C, _ufuncs
 from ._errors import UnsupportedError, trace_error, unsupported
 from ._indexing import assign
 from ._tracer import (Extent, TracedRows, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous,
-                      current_trace, fresh, insertion_order, keep_order, known_by_static, known_scalar,
+                      current_trace, emit, fresh, insertion_order, keep_order, known_by_static, known_scalar,
                       shape_of)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
 
@@ -76,11 +76,11 @@ def _infer_shape(shape, size):
 
 def _leading_view(t, dims):
     """The reshape as a view, as NumPy's, where t is C-contiguous and its run-time length is its
-    first axis's, and so is the result's: (n, 4) to (n * 2, 2) or (-1,), (n * 4, 2) to (n, 8),
-    the other axes' lengths static; else None."""
+    first axis's, and so is the result's or its lengths are static: (n, 4) to (n * 2, 2) or
+    (-1,), (n * 4, 2) to (n, 8), (n, 9) to (27,) (the caller checks the sizes agree); else None."""
     v = t._view
     if (t.ndim == 0 or any(isinstance(d, Extent) for d in t.shape[1:]) or not dims
-            or any(isinstance(d, Extent) for d in dims[1:]) or not isinstance(dims[0], Extent)):
+            or any(isinstance(d, Extent) for d in dims[1:])):
         return None
     inner = math.prod(t.shape[1:])
     if list(v.strides) != [math.prod([bound(d) for d in t.shape[k + 1:]]) for k in range(t.ndim)]:
@@ -89,8 +89,8 @@ def _leading_view(t, dims):
     if bound(dims[0]) * tail > bound(t.shape[0]) * inner:
         return None
     strides = [math.prod(dims[k + 1:]) for k in range(len(dims))]
-    return t.view_of(_C.View(v.storage, [bound(d) for d in dims], strides, v.offset,
-                             [dims[0].storage] + [-1] * (len(dims) - 1)), scalar=t._scalar)
+    extents = [dims[0].storage] + [-1] * (len(dims) - 1) if isinstance(dims[0], Extent) else []
+    return t.view_of(_C.View(v.storage, [bound(d) for d in dims], strides, v.offset, extents), scalar=t._scalar)
 
 
 def _reshape_at_run_time(t, shape):
@@ -207,12 +207,34 @@ def broadcast_to(array, shape, subok=False):
     shape = _shape_arg(shape, "np.broadcast_to")
     if any(not isinstance(d, Extent) and d < 0 for d in shape):
         raise ValueError("all elements of broadcast shape must be non-negative")
+    if len(shape) >= t.ndim:
+        t = _run_time_lengths_as(t, shape[len(shape) - t.ndim:])
     try:
         view = t._view.broadcast_to([bound(d) for d in shape], [d.storage if isinstance(d, Extent) else -1 for d in shape])
     except ValueError:
         raise ValueError(f"operands could not be broadcast together with remapped shapes [original->remapped]: "
                          f"{t.shape} and requested shape {shape}") from None
     return t.view_of(view, readonly="broadcast")
+
+
+def _run_time_lengths_as(t, lengths):
+    """t read with the static lengths that its run-time ones must be, checked when the function
+    runs (NumPy's ValueError where one differs; where t's is 1, NumPy broadcasts it: the call
+    runs in NumPy)."""
+    v = t._view
+    shape, extents = list(v.shape), list(v.extents) if v.extents else [-1] * t.ndim
+    for i, (d, want) in enumerate(zip(t.shape, lengths)):
+        if not isinstance(d, Extent) or isinstance(want, Extent):
+            continue
+        if bound(d) < want:
+            raise unsupported(f"broadcasting an array of at most {bound(d)} rows (a run-time length) to {want}",
+                              "broadcast it to a run-time length")
+        text = current_trace().const(np.array([ord(c) for c in f"operands could not be broadcast together with "
+                                               f"remapped shapes [original->remapped]: (\x01) and requested shape "
+                                               f"({want})"], np.int32))
+        emit("check_equal", [d.value(), current_trace().const(np.int64(want)), text], (), np.int64)
+        shape[i], extents[i] = want, -1
+    return t.view_of(_C.View(v.storage, shape, list(v.strides), v.offset, extents), readonly=t._readonly)
 
 
 def broadcast_arrays(*args, subok=False):
@@ -370,8 +392,11 @@ def _sorted_stride_perm(ts, nd):
 
 def _holding(ts, axis, length):
     """The index of the first array whose axis has the length (an Extent's storage, or an int)."""
-    return next(i for i, t in enumerate(ts) if (t.shape[axis].storage == length.storage if isinstance(length, Extent)
-                                                else not isinstance(t.shape[axis], Extent) and t.shape[axis] == length))
+    def holds(d):
+        if isinstance(length, Extent):
+            return isinstance(d, Extent) and d.storage == length.storage
+        return not isinstance(d, Extent) and d == length
+    return next(i for i, t in enumerate(ts) if holds(t.shape[axis]))
 
 
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
@@ -506,6 +531,9 @@ def tile(A, reps):
     tup = tuple(operator.index(r) for r in reps) if np.iterable(reps) else (operator.index(reps),)
     if builtins.any(r < 0 for r in tup):
         raise ValueError("negative dimensions are not allowed")
+    if t.is_dynamic:
+        raise unsupported("np.tile of an array whose length is known only at run time", "join copies of it with "
+                          "np.concatenate")
     c = t.reshape((1,) * (len(tup) - t.ndim) + t.shape) if len(tup) > t.ndim else t
     tup = (1,) * (c.ndim - len(tup)) + tup
     shape, strides = [], []

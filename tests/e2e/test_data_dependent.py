@@ -704,6 +704,30 @@ def test_reductions_from_initial(t, nan):
     check(reductions_from_initial, x.astype(np.float32), t)
 
 
+def run_time_rows_indexed(a, t):
+    v = a[a[:, 0] > t]
+    first = v[0]  # a view at a static position, checked in range when the function runs
+    v[0, 1] = 7
+    return first, v, v[..., 1], v[0, ...], v[None, ..., 0], v[:, 1].var(), np.broadcast_to(v[:, :1], (v.shape[0], 3))
+
+
+def run_time_rows_broadcast(a, t):
+    v = a[a > t]
+    a[:0] = v[:0] + 1
+    return np.broadcast_to(v, (2,))
+
+
+@pytest.mark.parametrize("t", [-5, 0, 5], ids=["all", "some", "none"])
+def test_run_time_rows_indexed_as_numpy_does(t):
+    a = np.array([[3, -1], [2, 5], [-4, 1]], np.int32)
+    if t < 5:
+        check(run_time_rows_indexed, a, t)
+    else:
+        check_raises(run_time_rows_indexed, a, t, exc=IndexError)
+    check(run_time_rows_broadcast, np.array([2.0, 1.0, 0.0]), 0.5)
+    check_raises(run_time_rows_broadcast, np.array([2.0, 1.0, 0.0]), -0.5, exc=ValueError)
+
+
 # ---------------------------------------------------------------------------------------------
 # 7. Detection-head prologues
 # ---------------------------------------------------------------------------------------------

@@ -376,7 +376,10 @@ def _draw_step(draw, env):
                                 ["unary", "astype", "where", "clip"] + ["join"] * 2 +
                                 ["split", "reduce_more", "create", "create", "like", "clip_arr",
                                  "matmul", "isclose", "reshaping", "reshaping", "sort", "take", "cumsum",
-                                 "chase", "branch"]))
+                                 "chase", "branch", "select", "select"]))
+    if kind == "select":  # rows by a mask on their first element: a run-time length
+        rows = [i for i in arrays if env[i].ndim and 0 not in env[i].shape[1:]]
+        return (("select", _pick(draw, rows), draw(st.integers(-2, 2))) if rows else None), None
     if kind == "chase":
         return (("chase", _pick(draw, arrays), draw(st.integers(-2, 2))) if arrays else None), None
     if kind == "branch":
@@ -515,7 +518,7 @@ def _step_taint(s, taint):
         refs, ops = _refs(s[2]) | _refs(s[3]), _ops_of(s[2]) | _ops_of(s[3])
     elif kind == "unary_out":
         refs, ops = _refs(s[2]), _ops_of(s[2])
-    elif kind == "mask_set":  # which elements it writes depends on their values
+    elif kind in ("mask_set", "select"):  # which elements it writes (selects) depends on their values
         refs, ops = {s[1]}, {"<"}
     elif kind in ("chase", "branch"):  # control flow decided by the values
         refs, ops = set(s[1:3]) if kind == "branch" else {s[1]}, {"<"}

@@ -20,6 +20,7 @@ variable it carries are sealed: used after it, they raise a TraceError, as does 
 changes a variable's dtype or rank, which NumPy allows and strider does not carry."""
 import functools
 import inspect
+import math
 import operator
 import sys
 import types
@@ -709,9 +710,10 @@ def _append(trace, lst, value, block=False):
     trace.op("append", [at, t], _C.View(data.storage, list(data.shape), list(data.strides), data.offset))
     n = t.shape[0] if rows or block else 1
     moved = np.add(at, n.value() if isinstance(n, Extent) else n)  # what the position moves by
-    for region in trace.loops:
-        if isinstance(region, _Region):
-            region.appended(lst, bound(n) if block else 1)
+    regions = [r for r in trace.loops if isinstance(r, _Region)]
+    for k, region in enumerate(regions):  # an append in a loop inside the region: once a trip of it
+        region.appended(lst, bound(n) if block else 1,
+                        math.prod(r.room for r in regions[k + 1:] if isinstance(r, _LoopTrace)))
     if rows:
         trace.op("copy", [moved], _C.View(lst.rows, [], [], 0))
         moved = np.add(length, 1)
@@ -933,8 +935,10 @@ def _counted(trace, body, state, names, live, guarded, t, start, stop, step, ite
         out, broke = body(*_with(s[:-1], t, item(s[-1])))
         return tuple(out) + (s[-1] + step,), broke
 
+    # a run-time stop bounds the trips: the room its lists get (none outgrows it)
+    most = -(-(bound(stop) - start) // step) if isinstance(stop, Extent) and type(start) is int and step > 0 else None
     out = _traced_while(trace, cond, counted, tuple(state) + (start,), tuple(names) + ("<counter>",),
-                        tuple(live) + ("<counter>",), trips=trips, guarded=guarded)
+                        tuple(live) + ("<counter>",), trips=trips, guarded=guarded, most=most)
     return out[:-1]
 
 
@@ -1085,6 +1089,7 @@ class _Region:
         self.exact = exact  # room is the trip count itself (a range): a list never outgrows it
         self.python_lists = {}   # id -> name of a Python list from before the region, not yet a TracedList
         self.counts = {}         # id(TracedList) -> appends in one trace of the body
+        self.inner_counts = {}   # id(TracedList) -> appends in loops inside it, times their room
         self.made = {}           # id(TracedList) -> name, the lists this region made
         self.made_storages = set()
 
@@ -1098,7 +1103,7 @@ class _Region:
             if any(isinstance(d, Extent) for d in t.shape[1:]):
                 raise trace_error(f"appending an array whose lengths after the first are known only at run time to "
                                   f"{name!r} in a loop or branch on a traced condition", "append arrays of one row shape")
-            self.lists[name] = (t.dtype, tuple(t.shape[1:]), None, False, 1, bound(t.shape[0]), False)
+            self.lists[name] = (t.dtype, tuple(t.shape[1:]), None, False, 1, bound(t.shape[0]), False, 0)
             return
         # Python numbers, known or traced (a loop's counter), stay Python numbers in the list,
         # and so do those of a list of them appended (YOLOv8's boxes.append([left, top, w, h]));
@@ -1115,11 +1120,14 @@ class _Region:
                 weak = kinds[0]
             else:  # NumPy scalars ([x1, y1, x2, y2] of a float32 row) come back as theirs
                 weak = (type(value),) + tuple(kinds)
-        self.lists[name] = (t.dtype, tuple(t.shape), weak, not t.ndim, 1, None, mixed)
+        self.lists[name] = (t.dtype, tuple(t.shape), weak, not t.ndim, 1, None, mixed, 0)
 
-    def appended(self, lst, items=1):
+    def appended(self, lst, items=1, trips=1):
+        """Counts an append to a list the region made: `items` a trip of its own, or, in loops
+        inside it of `trips` room in all, that many times as many."""
         if id(lst) in self.made:
-            self.counts[id(lst)] = self.counts.get(id(lst), 0) + items
+            counts = self.counts if trips == 1 or isinstance(lst, TracedRows) else self.inner_counts
+            counts[id(lst)] = counts.get(id(lst), 0) + items * (trips if counts is self.inner_counts else 1)
 
     def lists_as_traced(self, state, names):
         """The state with the Python lists the region appends to as TracedLists."""
@@ -1138,7 +1146,10 @@ class _Region:
         for key, name in self.made.items():
             spec = self.lists[name]
             if self.counts.get(key, 0) > spec[4]:
-                self.lists[name] = spec[:4] + (self.counts[key],) + spec[5:]
+                spec = self.lists[name] = spec[:4] + (self.counts[key],) + spec[5:]
+                learned = True
+            if self.inner_counts.get(key, 0) > spec[7]:
+                self.lists[name] = spec[:7] + (self.inner_counts[key],)
                 learned = True
         return learned
 
@@ -1146,13 +1157,13 @@ class _Region:
         trace = self.trace
         if name not in self.lists:
             self.learn_list(name, items[0])
-        dtype, shape, weak, scalar, per_trip, rows_bound, mixed = self.lists[name]
+        dtype, shape, weak, scalar, per_trip, rows_bound, mixed, inner = self.lists[name]
         trips = self.room
         if self.exact and trace.trip_factor > 1:
             # a range's trips fill it, and appends after the loop (a later loop's, a branch's)
             # where a call outgrew it
             trips += _MIN_TRIPS * trace.trip_factor
-        room = len(items) + trips * per_trip
+        room = len(items) + max(trips * per_trip, inner)  # (inner: the appends of loops inside)
         length = _counter(trace)
         if rows_bound is None:
             data = trace.temp((room,) + shape, dtype)
@@ -1624,12 +1635,12 @@ def _same_static(a, b):
         return False
 
 
-def _traced_while(trace, cond, body, state, names, live, trips=None, guarded=()):
+def _traced_while(trace, cond, body, state, names, live, trips=None, guarded=(), most=None):
     """A loop of the IR; `trips` its trip count where known (a range), else its lists get room
-    for as many trips as the longest array it carries (or _MIN_TRIPS), times the factor calls
-    that outgrew it raised. `guarded`: the variables it may carry from a placeholder where they
-    are unassigned before it (_convert._lifted)."""
-    room = trips if trips is not None else trace.trip_factor * max(
+    for `most` trips where that bounds them, else for as many as the longest array it carries
+    (or _MIN_TRIPS), times the factor calls that outgrew it raised. `guarded`: the variables it
+    may carry from a placeholder where they are unassigned before it (_convert._lifted)."""
+    room = trips if trips is not None else max(0, most) if most is not None else trace.trip_factor * max(
         [_MIN_TRIPS] + [bound(d) + 1 for v in state if isinstance(v, Tracer) for d in v.shape[:1]])
     exact = trips is not None
     return _settle(trace, lambda last: _LoopTrace(trace, last.specs, last.lists, last.written, room, exact, last.pairs)

@@ -1865,6 +1865,16 @@ def test_rows_of_numbers_of_several_kinds(threshold):
     check(boxes_from_heatmap, heatmap, scale, (48, 64), threshold)
 
 
+def test_lists_filled_in_a_loop_over_a_run_time_length_have_room_for_it():
+    """The loop's trips are at most the length's bound: its lists (made by the branch around it)
+    get room for them, so that a call with hundreds of peaks is traced once, not grown."""
+    rng = np.random.default_rng(12)
+    heatmap = rng.random((30, 40)).astype(np.float32)
+    scale = (rng.standard_normal((2, 30, 40)) * 0.3 + 2).astype(np.float32)
+    f = check(boxes_from_heatmap, heatmap, scale, (120, 160), 0.2)  # about 960 peaks
+    assert f.stats()["regrown"] == 0
+
+
 def test_a_list_of_numbers_of_several_kinds_returned_runs_in_numpy_unless_empty():
     """Its items' kinds are the run's: an empty one is returned compiled, another runs in NumPy."""
     x = np.array([0.2, 0.7, 0.9], np.float32)

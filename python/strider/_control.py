@@ -669,12 +669,10 @@ def _first_row(t):
 
 
 def _item(lst, value):
-    t, mixed = items(value)
-    if mixed and not lst.mixed:
+    t, mixed = items(value, lst.data.dtype if lst.mixed else None)  # (a mixed list's in its widest dtype)
+    if mixed:
         raise trace_error("appending numbers whose kinds are known only when the function runs (`max(0, x)`) to a "
                           "list of numbers of one kind in a loop on a traced condition", "append numbers of one kind")
-    if mixed:
-        t = items(value, lst.data.dtype)[0]
     if type(value) in (bool, int, float) and lst.weak is type(value):
         t = as_tracer(value, lst.data.dtype)
     if t.is_dynamic or t.dtype != lst.data.dtype or tuple(t.shape) != tuple(lst.data.shape[1:]):
@@ -823,7 +821,7 @@ class Zipped:
     def __init__(self, arrays):
         self.arrays = arrays
 
-    @property
+    @functools.cached_property
     def shape(self):
         lengths = list({(n.storage if isinstance(n, Extent) else ("fixed", n)): n
                         for n in (a.shape[0] for a in self.arrays)}.values())

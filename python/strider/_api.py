@@ -320,12 +320,12 @@ class CompiledFunction(_C.Dispatcher):
             out_leaves = []
             with located(getattr(self._fn, "__code__", None)):
                 result_spec = flatten_result(result, out_leaves)
+                for value in out_leaves:
+                    if isinstance(value, Tracer) and trace.sealed:
+                        trace.check_unsealed(value._view)
             arg_ids = {id(t): i for i, t in enumerate(tracers) if isinstance(leaves[i], (np.ndarray, _C.DeviceArray))}
             outputs, views = [], []
             for value in out_leaves:
-                if isinstance(value, Tracer) and trace.sealed:
-                    code = self._fn.__code__
-                    trace.check_unsealed(value._view, code.co_filename, code.co_firstlineno)
                 if isinstance(value, Tracer) and value._view.storage in trace.may_be_argument:
                     # NumPy returns the argument itself where the loop ran no trip (or the branch
                     # kept it); the carried value is a copy

@@ -18,6 +18,7 @@ import sys
 
 import numpy as np
 
+from . import _C
 from ._errors import StriderError, _internal, trace_error
 from ._tracer import Extent, TracedList, Tracer, as_tracer, python_operator_call
 
@@ -362,7 +363,14 @@ def leaf(value):
 def structure(value, leaves):
     """The shape of a side's value (tuples, lists, dicts and Choices of leaves and other values),
     its arrays appended to `leaves` in order; comparable with ==. A list filled in a loop on a
-    traced condition is kept as it is (its storages hold what the side that keeps it left)."""
+    traced condition is its room and its length (the branch carries them as it does arrays)."""
+    if type(value) is TracedList:
+        leaves += [value.data, Tracer(value.data._trace, _C.View(value.length, [], [], 0), np.dtype(np.int64))]
+        return ("list", value.weak, value.scalar, value.mixed)
+    if isinstance(value, TracedList):
+        raise trace_error("a list of arrays filled in a loop on a traced condition (or a slice of a list) is assigned "
+                          "on one path of a branch on a traced condition and something else on the other",
+                          "assign such lists on both paths")
     if type(value) is Choice:
         leaves.append(value.cond)
         return ("choice", value.name, structure(value.then, leaves), structure(value.other, leaves))
@@ -375,8 +383,6 @@ def structure(value, leaves):
     if leaf(value):
         leaves.append(as_tracer(value))
         return ("leaf",)
-    if isinstance(value, TracedList):  # equal to another try's list of the same storages
-        return ("value", TracedList, value)
     return ("value", type(value), id(value), value)
 
 
@@ -387,7 +393,12 @@ def rebuild(shape, leaves, since=None):
     if kind == "leaf":
         return next(leaves)
     if kind == "value":
-        return shape[-1]
+        return shape[3]
+    if kind == "list":
+        data, length = next(leaves), next(leaves)
+        lst = TracedList(data, length._view.storage, shape[1], shape[2])
+        lst.mixed = shape[3]
+        return lst
     if kind == "undefined":
         return Undefined(shape[1], since, surely=True)
     if kind == "choice":

@@ -3,7 +3,6 @@ import dis
 import functools
 import linecache
 import math
-import os
 import sys
 import threading
 
@@ -255,7 +254,7 @@ class Trace:
         file, line = user_location()
         if self.sealed:
             for t in inputs:
-                self.check_unsealed(t._view, file, line)
+                self.check_unsealed(t._view)
         span = self._span(name, inputs, output, axes)
         relative = self._relative(name, inputs) if span is not None else None
         select = self._select(name, inputs) if span is not None else None
@@ -379,15 +378,15 @@ class Trace:
             return None
         return int(flat[0])
 
-    def check_unsealed(self, view, file, line):
+    def check_unsealed(self, view):
         """Refuses a value a closed loop or branch computed (its storage holds the last trip's, or
         a branch not taken's): Python would see the last one; strider carries only the variables
         the region assigns."""
         for sid in [view.storage] + [e for e in view.extents if e >= 0]:
             if any(lo <= sid < hi for lo, hi in self.sealed) and self.graph.storage_kind(sid) != "const":
-                raise trace_error(f"{os.path.basename(file)}:{line}: a value computed inside a loop or branch on a "
-                                  "traced condition is used after it without being assigned to a variable there (kept "
-                                  "in a container or an object?)", "assign it to a variable inside the loop or branch")
+                raise trace_error("a value computed inside a loop or branch on a traced condition is used after it "
+                                  "without being assigned to a variable there (kept in a container or an object?)",
+                                  "assign it to a variable inside the loop or branch")
 
     def snapshot(self):
         """What tracing knows now, for restore: a loop or branch traced again starts from here."""
@@ -718,16 +717,6 @@ class TracedList:
     def __repr__(self):
         return f"<list filled at run time, at most {self.data._view.shape[0]} items>"
 
-    def _key(self):
-        v = self.data._view
-        return type(self), v.storage, v.offset, tuple(v.shape), self.length
-
-    def __eq__(self, other):
-        # the same storages: a branch's tries (each makes its lists anew) compare a side's list so
-        return self._key() == other._key() if isinstance(other, TracedList) else NotImplemented
-
-    def __hash__(self):
-        return hash(self._key())
 
     def copy(self):
         return self[:]

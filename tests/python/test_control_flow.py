@@ -655,7 +655,7 @@ def escapes(x):
 
 
 def test_a_value_that_escapes_its_loop_is_refused():
-    with pytest.raises(strider.TraceError, match="inside a loop or branch"):
+    with pytest.raises(strider.TraceError, match=r"^test_control_flow\.py:\d+: a value computed inside a loop or branch"):
         strider.compile(escapes, strict=True)(np.arange(1.0, 5.0))
 
 
@@ -1909,6 +1909,43 @@ def best_uncovered_match(ious, covered, thr):
 def test_a_branch_carries_what_the_next_trip_reads(thr):
     rng = np.random.default_rng(12)
     check(best_uncovered_match, rng.random((6, 12)).astype(np.float32), rng.random(12) > 0.6, thr)
+
+
+def suppressed_by_delete(boxes, scores, max_bbox_overlap):
+    # DeepSORT's non_max_suppression (application_util/preprocessing.py), its boxes a mask's rows
+    # here: the list the loop fills, inside the branch the early return makes, is returned
+    if len(boxes) == 0:
+        return []
+    pick = []
+    x1, y1 = boxes[:, 0], boxes[:, 1]
+    x2, y2 = boxes[:, 2] + boxes[:, 0], boxes[:, 3] + boxes[:, 1]
+    area = (x2 - x1 + 1) * (y2 - y1 + 1)
+    idxs = np.argsort(scores)
+    while len(idxs) > 0:
+        last = len(idxs) - 1
+        i = idxs[last]
+        pick.append(i)
+        xx1 = np.maximum(x1[i], x1[idxs[:last]])
+        yy1 = np.maximum(y1[i], y1[idxs[:last]])
+        xx2 = np.minimum(x2[i], x2[idxs[:last]])
+        yy2 = np.minimum(y2[i], y2[idxs[:last]])
+        w = np.maximum(0, xx2 - xx1 + 1)
+        h = np.maximum(0, yy2 - yy1 + 1)
+        overlap = (w * h) / area[idxs[:last]]
+        idxs = np.delete(idxs, np.concatenate(([last], np.where(overlap > max_bbox_overlap)[0])))
+    return pick
+
+
+def masked_then_suppressed(dets, t):
+    d = dets[dets[:, 4] > t]
+    return suppressed_by_delete(d[:, :4], d[:, 4], 0.5)
+
+
+@pytest.mark.parametrize("t", [0.3, 2.0], ids=["some", "none"])
+def test_a_list_a_loop_fills_inside_a_branch_is_returned(t):
+    d = boxes(40, 15)
+    d[:, 2:4] -= d[:, :2]  # (x, y, w, h)
+    check(masked_then_suppressed, d, t)
 
 
 def array_of_a_filled_list(s, t, rows):

@@ -287,7 +287,12 @@ def _offsets(t, key):
     # ints and slices of run-time dimensions become index arrays too
     items = []
     for it in _index_items(t, key):
-        if (it[0] == "int" and isinstance(t.shape[it[2]], Extent) and type(it[1]) is int
+        if it[0] == "int" and not isinstance(t.shape[it[2]], Extent):  # a static axis: NumPy's check, made non-negative
+            d = t.shape[it[2]]
+            if not -d <= it[1] < d:
+                raise IndexError(f"index {it[1]} is out of bounds for axis {it[2]} with size {d}")
+            it = ("int", it[1] % d, it[2])
+        elif (it[0] == "int" and isinstance(t.shape[it[2]], Extent) and type(it[1]) is int
                 and 0 <= it[1] < bound(t.shape[it[2]])):
             _checked(as_tracer(it[1]), t.shape[it[2]], it[2])  # a view at a static offset, checked in range
         elif it[0] == "int" and isinstance(t.shape[it[2]], Extent):
@@ -543,6 +548,7 @@ def getitem(t, key):
         r = getitem_plain(t, traced)
         if r._trace.graph.storage_kind(t._view.storage) == "arg":  # returned, NumPy's would be the argument's memory
             r._trace.may_be_argument.setdefault(r._view.storage, user_location())
+        r._trace.copy_of_view(r, t)
         return Tracer(r._trace, r._view, r.dtype, readonly="copy")
     r = top_k(t, key) if t.ndim == 1 and current_trace().sorted else None
     return r if r is not None else getitem_plain(t, key)
@@ -568,8 +574,11 @@ def getitem_plain(t, key):
     # a copy: NumPy's basic indexing of a run-time dimension would be a view, which this is not;
     # ints alone give a NumPy scalar, with `...` a 0-d array
     keys = key if isinstance(key, tuple) else (key,)
-    return Tracer(current_trace(), view, t.dtype, scalar=not off.shape and not any(k is Ellipsis for k in keys),
-                  readonly="copy" if not _has_adv(t, key) else None)
+    r = Tracer(current_trace(), view, t.dtype, scalar=not off.shape and not any(k is Ellipsis for k in keys),
+               readonly="copy" if not _has_adv(t, key) else None)
+    if r._readonly == "copy" and not r._scalar:  # (a NumPy scalar is NumPy's copy too)
+        current_trace().copy_of_view(r, t)
+    return r
 
 
 def _compressed(t, idx):

@@ -323,6 +323,8 @@ class CompiledFunction(_C.Dispatcher):
                 for value in out_leaves:
                     if isinstance(value, Tracer) and trace.sealed:
                         trace.check_unsealed(value._view)
+                    if isinstance(value, Tracer):
+                        trace.check_fresh(value._view)
             arg_ids = {id(t): i for i, t in enumerate(tracers) if isinstance(leaves[i], (np.ndarray, _C.DeviceArray))}
             outputs, views = [], []
             for value in out_leaves:

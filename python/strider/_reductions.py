@@ -232,7 +232,11 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     acc = _mean_dtype(t, dtype)
     centred = t - np.true_divide(_reduce("sum", t, axis, True, None, acc, None, where=where), count)
     ss = _reduce("sum", np.multiply(centred, centred), axis, keepdims, None, where=where)
-    dof = np.maximum(count - ddof, 0) if isinstance(count, Tracer) else builtins.max(count - ddof, 0)
+    if isinstance(count, Tracer):  # a run-time count: a Python int, as a static one (NEP 50: float16 stays float16)
+        dof = np.maximum(count - ddof, 0)
+        dof._weak = int
+    else:
+        dof = builtins.max(count - ddof, 0)
     return finish(np.true_divide(ss, dof), out, None)
 
 

@@ -187,6 +187,10 @@ class Trace:
         # nothing has written it since; versions count the writes into the others
         self.numbers = {}
         self.versions = {}
+        # copies that stand for NumPy's views (an int or a slice at a position only the run knows):
+        # storage -> (the viewed storage, its version then); read after that storage is written,
+        # the copy would miss what NumPy's view shows (check_fresh)
+        self.copies = {}
         # storage -> (lo, hi): every element is in [lo, hi) (argsort's positions, nonzero's indices,
         # gathers and shifts of them), while nothing else wrote it: index checks it proves drop
         self.ranges = {}
@@ -255,6 +259,9 @@ class Trace:
         if self.sealed:
             for t in inputs:
                 self.check_unsealed(t._view)
+        if self.copies:
+            for t in inputs:
+                self.check_fresh(t._view)
         span = self._span(name, inputs, output, axes)
         relative = self._relative(name, inputs) if span is not None else None
         select = self._select(name, inputs) if span is not None else None
@@ -378,6 +385,19 @@ class Trace:
             return None
         return int(flat[0])
 
+    def copy_of_view(self, copy, base):
+        """Records that `copy` stands for NumPy's view of `base` (check_fresh)."""
+        self.copies[copy._view.storage] = (base._view.storage, self.versions.get(base._view.storage, 0))
+
+    def check_fresh(self, view):
+        """Refuses a copy standing for a view, read after the array it views was written."""
+        seen = self.copies.get(view.storage)
+        if seen is not None and self.versions.get(seen[0], 0) != seen[1]:
+            raise trace_error("an element or slice at a position known only when the function runs (x[-1], x[i:] of a "
+                              "run-time length), which strider holds in a copy and NumPy in a view, is read after the "
+                              "array was written: NumPy's view would show the write", "index it after the write, or "
+                              "copy it before (x[-1].copy())")
+
     def check_unsealed(self, view):
         """Refuses a value a closed loop or branch computed (its storage holds the last trip's, or
         a branch not taken's): Python would see the last one; strider carries only the variables
@@ -393,7 +413,7 @@ class Trace:
         return (self.graph.num_ops, self.graph.num_storages, dict(self.known), dict(self.derived), dict(self.counts),
                 dict(self.checked), dict(self.sliced), dict(self.sorted), dict(self.numbers), dict(self.versions),
                 dict(self.ranges), list(self.sealed), self.regions, dict(self.may_be_argument),
-                dict(self.relative), dict(self.bounded), dict(self.selects), dict(self.implied))
+                dict(self.relative), dict(self.bounded), dict(self.selects), dict(self.implied), dict(self.copies))
 
     def restore(self, snap, graph=True):
         """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
@@ -401,7 +421,7 @@ class Trace:
          self.versions, self.ranges, self.sealed, regions) = (snap[0], snap[1]) + tuple(
             type(x)(x) for x in snap[2:12]) + (snap[12],)
         self.relative, self.bounded, self.selects = dict(snap[14]), dict(snap[15]), dict(snap[16])
-        self.implied = dict(snap[17])
+        self.implied, self.copies = dict(snap[17]), dict(snap[18])
         if graph:
             self.graph.truncate(ops, storages)
             self.regions, self.may_be_argument = regions, dict(snap[13])

@@ -728,6 +728,34 @@ def test_run_time_rows_indexed_as_numpy_does(t):
     check_raises(run_time_rows_broadcast, np.array([2.0, 1.0, 0.0]), -0.5, exc=ValueError)
 
 
+def negative_indices_beside_run_time_rows(b, t):
+    # a negative index on a static axis beside a run-time one (it read and wrote the element
+    # before the row's start: v[-1, -1] gave the next row's first)
+    v = b[b[:, 0] > t]
+    r = (v[-1, -1], v[:, -1], v[0, -2], v[-1].copy())
+    v[-1, -1] = 0
+    v[0, -2] += 10
+    return r, v, v.astype(np.float16).var(), v.astype(np.float16).std(ddof=1)
+
+
+def last_row_then_written(b, t):
+    v = b[b[:, 0] > t]
+    last = v[-1]  # NumPy's view; strider's copy
+    v[-1, -1] = 0
+    return last
+
+
+@pytest.mark.parametrize("t", [0, 2], ids=["some", "one"])
+def test_negative_indices_beside_run_time_rows(t):
+    b = np.array([[3, 1], [-1, 2], [2, 7], [5, 8]])
+    check(negative_indices_beside_run_time_rows, b, t)
+    # a copy standing for a view, read after a write to what it views: a graph break, not the stale value
+    with pytest.raises(strider.TraceError, match="NumPy's view would show the write"):
+        strider.compile(last_row_then_written, strict=True)(b.copy(), t)
+    with pytest.warns(strider.GraphBreakWarning):
+        check(last_row_then_written, b, t, strict=False)
+
+
 # ---------------------------------------------------------------------------------------------
 # 7. Detection-head prologues
 # ---------------------------------------------------------------------------------------------

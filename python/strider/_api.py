@@ -320,11 +320,12 @@ class CompiledFunction(_C.Dispatcher):
             out_leaves = []
             with located(getattr(self._fn, "__code__", None)):
                 result_spec = flatten_result(result, out_leaves)
+                returned = {v._view.storage for v in out_leaves if isinstance(v, Tracer)}
                 for value in out_leaves:
                     if isinstance(value, Tracer) and trace.sealed:
                         trace.check_unsealed(value._view)
                     if isinstance(value, Tracer):
-                        trace.check_fresh(value._view)
+                        trace.check_fresh(value._view, returned)
             arg_ids = {id(t): i for i, t in enumerate(tracers) if isinstance(leaves[i], (np.ndarray, _C.DeviceArray))}
             outputs, views = [], []
             for value in out_leaves:

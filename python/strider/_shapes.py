@@ -132,7 +132,10 @@ def _reshape_at_run_time(t, shape):
         coords.append(np.remainder(np.floor_divide(flat, inner), value(d)) if len(coords) < t.ndim - 1
                       else np.floor_divide(flat, inner))
         inner = np.multiply(inner, value(d))
-    return t[tuple(reversed(coords))]
+    r = t[tuple(reversed(coords))]
+    if t._view.is_c_contiguous:  # NumPy's is a view of it: neither is read after the other is written
+        r._trace.copy_of_view(r, t)
+    return r
 
 
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):

@@ -191,6 +191,8 @@ class Trace:
         # storage -> (the viewed storage, its version then); read after that storage is written,
         # the copy would miss what NumPy's view shows (check_fresh)
         self.copies = {}
+        # the storages such a copy was written after (NumPy's would show the write): not read again
+        self.diverged = set()
         # storage -> (lo, hi): every element is in [lo, hi) (argsort's positions, nonzero's indices,
         # gathers and shifts of them), while nothing else wrote it: index checks it proves drop
         self.ranges = {}
@@ -262,6 +264,8 @@ class Trace:
         if self.copies:
             for t in inputs:
                 self.check_fresh(t._view)
+            if output.storage in self.copies:  # written through: what it stands for a view of misses it
+                self.diverged.add(self.copies[output.storage][0])
         span = self._span(name, inputs, output, axes)
         relative = self._relative(name, inputs) if span is not None else None
         select = self._select(name, inputs) if span is not None else None
@@ -389,9 +393,19 @@ class Trace:
         """Records that `copy` stands for NumPy's view of `base` (check_fresh)."""
         self.copies[copy._view.storage] = (base._view.storage, self.versions.get(base._view.storage, 0))
 
-    def check_fresh(self, view):
-        """Refuses a copy standing for a view, read after the array it views was written."""
+    def check_fresh(self, view, returned=None):
+        """Refuses a copy standing for a view, read after the array it views was written, or
+        (`returned`: the storages a call returns) returned beside it: NumPy's two results would
+        share memory. (One of an argument is may_be_argument's.)"""
+        if view.storage in self.diverged:
+            raise trace_error("an array is read after a write through what NumPy makes a view of it and strider a copy "
+                              "(a reshape that moves a run-time length between axes, x[-1] of one): NumPy's array "
+                              "would show the write", "write through the array itself")
         seen = self.copies.get(view.storage)
+        if seen is not None and returned is not None and seen[0] in returned:
+            raise trace_error("an element or slice at a position known only when the function runs (x[-1], x[i:] of a "
+                              "run-time length), which strider holds in a copy and NumPy in a view, is returned beside "
+                              "the array it views", "return a copy of it (x[-1].copy())")
         if seen is not None and self.versions.get(seen[0], 0) != seen[1]:
             raise trace_error("an element or slice at a position known only when the function runs (x[-1], x[i:] of a "
                               "run-time length), which strider holds in a copy and NumPy in a view, is read after the "
@@ -413,7 +427,8 @@ class Trace:
         return (self.graph.num_ops, self.graph.num_storages, dict(self.known), dict(self.derived), dict(self.counts),
                 dict(self.checked), dict(self.sliced), dict(self.sorted), dict(self.numbers), dict(self.versions),
                 dict(self.ranges), list(self.sealed), self.regions, dict(self.may_be_argument),
-                dict(self.relative), dict(self.bounded), dict(self.selects), dict(self.implied), dict(self.copies))
+                dict(self.relative), dict(self.bounded), dict(self.selects), dict(self.implied), dict(self.copies),
+                set(self.diverged))
 
     def restore(self, snap, graph=True):
         """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
@@ -421,7 +436,7 @@ class Trace:
          self.versions, self.ranges, self.sealed, regions) = (snap[0], snap[1]) + tuple(
             type(x)(x) for x in snap[2:12]) + (snap[12],)
         self.relative, self.bounded, self.selects = dict(snap[14]), dict(snap[15]), dict(snap[16])
-        self.implied, self.copies = dict(snap[17]), dict(snap[18])
+        self.implied, self.copies, self.diverged = dict(snap[17]), dict(snap[18]), set(snap[19])
         if graph:
             self.graph.truncate(ops, storages)
             self.regions, self.may_be_argument = regions, dict(snap[13])

@@ -745,6 +745,22 @@ def last_row_then_written(b, t):
     return last
 
 
+def written_through_a_reshape(b, t):
+    v = b[b[:, 0] > t]
+    cols = np.concatenate((v[:, 0], v[:, 1])).reshape(2, -1)  # NumPy's: a view of the join
+    cols[0] = 0
+    copied = v.T.reshape(-1)  # NumPy's: a copy (v.T is not contiguous)
+    copied[0] = 5
+    return v
+
+
+def join_read_after_a_write_through_its_reshape(b, t):
+    v = b[b[:, 0] > t]
+    joined = np.concatenate((v[:, 0], v[:, 1]))
+    joined.reshape(2, -1)[0] = 0
+    return joined
+
+
 @pytest.mark.parametrize("t", [0, 2], ids=["some", "one"])
 def test_negative_indices_beside_run_time_rows(t):
     b = np.array([[3, 1], [-1, 2], [2, 7], [5, 8]])
@@ -754,6 +770,9 @@ def test_negative_indices_beside_run_time_rows(t):
         strider.compile(last_row_then_written, strict=True)(b.copy(), t)
     with pytest.warns(strider.GraphBreakWarning):
         check(last_row_then_written, b, t, strict=False)
+    check(written_through_a_reshape, b, t)
+    with pytest.raises(strider.TraceError, match="NumPy's array would show the write"):
+        strider.compile(join_read_after_a_write_through_its_reshape, strict=True)(b.copy(), t)
 
 
 # ---------------------------------------------------------------------------------------------

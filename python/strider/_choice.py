@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _C
 from ._errors import StriderError, _internal, trace_error
-from ._tracer import Extent, TracedList, Tracer, as_tracer, python_operator_call
+from ._tracer import Extent, TracedList, TracedRows, Tracer, as_tracer, python_operator_call
 
 
 _USES = ("bool", "len", "iter", "getitem", "setitem", "call", "index", "int", "float", "add", "radd", "sub", "rsub",
@@ -364,13 +364,15 @@ def structure(value, leaves):
     """The shape of a side's value (tuples, lists, dicts and Choices of leaves and other values),
     its arrays appended to `leaves` in order; comparable with ==. A list filled in a loop on a
     traced condition is its room and its length (the branch carries them as it does arrays)."""
-    if type(value) is TracedList:
-        leaves += [value.data, Tracer(value.data._trace, _C.View(value.length, [], [], 0), np.dtype(np.int64))]
+    if type(value) in (TracedList, TracedRows):
+        counters = [value.length] + ([value.rows] if type(value) is TracedRows else [])
+        leaves += [value.data] + [Tracer(value.data._trace, _C.View(c, [], [], 0), np.dtype(np.int64)) for c in counters]
+        if type(value) is TracedRows:
+            return ("rows", value.items)
         return ("list", value.weak, value.scalar, value.mixed)
     if isinstance(value, TracedList):
-        raise trace_error("a list of arrays filled in a loop on a traced condition (or a slice of a list) is assigned "
-                          "on one path of a branch on a traced condition and something else on the other",
-                          "assign such lists on both paths")
+        raise trace_error("a slice of a list filled in a loop on a traced condition is assigned on one path of a "
+                          "branch on a traced condition and something else on the other", "assign lists on both paths")
     if type(value) is Choice:
         leaves.append(value.cond)
         return ("choice", value.name, structure(value.then, leaves), structure(value.other, leaves))
@@ -399,6 +401,9 @@ def rebuild(shape, leaves, since=None):
         lst = TracedList(data, length._view.storage, shape[1], shape[2])
         lst.mixed = shape[3]
         return lst
+    if kind == "rows":
+        data, length, rows = next(leaves), next(leaves), next(leaves)
+        return TracedRows(data, rows._view.storage, length._view.storage, shape[1])
     if kind == "undefined":
         return Undefined(shape[1], since, surely=True)
     if kind == "choice":

@@ -755,14 +755,15 @@ class _Rewrite(ast.NodeTransformer):
         # lists, each side gets copies and the items merge (if_stmt); the sides take and return
         # them after the names, and the lists take the merged items in place
         items = [n for n in found.items if n not in names]
-        # what outlives the branch: loaded outside it (after it, by a loop around it, or by a
-        # nested function), or carried by the loop around it (read in a trip before it is
-        # assigned: in this branch, the next trip's); with no loop around it, not what code
-        # before it loads
+        # what outlives the branch: loaded after it (in its loop's trip, or past the loop), by a
+        # nested function, or carried by the loop around it (read in a trip before it is
+        # assigned: in this branch, the next trip's); not what code before it in the trip (or
+        # the function) loads
         inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        trip = set(range(self.loop.lineno, (self.loop.end_lineno or self.loop.lineno) + 1)) if self.loop else set()
         live = [n for n in names if n in tested or n in self.deferred or (self.loop and _read_first(
-            n, self.loop.body)) or any(line not in inside and (self.loops or line > node.lineno or line < 0)
-                                       for line in self.later_loads.get(n, ()))]
+            n, self.loop.body)) or any(line not in inside and (line > node.lineno or line < 0 or (
+                self.loop and line not in trip)) for line in self.later_loads.get(n, ()))]
         out = [_def(f"__strider_then_{k}", names + items, then + [ast.Return(_tuple(names + items))]),
                _def(f"__strider_else_{k}", names + items, other + [ast.Return(_tuple(names + items))])]
         call = _call("if_stmt", test, _load(f"__strider_then_{k}"), _load(f"__strider_else_{k}"),

@@ -1793,6 +1793,27 @@ def labels_by_class(confidences, boxes, t):
     return picked_box_probs, np.array(picked_labels)
 
 
+def labels_per_image(confidences, boxes, t):
+    # PicoDet's loop over a batch: per image, its classes' survivors (a list of arrays) and an
+    # early return inside the loop where an image kept nothing; the images' results listed
+    out_boxes_list, out_boxes_num = [], []
+    for image in range(confidences.shape[0]):
+        picked_box_probs, picked_labels = [], []
+        for class_index in range(confidences.shape[2]):
+            probs = confidences[image, :, class_index]
+            mask = probs > t
+            if probs[mask].shape[0] == 0:
+                continue
+            picked_box_probs.append(np.concatenate([boxes[image][mask], probs[mask].reshape(-1, 1)], axis=1))
+            picked_labels.extend([class_index] * probs[mask].shape[0])
+        if not picked_box_probs:
+            return np.array([]), np.array([])
+        picked_box_probs = np.concatenate(picked_box_probs)
+        out_boxes_list.append(np.concatenate([np.array(picked_labels, dtype=np.float32)[:, None], picked_box_probs], 1))
+        out_boxes_num.append(len(picked_labels))
+    return np.concatenate(out_boxes_list, axis=0), np.asarray(out_boxes_num).astype(np.int32)
+
+
 @pytest.mark.parametrize("t", [0.2, 0.95, 2.0], ids=["many", "few", "none"])
 def test_lists_repeated_to_run_time_lengths(t):
     """`[c] * n` with n a run-time length is a list of that length (a TracedList), extended into
@@ -1800,6 +1821,7 @@ def test_lists_repeated_to_run_time_lengths(t):
     rng = np.random.default_rng(8)
     check(repeated_to_run_time_lengths, rng.random(12), t)
     check(labels_by_class, rng.random((30, 4)).astype(np.float32), boxes(30)[:, :4], t)
+    check(labels_per_image, rng.random((2, 20, 3)).astype(np.float32), np.stack([boxes(20)[:, :4]] * 2), t)
 
 
 @pytest.mark.parametrize("fn", [lambda x: [x[0]] * x[x > 0].shape[0], lambda x: (1,) * x[x > 0].shape[0],

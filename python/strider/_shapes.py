@@ -251,6 +251,8 @@ def flip(m, axis=None):
     if t.ndim == 0:
         return t[()]
     axes = normalize_axes(t, axis)
+    if any(isinstance(t.shape[i], Extent) for i in axes):  # reversed at a run-time length: the slice's copy
+        return t[tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(t.ndim))]
     return t.view_of(t._view.subscript([("s", d - 1, -1, d) if i in axes else ("s", 0, 1, d)
                                         for i, d in enumerate(t.shape)]))
 

@@ -761,6 +761,11 @@ def join_read_after_a_write_through_its_reshape(b, t):
     return joined
 
 
+def flipped_rows(a, t):
+    v = a[a[:, 0] > t]
+    return np.flip(v, 0) * 1, np.flip(v) + 0, np.flipud(v).sum(0), np.flip(a[a[:, 1] > t])
+
+
 @pytest.mark.parametrize("t", [0, 2], ids=["some", "one"])
 def test_negative_indices_beside_run_time_rows(t):
     b = np.array([[3, 1], [-1, 2], [2, 7], [5, 8]])
@@ -771,6 +776,7 @@ def test_negative_indices_beside_run_time_rows(t):
     with pytest.warns(strider.GraphBreakWarning):
         check(last_row_then_written, b, t, strict=False)
     check(written_through_a_reshape, b, t)
+    check(flipped_rows, b, t)
     with pytest.raises(strider.TraceError, match="NumPy's array would show the write"):
         strider.compile(join_read_after_a_write_through_its_reshape, strict=True)(b.copy(), t)
 

@@ -655,8 +655,7 @@ def repeated(seq, n):
                           "build an array instead (np.full(n, v), np.tile)")
     kind, k = kinds.pop(), len(seq)
     dtype = np.dtype({bool: np.bool_, int: np.int64, float: np.float64}[kind])
-    count = np.multiply(n.value(), k).astype(np.int64)
-    at = arange_at(0, 1, Extent(bound(n) * k, count._view.storage))
+    at = arange_at(0, 1, n * k)  # (a length times a length: a length)
     out = TracedList(Tracer(trace, trace.temp((bound(n) * k,), dtype), dtype), _counter(trace), kind, True)
     _append(trace, out, as_tracer(np.array(seq, dtype))[np.remainder(at, k)], block=True)
     return out
@@ -825,10 +824,7 @@ class Zipped:
     def shape(self):
         lengths = list({(n.storage if isinstance(n, Extent) else ("fixed", n)): n
                         for n in (a.shape[0] for a in self.arrays)}.values())
-        if len(lengths) == 1 or not any(isinstance(n, Extent) for n in lengths):
-            return (min(lengths),)
-        least = functools.reduce(np.minimum, [n.value() if isinstance(n, Extent) else n for n in lengths])
-        return (Extent(min(bound(n) for n in lengths), as_tracer(least).astype(np.int64)._view.storage),)
+        return (lengths[0] if len(lengths) == 1 else min_(*lengths),)  # (min of lengths: a length)
 
     def __getitem__(self, i):
         return tuple(a[i] for a in self.arrays)

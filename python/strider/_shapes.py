@@ -11,7 +11,7 @@ from . import _C, _ufuncs
 from ._errors import UnsupportedError, trace_error, unsupported
 from ._indexing import assign
 from ._tracer import (Extent, TracedRows, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous,
-                      current_trace, emit, fresh, insertion_order, keep_order, known_by_static, known_scalar,
+                      current_trace, fresh, length_value, insertion_order, keep_order, known_by_static, known_scalar,
                       shape_of)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
 
@@ -104,22 +104,19 @@ def _reshape_at_run_time(t, shape):
     if any(not isinstance(d, Extent) and d < -1 for d in shape):
         raise ValueError("negative dimensions not allowed")
 
-    def value(d):
-        return d.value() if isinstance(d, Extent) else d
-
+    value = length_value
     size = math.prod([value(d) for d in t.shape])
     given = math.prod([value(d) for d in shape if isinstance(d, Extent) or d != -1])
-    message = f"cannot reshape array of size \x01 into shape {tuple(shape)}"
+    message = f"cannot reshape array of size (known at run time) into shape {tuple(shape)}"
     dims = list(shape)
     if -1 in [d for d in shape if not isinstance(d, Extent)]:
         at = next(i for i, d in enumerate(shape) if not isinstance(d, Extent) and d == -1)
         given = np.maximum(given, 1)  # (0 elements into (-1, 0): NumPy's error, from the check below)
         dims[at] = Extent(math.prod([bound(d) for d in t.shape]) // max(1, math.prod(
             [d for d in shape if not isinstance(d, Extent) and d != -1])), (size // given).astype(np.int64)._view.storage)
-        current_trace().check_assert(np.equal(size % given, 0), message.replace("\x01", "(known at run time)"),
-                                     ValueError)
+        current_trace().check_assert(np.equal(size % given, 0), message, ValueError)
     else:
-        current_trace().check_assert(np.equal(size, given), message.replace("\x01", "(known at run time)"), ValueError)
+        current_trace().check_assert(np.equal(size, given), message, ValueError)
     view = _leading_view(t, dims)
     if view is not None:
         return view
@@ -232,10 +229,8 @@ def _run_time_lengths_as(t, lengths):
         if bound(d) < want:
             raise unsupported(f"broadcasting an array of at most {bound(d)} rows (a run-time length) to {want}",
                               "broadcast it to a run-time length")
-        text = current_trace().const(np.array([ord(c) for c in f"operands could not be broadcast together with "
-                                               f"remapped shapes [original->remapped]: (\x01) and requested shape "
-                                               f"({want})"], np.int32))
-        emit("check_equal", [d.value(), current_trace().const(np.int64(want)), text], (), np.int64)
+        _ufuncs.checked_equal(d.value(), want, "operands could not be broadcast together with remapped shapes "
+                              f"[original->remapped]: (\x01) and requested shape ({want})")
         shape[i], extents[i] = want, -1
     return t.view_of(_C.View(v.storage, shape, list(v.strides), v.offset, extents), readonly=t._readonly)
 

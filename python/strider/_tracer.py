@@ -638,6 +638,11 @@ class Extent(int):
         return getattr(ufunc, method)(*(x.value() if isinstance(x, Extent) else x for x in inputs), **kwargs)
 
 
+def length_value(d):
+    """A length as a number: an Extent's traced value, an int as it is."""
+    return d.value() if isinstance(d, Extent) else d
+
+
 def _a_length(n):
     """Whether n is a length: a run-time one (an Extent) or a non-negative Python int."""
     return isinstance(n, Extent) or (type(n) is int and n >= 0)
@@ -652,12 +657,11 @@ def _extent_operators():
     """Every int operation of an Extent on the length it holds (int's own would use the bound).
     Lengths times, plus or floor-divided by lengths are lengths again, bounded (n * 4 rows, a
     shape for np.ones or a reshape); the rest are traced numbers."""
-    def value(x):
-        return x.value() if isinstance(x, Extent) else x
+    value = length_value
 
     def times(self, other):
         if type(other) in (list, tuple, str):
-            return refuse_repetition(other, self)
+            return repetition(other, self)
         if _a_length(other):
             return _length_of(self.value() * value(other), bound(self) * bound(other))
         return self.value() * value(other)
@@ -675,8 +679,7 @@ def _extent_operators():
     for name in ("sub", "floordiv", "truediv", "mod", "divmod", "pow", "lshift", "rshift", "and", "or", "xor"):
         for form in (f"__{name}__", f"__r{name}__"):
             if form != "__floordiv__":
-                setattr(Extent, form, lambda self, other, form=form: getattr(self.value(), form)(
-                    other.value() if isinstance(other, Extent) else other))
+                setattr(Extent, form, lambda self, other, form=form: getattr(self.value(), form)(value(other)))
     for name in ("lt", "le", "gt", "ge"):
         setattr(Extent, f"__{name}__", lambda self, other, name=name: getattr(self.value(), f"__{name}__")(
             other.value() if isinstance(other, Extent) else other))
@@ -1329,13 +1332,13 @@ def _multiply(a, b):
     scalar repeats it (an array of any shape multiplies elementwise, as ndarray's does)."""
     t, seq = (a, b) if isinstance(a, Tracer) else (b, a)
     if type(seq) in (list, tuple, str) and (t._weak in (int, bool) or (t._scalar and t.dtype.kind in "iub")):
-        refuse_repetition(seq, t)
+        return repetition(seq, t)
     return _python_operator(np.multiply, a, b)
 
 
-def refuse_repetition(seq, n):
+def repetition(seq, n):
     """seq * n, n known only when the function runs: a list of a run-time length where n is a
-    length and seq a list of numbers (_control.repeated), else a TraceError."""
+    length and seq a list of numbers (_control.repeated), else a TraceError that refuses it."""
     from ._control import repeated  # (_control builds on this module)
     return repeated(seq, n)
 

@@ -187,6 +187,15 @@ def _one_length_per_axis(ts):
     return ts
 
 
+def checked_equal(length, other, message):
+    """The traced length, checked equal to `other` (a length) when the function runs: NumPy's
+    ValueError `message` where they differ (\x01 and \x02 stand for the two), the call run in
+    NumPy where one is 1 (NumPy would broadcast it)."""
+    text = current_trace().const(np.array([ord(c) for c in message], np.int32))
+    value = other.value() if isinstance(other, Extent) else current_trace().const(np.int64(other))
+    return emit("check_equal", [length, value, text], (), np.int64)
+
+
 def one_length(ts, axis_of, message):
     """The arrays ts read with one length along the axis axis_of(t) names (None: none of t's),
     where those lengths differ and one is known only at run time: the first run-time one,
@@ -199,9 +208,7 @@ def one_length(ts, axis_of, message):
         return ts  # one length, or fixed ones only (the caller decides)
     length, first = lengths[0].value(), lengths[0]
     for other in lengths[1:] + fixed:
-        text = current_trace().const(np.array([ord(c) for c in message(first, other)], np.int32))
-        value = other.value() if isinstance(other, Extent) else current_trace().const(np.int64(other))
-        length = emit("check_equal", [length, value, text], (), np.int64)
+        length = checked_equal(length, other, message(first, other))
     unified = Extent(min(int(d) if not isinstance(d, Extent) else bound(d) for d in lengths + fixed),
                      length._view.storage)
     return [t if axis_of(t) is None else _with_length(t, axis_of(t), unified) for t in ts]

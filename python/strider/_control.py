@@ -39,7 +39,7 @@ from ._traced_numpy import stands_in
 from ._tracer import (Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at, as_tracer, bound, concrete,
                       current_trace, holds_traced, side_effect_error)
 
-_MAX_TRIES = 8
+_MAX_TRIES = 12
 _MIN_TRIPS = 64  # the trips a loop is given room for, at least (more where it carries more)
 # a range of at most this many trips unrolls even where its trips trace regions (a loop over a
 # batch's images): its counter stays a Python int, so `x[n]` is a view as NumPy's
@@ -668,17 +668,53 @@ def _first_row(t):
 
 
 def _item(lst, value):
+    if lst.kinds is not None:
+        return _kind_item(lst, value)
     t, mixed = items(value, lst.data.dtype if lst.mixed else None)  # (a mixed list's in its widest dtype)
     if mixed:
         raise trace_error("appending numbers whose kinds are known only when the function runs (`max(0, x)`) to a "
                           "list of numbers of one kind in a loop on a traced condition", "append numbers of one kind")
     if type(value) in (bool, int, float) and lst.weak is type(value):
         t = as_tracer(value, lst.data.dtype)
+    if (t.dtype != lst.data.dtype and lst.scalar and not lst.mixed and not t.ndim and not t.is_dynamic
+            and {t.dtype.kind, lst.data.dtype.kind} <= set("biuf")):
+        _widen(lst, t.dtype)
     if t.is_dynamic or t.dtype != lst.data.dtype or tuple(t.shape) != tuple(lst.data.shape[1:]):
         raise trace_error(f"appending a {t.dtype}{list(t.shape)} value to a list of {lst.data.dtype}"
                           f"{list(lst.data.shape[1:])} items in a loop on a traced condition",
                           "append items of one dtype and shape")
     return t
+
+
+def _widen(lst, dtype):
+    """A number of another kind appended to a list of numbers the region being traced made (PyTorch-
+    YOLOv3's `ap.append(0)` on one path, a float64 on another): the list learns the kind and the
+    region is traced again, the list then kept in the widest of its kinds (_kind_item). Returns
+    where no region made it (the caller refuses the append)."""
+    region = next((r for r in current_trace().loops if isinstance(r, _Region) and id(lst) in r.made), None)
+    if region is None:
+        return
+    name = region.made[id(lst)]
+    dtype_, shape, _, scalar, per_trip, rows_bound, _, inner, kinds = region.lists[name]
+    kinds = (kinds or (dtype_,)) + (np.dtype(dtype),)
+    region.lists[name] = (np.result_type(*kinds), shape, None, scalar, per_trip, rows_bound, True, inner, kinds)
+    raise _Retry(region)
+
+
+def _kind_item(lst, value):
+    """A number appended to a list of numbers of several kinds: in the list's dtype, its kind's
+    count raised (np.array of the list checks the kinds a call appended)."""
+    t, mixed = items(value)
+    if mixed or t.ndim or t.is_dynamic:
+        raise trace_error(f"appending a {t.dtype}{list(t.shape)} value to a list of numbers of several kinds in a loop "
+                          "on a traced condition", "append numbers")
+    counter = dict(lst.kinds).get(t.dtype)
+    if counter is None:
+        _widen(lst, t.dtype)
+    trace = current_trace()
+    count = _C.View(counter, [], [], 0)
+    trace.op("copy", [np.add(Tracer(trace, count, np.int64, weak=int), 1)], count)
+    return t.astype(lst.data.dtype)
 
 
 def _block(lst, value):
@@ -1097,7 +1133,7 @@ class _Region:
             if any(isinstance(d, Extent) for d in t.shape[1:]):
                 raise trace_error(f"appending an array whose lengths after the first are known only at run time to "
                                   f"{name!r} in a loop or branch on a traced condition", "append arrays of one row shape")
-            self.lists[name] = (t.dtype, tuple(t.shape[1:]), None, False, 1, bound(t.shape[0]), False, 0)
+            self.lists[name] = (t.dtype, tuple(t.shape[1:]), None, False, 1, bound(t.shape[0]), False, 0, None)
             return
         # Python numbers, known or traced (a loop's counter), stay Python numbers in the list,
         # and so do those of a list of them appended (YOLOv8's boxes.append([left, top, w, h]));
@@ -1114,7 +1150,7 @@ class _Region:
                 weak = kinds[0]
             else:  # NumPy scalars ([x1, y1, x2, y2] of a float32 row) come back as theirs
                 weak = (type(value),) + tuple(kinds)
-        self.lists[name] = (t.dtype, tuple(t.shape), weak, not t.ndim, 1, None, mixed, 0)
+        self.lists[name] = (t.dtype, tuple(t.shape), weak, not t.ndim, 1, None, mixed, 0, None)
 
     def appended(self, lst, items=1, trips=1):
         """Counts an append to a list the region made: `items` a trip of its own, or, in loops
@@ -1143,7 +1179,7 @@ class _Region:
                 spec = self.lists[name] = spec[:4] + (self.counts[key],) + spec[5:]
                 learned = True
             if self.inner_counts.get(key, 0) > spec[7]:
-                self.lists[name] = spec[:7] + (self.inner_counts[key],)
+                self.lists[name] = spec[:7] + (self.inner_counts[key],) + spec[8:]
                 learned = True
         return learned
 
@@ -1151,7 +1187,7 @@ class _Region:
         trace = self.trace
         if name not in self.lists:
             self.learn_list(name, items[0])
-        dtype, shape, weak, scalar, per_trip, rows_bound, mixed, inner = self.lists[name]
+        dtype, shape, weak, scalar, per_trip, rows_bound, mixed, inner, kinds = self.lists[name]
         trips = self.room
         if self.exact and trace.trip_factor > 1:
             # a range's trips fill it, and appends after the loop (a later loop's, a branch's)
@@ -1163,6 +1199,9 @@ class _Region:
             data = trace.temp((room,) + shape, dtype)
             lst = TracedList(Tracer(trace, data, dtype), length, weak, scalar)
             lst.mixed = mixed
+            if kinds:
+                lst.kinds = tuple((kind, _counter(trace)) for kind in kinds)
+                self.made_storages |= {counter for _, counter in lst.kinds}
         else:  # room for every array's rows
             data = trace.temp((sum(bound(as_tracer(v).shape[0]) for v in items) + trips * per_trip * rows_bound,)
                               + shape, dtype)

@@ -1,6 +1,7 @@
 """Creation inside traced code: zeros, ones, empty, full, the *_like family, arange, linspace,
 eye, identity, array/asarray (of nested lists of traced values too), constant pad."""
 import builtins
+import functools
 import operator
 
 import numpy as np
@@ -256,6 +257,8 @@ def _of_list(lst, dtype):
     """The items of a list a traced loop filled, as np.array(lst, dtype) holds them; where NumPy's
     array of the list empty (np.array([], dtype): float64 or dtype, of shape (0,)) is not that,
     a check that runs the call in NumPy when the list is empty."""
+    if lst.kinds is not None:
+        return _of_kinds(lst, dtype)
     t = lst.array(raw=dtype is not None)
     empty = np.array([], dtype=dtype)
     if t.ndim > 1 or (np.dtype(dtype) if dtype is not None else t.dtype) != empty.dtype:
@@ -264,6 +267,37 @@ def _of_list(lst, dtype):
             f"np.array of a list a loop filled, empty when the function runs, at {user_line()}: NumPy's is "
             f"{empty.dtype}{list(empty.shape)}, the compiled program's {t.dtype}{compiled}"), RunInNumPy)
     return t
+
+
+def _of_kinds(lst, dtype):
+    """np.array(lst, dtype) of a list of numbers of several kinds, kept in the widest: dtype None
+    is the kinds' a call appended (float64 where none), so a check runs the call in NumPy where
+    those make another dtype than the compiled one."""
+    t = lst.array(raw=True)
+    if dtype is not None:
+        if np.dtype(dtype) != t.dtype:  # (NumPy casts each number once, from its own kind)
+            raise trace_error(f"np.array of a list of numbers of several kinds ({_kind_names(lst)}) with dtype "
+                              f"{np.dtype(dtype)}", f"give np.array their widest dtype, {t.dtype}, or none")
+        return t
+    trace = current_trace()
+    present = [np.greater(Tracer(trace, _C.View(counter, [], [], 0), np.int64), 0) for _, counter in lst.kinds]
+    other = None  # the kinds a call may append that make another dtype: which appeared, which did not
+    for made in range(1 << len(present)):
+        subset = [kind for k, (kind, _) in enumerate(lst.kinds) if made >> k & 1]
+        if (np.result_type(*subset) if subset else np.dtype(np.float64)) != t.dtype:
+            term = functools.reduce(np.logical_and, [p if made >> k & 1 else np.logical_not(p)
+                                                     for k, p in enumerate(present)])
+            other = term if other is None else np.logical_or(other, term)
+    if other is not None:
+        trace.check_assert(np.logical_not(other), (
+            f"np.array of a list a loop filled with numbers of several kinds ({_kind_names(lst)}) at {user_line()}: "
+            f"NumPy's dtype is that of the kinds a call appends (float64 where none), the compiled program's "
+            f"{t.dtype}"), RunInNumPy)
+    return t
+
+
+def _kind_names(lst):
+    return ", ".join(str(kind) for kind, _ in lst.kinds)
 
 
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **kwargs):

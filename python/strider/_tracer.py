@@ -718,14 +718,17 @@ class TracedList:
         return Extent(self.data._view.shape[0], self.length)
 
     mixed = False  # items hold numbers of kinds known only at run time (`max(0, x)`), kept in the widest
+    # numbers of several kinds appended (`0` on one path, a float64 on another), kept in the widest:
+    # per kind, its dtype and the 0-d int64 storage counting its appends (np.array's dtype is the run's)
+    kinds = None
 
     def array(self, raw=False):
         """The items as an array of run-time length; `raw`: as the list keeps them, for a cast or a
         copy (else a mixed list's are refused: their kinds are the run's)."""
         if self.mixed and not raw:
             raise trace_error("a list whose items hold numbers of kinds known only when the function runs (`max(0, "
-                              "x)` of a float32 x) used otherwise than made an array of a dtype",
-                              "np.array(lst, dtype) or np.asarray(lst, dtype)")
+                              "x)` of a float32 x, `0` on one path and a float64 on another) used otherwise than made "
+                              "an array", "np.array(lst) or np.asarray(lst, dtype)")
         v = self.data._view
         view = _C.View(v.storage, list(v.shape), list(v.strides), v.offset, [self.length] + [-1] * (len(v.shape) - 1))
         return Tracer(self.data._trace, view, self.data.dtype, weak=self.weak if len(v.shape) == 1 else None,

@@ -1908,6 +1908,68 @@ def test_a_list_of_numbers_of_several_kinds_returned_runs_in_numpy_unless_empty(
     assert out == mixed_list_returned(x, 0.1) and [type(v) for v in out] == [int, np.float32, np.float32]
 
 
+def precision_recall_per_class(tp, conf, pred_cls, target_cls):
+    # PyTorch-YOLOv3's ap_per_class: `0` appended where a class has no predictions or no ground
+    # truth, a float64 elsewhere; np.array of each list has the dtype of the kinds a call appended
+    i = np.argsort(-conf)
+    tp, conf, pred_cls = tp[i], conf[i], pred_cls[i]
+    unique_classes = np.unique(target_cls)
+    p, r = [], []
+    for c in unique_classes:
+        i = pred_cls == c
+        n_gt = (target_cls == c).sum()
+        n_p = i.sum()
+        if n_p == 0 and n_gt == 0:
+            continue
+        elif n_p == 0 or n_gt == 0:
+            r.append(0)
+            p.append(0)
+        else:
+            tpc = tp[i].cumsum()
+            r.append((tpc / (n_gt + 1e-16))[-1])
+            p.append((tpc / np.arange(1, tpc.size + 1))[-1])
+    p, r = np.array(p), np.array(r)
+    return p, r, 2 * p * r / (p + r + 1e-16)
+
+
+def kinds_in_order(x, t):
+    out = []
+    for v in x:
+        if v > t:
+            out.append(v)  # a float32
+        elif v < -t:
+            out.append(v < -2 * t)  # a bool
+        else:
+            out.append(1)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("shift,classes", [(0, 6), (0, 5), (10, 6), (0, 0)],
+                         ids=["some_zero", "all_floats", "all_zero", "no_classes"])
+def test_a_list_of_numbers_of_several_kinds_made_an_array(shift, classes):
+    """Its dtype is the kinds' a call appended: compiled where that is the widest (or the list is
+    empty: float64), else the call runs in NumPy (strict: ValueError)."""
+    rng = np.random.default_rng(13)
+    tp = (rng.random(60) > 0.4).astype(np.float64)
+    conf, pred_cls = rng.random(60), rng.integers(0, 5, 60).astype(np.float64) + shift
+    target_cls = rng.integers(0, classes, 20 if classes else 0).astype(np.float64)
+    if shift:  # every class has ground truth but no prediction: lists of ints, an int64 array
+        with pytest.raises(ValueError, match="numbers of several kinds"):
+            strider.compile(precision_recall_per_class, strict=True)(tp, conf, pred_cls, target_cls)
+    check(precision_recall_per_class, tp, conf, pred_cls, target_cls, strict=not shift)
+
+
+@pytest.mark.parametrize("x,compiled", [([0.5, -0.7, 0.1], True), ([0.5, 0.2, 0.1], True), ([0.5, 0.9], False),
+                                        ([-0.5, -0.2], False), ([], True)],
+                         ids=["three_kinds", "float32_int", "float32", "bools", "empty"])
+def test_the_dtype_of_a_list_of_three_kinds_is_the_kinds_a_call_appended(x, compiled):
+    x = np.array(x, np.float32)
+    check(kinds_in_order, x, 0.3, strict=compiled)
+    if not compiled:
+        with pytest.raises(ValueError, match="numbers of several kinds"):
+            strider.compile(kinds_in_order, strict=True)(x, 0.3)
+
+
 def best_uncovered_match(ious, covered, thr):
     # mmdet's tpfp_imagenet: per detection, the best uncovered ground truth over its threshold
     # (`continue` then `elif` in a loop of the IR: the branch carries what the next trip reads)

@@ -148,8 +148,10 @@ class Walk {
       return;
     }
     if (PyDict_Check(o)) {
+      // in insertion order: the function iterates them so (d.values() concatenated), and a
+      // dict of other order is another signature
       py::list keys = py::reinterpret_steal<py::list>(PyDict_Keys(o));
-      if (!keys || PyList_Sort(keys.ptr()) < 0) throw py::error_already_set();
+      if (!keys) throw py::error_already_set();
       put_node(out_.key, Node::Dict, static_cast<int64_t>(keys.size()));
       out_.statics.push_back(py::tuple(keys));
       for (const py::handle& k : keys) value(py::reinterpret_borrow<py::object>(o)[k].ptr());

@@ -16,21 +16,22 @@ class Mismatch(AssertionError):
 
 
 def leaves(tree):
-    """The non-container leaves of nested tuples, lists and dicts, in a stable order."""
+    """The non-container leaves of nested tuples, lists and dicts, in their order (a dict's keys
+    in insertion order, which a function that iterates it sees)."""
     if isinstance(tree, (tuple, list)):
         return [x for t in tree for x in leaves(t)]
     if isinstance(tree, dict):
-        return leaves([tree[k] for k in sorted(tree)])
+        return leaves(list(tree.values()))
     return [tree]
 
 
 def structure(tree):
-    """The nesting of tuples, lists and dicts in a tree, their types and lengths (the leaves as
-    '.')."""
+    """The nesting of tuples, lists and dicts in a tree, their types and lengths, a dict's keys
+    in order (the leaves as '.')."""
     if isinstance(tree, (tuple, list)):
         return (type(tree).__name__,) + tuple(structure(t) for t in tree)
     if isinstance(tree, dict):
-        return ("dict",) + tuple((k, structure(tree[k])) for k in sorted(tree))
+        return ("dict",) + tuple((k, structure(v)) for k, v in tree.items())
     return "."
 
 

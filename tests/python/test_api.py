@@ -566,6 +566,22 @@ def test_fast_dispatch_takes_tuples_keywords_and_statics():
     assert compiled.stats()["traces"] == traces
 
 
+def fields_in_order(fields):
+    # TF object detection's BoxList walks its dict of fields: their order is the caller's
+    return np.concatenate(list(fields.values())), [k for k in fields], {k: v * 2 for k, v in fields.items()}
+
+
+def test_a_dict_argument_keeps_its_order():
+    """Iterating a dict argument sees its insertion order, as NumPy's run does; the same keys in
+    another order are another signature, and keys that do not compare (str and int) are keys."""
+    compiled = check(fields_in_order, {"scores": np.zeros(2), "boxes": np.ones(2)})
+    check(fields_in_order, {"boxes": np.ones(2), "scores": np.zeros(2)})
+    out = compiled({"boxes": np.ones(2), "scores": np.zeros(2)})
+    assert out[1] == ["boxes", "scores"] and list(out[2]) == ["boxes", "scores"]
+    np.testing.assert_array_equal(out[0], [1, 1, 0, 0])
+    check(fields_in_order, {1: np.ones(1), "x": np.zeros(1)})
+
+
 def test_fast_dispatch_keys_statics_by_type_and_keywords_by_name():
     def f(x, k, a=1, b=2):
         return x // k + a * 10 + b * 100

@@ -463,11 +463,12 @@ def top_k(t, key):
 
 
 def _lists_as_arrays(key):
-    """A key with the lists a loop filled (TracedList) as the arrays of their items, and an
+    """A key with the lists a loop filled (TracedList) as the arrays of their items, a tuple
+    inside it as a list (NumPy reads it as a sequence: SSD's `image[:, :, (2, 1, 0)]`), and an
     integer a branch or loop leaves of one of two kinds (a Choice of -1 and a NumPy int64 after
     `best = -1`, then `best = i` in a loop) as one: an index's kind does not change the result."""
     if isinstance(key, tuple):
-        return tuple(_key_item(k) for k in key)
+        return tuple(list(k) if type(k) is tuple else _key_item(k) for k in key)
     return _key_item(key)
 
 

@@ -245,6 +245,8 @@ INDEX_READS = [
     pytest.param(lambda x, i: x[i, :], (X56, idx(2, 0)), id="idx_colon"),
     pytest.param(lambda x: x[:, [0, 2]], (X56,), id="colon_list"),
     pytest.param(lambda x: x[..., [0, 2]], (X456,), id="ellipsis_list"),
+    pytest.param(lambda x: x[:, :, (2, 1, 0)], (X456,), id="tuple_in_key"),  # SSD's SwapChannels
+    pytest.param(lambda x: (x[(1, 0),], x[:, ()], x[(1, (0, 2))]), (X56,), id="tuples_in_keys"),
     pytest.param(lambda x, i, j: x[i, j], (X56, idx(0, 4, 2).reshape(3, 1), idx(5, 0, 1, 5)), id="broadcast_3x1_4"),
     pytest.param(lambda x, i, j: x[:, i, j], (X456, idx(0, 4, 2), idx(5, 0, 1)), id="colon_i_j"),
     pytest.param(lambda x, i, j: x[i, :, j], (X456, idx(3, 0), idx(5, 1)), id="i_colon_j_moves_first"),
@@ -333,6 +335,11 @@ def _clip_columns(x):
     x[:, [0, 2]] = x[:, [0, 2]].clip(0, 0.5)
 
 
+def _tuple_columns(x):
+    x[:, (0, 2)] = 0.0
+    x[(1,), (3, 1)] += 1.0
+
+
 def _repeated_last_wins(x):
     x[[0, 0, 1]] = [1.0, 2.0, 3.0]
 
@@ -388,6 +395,7 @@ WRITES = [
     pytest.param(_idx_array, (rnd((5, 6), I64), idx(4, 1), rnd(6, I64, seed=17)), id="idx_broadcast_row"),
     pytest.param(_idx_scalar, (rnd((5, 6), I64), idx(0, 2, 2)), id="idx_scalar"),
     pytest.param(_clip_columns, (rnd((5, 4)) * 2 - 0.5,), id="clip_columns"),
+    pytest.param(_tuple_columns, (rnd((5, 4)),), id="tuple_columns"),
     pytest.param(_repeated_last_wins, (rnd(4),), id="repeated_last_wins"),
     pytest.param(_repeated_iadd_once, (rnd(6), idx(1, 1, 3, 1)), id="repeated_iadd_once"),
     pytest.param(_repeated_iadd_once, (rnd((4, 3), I64), idx(0, 0, 2)), id="repeated_iadd_once_rows"),

@@ -183,8 +183,12 @@ class Walk {
       refuse_device(o);
     }
     if (PyObject_Hash(o) == -1) {
+      // an unhashable object (a @dataclass config): by identity, as a plain object's default
+      // hash and == are; what the function reads from it is a source, read on every call
       PyErr_Clear();
-      throw Refusal{"an argument of type " + type_name_text(o), "pass arrays, numbers, or hashable static values"};
+      py::object same = py::reinterpret_steal<py::object>(PyObject_CallOneArg(identity, o));
+      if (!same) throw py::error_already_set();
+      return add_static(o, same.ptr());
     }
     add_static(o);
   }
@@ -200,6 +204,7 @@ class Walk {
   static PyObject* tracer_type;  // _tracer.Tracer, installed by _api
   static PyObject* freeze;       // _frozen.Frozen, installed by _api
   static PyObject* missing;      // what a source that cannot be read stands as, installed by _api
+  static PyObject* identity;     // _frozen.Identity, installed by _api
 
  private:
   void leaf(PyObject* o, LeafKind kind, PyObject* caller = nullptr) {
@@ -258,9 +263,11 @@ class Walk {
     leaf(o, LeafKind::DeviceArray, caller);
   }
 
-  void add_static(PyObject* o) {
+  /// The value and, before it, what tells it from equal values of other kinds (1, 1.0, True): its
+  /// type, or `tag` (an Identity, compared first, so that o's own == never runs on another object)
+  void add_static(PyObject* o, PyObject* tag = nullptr) {
     out_.key += static_cast<char>(Node::Static);
-    out_.statics.push_back(py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(Py_TYPE(o))));
+    out_.statics.push_back(py::reinterpret_borrow<py::object>(tag ? tag : reinterpret_cast<PyObject*>(Py_TYPE(o))));
     out_.statics.push_back(py::reinterpret_borrow<py::object>(o));
   }
 
@@ -274,6 +281,7 @@ class Walk {
 
 PyObject* Walk::tracer_type = nullptr;
 PyObject* Walk::freeze = nullptr;
+PyObject* Walk::identity = nullptr;
 PyObject* Walk::missing = nullptr;
 
 // A source's value as this call reads it; null where a step is missing (an attribute, a global,
@@ -478,11 +486,13 @@ void set_tracer_type(PyObject* type) {
   Walk::tracer_type = type;
 }
 
-void set_freeze(PyObject* freeze, PyObject* missing) {
+void set_freeze(PyObject* freeze, PyObject* missing, PyObject* identity) {
   Py_XINCREF(freeze);
   Py_XINCREF(missing);
+  Py_XINCREF(identity);
   Walk::freeze = freeze;
   Walk::missing = missing;
+  Walk::identity = identity;
 }
 
 bool is_device_array(PyObject* o) {

@@ -121,9 +121,10 @@ void call_signature(const std::vector<Param>& params, const std::vector<Source>&
 
 /// Installs _tracer.Tracer, the type of values a walk refuses as kept from an earlier trace.
 void set_tracer_type(PyObject* type);
-/// Installs _frozen.Frozen, which keeps an unhashable static argument by value, and the object a
-/// source that cannot be read stands as.
-void set_freeze(PyObject* freeze, PyObject* missing);
+/// Installs _frozen.Frozen, which keeps an unhashable static argument by value, the object a
+/// source that cannot be read stands as, and _frozen.Identity, which keeps an unhashable object
+/// argument by identity.
+void set_freeze(PyObject* freeze, PyObject* missing, PyObject* identity);
 
 /// True for a DeviceArray (csrc/python/device_array.h).
 bool is_device_array(PyObject* o);

@@ -20,7 +20,7 @@ from ._capture import _MISSING, Capture, replay, source_name, static_sources
 from ._errors import (GraphBreakWarning, ScheduleError, StriderError, TraceError, UnsupportedError, located,
                       unsupported, user_file)
 from ._explain import Explanation, GraphBreakExplanation
-from ._frozen import Frozen
+from ._frozen import Frozen, Identity
 from ._results import Entry, GraphBreak, caller_owned, flatten_result
 from ._traced_numpy import TracedNumpy, with_traced_numpy
 from ._tracer import IR_DTYPES, Specialize, Trace, Tracer, check_dtype, current_trace
@@ -71,6 +71,8 @@ class CompiledFunction(_C.Dispatcher):
             raise ValueError(f"strider.compile: target {target!r} is not available; available: {_TARGETS}")
         if isinstance(static_argnames, str):
             static_argnames = (static_argnames,)
+        if not (inspect.isroutine(fn) or isinstance(fn, (type, functools.partial))) and callable(fn):
+            fn = fn.__call__  # an object with __call__ (SSD's transforms): that method, bound to it
         signature = inspect.signature(fn)
         unknown = set(static_argnames) - set(signature.parameters)
         if unknown:
@@ -471,7 +473,8 @@ _C.install_call_slot(_AutoFunction)
 # STRIDER_JIT=0: every stage on the reference executor
 JIT = os.environ.get("STRIDER_JIT", "1") != "0"
 
-_C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, _cuda.library, _cuda.kind, Frozen, _MISSING)
+_C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, _cuda.library, _cuda.kind, Frozen, _MISSING,
+                      Identity)
 
 
 def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64,

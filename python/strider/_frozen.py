@@ -37,3 +37,19 @@ def _copy(value):
     if type(value) in (list, tuple):
         return type(value)(_copy(v) for v in value)
     return value
+
+
+class Identity:
+    """An argument object that is not hashable (a @dataclass config object), kept in a signature
+    by identity, as a plain object's default hash and == keep it: what the function reads from it
+    is read on every call (_capture.py's sources), so a change to it makes a new signature."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return type(other) is Identity and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)

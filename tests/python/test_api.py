@@ -2,6 +2,7 @@
 counters of `stats()`, and what `explain()` reports (IR, storages, dependency tables, edges and
 the user's source lines).
 """
+import dataclasses
 import inspect
 import os
 import re
@@ -580,6 +581,43 @@ def test_a_dict_argument_keeps_its_order():
     assert out[1] == ["boxes", "scores"] and list(out[2]) == ["boxes", "scores"]
     np.testing.assert_array_equal(out[0], [1, 1, 0, 0])
     check(fields_in_order, {1: np.ones(1), "x": np.zeros(1)})
+
+
+@dataclasses.dataclass
+class _Config:  # unhashable: a dataclass with eq and no frozen
+    thr: float = 0.5
+    table: np.ndarray = dataclasses.field(default_factory=lambda: np.arange(3.0))
+
+
+def kept_over(s, cfg):
+    return np.where(s > cfg.thr)[0], s + cfg.table
+
+
+def test_an_unhashable_object_argument_is_kept_by_identity():
+    """A @dataclass config object compiles (it was refused): held by identity, what the function
+    reads from it is read on every call, so a change to it is seen and another object is traced."""
+    s, cfg = np.array([0.1, 0.7, 0.9]), _Config()
+    compiled = check(kept_over, s, cfg)
+    cfg.thr, cfg.table[0] = 0.8, 5.0
+    same(compiled(s, cfg)[0], kept_over(s, cfg)[0])
+    same(compiled(s, cfg)[1], kept_over(s, cfg)[1])
+    same(compiled(s, _Config(thr=0.05))[0], np.array([0, 1, 2]))
+
+
+class _Scale:  # SSD's transforms: objects called as functions
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, boxes):
+        boxes *= self.k
+        return boxes
+
+
+def test_an_object_with_call_compiles_as_its_bound_method():
+    compiled = strider.compile(_Scale(2.0))
+    boxes = np.arange(4.0)
+    assert compiled(boxes) is boxes
+    same(boxes, np.arange(4.0) * 2)
 
 
 def test_fast_dispatch_keys_statics_by_type_and_keywords_by_name():

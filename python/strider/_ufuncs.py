@@ -229,8 +229,28 @@ def divmod_(x1, x2, out=(None, None), **kwargs):
     return np.floor_divide(x1, x2, **kwargs), np.remainder(x1, x2, **kwargs)
 
 
+_ANGLES = {np.degrees: True, np.rad2deg: True, np.radians: False, np.deg2rad: False}
+
+
+def _angle(uf, x, out, dtype, casting, where, kwargs):
+    """np.degrees and np.radians (np.rad2deg, np.deg2rad): NumPy's loop multiplies by 180/pi or
+    pi/180, computed in the loop's dtype (float16's in float32, its result rounded back)."""
+    if where is not True or kwargs:
+        raise unsupported(f"np.{uf.__name__} with {', '.join(['where'] * (where is not True) + list(kwargs))}=",
+                          "drop the argument")
+    t = weak_type(x)
+    extra = {} if dtype is None else {"signature": (None, np.dtype(dtype))}
+    loop, _ = uf.resolve_dtypes((np.dtype(t) if isinstance(t, type) else t, None), casting=casting, **extra)
+    work = np.dtype(np.float32) if loop == np.float16 else loop
+    ratio = work.type(180) / work.type(np.pi) if _ANGLES[uf] else work.type(np.pi) / work.type(180)
+    scaled = ufunc_call(np.multiply, (x if type(x) in (bool, int, float) else as_tracer(x, loop).astype(work), ratio))
+    return ufunc_call(np.positive, (scaled.astype(loop, copy=False),), out=out, casting=casting)
+
+
 def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True, **kwargs):
     python_op = python_operator_call()
+    if uf in _ANGLES:
+        return _angle(uf, *inputs, out, dtype, casting, where, kwargs)
     name = UFUNCS.get(uf)
     if name is None:
         if all("O" in t for t in uf.types):  # np.frompyfunc's: Python objects in, Python objects out

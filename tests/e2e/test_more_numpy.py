@@ -296,3 +296,15 @@ def test_tolist_gives_python_numbers_in_lists(rows):
     rng = np.random.default_rng(rows)
     b = rng.uniform(0, 100, (rows, 4)).astype(np.float32)
     check(_as_lists, b, rng.uniform(0, 1, rows) > 0.5, rng.integers(-5, 5, (rows, 2)).astype(np.int16))
+
+
+def angles(x, out):
+    # RetinaFace's check_large_pose: np.degrees of arctan2; NumPy's constant is computed in the
+    # loop's dtype (float16's in float32)
+    return np.degrees(x, out=out), np.radians(x[0]), np.rad2deg(x, dtype=np.float64), np.deg2rad(2.5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8])
+def test_degrees_and_radians(dtype):
+    x = (np.random.default_rng(5).standard_normal(257) * 100).astype(dtype)
+    check(angles, x, np.zeros(257))

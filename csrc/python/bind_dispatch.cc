@@ -6,6 +6,8 @@
 #include <pybind11/stl.h>
 
 #include "dispatcher.h"
+#include "numpy_dtype.h"
+#include "runtime/data_dependent.h"
 
 namespace py = pybind11;
 
@@ -39,6 +41,16 @@ py::list dtypes(const std::pmr::vector<int>& typenums) {
 
 void bind_dispatch(py::module_& m) {
   if (PyArray_API == nullptr && _import_array() < 0) throw py::error_already_set();
+  // NumPy's own sorts of its default kind, which order ties as only they do (data_dependent.h's
+  // set_numpy_sort); a dtype without them sorts ties stably
+  for (DType t : kDTypes) {
+    PyArray_Descr* descr = PyArray_DescrFromType(typenum(t));
+    if (!descr) throw py::error_already_set();
+    const PyArray_ArrFuncs* f = PyDataType_GetArrFuncs(descr);
+    set_numpy_sort(t, reinterpret_cast<NumpySortFn>(f->sort[NPY_QUICKSORT]),
+                   reinterpret_cast<NumpyArgsortFn>(f->argsort[NPY_QUICKSORT]));
+    Py_DECREF(descr);
+  }
   py::enum_<ResultKind>(m, "ResultKind", "What one of a traced function's results is")
       .value("argument", ResultKind::Argument)
       .value("python", ResultKind::Python)

@@ -682,13 +682,37 @@ const std::vector<int64_t>& selected(const std::vector<U>& keys, int64_t m, bool
 // Rows of this many keys in all are worth the pool's wake-up (some tens of microseconds).
 constexpr int64_t kParallelSortKeys = int64_t{1} << 15;
 
+// NumPy's sort and argsort by dtype (set_numpy_sort), installed once at import.
+struct NumpySorts {
+  NumpySortFn sort = nullptr;
+  NumpyArgsortFn argsort = nullptr;
+};
+std::array<NumpySorts, std::size(kDTypes)> numpy_sorts{};
+
+// Whether the first m of `chosen` leave an order to ties: two of them hold equal keys, or the
+// m-th's key is another unchosen one's (sort_key makes equal what NumPy's comparison does).
+template <typename U>
+bool ties(const std::vector<U>& keys, const std::vector<int64_t>& chosen, int64_t m) {
+  for (int64_t i = 1; i < m; ++i)
+    if (keys[chosen[i]] == keys[chosen[i - 1]]) return true;
+  const int64_t n = static_cast<int64_t>(keys.size());
+  if (m == 0 || m == n) return false;
+  const U last = keys[chosen[m - 1]];
+  int64_t equal = 0;
+  for (int64_t i = 0; i < n; ++i) equal += keys[i] == last;
+  return equal > 1;
+}
+
 // Sorts (or ranks) every row along the last axis.
 void sort_rows(const Graph& g, const Op& op, char* const* base) {
   const View& in = op.inputs[0];
   const View& out = op.output;
   const bool reverse = !op.axes.empty() && op.axes[0] != 0;
   const int last = in.ndim() - 1;
-  const int64_t n = in.shape[last];
+  const int64_t n = in.shape[last], m = out.shape[last];
+  const bool positions = op.code == OpCode::argsort;
+  // NumPy's own sort where the op asks for its kind's order of ties (axes' third) and it is installed
+  const NumpySorts numpy = op.axes.size() == 3 ? numpy_sorts[static_cast<int>(g.dtype_of(in))] : NumpySorts{};
   View in_rows = in, out_rows = out;  // the first element of each row
   in_rows.shape[last] = out_rows.shape[last] = 1;
   dispatch_dtype(g.dtype_of(in), [&](auto tag) {
@@ -699,16 +723,35 @@ void sort_rows(const Graph& g, const Op& op, char* const* base) {
     auto sort = [&](int64_t begin, int64_t end) {
       Scratch<U, 2> keys_buffer(n);
       Scratch<int64_t, 3> order(0);
+      using Byte = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;  // (no vector<bool>: NumPy's bools are bytes)
+      Scratch<Byte, 6> values(0);
       std::vector<U>& keys = *keys_buffer;
       for (int64_t r = begin; r < end; ++r) {
         const auto [from, to] = rows[r];
         const T* row = at<T>(base, in, from);
         const int64_t step = in.strides[last];
         for (int64_t i = 0; i < n; ++i) keys[i] = sort_key(row[i * step]);
-        const std::vector<int64_t>& chosen = selected(keys, out.shape[last], reverse, *order);
-        for (int64_t i = 0; i < out.shape[last]; ++i) {
-          if (op.code == OpCode::argsort) *at<int64_t>(base, out, to + i * out.strides[last]) = chosen[i];
-          else *at<T>(base, out, to + i * out.strides[last]) = *at<T>(base, in, from + chosen[i] * in.strides[last]);
+        const std::vector<int64_t>* chosen = &selected(keys, m, reverse, *order);
+        if ((positions ? numpy.argsort != nullptr : numpy.sort != nullptr) && ties(keys, *chosen, m)) {  // NumPy's order of the row (its values, for sort), reversed where asked
+          std::vector<Byte>& v = *values;
+          v.resize(n);
+          for (int64_t i = 0; i < n; ++i) v[i] = row[i * step];
+          std::vector<int64_t>& o = *order;
+          o.resize(n);
+          for (int64_t i = 0; i < n; ++i) o[i] = i;
+          if ((positions ? numpy.argsort(v.data(), o.data(), n, nullptr) : numpy.sort(v.data(), n, nullptr)) != 0)
+            throw std::bad_alloc();
+          if (reverse && positions) std::reverse(o.begin(), o.end());
+          if (reverse && !positions) std::reverse(v.begin(), v.end());
+          for (int64_t i = 0; i < m; ++i) {
+            if (positions) *at<int64_t>(base, out, to + i * out.strides[last]) = o[i];
+            else *at<T>(base, out, to + i * out.strides[last]) = static_cast<T>(v[i]);
+          }
+          continue;
+        }
+        for (int64_t i = 0; i < m; ++i) {
+          if (positions) *at<int64_t>(base, out, to + i * out.strides[last]) = (*chosen)[i];
+          else *at<T>(base, out, to + i * out.strides[last]) = *at<T>(base, in, from + (*chosen)[i] * in.strides[last]);
         }
       }
     };
@@ -741,6 +784,10 @@ void search(const Graph& g, const Op& op, char* const* base) {
 }
 
 }  // namespace
+
+void set_numpy_sort(DType dtype, NumpySortFn sort, NumpyArgsortFn argsort) {
+  numpy_sorts[static_cast<int>(dtype)] = {sort, argsort};
+}
 
 void run_data_dependent(const Graph& g, const Op& op, char* const* base) {
   switch (op_kind(op.code)) {

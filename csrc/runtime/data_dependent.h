@@ -19,6 +19,18 @@ void run_data_dependent(const Graph& g, const Op& op, char* const* base);
 /// (`base[s]` holds storage s: check_assert's message).
 [[noreturn]] void throw_check_failure(const Op& op, int64_t a, int64_t b, char* const* base);
 
+/// NumPy's sort and argsort of `n` contiguous values of one dtype, in place (its ArrFuncs'
+/// signatures: argsort's `order` holds 0..n-1 on entry; the last argument is unused for numbers;
+/// nonzero on failure).
+using NumpySortFn = int (*)(void* values, int64_t n, void* unused);
+using NumpyArgsortFn = int (*)(void* values, int64_t* order, int64_t n, void* unused);
+
+/// Installs NumPy's own sort and argsort of its default kind for `dtype`, which a sort op that
+/// asks for NumPy's order of ties (its axes' third, 1) calls for a row that holds equal keys:
+/// NumPy leaves their order to its algorithm (x86-simd-sort, introsort), which only it has. The
+/// Python module installs them; without them ties come in stable order.
+void set_numpy_sort(DType dtype, NumpySortFn sort, NumpyArgsortFn argsort);
+
 /// What check_assert throws where the asserted value is false (Python's AssertionError).
 struct AssertionFailed : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -27,7 +27,8 @@ Graph select_sort_heads(const Graph& g, const StorageTable& t) {
     const int s = w.storage;
     const int64_t n = w.ndim() == 1 ? w.shape[0] : 0;
     // a whole ascending sort of one row into a temporary of its own, of a length fixed while tracing
-    if (op_kind(op.code) != OpKind::Sort || !op.axes.empty() || n < 2 || w.offset != 0 || w.strides[0] != 1 ||
+    const bool whole_ascending = op.axes.empty() || (op.axes[0] == 0 && op.axes[1] == -1);
+    if (op_kind(op.code) != OpKind::Sort || !whole_ascending || n < 2 || w.offset != 0 || w.strides[0] != 1 ||
         g.storages[s].kind != StorageKind::Temp || g.storages[s].size != n || w.is_dynamic())
       continue;
     // the span its readers read; a write, a run-time extent or a return may observe any element
@@ -45,6 +46,7 @@ Graph select_sort_heads(const Graph& g, const StorageTable& t) {
     }
     if (whole || hi < lo) continue;
     Op& sel = out.ops[i];
+    const int64_t ties = op.axes.size() == 3 ? op.axes[2] : 0;  // 1: ties in NumPy's default kind's order
     if (hi < n - 1) {  // the head: the first hi + 1 of the order
       sel.axes = {0, hi + 1};
       sel.output = View{s, {hi + 1}, {1}, 0};
@@ -52,6 +54,7 @@ Graph select_sort_heads(const Graph& g, const StorageTable& t) {
       sel.axes = {1, n - lo};
       sel.output = View{s, {n - lo}, {-1}, n - 1};
     }
+    if (ties && sel.axes.size() == 2) sel.axes.push_back(ties);
   }
   return out == g ? g : out;
 }

@@ -437,7 +437,8 @@ def _storage_view(t):
 
 def top_k(t, key):
     """A 1-d sort's result (or its reverse) of a run-time length sliced to its first k, computed as
-    a top-k selection (the op with axes [reversed, k]); None for any other indexing. Of a length
+    a top-k selection (the op with axes [reversed, k], and the sort's order of ties where not
+    stable); None for any other indexing. Of a length
     fixed while tracing the slice is NumPy's view, and select_sort_heads (csrc/transforms) selects
     what the sort's readers read."""
     trace = current_trace()
@@ -445,12 +446,12 @@ def top_k(t, key):
     s = key[0] if isinstance(key, tuple) and len(key) == 1 else key
     if found is None or not isinstance(s, slice):
         return None
-    name, src, reverse = found
+    name, src, reverse, ties = found
     if s.start is None and s.stop is None and isinstance(s.step, int) and s.step == -1:
         # the reverse: a copy anyway, so the sort's reversed order itself (no gather). A top-k
         # from its end next.
-        r = emit(name, [src], t.shape, t.dtype, axes=(int(not reverse), -1), readonly="copy")
-        trace.sorted[trace.value_key(r)] = (name, src, not reverse)
+        r = emit(name, [src], t.shape, t.dtype, axes=(int(not reverse), -1) + (ties,) * bool(ties), readonly="copy")
+        trace.sorted[trace.value_key(r)] = (name, src, not reverse, ties)
         return r
     if s.start not in (None, 0) or s.step not in (None, 1) or not isinstance(s.stop, (int, np.integer)) or s.stop < 0:
         return None
@@ -458,8 +459,8 @@ def top_k(t, key):
     if k >= bound(n):
         return None  # the whole sort: a view of it
     # a selection of its own, not a view of the sorted array: writes through it are refused
-    return emit(name, [src], (Extent(k, np.minimum(n.value(), k)._view.storage),), t.dtype, axes=(int(reverse), k),
-                readonly="top_k")
+    return emit(name, [src], (Extent(k, np.minimum(n.value(), k)._view.storage),), t.dtype,
+                axes=(int(reverse), k) + (ties,) * bool(ties), readonly="top_k")
 
 
 def _lists_as_arrays(key):

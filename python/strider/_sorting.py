@@ -16,40 +16,43 @@ from ._tracer import Extent, arange_at, as_tracer, check_writeable, current_trac
 I64 = np.dtype(np.int64)
 
 
-def _along_last(name, t, axis, dtype, order="K"):
+def _along_last(name, t, axis, dtype, order="K", ties=0):
     """name(t) along `axis`, computed along the last axis of a view that moves it there, into a
     result laid out as NumPy's: like t (`order` K: sort and the scans, which copy t first) or in
-    C order (argsort)."""
+    C order (argsort); a sort's `ties`: 0 stable, else NumPy's kind whose order of ties it keeps
+    (_ties)."""
     t, axis = flat_if_none(t, axis)
     axis = normalize_axis_index(axis, t.ndim)
     perm = [d for d in range(t.ndim) if d != axis] + [axis]
     moved = t.transpose(perm)
     layout = like_order(t, order) or list(range(t.ndim))  # t's axes, outermost first
-    r = emit(name, [moved], moved.shape, dtype, order=[perm.index(d) for d in layout])
+    r = emit(name, [moved], moved.shape, dtype, order=[perm.index(d) for d in layout], axes=(0, -1, ties) if ties else ())
     if t.ndim == 1 and name in ("sort", "argsort") and isinstance(t.shape[0], Extent):  # its heads: _advanced.top_k
-        current_trace().sorted[current_trace().value_key(r)] = (name, moved, False)
+        current_trace().sorted[current_trace().value_key(r)] = (name, moved, False, ties)
     return r.transpose(sorted(range(t.ndim), key=perm.__getitem__))
 
 
-def _check_kind(kind):
+def _ties(kind, stable):
+    """The order a sort of this kind gives equal keys: 0 stable ('stable', 'mergesort': NumPy's
+    are stable), else 1, NumPy's default kind's (which NumPy 2's 'heapsort' runs too), which only
+    NumPy's own algorithm gives (the runtime calls it for a row that holds equal keys)."""
     if kind not in (None, "quicksort", "mergesort", "heapsort", "stable"):
         raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
+    return 0 if stable or kind in ("mergesort", "stable") else 1
 
 
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
-    """Stable for every kind: NumPy's default (unstable) kinds leave the order of ties open."""
     if order is not None:
         raise unsupported("argsort(order=...)", "strider has no structured dtypes")
-    _check_kind(kind)
-    return _along_last("argsort", as_tracer(a), axis, I64, order="C")
+    return _along_last("argsort", as_tracer(a), axis, I64, order="C", ties=_ties(kind, stable))
 
 
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     if order is not None:
         raise unsupported("sort(order=...)", "strider has no structured dtypes")
-    _check_kind(kind)
+    ties = _ties(kind, stable)
     t = as_tracer(a)
-    return _along_last("sort", t, axis, t.dtype)
+    return _along_last("sort", t, axis, t.dtype, ties=ties)
 
 
 def sort_inplace(a, axis=-1, kind=None, order=None, *, stable=None):

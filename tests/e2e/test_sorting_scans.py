@@ -244,3 +244,27 @@ def test_median(dtype, nan):
     if nan and a.dtype.kind == "f":
         a[2, 1] = np.nan
     check(medians, a)
+
+
+QUANTIZED = (np.random.default_rng(3).integers(0, 6, 300) / 5).astype(F32)  # a uint8 head's scores: ties
+QUANTIZED[::17] = np.nan
+QUANTIZED[::13] = -0.0
+
+
+@pytest.mark.skipif(TARGET == "cuda", reason="the device's sorts order ties stably; NumPy's default kind's order is "
+                                             "its own algorithm's, which only NumPy runs")
+@pytest.mark.parametrize("dtype", [F32, F64, I64, np.uint8, np.float16, np.bool_])
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda s: np.argsort(s), id="argsort"),
+    pytest.param(lambda s: s.argsort()[::-1], id="reversed"),
+    pytest.param(lambda s: np.argsort(-s.astype(F32))[:7], id="top_k"),
+    pytest.param(lambda s: s[s > 0].argsort()[::-1][:9], id="top_k_of_a_mask"),
+    pytest.param(lambda s: np.sort(s)[::-1], id="sort_reversed"),
+    pytest.param(lambda s: np.argsort(np.stack([s, s[::-1]]), axis=1, kind="heapsort"), id="rows_heapsort"),
+    pytest.param(lambda s: np.argsort(s, kind="stable"), id="stable"),
+])
+def test_ties_come_in_numpy_order(fn, dtype):
+    """NumPy's default kind leaves the order of equal keys to its algorithm (x86-simd-sort,
+    introsort): a row with ties is sorted by NumPy's own function, so that NMS over quantized
+    scores keeps NumPy's boxes; the -0.0s and 0.0s of np.sort stay where NumPy puts them."""
+    check(fn, QUANTIZED.astype(dtype) if dtype != np.bool_ else QUANTIZED > 0.5)

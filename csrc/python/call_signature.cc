@@ -183,9 +183,12 @@ class Walk {
       refuse_device(o);
     }
     if (PyObject_Hash(o) == -1) {
-      // an unhashable object (a @dataclass config): by identity, as a plain object's default
-      // hash and == are; what the function reads from it is a source, read on every call
       PyErr_Clear();
+      // an unhashable object of attributes (a @dataclass config): by identity, as a plain
+      // object's default hash and == are; what the function reads from it is a source, read on
+      // every call. Others (a set) hold what no source reads: refused
+      if (Py_TYPE(o)->tp_dictoffset == 0)
+        throw Refusal{"an argument of type " + type_name_text(o), "pass arrays, numbers, or hashable static values"};
       py::object same = py::reinterpret_steal<py::object>(PyObject_CallOneArg(identity, o));
       if (!same) throw py::error_already_set();
       return add_static(o, same.ptr());

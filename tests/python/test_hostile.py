@@ -462,10 +462,6 @@ class _Hashable:
     scale = 3.0
 
 
-class _Unhashable:
-    __hash__ = None
-
-
 CALL_MARK = "# <- " + "call"  # (spelled so that only the marked line carries it)
 
 ARGUMENTS = [
@@ -483,7 +479,6 @@ ARGUMENTS = [
     ("structured", np.zeros(3, [("a", "f8"), ("b", "i4")]), lambda a: a["a"] + 1, ERROR, r"\('a'"),
     ("matrix", np.eye(2).view(np.matrix), lambda m: m * m, ERROR, r"matrix"),  # (no deprecation warning)
     ("masked_array", np.ma.masked_array([1.0, 2.0], mask=[0, 1]), lambda m: m + 1, ERROR, r"MaskedArray"),
-    ("unhashable_object", _Unhashable(), lambda o: np.ones(2), ERROR, r"_Unhashable"),
     ("set", {1, 2}, lambda s: np.ones(len(s)), ERROR, r"\bset\b"),
     ("list_of_floats", [1.0, 2.5, -3.0], lambda l: np.asarray(l) * 2, SAME, None),
     ("tuple_of_arrays", (np.ones(2), np.arange(2.0)), lambda t: t[0] + t[1], SAME, None),

@@ -22,7 +22,7 @@ from ._errors import (GraphBreakWarning, ScheduleError, StriderError, TraceError
 from ._explain import Explanation, GraphBreakExplanation
 from ._frozen import Frozen, Identity
 from ._results import Entry, GraphBreak, caller_owned, flatten_result
-from ._traced_numpy import TracedNumpy, with_traced_numpy
+from ._traced_numpy import TracedNumpy, with_traced_numpy, without_random_states
 from ._tracer import IR_DTYPES, Specialize, Trace, Tracer, check_dtype, current_trace
 
 _TARGETS = ("cpu", "cuda", "auto")
@@ -270,7 +270,8 @@ class CompiledFunction(_C.Dispatcher):
                     tracers.append(Tracer(trace, _C.View(sid, [], [], 0), dtype, weak=weak,
                                           scalar=isinstance(leaf, np.generic), readonly="arg"))
             posargs, kwargs = [], {}
-            values = [v.thaw() if isinstance(v, Frozen) else v for v in sig.arguments(tracers, _MISSING)]
+            values = [without_random_states(v.thaw() if isinstance(v, Frozen) else v)
+                      for v in sig.arguments(tracers, _MISSING)]
             nparams = len(self._signature.parameters)
             capture = Capture(self._fn, list(self._signature.parameters), values[:nparams], self._sources,
                               values[nparams:], self._constants)

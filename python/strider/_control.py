@@ -35,7 +35,7 @@ from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import hold, put_back
 from ._creation import items
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
-from ._traced_numpy import stands_in
+from ._traced_numpy import RANDOM_STATES, stands_in
 from ._tracer import (Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at, as_tracer, bound, concrete,
                       current_trace, holds_traced, side_effect_error)
 
@@ -252,10 +252,15 @@ def _detach(trace, t):
 
 def callee(fn):
     """What a call in rewritten code calls: the user's functions rewritten in turn, builtin max,
-    min, float and int as ours (_BUILTINS)."""
+    min, float and int as ours (_BUILTINS); a random generator's method refused."""
     for builtin, ours in _BUILTINS:
         if fn is builtin:
             return ours
+    if isinstance(getattr(fn, "__self__", None), RANDOM_STATES):  # (a global's: an argument is RandomRefused)
+        # drawn once while tracing, its values would be every call's (and its C code would get
+        # the trace's np.empty stand-in, a Tracer, where it writes an array)
+        raise unsupported(f"{type(fn.__self__).__name__}.{fn.__name__} inside a compiled function (it would be drawn "
+                          "once, at trace time)", "draw the random values outside and pass them as arguments")
     if isinstance(fn, type) and issubclass(fn, np.generic):
         return functools.partial(scalar_type_, fn)
     positions = _array_positions(fn)

@@ -43,6 +43,35 @@ def _refused(real, module):
     return call
 
 
+RANDOM_STATES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+
+
+class RandomRefused:
+    """A random generator a trace gets in place of one passed in: any use of it is refused, since
+    a draw would happen once, at trace time, and be replayed (its C code would also meet the
+    np.empty stand-in, which hands it a Tracer); the call runs in NumPy, or strict raises."""
+    __slots__ = ("_of",)
+
+    def __init__(self, of):
+        object.__setattr__(self, "_of", type(of).__name__)
+
+    def __getattr__(self, name):
+        raise unsupported(f"{self._of}.{name} inside a compiled function (a generator passed in: its draws would be "
+                          "made once, at trace time)", "draw the random values outside and pass them as arguments")
+
+
+def without_random_states(value):
+    """An argument as a trace gets it: random generators (in lists, tuples and dicts too) as
+    RandomRefused."""
+    if isinstance(value, RANDOM_STATES):
+        return RandomRefused(value)
+    if type(value) in (list, tuple):
+        return type(value)(without_random_states(v) for v in value)
+    if type(value) is dict:
+        return {k: without_random_states(v) for k, v in value.items()}
+    return value
+
+
 def _joining(real, traced):
     """np.concatenate, np.vstack and np.hstack of a list of arrays a loop filled (a TracedRows:
     NumPy finds no Tracer in it to dispatch on) join its rows; any other call is NumPy's."""

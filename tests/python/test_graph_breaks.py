@@ -138,3 +138,39 @@ def test_code_that_turns_a_refusal_into_its_own_error_breaks_the_graph():
     for s in (2.0, 3.0):
         got = g(x, s)
         assert got[0] == struct.pack("<d", s * 2) and np.array_equal(got[1], x * s)
+
+
+def brightness(rng, image):
+    # CenterNet's color augmentation: a draw from the generator the caller passes
+    return image * (1 + rng.uniform(-0.4, 0.4)), rng.random(2)
+
+
+_GLOBAL_RNG = np.random.default_rng(0)
+
+
+def jitter(boxes):
+    return boxes + _GLOBAL_RNG.normal(size=boxes.shape)
+
+
+@pytest.mark.parametrize("fn,make", [
+    (brightness, lambda seed: (np.random.default_rng(seed), np.ones(3))),
+    (lambda rngs, x: x * rngs[0].random(3), lambda seed: ([np.random.RandomState(seed)], np.ones(3))),  # not rewritten
+])
+def test_a_random_generator_drawn_from_breaks_the_graph(fn, make):
+    """Its values would be drawn once, at trace time, and replayed: strict raises, otherwise NumPy
+    runs each call (a generator passed in, in a lambda too: its C code met the np.empty stand-in
+    and crashed)."""
+    with pytest.raises(strider.UnsupportedError, match=r"(Generator|RandomState)\.\w+ inside a compiled function"):
+        strider.compile(fn, strict=True)(*make(0))
+    compiled = strider.compile(fn, strict=False)
+    ours, theirs = make(0), make(0)
+    with pytest.warns(strider.GraphBreakWarning):
+        for _ in range(2):
+            got, expected = compiled(*ours), fn(*theirs)
+            for a, b in zip(got if type(got) is tuple else (got,), expected if type(expected) is tuple else (expected,)):
+                np.testing.assert_array_equal(a, b)
+
+
+def test_a_global_random_generator_breaks_the_graph():
+    with pytest.raises(strider.UnsupportedError, match=r"Generator\.normal inside a compiled function"):
+        strider.compile(jitter, strict=True)(np.zeros((2, 4)))

@@ -258,8 +258,8 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
             raise unsupported(f"np.frompyfunc({fn}) (its results are object arrays, a dtype strider does not carry)",
                               "use np.vectorize(f, otypes=[np.float64]), which strider traces")
         raise unsupported(f"np.{uf.__name__}", "see the README for the supported NumPy functions")
-    if where is not True:
-        raise unsupported(f"np.{uf.__name__}(..., where=...)", "compute the result and select with np.where")
+    if where is not True and out is None:  # (NumPy leaves the other elements uninitialized)
+        raise unsupported(f"np.{uf.__name__}(..., where=...) without out=", "pass out=, or select with np.where")
     if kwargs:
         raise unsupported(f"np.{uf.__name__} with {', '.join(kwargs)}=", "drop the argument")
     if isinstance(out, tuple):
@@ -311,6 +311,14 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
         numpy_raises(uf, *[dummy(x) for x in inputs], out=np.zeros((), out.dtype), casting=casting)
         raise TypeError(f"Cannot cast ufunc '{uf.__name__}' output from {out_dt!r} to {out.dtype!r} "
                         f"with casting rule {casting!r}")
+    if where is not True:  # the safe division idiom: np.divide(a, b, out=np.zeros_like(a), where=b != 0)
+        mask = as_tracer(where)
+        if mask.dtype != np.bool_:
+            raise TypeError(f"Cannot cast array data from {mask.dtype!r} to dtype('bool') according to the rule 'safe'")
+        if broadcast_shape(mask.shape, out.shape) != out.shape:
+            raise ValueError(f"operands could not be broadcast together with shapes {tuple(mask.shape)} "
+                             f"{tuple(out.shape)}")
+        result = np.where(mask, result.astype(out.dtype, copy=False), out)  # (NumPy dispatches: traced)
     assign(out, result)
     return out
 

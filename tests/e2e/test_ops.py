@@ -622,6 +622,27 @@ def test_clip_out_cast_rejected():
     check_raises(lambda x: np.clip(x, 0.5, 2.5, out=x), make(I32), exc=TypeError)
 
 
+def _safe_divide(inter, union, o):
+    # the safe division idiom (open_model_zoo's nms, YOLOX's postprocess): out= and where=
+    iou = np.divide(inter, union, out=np.zeros_like(inter), where=union != 0)
+    np.multiply(inter, 2, out=o, where=o[:, :1] > 0.5)  # a mask broadcast over out's rows
+    np.add(o[:, :2], 1, out=o[:, :2], where=[True, False])
+    return iou, o
+
+
+def test_ufunc_where_with_out():
+    inter = make(F64, (4,), seed=37, lo=0, hi=3)
+    check(_safe_divide, inter, np.array([0.0, 2.0, 0.0, 5.0]), make(F32, (3, 4), seed=38, lo=0, hi=1))
+
+
+@pytest.mark.parametrize("fn,exc", [
+    (lambda a, o: np.add(a, 1, out=o, where=np.ones(4, I32)), TypeError),  # where= holds bools
+    (lambda a, o: np.add(a, 1, out=o, where=np.ones((2, 1), bool)), ValueError),  # broadcast to out's shape
+])
+def test_ufunc_where_raises_as_numpy(fn, exc):
+    check_raises(fn, make(F64, (4,), seed=39), np.zeros(4), exc=exc)
+
+
 @pytest.mark.parametrize("case", [
     ("same_dtype", lambda c, a, b: np.where(c, a, a * 2)),
     ("mixed_dtypes", lambda c, a, b: np.where(c, a, b)),

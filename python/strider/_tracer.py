@@ -128,6 +128,41 @@ class RunInNumPy:
 _CHECK_ERRORS = (AssertionError, ValueError, OverflowError, ZeroDivisionError, RunInNumPy, UnboundLocalError)
 
 
+def _not_in_a_try(name):
+    """A check raises when the function runs, after the compiled program's call: a `try` of the
+    traced function around it (ipazc's MTCNN: `try: return b[idx] except IndexError: ...`) would
+    not catch it, as NumPy's run's does. A TraceError there (a graph break: NumPy runs the call);
+    a `with` block's handler (np.errstate) is not one. Frames up to the trace's start, the traced
+    function's and those it calls."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_name != "_trace_and_lower":
+        code = frame.f_code
+        if not _internal(code.co_filename):
+            for start, end in _try_ranges(code):
+                if start <= frame.f_lasti < end:
+                    raise trace_error(f"{_CHECKED.get(name, 'a value')} known only when the function runs, checked "
+                                      f"inside a `try` (at {code.co_filename}:{frame.f_lineno}) whose handler would "
+                                      "not see the error", "check it before the try, or outside the function")
+        frame = frame.f_back
+
+
+_CHECKED = {"check_index": "an index", "check_assert": "a condition", "check_equal": "a length",
+            "check_nonempty": "a reduction's length"}
+
+
+@functools.lru_cache(maxsize=1024)
+def _try_ranges(code):
+    """The bytecode ranges of code that an exception handler covers, but a `with` block's."""
+    names = {i.offset: i.opname for i in dis.get_instructions(code)}
+    offsets = sorted(names)
+    ranges = []
+    for entry in dis.Bytecode(code).exception_entries:
+        following = [names[o] for o in offsets if o >= entry.target][:3]
+        if "WITH_EXCEPT_START" not in following:
+            ranges.append((entry.start, entry.end))
+    return tuple(ranges)
+
+
 def current_trace():
     """The trace being recorded on this thread, or None."""
     return getattr(_local, "trace", None)
@@ -258,6 +293,8 @@ class Trace:
 
     def op(self, name, inputs, output, axes=()):
         file, line = user_location()
+        if name.startswith("check_") and list(axes)[:1] != [_CHECK_ERRORS.index(RunInNumPy)]:
+            _not_in_a_try(name)
         if self.sealed:
             for t in inputs:
                 self.check_unsealed(t._view)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import strider
+from differential import check
 from heads import py_cpu_nms  # Fast R-CNN's loop, as the benchmark times it
 
 
@@ -174,3 +175,43 @@ def test_a_random_generator_drawn_from_breaks_the_graph(fn, make):
 def test_a_global_random_generator_breaks_the_graph():
     with pytest.raises(strider.UnsupportedError, match=r"Generator\.normal inside a compiled function"):
         strider.compile(jitter, strict=True)(np.zeros((2, 4)))
+
+
+def offsets_if_landmarks(boxes):
+    # ipazc's MTCNN fix_bboxes_offsets: landmark columns written where there are some
+    boxes = boxes.copy()
+    try:
+        boxes[:, [6, 7]] -= 1.0
+    except IndexError:
+        pass
+    return boxes
+
+
+def picked_or_head(b, idx):
+    try:
+        return b[idx]
+    except IndexError:
+        return b[:2]
+
+
+def scaled_in_errstate(b, idx):
+    with np.errstate(divide="ignore"):
+        return b[idx] / 0
+
+
+def test_an_index_error_inside_a_try_is_the_try_s():
+    """A list index out of range is known while tracing: raised then, the try catches it as in
+    NumPy (it was checked at run time, past the handler). One known only at run time inside a
+    `try` breaks the graph, so that NumPy's run raises where the handler sees it; a `with`
+    block is no `try`."""
+    for cols in (6, 8):
+        x = np.arange(2.0 * cols).reshape(2, cols)
+        check(offsets_if_landmarks, x)
+    b = np.arange(10.0)
+    with pytest.raises(strider.TraceError, match="checked inside a `try`"):
+        strider.compile(picked_or_head, strict=True)(b, np.array([3, 1]))
+    compiled = strider.compile(picked_or_head, strict=False)
+    with pytest.warns(strider.GraphBreakWarning):
+        for idx in (np.array([3, 12]), np.array([3, 1])):
+            np.testing.assert_array_equal(compiled(b, idx), picked_or_head(b, idx))
+    check(scaled_in_errstate, b, np.array([3, 1]))

@@ -10,7 +10,7 @@ from . import _C
 from ._errors import unsupported
 from ._indexing import assign
 from ._tracer import (IMPL, IR_DTYPES, Extent, Tracer, reshape_units, as_tracer, bound, cast_unsafe, check_dtype,
-                      current_trace, emit, keep_order, like_order, python_operator_call, weak_type)
+                      current_trace, emit, holds_traced, keep_order, like_order, python_operator_call, weak_type)
 
 _NoValue = np._NoValue
 
@@ -267,9 +267,11 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
             raise ValueError("The 'out' tuple must have exactly one entry per ufunc output")
         out = out[0]
     # objects with __array__ become constants first (their conversion is user code: one place);
-    # a run-time length (x.shape[0] of a mask's result) is its traced int
-    inputs = tuple(x.value() if isinstance(x, Extent) else as_tracer(x) if not isinstance(
-        x, (Tracer, np.ndarray, np.generic, bool, int, float)) and hasattr(type(x), "__array__") else x for x in inputs)
+    # a run-time length (x.shape[0] of a mask's result) is its traced int; a list of traced
+    # numbers np.array's (TF object detection's `boxes - [y_min, x_min, y_min, x_min]`)
+    inputs = tuple(x.value() if isinstance(x, Extent) else IMPL["array"](x) if type(x) in (list, tuple) and holds_traced(x)
+                   else as_tracer(x) if not isinstance(x, (Tracer, np.ndarray, np.generic, bool, int, float))
+                   and hasattr(type(x), "__array__") else x for x in inputs)
     types = tuple(weak_type(x) for x in inputs)
     all_weak = all(type(x) in (bool, int, float) or (isinstance(x, Tracer) and x._weak) for x in inputs)
     if all_weak:

@@ -308,3 +308,16 @@ def angles(x, out):
 def test_degrees_and_radians(dtype):
     x = (np.random.default_rng(5).standard_normal(257) * 100).astype(dtype)
     check(angles, x, np.zeros(257))
+
+
+def change_coordinate_frame(boxes, window):
+    # TF object detection's np_box_list_ops: a list of traced numbers as a ufunc's operand
+    win_height, win_width = window[2] - window[0], window[3] - window[1]
+    return ((boxes - [window[0], window[1], window[0], window[1]]) * ([1.0 / win_height, 1.0 / win_width] * 2),
+            np.maximum(boxes, (window[0], 0.5, window[2], 1)), [window[0], 1] + boxes[0, :2])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lists_of_traced_numbers_as_ufunc_operands(dtype):
+    rng = np.random.default_rng(6)
+    check(change_coordinate_frame, rng.random((3, 4)).astype(dtype), np.array([0.1, 0.2, 0.5, 0.6], dtype))

@@ -92,4 +92,6 @@ def unsupported(what, instead):
 
 
 def trace_error(what, instead):
+    # (the rewrite keeps what a function returns in a variable of its own: named as the user sees it)
+    what = what.replace("'__strider_return'", "the value a function returns")
     return TraceError(f"{where()}: {what}; {instead}")

@@ -326,3 +326,25 @@ def test_creation_in_a_helper_function_is_traced():
         return z
 
     check(f, arr((3,)))
+
+
+def _empty_or_order(b):
+    if b.size == 0:
+        return np.empty((0, 3))
+    return np.argsort(b[:, 0]).astype(np.int16)
+
+
+def _picked(x, t):
+    # facenet's stage-1 glue: nms returns an empty float64 array or int16 indices
+    b = x[x[:, 4] > t]
+    pick = _empty_or_order(b)
+    if b.size > 0 and pick.size > 0:
+        b = b[pick, :]
+    return b
+
+
+def test_a_returned_value_of_two_kinds_is_named_as_the_user_sees_it():
+    with pytest.raises(strider.TraceError) as info:
+        strider.compile(_picked, strict=True)(np.random.default_rng(0).random((6, 5)), 0.5)
+    assert "the value a function returns holds a 2-d float64 array or a 1-d int16 array" in str(info.value)
+    assert "__strider" not in str(info.value)

@@ -471,6 +471,12 @@ def _join_at_run_time(ts, axis, dt, shape):
 
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    if isinstance(arrays, Tracer) and arrays.ndim and isinstance(arrays.shape[0], Extent) and out is None and dtype is None:
+        # NumPy stacks an array's rows (ipazc's MTCNN: np.stack of a mask's rows): the array
+        # with its first axis moved to `axis`, a copy; none to stack raises when the function runs
+        arrays._trace.check_assert(np.greater(arrays.shape[0].value(), 0), "need at least one array to stack",
+                                   ValueError)
+        return copy_(moveaxis(arrays, 0, normalize_axis_index(axis, arrays.ndim)))
     ts = [as_tracer(a) for a in arrays]
     if not ts:
         raise ValueError("need at least one array to stack")

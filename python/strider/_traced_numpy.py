@@ -11,8 +11,8 @@ import numpy as np
 
 from ._errors import _internal, unsupported
 from ._ops import CREATION
-from ._shapes import concatenate, hstack, vstack
-from ._tracer import TracedRows, Tracer, as_tracer, current_trace, holds_traced
+from ._shapes import concatenate, hstack, stack, vstack
+from ._tracer import Extent, TracedRows, Tracer, as_tracer, current_trace, holds_traced
 
 
 def _creation(traced, real):
@@ -79,6 +79,19 @@ def _joining(real, traced):
     @functools.wraps(real)
     def call(arrays, *args, **kwargs):
         if isinstance(arrays, TracedRows) and current_trace() is not None:
+            return traced(arrays, *args, **kwargs)
+        return real(arrays, *args, **kwargs)
+
+    return call
+
+
+def _stacking(real, traced):
+    """np.stack of an array whose length only the run knows (a mask's rows): NumPy's dispatcher
+    would iterate it first, so it is strider's stack of it; any other call is NumPy's."""
+
+    @functools.wraps(real)
+    def call(arrays, *args, **kwargs):
+        if isinstance(arrays, Tracer) and arrays.ndim and isinstance(arrays.shape[0], Extent):
             return traced(arrays, *args, **kwargs)
         return real(arrays, *args, **kwargs)
 
@@ -208,6 +221,8 @@ _WRAPPED[(math, "log")] = _math(math.log, np.log, float)
 for _name, _fn in (("concatenate", concatenate), ("vstack", vstack), ("hstack", hstack)):
     _REAL[(np, _name)] = getattr(np, _name)
     _WRAPPED[(np, _name)] = _joining(_REAL[(np, _name)], _fn)
+_REAL[(np, "stack")] = np.stack
+_WRAPPED[(np, "stack")] = _stacking(np.stack, stack)
 _REAL[(np, "r_")], _REAL[(np, "c_")] = np.r_, np.c_
 _WRAPPED[(np, "r_")], _WRAPPED[(np, "c_")] = _Concatenator(np.r_, 0, 1, -1), _Concatenator(np.c_, -1, 2, 0)
 _REAL[(np.vectorize, "__call__")] = np.vectorize.__call__

@@ -1125,6 +1125,11 @@ class Tracer:
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
+        if isinstance(self.shape[0], Extent):
+            raise trace_error("iterating over an array whose length is known only when the function runs (a boolean "
+                              "mask's result) where strider does not rewrite the loop (set(), list(), unpacking, a "
+                              "function it does not convert)", "loop over it in the function's own `for`, or use "
+                              "array operations (np.unique for a set)")
         return (self[i] for i in range(len(self)))
 
     def __repr__(self):

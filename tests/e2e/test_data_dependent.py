@@ -1013,3 +1013,11 @@ def test_a_run_time_length_bounded_by_one_keeps_its_axis(a):
     # fuse_stages once dropped such an axis as a unit one: the gather ran once where it should
     # not run, at an index nobody wrote (a crash, found by the fuzzer's loops)
     check(_gather_of_at_most_one, a, np.array([3.0, 4.0, 5.0]))
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_stack_of_the_rows_of_a_run_time_length(axis):
+    # ipazc's MTCNN: np.stack(bboxes[mask], axis=0); NumPy's dispatcher iterates the rows
+    x = rnd((6, 4), F64, seed=41)
+    check(lambda x: np.stack(x[x[:, 0] > 0.5], axis=axis), x)
+    check_raises(lambda x: np.stack(x[x[:, 0] > 2.0], axis=axis), x, exc=ValueError)

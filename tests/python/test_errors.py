@@ -348,3 +348,10 @@ def test_a_returned_value_of_two_kinds_is_named_as_the_user_sees_it():
         strider.compile(_picked, strict=True)(np.random.default_rng(0).random((6, 5)), 0.5)
     assert "the value a function returns holds a 2-d float64 array or a 1-d int16 array" in str(info.value)
     assert "__strider" not in str(info.value)
+
+
+def test_iterating_a_run_time_length_outside_a_rewritten_loop_says_so():
+    # tensorrt_demos' `for class_id in set(detections[:, 5])`: set() iterates, no len() was written
+    with pytest.raises(strider.TraceError, match=r"iterating over an array whose length is known only when the "
+                                                 r"function runs .* \(set\(\), list\(\)"):
+        strider.compile(lambda x: set(x[x > 0.5]), strict=True)(np.array([0.2, 0.7, 0.9]))

@@ -506,5 +506,33 @@ def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=N
                    max_signatures=max_signatures, constants=constants, strict=strict)
     kind = {"cuda": _CudaFunction, "auto": _AutoFunction}.get(target, CompiledFunction)
     if fn is None:
-        return lambda f: kind(f, **options)
+        return lambda f: compile(f, **options)
+    if isinstance(fn, functools.partial):
+        return _Partial(fn, kind(fn.func, **options))
     return kind(fn, **options)
+
+
+class _Partial:
+    """strider.compile of functools.partial(f, *args, **keywords): f compiled, called with the
+    partial's arguments first, as arguments of each call (an array among them is read on every
+    call, as the caller's are)."""
+
+    def __init__(self, partial, compiled):
+        self._partial, self._compiled = partial, compiled
+        functools.update_wrapper(self, partial.func)
+        self.__signature__ = inspect.signature(partial)
+
+    def _arguments(self, args, kwargs):
+        p = self._partial
+        return (*p.args, *args), {**p.keywords, **kwargs}
+
+    def __call__(self, *args, **kwargs):
+        args, kwargs = self._arguments(args, kwargs)
+        return self._compiled(*args, **kwargs)
+
+    def explain(self, *args, **kwargs):
+        args, kwargs = self._arguments(args, kwargs)
+        return self._compiled.explain(*args, **kwargs)
+
+    def __getattr__(self, name):  # stats(), target, ...: the compiled function's
+        return getattr(self._compiled, name)

@@ -3,6 +3,7 @@ counters of `stats()`, and what `explain()` reports (IR, storages, dependency ta
 the user's source lines).
 """
 import dataclasses
+import functools
 import inspect
 import os
 import re
@@ -833,3 +834,19 @@ def test_objects_holding_traced_values_are_not_returned():
     with pytest.warns(strider.GraphBreakWarning):
         got = strider.compile(f, strict=False)(x)  # NumPy runs it: real arrays in the object
     assert type(got.box) is np.ndarray and np.array_equal(got.box, x[:4] * 2) and got.score == 4.0
+
+
+def _top_over(boxes, scores, thresh, top=3):
+    order = scores.argsort()[::-1][:top]
+    return boxes[order][scores[order] > thresh]
+
+
+def test_a_partial_compiles_as_its_function_with_its_arguments_first():
+    partial = functools.partial(_top_over, thresh=0.5)
+    compiled = strider.compile(partial, strict=True)
+    rng = np.random.default_rng(7)
+    boxes, scores = rng.random((10, 4)), rng.random(10)
+    same(compiled(boxes, scores), partial(boxes, scores))
+    same(compiled(boxes, scores, top=5), partial(boxes, scores, top=5))
+    assert compiled.__name__ == "_top_over" and "thresh=0.5" in str(inspect.signature(compiled))
+    assert "argsort" in compiled.explain(boxes, scores).ir and compiled.stats()["traces"] >= 1

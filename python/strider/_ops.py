@@ -16,7 +16,7 @@ from ._reductions import (REDUCTIONS, all_, any_, argmax, argmin, average, count
 from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_to, column_stack,
                       concatenate, copyto, diagonal, diff, dsplit, dstack, expand_dims, fill, flip, fliplr, flipud,
                       hsplit, hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, result_type, shape, size, split,
-                      squeeze, stack, swapaxes, tile, transpose, tril, triu, vsplit, vstack)
+                      squeeze, stack, swapaxes, tile, transpose, trapezoid, tril, triu, vsplit, vstack)
 from ._tracer import IMPL, check_int_of_float
 from ._ufuncs import (allclose, array_equal, astype, clip, copy_, divmod_, fix, isclose, isneginf, isposinf, nan_to_num,
                       python_round, round_, same_kind_copy, ufunc_call, where)
@@ -45,7 +45,7 @@ HANDLED = {
     np.flatnonzero: _advanced.flatnonzero,
     np.sort: _sorting.sort, np.argsort: _sorting.argsort, np.partition: _sorting.partition, np.median: _sorting.median,
     np.argpartition: _sorting.argpartition, np.lexsort: _sorting.lexsort,
-    np.searchsorted: _sorting.searchsorted, np.unique: _sorting.unique, np.isin: _sorting.isin,
+    np.searchsorted: _sorting.searchsorted, np.interp: _sorting.interp, np.trapezoid: trapezoid, np.unique: _sorting.unique, np.isin: _sorting.isin,
     np.intersect1d: _sorting.intersect1d, np.union1d: _sorting.union1d, np.setdiff1d: _sorting.setdiff1d,
     np.ix_: _advanced.ix_, np.cumsum: _sorting.cumsum,
     np.cumprod: _sorting.cumprod, np.take: _advanced.take,
@@ -53,6 +53,8 @@ HANDLED = {
     np.put: _advanced.put, np.delete: _editing.delete, np.insert: _editing.insert, np.append: _editing.append, np.compress: _advanced.compress, np.extract: _advanced.extract,
     np.bincount: _advanced.bincount,
 }
+if hasattr(np, "trapz"):  # (removed in NumPy 2.4)
+    HANDLED[np.trapz] = trapezoid
 
 # Functions that take no array argument, so NumPy cannot dispatch them to a Tracer: the traced
 # function sees these through a stand-in for the numpy module (see _traced_numpy.py).

@@ -331,6 +331,26 @@ def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
     return t
 
 
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """NumPy's trapezoid as numpy/lib/_function_base_impl.py writes it: the sum along axis of
+    the spacing times the mean of neighbouring values (YOLOv5's compute_ap)."""
+    y = as_tracer(y)
+    if x is None:
+        d = dx
+    else:
+        x = as_tracer(x)
+        if x.ndim == 1:
+            d = diff(x)
+            shape = [1] * y.ndim
+            shape[axis] = d.shape[0]
+            d = d.reshape(shape)
+        else:
+            d = diff(x, axis=axis)
+    after, before = [slice(None)] * y.ndim, [slice(None)] * y.ndim
+    after[axis], before[axis] = slice(1, None), slice(None, -1)
+    return (d * (y[tuple(after)] + y[tuple(before)]) / 2.0).sum(axis)
+
 def triu(m, k=0):
     """NumPy's triu: zero below the k-th diagonal of the last two axes (a 1-d m is the row of
     each of len(m) rows), as np.where with np.tri's mask, in m's dtype."""

@@ -11,7 +11,8 @@ from ._errors import unsupported
 from ._indexing import assign
 from ._reductions import _sum_dtype, mean
 from ._shapes import flat_if_none
-from ._tracer import Extent, arange_at, as_tracer, check_writeable, current_trace, emit, like_order, weak_type
+from ._tracer import Extent, Tracer, arange_at, as_tracer, check_writeable, current_trace, emit, like_order, weak_type
+from ._ufuncs import checked_equal
 
 I64 = np.dtype(np.int64)
 
@@ -126,6 +127,50 @@ def searchsorted(a, v, side="left", sorter=None):
     values = as_tracer(v, dtype)
     return emit("searchsorted", [t.astype(dtype, copy=False), values], values.shape, I64, axes=(int(side == "right"),),
                 scalar=values.ndim == 0)
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """NumPy's np.interp of real values (compiled_base.c's arr_interp), in float64 and with xp
+    increasing, as NumPy assumes: x's place in xp by searchsorted, then NumPy's cases in its
+    order (NaN, left of xp, right of it, xp's last point, a point of xp, the line between two,
+    tried from the other end where it gives NaN); a single point compares only."""
+    if period is not None:
+        raise unsupported("np.interp(period=...)", "wrap x into one period first")
+    scalar = np.ndim(x) == 0 if not isinstance(x, Tracer) else x.ndim == 0
+    x, xp, fp = (as_tracer(v).astype(np.float64, copy=False) for v in (x, xp, fp))
+    if xp.ndim != 1 or fp.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    n, m = xp.shape[0], fp.shape[0]
+    if isinstance(n, Extent) or isinstance(m, Extent):
+        n = checked_equal(as_tracer(n.value() if isinstance(n, Extent) else n), m,
+                          "fp and xp are not of the same length.")
+        current_trace().check_assert(np.greater(n, 0), "array of sample points is empty", ValueError)
+    elif n != m:
+        raise ValueError("fp and xp are not of the same length.")
+    elif n == 0:
+        raise ValueError("array of sample points is empty")
+    first, last = fp[0], fp[-1]
+    lo = first if left is None else as_tracer(left).astype(np.float64, copy=False)
+    hi = last if right is None else as_tracer(right).astype(np.float64, copy=False)
+    one = np.where(x < xp[0], lo, np.where(x > xp[0], hi, fp[0]))  # (NaN: fp's point)
+    if isinstance(n, int) and n == 1:
+        r = one
+    else:
+        j = searchsorted(xp, x, side="right") - 1  # the last point of xp not after x
+        j0 = np.clip(j, 0, np.maximum(n - 2, 0))
+        j1 = np.minimum(j0 + 1, n - 1)
+        xa, xb, fa, fb = xp[j0], xp[j1], fp[j0], fp[j1]
+        slope = (fb - fa) / (xb - xa)
+        line = slope * (x - xa) + fa
+        back = slope * (x - xb) + fb
+        line = np.where(np.isnan(line), np.where(np.isnan(back) & (fa == fb), fa, back), line)
+        at = np.clip(j, 0, n - 1)
+        r = np.where(j == n - 1, last, np.where(xp[at] == x, fp[at], line))
+        r = np.where(x < xp[0], lo, np.where(x > xp[-1], hi, r))
+        r = np.where(np.isnan(x), x, r)
+        if not isinstance(n, int):
+            r = np.where(n == 1, one, r)
+    return r[()] if scalar else r
 
 
 _SCANS = {"cumsum": np.add, "cumprod": np.multiply, "cummax": np.maximum, "cummin": np.minimum}

@@ -321,3 +321,15 @@ def change_coordinate_frame(boxes, window):
 def test_lists_of_traced_numbers_as_ufunc_operands(dtype):
     rng = np.random.default_rng(6)
     check(change_coordinate_frame, rng.random((3, 4)).astype(dtype), np.array([0.1, 0.2, 0.5, 0.6], dtype))
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda y, x: np.trapezoid(y[0]), id="dx"),
+    pytest.param(lambda y, x: np.trapezoid(y, dx=0.5, axis=0), id="dx_axis0"),
+    pytest.param(lambda y, x: np.trapezoid(y, x[0]), id="x_1d"),
+    pytest.param(lambda y, x: np.trapezoid(y, x, axis=-1), id="x_2d"),
+    pytest.param(lambda y, x: np.trapezoid(y[0][y[0] > 0], x[0][y[0] > 0]), id="run_time_length"),
+])
+def test_trapezoid(fn):
+    rng = np.random.default_rng(9)
+    check(fn, rng.standard_normal((3, 7)), np.cumsum(rng.random((3, 7)), axis=1), rtol=1e-12)

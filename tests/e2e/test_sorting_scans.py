@@ -268,3 +268,49 @@ def test_ties_come_in_numpy_order(fn, dtype):
     introsort): a row with ties is sorted by NumPy's own function, so that NMS over quantized
     scores keeps NumPy's boxes; the -0.0s and 0.0s of np.sort stay where NumPy puts them."""
     check(fn, QUANTIZED.astype(dtype) if dtype != np.bool_ else QUANTIZED > 0.5)
+
+
+XP = np.array([0.0, 0.5, 1.0, 1.0, 2.5, 4.0])  # a repeated point: NumPy takes the last
+FP = np.array([1.0, -2.0, np.inf, 3.0, 0.5, 0.5])
+XS = np.array([np.nan, -1.0, 0.0, 0.25, 1.0, 1.5, 2.5, 3.0, 4.0, 7.0])
+
+
+@pytest.mark.parametrize("fn,args", [
+    pytest.param(lambda x, xp, fp: np.interp(x, xp, fp), (XS, XP, FP), id="cases"),
+    pytest.param(lambda x, xp, fp: np.interp(x, xp, fp, left=-1.0, right=9), (XS, XP, FP), id="left_right"),
+    pytest.param(lambda x, xp, fp: np.interp(x[5], xp, fp), (XS, XP, FP), id="scalar"),
+    pytest.param(lambda x, xp, fp: np.interp(x.reshape(2, 5), xp[:1], fp[:1]), (XS, XP, FP), id="one_point"),
+    pytest.param(lambda x, xp, fp: np.interp(-x, -xp[::-1][xp > 0.7], fp[xp > 0.7], left=0), (XS, XP, FP),
+                 id="run_time_length"),  # YOLOv5's ap_per_class: np.interp(-px, -conf[i], recall, left=0)
+    pytest.param(lambda x, xp, fp: np.interp(x, xp[xp > 3.0], fp[xp > 3.0]), (XS, XP, FP), id="run_time_one_point"),
+    pytest.param(lambda x, xp, fp: np.interp(x.astype(F32), xp.astype(np.int32), fp.astype(F32)), (XS[1:], XP, FP),
+                 id="other_dtypes"),
+])
+def test_interp(fn, args):
+    check(fn, *args)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda x, xp, fp: np.interp(x, xp, fp[1:]), id="lengths"),
+    pytest.param(lambda x, xp, fp: np.interp(x, xp[:0], fp[:0]), id="empty"),
+    pytest.param(lambda x, xp, fp: np.interp(x, xp[xp > 9], fp[xp > 9]), id="run_time_empty"),
+    pytest.param(lambda x, xp, fp: np.interp(x, xp[xp > 1], fp), id="run_time_lengths"),
+])
+def test_interp_raises(fn):
+    check_raises(fn, XS, XP, FP, exc=ValueError)
+
+
+def compute_ap(recall, precision):
+    # YOLOv5's metrics.compute_ap, its "interp" method
+    mrec = np.concatenate(([0.0], recall, [1.0]))
+    mpre = np.concatenate(([1.0], precision, [0.0]))
+    mpre = np.flip(np.maximum.accumulate(np.flip(mpre)))
+    x = np.linspace(0, 1, 101)
+    return np.trapezoid(np.interp(x, mrec, mpre), x), mpre
+
+
+def test_yolov5_compute_ap():
+    rng = np.random.default_rng(8)
+    recall, precision = np.sort(rng.random(40)), rng.random(40)
+    check(compute_ap, recall, precision, rtol=1e-12)
+    check(lambda r, p: compute_ap(r[p > 0.3], p[p > 0.3]), recall, precision, rtol=1e-12)

@@ -430,7 +430,24 @@ def sorted_(*args, **kwargs):
     return out
 
 
-_BUILTINS = ((max, max_), (min, min_), (float, float_), (int, int_), (print, print_), (sorted, sorted_))
+def _truth_of_items(builtin, reduce):
+    """Builtin any (all) of a 1-d traced array: the truth of its items, np.any's (np.all's), a
+    bool only the run may know (YOLOv5's segment2box: `... if any(x) else ...` of a mask's
+    result, whose length tracing does not know); else Python's."""
+
+    def call(*args, **kwargs):
+        if len(args) == 1 and not kwargs and isinstance(args[0], Tracer) and args[0].ndim == 1:
+            truth = reduce(args[0])
+            truth._weak, truth._scalar = bool, False  # Python's bool
+            return truth
+        return builtin(*args, **kwargs)
+
+    return call
+
+
+any_, all_ = _truth_of_items(any, np.any), _truth_of_items(all, np.all)
+_BUILTINS = ((max, max_), (min, min_), (float, float_), (int, int_), (print, print_), (sorted, sorted_), (any, any_),
+             (all, all_))
 
 
 def _extreme(builtin, better, args, kwargs):

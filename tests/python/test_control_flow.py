@@ -2084,3 +2084,22 @@ def test_sorted_by_keys_known_at_run_time(ties):
     s[2] = np.nan
     with pytest.raises(ValueError, match="NaN key"):
         strider.compile(sorted_by_traced_keys, strict=True)(s, rows)
+
+
+def segment2box(segment, width=640, height=640):
+    # YOLOv5's segment2box: builtin any of a mask's result picks the branch
+    x, y = segment.T
+    inside = (x >= 0) & (y >= 0) & (x <= width) & (y <= height)
+    x, y = x[inside], y[inside]
+    return np.array([x.min(), y.min(), x.max(), y.max()]) if any(x) else np.zeros((1, 4))
+
+
+def truths(x):
+    return any(x > 2), all(x > -5), any(x[x > 100]), all(x[x > 100]), any([1, 0]), all(x[:0])
+
+
+@pytest.mark.parametrize("shift", [0.0, -2000.0], ids=["inside", "none_inside"])
+def test_builtin_any_and_all_of_traced_arrays(shift):
+    rng = np.random.default_rng(14)
+    check(segment2box, rng.random((20, 2)) * 800 - 50 + shift)
+    check(truths, rng.random(5) * 4)

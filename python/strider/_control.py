@@ -430,6 +430,20 @@ def sorted_(*args, **kwargs):
     return out
 
 
+def in_(item, container, negate):
+    """`item in container` (`not in`, `negate`) in rewritten code: of a traced array (or a list a
+    traced loop filled) NumPy's `(container == item).any()`, a Python bool the run may decide
+    (YOLOv5's `if k in unique_classes`); else Python's."""
+    if isinstance(container, TracedList) and not isinstance(container, TracedRows):
+        container = container.array()
+    if not isinstance(container, Tracer):
+        return (item not in container) if negate else (item in container)
+    found = np.any(np.equal(container, item))
+    found = np.logical_not(found) if negate else found
+    found._weak, found._scalar = bool, False  # Python's bool
+    return found
+
+
 def _truth_of_items(builtin, reduce):
     """Builtin any (all) of a 1-d traced array: the truth of its items, np.any's (np.all's), a
     bool only the run may know (YOLOv5's segment2box: `... if any(x) else ...` of a mask's

@@ -515,6 +515,10 @@ class _Rewrite(ast.NodeTransformer):
             self.changed = True
             return ast.copy_location(_call("is_", node.left, node.comparators[0],
                                            ast.Constant(isinstance(node.ops[0], ast.IsNot))), node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):  # `k in unique_classes`
+            self.changed = True
+            return ast.copy_location(_call("in_", node.left, node.comparators[0],
+                                           ast.Constant(isinstance(node.ops[0], ast.NotIn))), node)
         if len(node.ops) == 1:
             return self._operator(node, node.ops[0], node.left, node.comparators[0])
         return node

@@ -2103,3 +2103,19 @@ def test_builtin_any_and_all_of_traced_arrays(shift):
     rng = np.random.default_rng(14)
     check(segment2box, rng.random((20, 2)) * 800 - 50 + shift)
     check(truths, rng.random(5) * 4)
+
+
+def membership(cls, c, scores):
+    # YOLOv5's ap_per_class: `if k in unique_classes`; NumPy's `in` is (a == k).any()
+    u = np.unique(cls)
+    keep = []
+    for i in range(cls.shape[0]):
+        if scores[i] > 0.5:
+            keep.append(int(cls[i]))
+    return (c in u), (c not in u), (3 in cls), [k for k in (0, 1, 7) if k in cls], 2.0 in [1.0, 2.0], 3 in keep
+
+
+@pytest.mark.parametrize("c", [3, 9])
+def test_in_of_traced_arrays_and_lists(c):
+    rng = np.random.default_rng(15)
+    check(membership, rng.integers(0, 5, 12), c, rng.random(12))

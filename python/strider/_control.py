@@ -33,7 +33,7 @@ from ._choice import (Choice, Undefined, apply, imply, implied, is_, knowing, me
 from ._choice import _kind
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import hold, put_back
-from ._creation import items
+from ._creation import items, kind_names
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
 from ._traced_numpy import RANDOM_STATES, stands_in
 from ._tracer import (Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at, as_tracer, bound, concrete,
@@ -747,6 +747,8 @@ def _kind_item(lst, value):
     counter = dict(lst.kinds).get(t.dtype)
     if counter is None:
         _widen(lst, t.dtype)
+        raise trace_error(f"appending a {t.dtype} number to a list of numbers of kinds {kind_names(lst)} after the "
+                          "loop that filled it", "append numbers of those kinds")
     trace = current_trace()
     count = _C.View(counter, [], [], 0)
     trace.op("copy", [np.add(Tracer(trace, count, np.int64, weak=int), 1)], count)

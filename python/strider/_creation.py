@@ -276,7 +276,7 @@ def _of_kinds(lst, dtype):
     t = lst.array(raw=True)
     if dtype is not None:
         if np.dtype(dtype) != t.dtype:  # (NumPy casts each number once, from its own kind)
-            raise trace_error(f"np.array of a list of numbers of several kinds ({_kind_names(lst)}) with dtype "
+            raise trace_error(f"np.array of a list of numbers of several kinds ({kind_names(lst)}) with dtype "
                               f"{np.dtype(dtype)}", f"give np.array their widest dtype, {t.dtype}, or none")
         return t
     trace = current_trace()
@@ -290,13 +290,13 @@ def _of_kinds(lst, dtype):
             other = term if other is None else np.logical_or(other, term)
     if other is not None:
         trace.check_assert(np.logical_not(other), (
-            f"np.array of a list a loop filled with numbers of several kinds ({_kind_names(lst)}) at {user_line()}: "
+            f"np.array of a list a loop filled with numbers of several kinds ({kind_names(lst)}) at {user_line()}: "
             f"NumPy's dtype is that of the kinds a call appends (float64 where none), the compiled program's "
             f"{t.dtype}"), RunInNumPy)
     return t
 
 
-def _kind_names(lst):
+def kind_names(lst):
     return ", ".join(str(kind) for kind, _ in lst.kinds)
 
 

@@ -2119,3 +2119,20 @@ def membership(cls, c, scores):
 def test_in_of_traced_arrays_and_lists(c):
     rng = np.random.default_rng(15)
     check(membership, rng.integers(0, 5, 12), c, rng.random(12))
+
+
+def kinds_then_another(x):
+    out = []
+    for v in x:
+        if v > 0.5:
+            out.append(0)
+        else:
+            out.append(v)
+    out.append(np.float32(1))
+    return np.array(out)
+
+
+def test_a_list_of_several_kinds_takes_no_new_kind_after_its_loop():
+    with pytest.raises(strider.TraceError, match="after the loop that filled it"):
+        strider.compile(kinds_then_another, strict=True)(np.array([0.2, 0.7]))
+    check(kinds_then_another, np.array([0.2, 0.7]), strict=False)

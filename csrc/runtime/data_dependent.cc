@@ -723,7 +723,7 @@ void sort_rows(const Graph& g, const Op& op, char* const* base) {
     auto sort = [&](int64_t begin, int64_t end) {
       Scratch<U, 2> keys_buffer(n);
       Scratch<int64_t, 3> order(0);
-      using Byte = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;  // (no vector<bool>: NumPy's bools are bytes)
+      using Byte = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;  // (NumPy's bools are bytes)
       Scratch<Byte, 6> values(0);
       std::vector<U>& keys = *keys_buffer;
       for (int64_t r = begin; r < end; ++r) {
@@ -732,7 +732,8 @@ void sort_rows(const Graph& g, const Op& op, char* const* base) {
         const int64_t step = in.strides[last];
         for (int64_t i = 0; i < n; ++i) keys[i] = sort_key(row[i * step]);
         const std::vector<int64_t>* chosen = &selected(keys, m, reverse, *order);
-        if ((positions ? numpy.argsort != nullptr : numpy.sort != nullptr) && ties(keys, *chosen, m)) {  // NumPy's order of the row (its values, for sort), reversed where asked
+        // a row with ties: NumPy's order of it (its values, for sort), reversed where asked
+        if ((positions ? numpy.argsort != nullptr : numpy.sort != nullptr) && ties(keys, *chosen, m)) {
           std::vector<Byte>& v = *values;
           v.resize(n);
           for (int64_t i = 0; i < n; ++i) v[i] = row[i * step];

@@ -68,9 +68,10 @@ CREATION = {
 def array_function(func, args, kwargs):
     handler = HANDLED.get(func)
     if handler is None:
-        mod = func.__module__ or "numpy"
-        prefix = "np." if mod.startswith("numpy") and mod.count(".") <= 1 else mod + "."
-        raise unsupported(f"{prefix}{func.__name__}", "see the README for the supported NumPy functions")
+        parts = (func.__module__ or "numpy").split(".")
+        # NumPy's public path (np.linalg.inv), without its private modules
+        prefix = ".".join(["np"] + [p for p in parts[1:] if not p.startswith("_")]) if parts[0] == "numpy" else ".".join(parts)
+        raise unsupported(f"{prefix}.{func.__name__}", "see the README for the supported NumPy functions")
     return handler(*args, **kwargs)
 
 

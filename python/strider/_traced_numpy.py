@@ -22,11 +22,24 @@ def _creation(traced, real):
 
     @functools.wraps(real)
     def call(*args, **kwargs):
-        if current_trace() is None or _internal(sys._getframe(1).f_code.co_filename):
+        if current_trace() is None or not _traced_code(sys._getframe(1)):
             return real(*args, **kwargs)
         return traced(*args, **kwargs)
 
     return call
+
+
+def _traced_code(frame):
+    """Whether a call from this frame is the traced function's: user code, not strider's or
+    NumPy's, and not a module the function imports for the first time (OC_SORT's `import lap`
+    inside a function: its globals are NumPy's arrays, kept after the call)."""
+    if _internal(frame.f_code.co_filename):
+        return False
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return False
+        frame = frame.f_back
+    return True
 
 
 def _refused(real, module):
@@ -35,7 +48,7 @@ def _refused(real, module):
 
     @functools.wraps(real)
     def call(*args, **kwargs):
-        if current_trace() is None or _internal(sys._getframe(1).f_code.co_filename):
+        if current_trace() is None or not _traced_code(sys._getframe(1)):
             return real(*args, **kwargs)
         raise unsupported(f"{module}.{real.__name__} inside a compiled function (it would be drawn once, "
                           "at trace time)", "draw the random values outside and pass them as arguments")

@@ -998,3 +998,29 @@ def test_huge_allocation_after_writes_fails_before_running():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "MemoryError [0.0, 0.0, 0.0]"
+
+
+def test_a_module_imported_first_inside_a_compiled_function_keeps_numpy_arrays(tmp_path, monkeypatch):
+    """Its top-level code runs while the function traces (OC_SORT's `import lap` inside a
+    function): NumPy's own functions serve it, so its globals are arrays after the call, not
+    values of the trace."""
+    (tmp_path / "strider_lazy_table.py").write_text(
+        "import numpy as np\n\ndef _make():\n    return np.ones(5) + np.random.random(5) * 0\n\n"
+        "TABLE = np.arange(5.0) * 2 + _make()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def shifted(x):
+        import strider_lazy_table
+        return x + strider_lazy_table.TABLE
+
+    try:
+        np.testing.assert_array_equal(strider.compile(shifted, strict=True)(np.ones(5)), [2.0, 4.0, 6.0, 8.0, 10.0])
+        import strider_lazy_table
+        assert type(strider_lazy_table.TABLE) is np.ndarray
+    finally:
+        sys.modules.pop("strider_lazy_table", None)
+
+
+def test_an_unsupported_function_is_named_by_numpy_s_public_path():
+    with pytest.raises(strider.UnsupportedError, match=r"np\.linalg\.inv is not supported"):
+        strider.compile(lambda m: np.linalg.inv(m), strict=True)(np.eye(3))

@@ -164,6 +164,33 @@ Choice.__array_ufunc__ = _array_ufunc
 Choice.takes_ufuncs = True  # what Tracer.__array_ufunc__ defers to
 
 
+def _sequences(choice):
+    """The sides of a Choice, where each is a tuple or a list and all are of one length: (their
+    (condition, value) pairs, the length); else None."""
+    alternatives = sides(choice)
+    lengths = {len(v) if type(v) in (tuple, list) else None for _, v in alternatives}
+    return (alternatives, lengths.pop()) if len(lengths) == 1 and None not in lengths else None
+
+
+def _iter(self):
+    """Unpacking a Choice of tuples (lists) of one length (Ultra-Light's `boxes, labels, probs =
+    predict(...)` of a function that returns early): their items, each the sides' merged (a
+    Choice where their kinds differ)."""
+    found = _sequences(self)
+    if found is None:
+        return _narrowed_use("__iter__")(self)
+    alternatives, n = found
+    return iter([merge([(c, v[i]) for c, v in alternatives], f"{self.name}[{i}]") for i in range(n)])
+
+
+def _len(self):
+    found = _sequences(self)
+    return found[1] if found is not None else _narrowed_use("__len__")(self)
+
+
+Choice.__iter__, Choice.__len__ = _iter, _len
+
+
 def sides(value):
     """(condition, value) for each side a value may be when the function runs: a Choice's, its
     own Choices' in turn; None: always. Inside a side of a branch whose condition decides the

@@ -2,6 +2,7 @@
 import functools
 import contextlib
 import os
+import re
 import sys
 import sysconfig
 import threading
@@ -93,5 +94,6 @@ def unsupported(what, instead):
 
 def trace_error(what, instead):
     # (the rewrite keeps what a function returns in a variable of its own: named as the user sees it)
-    what = what.replace("'__strider_return'", "the value a function returns")
+    what = re.sub(r"'__strider_return(\[\d+\])?'", lambda m: "the value a function returns" + (
+        f" (its item {m.group(1)[1:-1]})" if m.group(1) else ""), what)
     return TraceError(f"{where()}: {what}; {instead}")

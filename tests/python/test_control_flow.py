@@ -2136,3 +2136,23 @@ def test_a_list_of_several_kinds_takes_no_new_kind_after_its_loop():
     with pytest.raises(strider.TraceError, match="after the loop that filled it"):
         strider.compile(kinds_then_another, strict=True)(np.array([0.2, 0.7]))
     check(kinds_then_another, np.array([0.2, 0.7]), strict=False)
+
+
+def _predict(boxes, scores, threshold):
+    # Ultra-Light's predict: an early return of empty arrays where nothing passes
+    keep = scores > threshold
+    picked = boxes[keep]
+    if picked.shape[0] == 0:
+        return np.array([]), np.array([]), np.array([])
+    return picked, np.nonzero(keep)[0], scores[keep]
+
+
+def predicted(boxes, scores, threshold):
+    picked, labels, probs = _predict(boxes, scores, threshold)
+    return picked * 2, labels + 1, probs, len(_predict(boxes, scores, threshold))
+
+
+@pytest.mark.parametrize("threshold", [0.5, 2.0], ids=["some", "none"])
+def test_a_tuple_returned_early_unpacks_item_by_item(threshold):
+    rng = np.random.default_rng(16)
+    check(predicted, rng.random((8, 4)), rng.random(8), threshold)

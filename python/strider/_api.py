@@ -296,6 +296,8 @@ class CompiledFunction(_C.Dispatcher):
             try:
                 try:
                     result = converted(with_traced_numpy(self._fn), _control)(*posargs, **kwargs)
+                    if trace.refusals_in_try:  # caught by the function's own `except`: NumPy decides
+                        raise trace.refusals_in_try[0]
                 except Exception as e:
                     # Python code that needed a traced value and raised an error of its own for
                     # strider's refusal (struct.pack's 'f': struct.error) fails for that refusal

@@ -88,12 +88,23 @@ class GraphBreakWarning(UserWarning):
     UnsupportedError, which strict=True raises instead). Said once per function and reason."""
 
 
+# told of each refusal made (_tracer's _refusal_made: whether a `try` of the traced function may
+# catch it)
+REFUSALS_MADE = []
+
+
+def _made(error):
+    for told in REFUSALS_MADE:
+        told(error)
+    return error
+
+
 def unsupported(what, instead):
-    return UnsupportedError(f"{where()}: {what} is not supported by strider.compile; {instead}")
+    return _made(UnsupportedError(f"{where()}: {what} is not supported by strider.compile; {instead}"))
 
 
 def trace_error(what, instead):
     # (the rewrite keeps what a function returns in a variable of its own: named as the user sees it)
     what = re.sub(r"'__strider_return(\[\d+\])?'", lambda m: "the value a function returns" + (
         f" (its item {m.group(1)[1:-1]})" if m.group(1) else ""), what)
-    return TraceError(f"{where()}: {what}; {instead}")
+    return _made(TraceError(f"{where()}: {what}; {instead}"))

@@ -10,7 +10,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from . import _C, _ufuncs
 from ._errors import UnsupportedError, trace_error, unsupported
 from ._indexing import assign
-from ._tracer import (Extent, TracedRows, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous,
+from ._tracer import (Extent, TracedRows, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous, forgive,
                       current_trace, fresh, length_value, insertion_order, keep_order, known_by_static, known_scalar,
                       shape_of)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
@@ -149,7 +149,8 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         target = _shape_arg(shape if shape is not None else newshape, "reshape")
         try:
             return reshape_units(t, target)
-        except UnsupportedError:
+        except UnsupportedError as e:
+            forgive(e)
             return _reshape_at_run_time(t, target)
     shape = _infer_shape(_shape_arg(shape if shape is not None else newshape, "reshape"), t.size)
     view = t._view.reshape(shape) if copy is not True else None

@@ -9,6 +9,7 @@ import threading
 import numpy as np
 
 from . import _C
+from . import _errors as _errors_module
 from ._errors import _internal, trace_error, unsupported, user_file, user_location
 
 # What Tracer's NumPy protocols, indexing and ndarray methods call, by name: the implementations
@@ -131,19 +132,46 @@ _CHECK_ERRORS = (AssertionError, ValueError, OverflowError, ZeroDivisionError, R
 def _not_in_a_try(name):
     """A check raises when the function runs, after the compiled program's call: a `try` of the
     traced function around it (ipazc's MTCNN: `try: return b[idx] except IndexError: ...`) would
-    not catch it, as NumPy's run's does. A TraceError there (a graph break: NumPy runs the call);
-    a `with` block's handler (np.errstate) is not one. Frames up to the trace's start, the traced
-    function's and those it calls."""
+    not catch it, as NumPy's run's does. A TraceError there (a graph break: NumPy runs the call)."""
+    found = _user_try()
+    if found is not None:
+        raise trace_error(f"{_CHECKED.get(name, 'a value')} known only when the function runs, checked inside a `try` "
+                          f"(at {found[0]}:{found[1]}) whose handler would not see the error",
+                          "check it before the try, or outside the function")
+
+
+def _user_try():
+    """(file, line) of a `try` of the traced function (or of a function it calls) around the
+    code running now, else None; a `with` block's handler (np.errstate) is not one."""
     frame = sys._getframe(2)
     while frame is not None and frame.f_code.co_name != "_trace_and_lower":
         code = frame.f_code
         if not _internal(code.co_filename):
             for start, end in _try_ranges(code):
                 if start <= frame.f_lasti < end:
-                    raise trace_error(f"{_CHECKED.get(name, 'a value')} known only when the function runs, checked "
-                                      f"inside a `try` (at {code.co_filename}:{frame.f_lineno}) whose handler would "
-                                      "not see the error", "check it before the try, or outside the function")
+                    return code.co_filename, frame.f_lineno
         frame = frame.f_back
+    return None
+
+
+def _refusal_made(error):
+    """A refusal (TraceError, UnsupportedError) made inside a `try` of the traced function: its
+    `except Exception` would take strider's refusal for the function's own error and trace the
+    handler's path (COCOeval's accumulate: `try: ... except: pass`). The trace keeps it, and
+    raises it if the function returns all the same (a graph break: NumPy runs the call)."""
+    trace = current_trace()
+    if trace is not None and _user_try() is not None:
+        trace.refusals_in_try.append(error)
+
+
+_errors_module.REFUSALS_MADE.append(_refusal_made)
+
+
+def forgive(error):
+    """A refusal strider itself caught (it then takes another way): no trace raises it later."""
+    trace = current_trace()
+    if trace is not None:
+        trace.refusals_in_try[:] = [e for e in trace.refusals_in_try if e is not error]
 
 
 _CHECKED = {"check_index": "an index", "check_assert": "a condition", "check_equal": "a length",
@@ -259,6 +287,7 @@ class Trace:
         self.choice_facts = {}
         self.target = "cpu"
         self.refused = None  # the last needs_value: why a trace that then failed failed
+        self.refusals_in_try = []  # refusals made inside a `try` of the traced function (_refusal_made)
         self._prev = None
 
     def refuse_side_effect(self, what):
@@ -1069,10 +1098,12 @@ class Tracer:
     @property
     def __class__(self):
         """What the user's isinstance checks see (type(x) stays Tracer): np.ndarray, the NumPy
-        scalar type for what NumPy hands back as one, Tracer for a traced Python number (whose
-        isinstance(x, int) NumPy's own code does not expect to be true of an array)."""
+        scalar type for what NumPy hands back as one, the Python type of a traced Python number
+        (mmdet's eval_recalls: `isinstance(proposal_nums, int)` of an argument), which NumPy's
+        and strider's own code see as Tracer (their isinstance(x, int) does not expect an array)."""
         if self._weak is not None:
-            return Tracer
+            user = not self.ndim and not _internal(sys._getframe(1).f_code.co_filename)
+            return self._weak if user else Tracer
         return self.dtype.type if self._scalar else np.ndarray
 
     @property

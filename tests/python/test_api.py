@@ -850,3 +850,18 @@ def test_a_partial_compiles_as_its_function_with_its_arguments_first():
     same(compiled(boxes, scores, top=5), partial(boxes, scores, top=5))
     assert compiled.__name__ == "_top_over" and "thresh=0.5" in str(inspect.signature(compiled))
     assert "argsort" in compiled.explain(boxes, scores).ir and compiled.stats()["traces"] >= 1
+
+
+def recall_params(proposal_nums, iou_thrs, flag):
+    # mmdet's set_recall_param: Python numbers the caller passes are Python's to isinstance
+    if isinstance(proposal_nums, int):
+        proposal_nums = np.array([proposal_nums])
+    if isinstance(iou_thrs, float):
+        iou_thrs = np.array([iou_thrs])
+    return proposal_nums[-1] * np.ones(2), iou_thrs * 2, isinstance(flag, int), isinstance(flag, bool), \
+        isinstance(proposal_nums[0], np.ndarray)
+
+
+def test_isinstance_of_a_python_number_argument_is_python_s():
+    check(recall_params, 5, 0.5, True)
+    check(recall_params, np.array([3, 5]), np.array([0.5, 0.7]), False)

@@ -215,3 +215,34 @@ def test_an_index_error_inside_a_try_is_the_try_s():
         for idx in (np.array([3, 12]), np.array([3, 1])):
             np.testing.assert_array_equal(compiled(b, idx), picked_or_head(b, idx))
     check(scaled_in_errstate, b, np.array([3, 1]))
+
+
+def inverse_or_zero(x):
+    try:
+        y = np.linalg.inv(x)  # refused: strider's error must not reach this handler
+    except Exception:
+        y = x * 0
+    return y
+
+
+def precision_at(pr, inds):
+    # COCOeval's accumulate: a bare except around reads at indices only the run knows
+    q = np.zeros(2)
+    try:
+        for ri, pi in enumerate(inds):
+            q[ri] = pr[pi]
+    except:  # noqa: E722
+        pass
+    return q
+
+
+@pytest.mark.parametrize("fn,args", [(inverse_or_zero, (np.eye(2) * 2,)),
+                                     (precision_at, (np.array([1.0, 0.5, 0.25]), np.array([2, 1])))])
+def test_a_refusal_inside_a_broad_except_breaks_the_graph(fn, args):
+    """strider's own refusal is an Exception: caught by the function's handler while tracing, the
+    handler's path was compiled (silently wrong). The trace raises it after all: NumPy runs."""
+    with pytest.raises(strider.StriderError):
+        strider.compile(fn, strict=True)(*args)
+    with pytest.warns(strider.GraphBreakWarning):
+        got = strider.compile(fn, strict=False)(*args)
+    np.testing.assert_array_equal(got, fn(*args))

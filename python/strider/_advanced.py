@@ -375,9 +375,10 @@ def _checked(idx, n, axis):
     span = trace.ranges.get(idx._view.storage)
     if span is None and (known := concrete(idx)) is not None and known.size:
         span = int(known.min()), int(known.max()) + 1
-        if not isinstance(n, Extent) and not -int(n) <= known.min() <= known.max() < int(n):
+        if not trace.loops and not isinstance(n, Extent) and not -int(n) <= known.min() <= known.max() < int(n):
             # known now: raised while tracing, where a `try` around it catches it as NumPy's run
-            # does (ipazc's MTCNN: `try: b[:, [6, 7]] -= 1 except IndexError`)
+            # does (ipazc's MTCNN: `try: b[:, [6, 7]] -= 1 except IndexError`); in a loop or
+            # branch on a traced condition, only where the run takes that path (a check)
             bad = known.reshape(-1)[(known.reshape(-1) < -int(n)) | (known.reshape(-1) >= int(n))][0]
             raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
     if span is not None and 0 <= span[0] and (trace.below_length(idx, n.storage) if isinstance(n, Extent)

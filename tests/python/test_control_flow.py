@@ -2156,3 +2156,15 @@ def predicted(boxes, scores, threshold):
 def test_a_tuple_returned_early_unpacks_item_by_item(threshold):
     rng = np.random.default_rng(16)
     check(predicted, rng.random((8, 4)), rng.random(8), threshold)
+
+
+def columns_if_over(x, t):
+    if x.sum() > t:
+        return x[:, [0, 13]]  # out of range: NumPy raises only where this side runs
+    return x[:, :2] * 1
+
+
+def test_an_index_out_of_range_on_one_side_of_a_branch_raises_where_it_runs():
+    x = np.arange(20.0).reshape(2, 10)
+    check(columns_if_over, x, 1e9)
+    check_raises(columns_if_over, x, 0.0, exc=IndexError)

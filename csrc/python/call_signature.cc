@@ -182,6 +182,12 @@ class Walk {
     } else if (policy_ == DevicePolicy::Refuse && on_device(o)) {
       refuse_device(o);
     }
+    if (PySlice_Check(o)) {  // unhashable before Python 3.12: kept by its bounds (supervision's get_data_item)
+      const auto* s = reinterpret_cast<PySliceObject*>(o);
+      py::tuple bounds = py::make_tuple(py::handle(reinterpret_cast<PyObject*>(&PySlice_Type)), py::handle(s->start),
+                                        py::handle(s->stop), py::handle(s->step));
+      return add_static(o, bounds.ptr());
+    }
     if (PyObject_Hash(o) == -1) {
       PyErr_Clear();
       // an unhashable object of attributes (a @dataclass config): by identity, as a plain
@@ -251,7 +257,7 @@ class Walk {
   // whose function then runs the call on this walk.
   void refuse_device(PyObject* o) {
     Refusal r{"an array in GPU memory (" + type_name_text(o) + ") with target='cpu'",
-              "compile with target='cuda' or target='auto'"};
+              "compile with target='cuda' or target='auto'", true};
     if (policy_ != DevicePolicy::Route) throw r;
     out_.routed = std::move(r);
     if (!cuda_unavailable_reason().empty()) throw RoutedNowhere{};

@@ -42,6 +42,7 @@ struct Source {
 /// Why a call cannot run, in NumPy's terms: what it passed and what to pass instead.
 struct Refusal {
   std::string what, instead;
+  bool device = false;  // an array in GPU memory, which NumPy cannot run on: raised in every mode
 };
 
 /// What a call does with arrays in GPU memory: the compiled function's target decides.

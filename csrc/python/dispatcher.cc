@@ -103,7 +103,12 @@ Dispatcher::Found Dispatcher::resolve(py::handle self, PyObject* args, PyObject*
                                       py::object* inlined) {
   // a trace that finds sources the walk did not read asks for another walk (in practice one)
   for (int walks = 0;; ++walks) {
-    if (walks == kMaxWalks) throw std::runtime_error("strider: the sources a compiled function reads did not settle");
+    if (walks == kMaxWalks) {
+      if (!inlined || tracing()) throw std::runtime_error("strider: the sources a compiled function reads did not settle");
+      self.attr("_argument_break")("the numbers and sources the function reads settle in no signature",
+                                   "pass what it reads as arrays");
+      return Found{py::none(), nullptr, false, true};
+    }
     if (walks) sig.clear();
     Found found = walk_and_find(self, args, kwargs, sig, inlined);
     if (!found.walk_again) return found;
@@ -123,6 +128,11 @@ Dispatcher::Found Dispatcher::walk_and_find(py::handle self, PyObject* args, PyO
     call_signature(params_, sources_, static_numbers_, policy_, dispatch_hooks().device_kinds, args, kwargs, sig);
   } catch (const Refusal& r) {
     if (inline_call()) return {};
+    // an argument strider cannot take (a string array, a slice): NumPy runs the call, or strict raises
+    if (!r.device && inlined) {
+      self.attr("_argument_break")(r.what, r.instead);
+      return Found{py::none(), nullptr, false, true};
+    }
     refuse(r);
   } catch (const RoutedNowhere&) {
     if (inline_call()) return {};
@@ -131,6 +141,10 @@ Dispatcher::Found Dispatcher::walk_and_find(py::handle self, PyObject* args, PyO
     throw std::logic_error("strider: _cuda_refusal returned");
   } catch (const LayoutRefusal&) {
     if (inline_call()) return {};
+    if (inlined) {  // a call, not explain(): NumPy runs it where strict=False and no array is on the GPU
+      self.attr("_leaves_refused")(sig.leaf_tuple());
+      return Found{py::none(), nullptr, false, true};
+    }
     dispatch_hooks().refuse_leaves(sig.leaf_tuple());
     throw std::logic_error("strider: the dispatcher refused arguments that _refuse_leaves accepts");
   } catch (const py::type_error&) {

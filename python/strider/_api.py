@@ -240,6 +240,29 @@ class CompiledFunction(_C.Dispatcher):
         _LOG.info("%s", message)
         warnings.warn(message, GraphBreakWarning, stacklevel=stacklevel)
 
+    def _argument_break(self, what, instead, stacklevel=3):
+        """A call with an argument strider cannot take (a string or complex array, a slice), or
+        whose signature does not settle: strict=True raises UnsupportedError; else the call runs
+        in NumPy, said once (a GraphBreakWarning), as a graph break."""
+        error = unsupported(what, instead)
+        if self._strict:
+            raise error
+        reason = str(error).split(": ", 1)[-1]
+        if reason not in self._said:
+            self._count("graph_breaks", 1)
+        self._say_once(reason, f"{reason}: the call runs in NumPy", stacklevel=stacklevel)
+
+    def _leaves_refused(self, leaves):
+        """_argument_break for the arrays the dispatcher could not take (_refuse_leaves says why);
+        arrays in GPU memory, which NumPy cannot run on, raise in every mode."""
+        try:
+            _refuse_leaves(leaves)
+        except UnsupportedError as e:
+            if any(isinstance(a, _C.DeviceArray) for a in leaves):
+                raise
+            what, _, instead = str(e).partition(" is not supported by strider.compile; ")
+            self._argument_break(what.split(": ", 1)[-1], instead, stacklevel=4)
+
     def _run_in_numpy(self, args, kwargs):
         """A call of a signature that breaks (_graph_break): the function itself."""
         return self._fn(*args, **kwargs)
@@ -307,7 +330,7 @@ class CompiledFunction(_C.Dispatcher):
             except Specialize as s:  # numbers the caller passes are needed as values
                 capture.restore()
                 capture.undo()
-                self._specialize_numbers(sig, [arg_storages[sid][1] for sid in s.storages])
+                self._specialize_numbers(sig, _with_siblings(sig, [arg_storages[sid][1] for sid in s.storages]))
                 return None
             except Exception:
                 if not capture.found:
@@ -384,6 +407,32 @@ class CompiledFunction(_C.Dispatcher):
 
 # calls enter the dispatcher straight from CPython's call slot (no Python frame)
 _C.install_call_slot(CompiledFunction)
+
+
+def _with_siblings(sig, leaves):
+    """The leaves a trace needs as values, with the other numbers of the argument (a list, tuple
+    or dict, nested too) each is in: a loop over a list of floats (`if s[j] < t: continue`, or
+    max() of rows' items) needs them all, so they are made static at once, not with a trace (and
+    a walk of the call) for each."""
+    marks = [object() for _ in sig.leaves]
+    index = {id(m): i for i, m in enumerate(marks)}
+    needed = set(leaves)
+
+    def numbers(value, found):
+        if type(value) in (list, tuple):
+            for v in value:
+                numbers(v, found)
+        elif type(value) is dict:
+            numbers(list(value.values()), found)
+        elif id(value) in index and isinstance(sig.leaves[index[id(value)]], (int, float, np.generic)):
+            found.append(index[id(value)])
+        return found
+
+    for value in sig.arguments(marks, _MISSING):
+        found = numbers(value, [])
+        if needed & set(found):
+            needed.update(found)
+    return sorted(needed)
 
 
 def _importable(fn):

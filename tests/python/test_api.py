@@ -865,3 +865,43 @@ def recall_params(proposal_nums, iou_thrs, flag):
 def test_isinstance_of_a_python_number_argument_is_python_s():
     check(recall_params, 5, 0.5, True)
     check(recall_params, np.array([3, 5]), np.array([0.5, 0.7]), False)
+
+
+def _item_doubled(x, i):
+    return x[i] * 2
+
+
+def test_a_slice_argument_is_static_by_its_bounds():
+    compiled = strider.compile(_item_doubled, strict=True)
+    x = np.arange(10.0)
+    for i in (slice(1, 3), slice(1, 3), slice(2, 8, 2), slice(None, None, -3)):
+        same(compiled(x, i), x[i] * 2)
+    assert counters(compiled) == (3, 1)
+
+
+@pytest.mark.parametrize("x,i", [(np.array(["a", "b", "c"]), 1), (np.array([1 + 2j, 3j]), 0), ({1, 2}, None)],
+                         ids=["strings", "complex", "set"])
+def test_an_argument_strider_cannot_take_runs_in_numpy_unless_strict(x, i):
+    fn = (lambda s, _: len(s)) if isinstance(x, set) else _item_doubled
+    with pytest.raises(strider.UnsupportedError):
+        strider.compile(fn, strict=True)(x, i)
+    with pytest.warns(strider.GraphBreakWarning, match="the call runs in NumPy"):
+        assert strider.compile(fn, strict=False)(x, i) == fn(x, i)
+
+
+def _sum_over(s, t):
+    total = 0.0
+    for j in range(len(s)):
+        if s[j] < t:
+            continue
+        total += s[j]
+    return total
+
+
+def test_the_numbers_of_a_list_needed_as_values_are_static_at_once():
+    """A loop over a list of floats that decides on each (ensemble_boxes' prefilter): one more
+    trace for all of them, not one (and a walk of the call) a number, which ran out of walks."""
+    s = [float(v) for v in np.random.default_rng(17).random(200)]
+    compiled = strider.compile(_sum_over, strict=True)
+    assert compiled(s, 0.5) == _sum_over(s, 0.5)
+    assert compiled.stats()["traces"] <= 3

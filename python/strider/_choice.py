@@ -51,7 +51,7 @@ def _known_side(value):
 
 
 @refusing("complex", "floordiv", "rfloordiv", "mod", "rmod", "pow", "rpow", "matmul", "rmatmul", "and", "rand", "or",
-          "ror", "xor", "rxor", "eq", "ne", "pos", "abs", "invert", "array_function", "hash")
+          "ror", "xor", "rxor", "pos", "abs", "invert", "array_function", "hash")
 class Choice:
     __slots__ = ("cond", "then", "other", "name")
 
@@ -127,11 +127,13 @@ def bound(value):
 # that computing the side the condition does not pick is harmless (Python's own errors on the
 # numbers of a side are refused while tracing).
 _BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv}
-_COMPARE = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
+_COMPARE = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge, "eq": operator.eq,
+            "ne": operator.ne}
 _UNARY = {"neg": operator.neg, "pos": operator.pos, "abs": operator.abs}
 _UFUNC_OPERATORS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
                     np.true_divide: operator.truediv, np.less: operator.lt, np.less_equal: operator.le,
-                    np.greater: operator.gt, np.greater_equal: operator.ge, np.negative: operator.neg,
+                    np.greater: operator.gt, np.greater_equal: operator.ge, np.equal: operator.eq,
+                    np.not_equal: operator.ne, np.negative: operator.neg,
                     np.positive: operator.pos, np.absolute: operator.abs}
 _UFUNCS = set(_UFUNC_OPERATORS) | {np.maximum, np.minimum, np.fmax, np.fmin, np.sqrt, np.exp, np.log, np.square,
                                    np.floor, np.ceil, np.rint, np.isnan, np.isfinite, np.logical_and, np.logical_or,

@@ -1182,7 +1182,11 @@ class _Region:
             weak = _number_type(value)
         else:
             kinds = [_number_type(v) or _scalar_type(v) for v in value]
-            if None in kinds or not kinds:
+            if any(type(v) is Choice for v in value):
+                # a position whose type the run decides (ensemble_boxes' `x2 = 1` or a float):
+                # returned, the list's items are the run's (a mixed list)
+                weak, mixed = None, True
+            elif None in kinds or not kinds:
                 weak = None
             elif type(value) is list and len(set(kinds)) == 1 and kinds[0] in (bool, int, float):
                 weak = kinds[0]

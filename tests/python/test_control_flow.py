@@ -2168,3 +2168,45 @@ def test_an_index_out_of_range_on_one_side_of_a_branch_raises_where_it_runs():
     x = np.arange(20.0).reshape(2, 10)
     check(columns_if_over, x, 1e9)
     check_raises(columns_if_over, x, 0.0, exc=IndexError)
+
+
+def clipped_widths(b):
+    # ensemble_boxes' prefilter_boxes: coordinates clipped to ints or kept as floats, then
+    # compared and subtracted, and rows of them
+    out, rows = [], []
+    for j in range(len(b)):
+        x1, x2 = float(b[j][0]), float(b[j][1])
+        if x1 < 0:
+            x1 = 0
+        if x2 > 1:
+            x2 = 1
+        if (x2 - x1) == 0.0 or x2 != x2:
+            continue
+        out.append(x2 - x1)
+        rows.append([x1, 0.5])
+    return np.array(out, dtype=np.float64), np.array(rows, dtype=np.float64)
+
+
+def test_numbers_of_two_kinds_compare_and_subtract():
+    rng = np.random.default_rng(18)
+    check(clipped_widths, np.array([[-0.5, 1.5], [0.2, 0.2], [0.1, 0.3]]))
+    check(clipped_widths, rng.random((20, 2)) * 2 - 0.5)
+
+
+def rows_of_kinds(b):
+    out = []
+    for j in range(len(b)):
+        x = float(b[j])
+        if x > 1:
+            x = 1
+        out.append([x, 0.5])
+    return out
+
+
+def test_rows_whose_positions_the_run_types_are_returned_by_numpy():
+    """A row's position holds an int or a float as the run decides: the list returned runs in
+    NumPy (it came back as arrays)."""
+    b = np.linspace(0, 2, 10)
+    with pytest.raises(ValueError, match="returned"):
+        strider.compile(rows_of_kinds, strict=True)(b)
+    check(rows_of_kinds, b, strict=False)

@@ -261,6 +261,11 @@ def callee(fn):
         # the trace's np.empty stand-in, a Tracer, where it writes an array)
         raise unsupported(f"{type(fn.__self__).__name__}.{fn.__name__} inside a compiled function (it would be drawn "
                           "once, at trace time)", "draw the random values outside and pass them as arguments")
+    if type(fn).__module__.startswith("numba") and hasattr(fn, "py_func"):
+        # numba's dispatcher takes arrays, not traced values (it failed inside numba's own code)
+        raise unsupported(f"calling {fn.py_func.__name__}, a function compiled by numba, inside a compiled function",
+                          f"call its Python function ({fn.py_func.__name__}.py_func), which strider traces, or call it "
+                          "outside")
     if isinstance(fn, type) and issubclass(fn, np.generic):
         return functools.partial(scalar_type_, fn)
     positions = _array_positions(fn)

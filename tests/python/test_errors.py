@@ -355,3 +355,18 @@ def test_iterating_a_run_time_length_outside_a_rewritten_loop_says_so():
     with pytest.raises(strider.TraceError, match=r"iterating over an array whose length is known only when the "
                                                  r"function runs .* \(set\(\), list\(\)"):
         strider.compile(lambda x: set(x[x > 0.5]), strict=True)(np.array([0.2, 0.7, 0.9]))
+
+
+def test_a_numba_function_called_inside_is_named_at_the_user_s_line():
+    numba = pytest.importorskip("numba", reason="numba is a peer of the benchmark, installed by `make demo`")
+    overlap = numba.njit(lambda a, b: max(0.0, min(a[2], b[2]) - max(a[0], b[0])))
+
+    def pair_overlap(a, b):
+        return overlap(a, b)
+
+    a, b = np.array([0.1, 0.1, 0.5, 0.5]), np.array([0.2, 0.2, 0.6, 0.6])
+    with pytest.raises(strider.UnsupportedError, match=r"test_errors.py:\d+: calling <lambda>, a function compiled "
+                                                         r"by numba"):
+        strider.compile(pair_overlap, strict=True)(a, b)
+    with pytest.warns(strider.GraphBreakWarning):
+        assert strider.compile(pair_overlap, strict=False)(a, b) == pair_overlap(a, b)

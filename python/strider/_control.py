@@ -551,7 +551,7 @@ def _short_circuit(thunks, stop_on, values=False):
                 then = (lambda _: (_condition(_short_circuit(rest, stop_on)),))
                 other = (lambda _: (_const_bool(stop_on),))
             first, second = (other, then) if stop_on else (then, other)
-            name = "value" if values else "condition"
+            name = "__strider_boolop" if values else "condition"
             test = _condition(v)
             (out,) = if_stmt(test, first, second, (Undefined(name),), (name,))
             if not values:  # `a or b` false says what a false says; `a and b` true, what a true says
@@ -569,7 +569,8 @@ def ifexp_(test, then, other):
     value (each side traced; values of two kinds a Choice)."""
     if not _is_traced(test):
         return then() if test else other()
-    (value,) = if_stmt(test, lambda _: (then(),), lambda _: (other(),), (Undefined("value"),), ("value",))
+    (value,) = if_stmt(test, lambda _: (then(),), lambda _: (other(),), (Undefined("__strider_ifexp"),),
+                       ("__strider_ifexp",))
     return value
 
 

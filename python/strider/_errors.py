@@ -103,8 +103,12 @@ def unsupported(what, instead):
     return _made(UnsupportedError(f"{where()}: {what} is not supported by strider.compile; {instead}"))
 
 
+# the rewrite's own variables, named in messages as the user sees them
+_SHOWN = {"__strider_return": "the value a function returns", "__strider_ifexp": "the value of an `a if c else b`",
+          "__strider_boolop": "the value of an `a and b` (`or`)"}
+
+
 def trace_error(what, instead):
-    # (the rewrite keeps what a function returns in a variable of its own: named as the user sees it)
-    what = re.sub(r"'__strider_return(\[\d+\])?'", lambda m: "the value a function returns" + (
-        f" (its item {m.group(1)[1:-1]})" if m.group(1) else ""), what)
+    what = re.sub(r"'(__strider_\w+?)(\[\d+\])?'", lambda m: _SHOWN.get(m.group(1), m.group(1)) + (
+        f" (its item {m.group(2)[1:-1]})" if m.group(2) else ""), what)
     return _made(TraceError(f"{where()}: {what}; {instead}"))

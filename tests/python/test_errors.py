@@ -370,3 +370,13 @@ def test_a_numba_function_called_inside_is_named_at_the_user_s_line():
         strider.compile(pair_overlap, strict=True)(a, b)
     with pytest.warns(strider.GraphBreakWarning):
         assert strider.compile(pair_overlap, strict=False)(a, b) == pair_overlap(a, b)
+
+
+def _dets_or_none(s):
+    dets = None if s.max() < 0.5 else np.stack([s, s], 1)  # ByteTrack's onnx demo
+    return dets[:, :-1]
+
+
+def test_a_conditional_expression_s_value_is_named_as_such():
+    with pytest.raises(strider.TraceError, match=r"the value of an `a if c else b` holds None or a 2-d float64 array"):
+        strider.compile(_dets_or_none, strict=True)(np.array([0.2, 0.7]))

@@ -550,7 +550,17 @@ def _traced_slices(t, key):
     return tuple(keys)
 
 
+def _one_bool(key):
+    """A boolean scalar as a whole key (YOLOv7's `predictions[np.squeeze(scores) > t]` of one
+    detection), as NumPy reads it: a mask of one element over a new first axis; else None."""
+    if isinstance(key, (bool, np.bool_)) or (isinstance(key, Tracer) and key.dtype == np.bool_ and key.ndim == 0):
+        return as_tracer(key).reshape(1)
+    return None
+
+
 def getitem(t, key):
+    if (mask := _one_bool(key)) is not None:
+        return getitem(t[None], mask)
     key = _lists_as_arrays(key)
     if (traced := _traced_slices(t, key)) is not None:  # a copy where NumPy's is a view: written back only by x[key] op= v
         r = getitem_plain(t, traced)
@@ -626,6 +636,8 @@ def _has_adv(t, key):
 
 def setitem(t, key, value):
     check_writeable(t)
+    if (mask := _one_bool(key)) is not None:
+        return setitem(t[None], mask, value)
     key = _lists_as_arrays(key)
     if type(value) is Choice and number_sides(value):
         # a number of one of several kinds (a Python float, a float32 scalar) is stored as t's dtype either way

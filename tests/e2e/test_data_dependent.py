@@ -1021,3 +1021,19 @@ def test_stack_of_the_rows_of_a_run_time_length(axis):
     x = rnd((6, 4), F64, seed=41)
     check(lambda x: np.stack(x[x[:, 0] > 0.5], axis=axis), x)
     check_raises(lambda x: np.stack(x[x[:, 0] > 2.0], axis=axis), x, exc=ValueError)
+
+
+def _rows_if(p, s):
+    # YOLOv7's parse_processed_output of one detection: np.squeeze of a (1, 1) score is 0-d
+    return p[np.squeeze(s) > 0.5], p[True], p[False]
+
+
+def _write_if(p, s):
+    p[np.squeeze(s) > 0.5] = -1.0
+    return p
+
+
+@pytest.mark.parametrize("score", [0.9, 0.1])
+def test_a_boolean_scalar_index_is_a_mask_over_a_new_axis(score):
+    check(_rows_if, rnd((1, 6), F64, seed=42), np.array([[score]]))
+    check(_write_if, rnd((2, 3), F64, seed=43), np.array([[score]]))

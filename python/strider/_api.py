@@ -241,7 +241,7 @@ class CompiledFunction(_C.Dispatcher):
         warnings.warn(message, GraphBreakWarning, stacklevel=stacklevel)
 
     def _argument_break(self, what, instead, stacklevel=3):
-        """A call with an argument strider cannot take (a string or complex array, a slice), or
+        """A call with an argument strider cannot take (a string or complex array, a set), or
         whose signature does not settle: strict=True raises UnsupportedError; else the call runs
         in NumPy, said once (a GraphBreakWarning), as a graph break."""
         error = unsupported(what, instead)

@@ -503,9 +503,10 @@ def _run_time(v):
 
 
 def _traced_slices(t, key):
-    """A key whose one slice has a bound known only at run time (dets[i + 1:, 4] in a loop) with
-    that slice as the index array of its positions, which NumPy's advanced indexing reads and
-    writes as the slice would (ints beside it move nothing); None where the key has none."""
+    """A key whose slices have bounds known only at run time (dets[i + 1:, 4] in a loop, a crop
+    mask[y1:y2, x1:x2]) with each such slice as the index array of its positions, shaped to
+    broadcast as an outer product, which NumPy's advanced indexing reads and writes as the slices
+    would (ints beside them move nothing); None where the key has none."""
     keys = list(key) if isinstance(key, tuple) else [key]
     at = [j for j, k in enumerate(keys) if isinstance(k, slice) and any(_run_time(p) for p in (k.start, k.stop, k.step))]
     if not at:
@@ -513,12 +514,20 @@ def _traced_slices(t, key):
     simple = all(isinstance(k, (slice, int, np.integer)) or (isinstance(k, Tracer) and k.ndim == 0 and k.dtype.kind in "iu")
                  for j, k in enumerate(keys) if j not in at)
     ints = [j for j, k in enumerate(keys) if not isinstance(k, slice)] + at
-    if len(at) > 1 or not simple or len(keys) > t.ndim or max(ints) - min(ints) + 1 != len(ints):
-        raise unsupported("a slice whose bound is known only when the function runs, beside other such slices, "
-                          "index arrays, None or ... or apart from the integer indices",
-                          "index with one such slice next to the integer indices (x[i + 1:, 4])")
-    j = at[0]
-    s, n = keys[j], t.shape[j]
+    if not simple or len(keys) > t.ndim or max(ints) - min(ints) + 1 != len(ints):
+        raise unsupported("a slice whose bound is known only when the function runs beside index arrays, None or "
+                          "..., or apart from the integer indices and other such slices",
+                          "index with such slices next to each other and the integer indices (x[i + 1:, 4])")
+    for m, j in enumerate(at):
+        idx = _slice_positions(keys[j], t.shape[j])
+        keys[j] = idx[(slice(None),) + (None,) * (len(at) - 1 - m)]  # (the m-th of an outer product)
+    return tuple(keys)
+
+
+def _slice_positions(s, n):
+    """The positions a slice with a bound known only at run time takes of a dimension of length n,
+    an index array of a run-time length; one array per slice (x[i + 1:, 2] - x[i + 1:, 0] has one
+    run-time length)."""
     if s.step is not None and (_run_time(s.step) or int(s.step) != 1):
         raise unsupported("a slice with a step and a bound known only when the function runs", "slice with step 1")
     trace = current_trace()
@@ -528,11 +537,9 @@ def _traced_slices(t, key):
             v = v.value()
         return None if v is None else trace.value_key(v) if isinstance(v, Tracer) else ("int", int(v))
 
-    # one index array per slice (x[i + 1:, 2] - x[i + 1:, 0] has one run-time length)
     cache = ("traced slice", key_of(s.start), key_of(s.stop), n.storage if isinstance(n, Extent) else int(n))
     if (idx := trace.sliced.get(cache)) is not None:
-        keys[j] = idx
-        return tuple(keys)
+        return idx
     length = _length(n)
 
     def clip(v, default):
@@ -546,8 +553,7 @@ def _traced_slices(t, key):
     idx = arange_at(start, 1, Extent(bound(n), count_._view.storage))
     trace.ranges[idx._view.storage] = (0, bound(n))
     trace.sliced[cache] = idx
-    keys[j] = idx
-    return tuple(keys)
+    return idx
 
 
 def _one_bool(key):

@@ -1037,3 +1037,38 @@ def _write_if(p, s):
 def test_a_boolean_scalar_index_is_a_mask_over_a_new_axis(score):
     check(_rows_if, rnd((1, 6), F64, seed=42), np.array([[score]]))
     check(_write_if, rnd((2, 3), F64, seed=43), np.array([[score]]))
+
+
+def _crop_stats(m, b):
+    # a crop of a mask at a box only the run knows (CenterNet's gaussian drawing, YOLOv8-seg)
+    x1, y1, x2, y2 = int(b[0]), int(b[1]), int(b[2]), int(b[3])
+    return m[y1:y2, x1:x2].sum(), m[y1:y2, x1:x2].max(initial=-1.0), m[0, y1:y2] * 1
+
+
+def _paint(m, b):
+    x1, y1, x2, y2 = int(b[0]), int(b[1]), int(b[2]), int(b[3])
+    m[y1:y2, x1:x2] += 1
+    m[1, x1:x2] = -1.0
+    return m
+
+
+def _masks_in_boxes(protos, boxes):
+    out = np.zeros_like(protos)
+    for i in range(boxes.shape[0]):
+        x1, y1, x2, y2 = int(boxes[i, 0]), int(boxes[i, 1]), int(boxes[i, 2]), int(boxes[i, 3])
+        out[i, y1:y2, x1:x2] = protos[i, y1:y2, x1:x2]
+    return out
+
+
+@pytest.mark.parametrize("box", [[1.5, 2.5, 5.5, 6.5], [0, 0, 8, 8], [5, 5, 2, 2], [-3, 1, 20, 4]],
+                         ids=["inside", "whole", "empty", "negative_and_past"])
+def test_slices_of_two_axes_with_run_time_bounds(box):
+    m = np.arange(64.0).reshape(8, 8)
+    check(_crop_stats, m, np.array(box))
+    check(_paint, m.copy(), np.array(box))
+
+
+def test_masks_cropped_to_boxes_in_a_loop():
+    rng = np.random.default_rng(44)
+    boxes = np.sort(rng.random((3, 2, 2)) * 8, axis=1).transpose(0, 2, 1).reshape(3, 4)[:, [0, 2, 1, 3]]
+    check(_masks_in_boxes, rng.random((3, 8, 8)), boxes)

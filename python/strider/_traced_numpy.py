@@ -111,6 +111,21 @@ def _stacking(real, traced):
     return call
 
 
+class _Grid:
+    """np.ogrid and np.mgrid while a trace runs: of bounds tracing knows, NumPy's arrays as the
+    trace's constants (CenterNet's gaussian2D, then sliced at a box only the run knows: a
+    concrete array cannot take such an index); any other index is NumPy's own."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def __getitem__(self, key):
+        grid = self.real[key]
+        if current_trace() is None or not _traced_code(sys._getframe(1)):
+            return grid
+        return tuple(as_tracer(g) for g in grid) if isinstance(grid, tuple) else as_tracer(grid)
+
+
 class _Concatenator:
     """np.r_ and np.c_ while a trace runs: an index of traced values is NumPy's concatenation of
     them (arrays made at least ndmin-d, 1-d ones turned to axis trans1d, scalars not upcasting
@@ -238,6 +253,8 @@ _REAL[(np, "stack")] = np.stack
 _WRAPPED[(np, "stack")] = _stacking(np.stack, stack)
 _REAL[(np, "r_")], _REAL[(np, "c_")] = np.r_, np.c_
 _WRAPPED[(np, "r_")], _WRAPPED[(np, "c_")] = _Concatenator(np.r_, 0, 1, -1), _Concatenator(np.c_, -1, 2, 0)
+_REAL[(np, "ogrid")], _REAL[(np, "mgrid")] = np.ogrid, np.mgrid
+_WRAPPED[(np, "ogrid")], _WRAPPED[(np, "mgrid")] = _Grid(np.ogrid), _Grid(np.mgrid)
 _REAL[(np.vectorize, "__call__")] = np.vectorize.__call__
 _WRAPPED[(np.vectorize, "__call__")] = _vectorize_call(np.vectorize.__call__)
 _BY_REAL_ID = {id(_REAL[key]): _WRAPPED[key] for key in _REAL}

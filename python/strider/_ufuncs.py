@@ -291,7 +291,11 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
         ir_dtype(dt, f"np.{uf.__name__}")
     if not all_weak and name not in _COMPARISONS:
         _check_python_ints_fit(inputs, in_dts)
-    ins = _one_length_per_axis([as_tracer(x, dt) for x, dt in zip(inputs, in_dts)])
+    ins = [as_tracer(x, dt) for x, dt in zip(inputs, in_dts)]
+    if isinstance(out, Tracer):  # (its run-time lengths too: CenterNet's np.maximum(crop, g, out=crop))
+        *ins, out = _one_length_per_axis(ins + [out])
+    else:
+        ins = _one_length_per_axis(ins)
     shape = broadcast_shape(*(t.shape for t in ins))
     ins = [t.broadcast_to(shape) for t in ins]
     weak = None

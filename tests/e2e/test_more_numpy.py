@@ -333,3 +333,37 @@ def test_lists_of_traced_numbers_as_ufunc_operands(dtype):
 def test_trapezoid(fn):
     rng = np.random.default_rng(9)
     check(fn, rng.standard_normal((3, 7)), np.cumsum(rng.random((3, 7)), axis=1), rtol=1e-12)
+
+
+def gaussian_at(heatmap, center, radius):
+    # CenterNet's gaussian2D (np.ogrid of known bounds) cut at a center only the run knows
+    m = n = radius
+    y, x = np.ogrid[-m:m + 1, -n:n + 1]
+    h = np.exp(-(x * x + y * y) / (2 * (radius / 3) ** 2))
+    cx, cy = int(center[0]), int(center[1])
+    height, width = heatmap.shape
+    left, right = min(cx, radius), min(width - cx, radius + 1)
+    top, bottom = min(cy, radius), min(height - cy, radius + 1)
+    g = h[radius - top:radius + bottom, radius - left:radius + right]
+    return np.maximum(heatmap[cy - top:cy + bottom, cx - left:cx + right], g), np.mgrid[0:2, 0:3]
+
+
+@pytest.mark.parametrize("center", [[4.5, 3.2], [0.0, 0.0], [7.9, 5.0]], ids=["inside", "corner", "edge"])
+def test_a_grid_of_known_bounds_cut_at_run_time_positions(center):
+    check(gaussian_at, np.random.default_rng(10).random((6, 8)), np.array(center), 2)
+
+
+def _max_into(a):
+    o = np.zeros_like(a[~(a <= 0.4)])
+    np.maximum(a[a > 0.4], 0.5, out=o)  # out's run-time length, another, is the operand's at run time
+    return o
+
+
+def test_out_of_a_run_time_length_equal_to_the_operands():
+    a = np.random.default_rng(11).random(10)
+    check(_max_into, a)
+
+
+def test_out_of_another_run_time_length_raises_as_numpy():
+    a = np.random.default_rng(11).random(10)
+    check_raises(lambda a: np.maximum(a[a > 0.4], 0.5, out=np.zeros_like(a[a > 0.7])), a, exc=ValueError)

@@ -23,7 +23,7 @@ from ._explain import Explanation, GraphBreakExplanation
 from ._frozen import Frozen, Identity
 from ._results import Entry, GraphBreak, caller_owned, flatten_result
 from ._traced_numpy import TracedNumpy, with_traced_numpy, without_random_states
-from ._tracer import IR_DTYPES, Specialize, Trace, Tracer, check_dtype, current_trace
+from ._tracer import DTYPES_TAKEN, IR_DTYPES, Specialize, Trace, Tracer, check_dtype, current_trace
 
 _TARGETS = ("cpu", "cuda", "auto")
 _STAND_INS = re.compile(r"'(Tracer|TracedList|TracedRows|TracedSlice|Extent|Choice)'")  # in Python's TypeErrors
@@ -33,31 +33,35 @@ _LOG = logging.getLogger("strider")
 # -- arguments: what the dispatcher (C++) refuses, named --
 
 def _refuse_leaves(leaves):
-    """Names the argument the dispatcher could not take."""
+    """Raises the UnsupportedError that names the argument the dispatcher could not take."""
+    raise unsupported(*_leaves_refusal(leaves))
+
+
+def _leaves_refusal(leaves):
+    """What of the arguments the dispatcher could not take, and what to do instead."""
     arrays = [(i, a) for i, a in enumerate(leaves) if isinstance(a, np.ndarray)]
     for i, a in enumerate(leaves):
-        if isinstance(a, (np.ndarray, np.generic, _C.DeviceArray)):
-            check_dtype(a.dtype, f"argument {i}")
+        if isinstance(a, (np.ndarray, np.generic, _C.DeviceArray)) and a.dtype not in IR_DTYPES:
+            return f"argument {i} of dtype {a.dtype}", DTYPES_TAKEN
     devices = [(i, a) for i, a in enumerate(leaves) if isinstance(a, _C.DeviceArray)]
     for i, a in devices:
         if any(s % a.dtype.itemsize for s in a.strides):
-            raise unsupported(f"argument {i} with strides that are not a multiple of its itemsize",
-                              "pass a contiguous copy")
+            return f"argument {i} with strides that are not a multiple of its itemsize", "pass a contiguous copy"
     if devices:
-        raise unsupported("arrays in GPU memory that share memory with different dtypes or at offsets that are not "
-                          "a multiple of their itemsize", "pass one of them as a copy")
+        return ("arrays in GPU memory that share memory with different dtypes or at offsets that are not a multiple "
+                "of their itemsize", "pass one of them as a copy")
     for i, a in arrays:
         if not a.dtype.isnative:
-            raise unsupported(f"argument {i} in non-native byte order", "convert it with .astype(native)")
+            return f"argument {i} in non-native byte order", "convert it with .astype(native)"
         if any(s % a.itemsize for s in a.strides):
-            raise unsupported(f"argument {i} with strides that are not a multiple of its itemsize",
-                              "pass a copy (np.ascontiguousarray)")
+            return (f"argument {i} with strides that are not a multiple of its itemsize",
+                    "pass a copy (np.ascontiguousarray)")
     for (i, a), (j, b) in ((x, y) for x in arrays for y in arrays if x[0] < y[0]):
         if a.dtype != b.dtype and np.shares_memory(a, b):
-            raise unsupported(f"arguments {i} and {j} share memory with different dtypes ({a.dtype}, {b.dtype})",
-                              "pass one of them as a copy")
-    raise unsupported("arguments that share memory at offsets that are not a multiple of their itemsize",
-                      "pass one of them as a copy")
+            return (f"arguments {i} and {j} share memory with different dtypes ({a.dtype}, {b.dtype})",
+                    "pass one of them as a copy")
+    return ("arguments that share memory at offsets that are not a multiple of their itemsize",
+            "pass one of them as a copy")
 
 
 class CompiledFunction(_C.Dispatcher):
@@ -253,15 +257,11 @@ class CompiledFunction(_C.Dispatcher):
         self._say_once(reason, f"{reason}: the call runs in NumPy", stacklevel=stacklevel)
 
     def _leaves_refused(self, leaves):
-        """_argument_break for the arrays the dispatcher could not take (_refuse_leaves says why);
-        arrays in GPU memory, which NumPy cannot run on, raise in every mode."""
-        try:
+        """_argument_break for the arrays the dispatcher could not take (_leaves_refusal says
+        why); arrays in GPU memory, which NumPy cannot run on, raise in every mode."""
+        if any(isinstance(a, _C.DeviceArray) for a in leaves):
             _refuse_leaves(leaves)
-        except UnsupportedError as e:
-            if any(isinstance(a, _C.DeviceArray) for a in leaves):
-                raise
-            what, _, instead = str(e).partition(" is not supported by strider.compile; ")
-            self._argument_break(what.split(": ", 1)[-1], instead, stacklevel=4)
+        self._argument_break(*_leaves_refusal(leaves), stacklevel=4)
 
     def _run_in_numpy(self, args, kwargs):
         """A call of a signature that breaks (_graph_break): the function itself."""

@@ -36,6 +36,7 @@ from ._capture import hold, put_back
 from ._creation import items, kind_names
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
 from ._traced_numpy import RANDOM_STATES, stands_in
+from ._ufuncs import python_bool
 from ._tracer import (Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at, as_tracer, bound, concrete,
                       current_trace, holds_traced, side_effect_error)
 
@@ -444,9 +445,7 @@ def in_(item, container, negate):
     if not isinstance(container, Tracer):
         return (item not in container) if negate else (item in container)
     found = np.any(np.equal(container, item))
-    found = np.logical_not(found) if negate else found
-    found._weak, found._scalar = bool, False  # Python's bool
-    return found
+    return python_bool(np.logical_not(found) if negate else found)
 
 
 def _truth_of_items(builtin, reduce):
@@ -456,9 +455,7 @@ def _truth_of_items(builtin, reduce):
 
     def call(*args, **kwargs):
         if len(args) == 1 and not kwargs and isinstance(args[0], Tracer) and args[0].ndim == 1:
-            truth = reduce(args[0])
-            truth._weak, truth._scalar = bool, False  # Python's bool
-            return truth
+            return python_bool(reduce(args[0]))
         return builtin(*args, **kwargs)
 
     return call
@@ -756,8 +753,7 @@ def _kind_item(lst, value):
         raise trace_error(f"appending a {t.dtype} number to a list of numbers of kinds {kind_names(lst)} after the "
                           "loop that filled it", "append numbers of those kinds")
     trace = current_trace()
-    count = _C.View(counter, [], [], 0)
-    trace.op("copy", [np.add(Tracer(trace, count, np.int64, weak=int), 1)], count)
+    trace.op("copy", [np.add(_count_of(trace, counter), 1)], _C.View(counter, [], [], 0))
     return t.astype(lst.data.dtype)
 
 
@@ -781,8 +777,8 @@ def _append(trace, lst, value, block=False):
                           "append to the list itself and slice it after")
     rows = isinstance(lst, TracedRows)
     t = _block(lst, value) if rows or block else _item(lst, value)
-    length = Tracer(trace, _C.View(lst.length, [], [], 0), np.int64, weak=int)
-    at = Tracer(trace, _C.View(lst.rows, [], [], 0), np.int64, weak=int) if rows else length
+    length = _count_of(trace, lst.length)
+    at = _count_of(trace, lst.rows) if rows else length
     data = lst.data._view
     trace.op("append", [at, t], _C.View(data.storage, list(data.shape), list(data.strides), data.offset))
     n = t.shape[0] if rows or block else 1
@@ -795,6 +791,11 @@ def _append(trace, lst, value, block=False):
         trace.op("copy", [moved], _C.View(lst.rows, [], [], 0))
         moved = np.add(length, 1)
     trace.op("copy", [moved], _C.View(lst.length, [], [], 0))
+
+
+def _count_of(trace, storage):
+    """The value of a 0-d int64 counter storage (a list's length, rows, a kind's appends)."""
+    return Tracer(trace, _C.View(storage, [], [], 0), np.int64, weak=int)
 
 
 def _counter(trace):

@@ -22,18 +22,19 @@ def _creation(traced, real):
 
     @functools.wraps(real)
     def call(*args, **kwargs):
-        if current_trace() is None or not _traced_code(sys._getframe(1)):
+        if not _traced_call_site():
             return real(*args, **kwargs)
         return traced(*args, **kwargs)
 
     return call
 
 
-def _traced_code(frame):
-    """Whether a call from this frame is the traced function's: user code, not strider's or
-    NumPy's, and not a module the function imports for the first time (OC_SORT's `import lap`
-    inside a function: its globals are NumPy's arrays, kept after the call)."""
-    if _internal(frame.f_code.co_filename):
+def _traced_call_site():
+    """Whether the wrapper's caller is the traced function's code, while a trace runs: user code,
+    not strider's or NumPy's, and not a module the function imports for the first time (OC_SORT's
+    `import lap` inside a function: its globals are NumPy's arrays, kept after the call)."""
+    frame = sys._getframe(2)
+    if current_trace() is None or _internal(frame.f_code.co_filename):
         return False
     while frame is not None:
         if frame.f_code.co_filename.startswith("<frozen importlib"):
@@ -48,7 +49,7 @@ def _refused(real, module):
 
     @functools.wraps(real)
     def call(*args, **kwargs):
-        if current_trace() is None or not _traced_code(sys._getframe(1)):
+        if not _traced_call_site():
             return real(*args, **kwargs)
         raise unsupported(f"{module}.{real.__name__} inside a compiled function (it would be drawn once, "
                           "at trace time)", "draw the random values outside and pass them as arguments")
@@ -121,7 +122,7 @@ class _Grid:
 
     def __getitem__(self, key):
         grid = self.real[key]
-        if current_trace() is None or not _traced_code(sys._getframe(1)):
+        if not _traced_call_site():
             return grid
         return tuple(as_tracer(g) for g in grid) if isinstance(grid, tuple) else as_tracer(grid)
 
@@ -136,8 +137,7 @@ class _Concatenator:
 
     def __getitem__(self, key):
         items = key if isinstance(key, tuple) else (key,)
-        if (current_trace() is None or _internal(sys._getframe(1).f_code.co_filename)
-                or not holds_traced(items)):
+        if not _traced_call_site() or not holds_traced(items):
             return self.real[key]
         objs, kinds = [], []
         for item in items:

@@ -215,11 +215,13 @@ def cast_unsafe(value, dtype):
         return np.asarray(value).astype(dtype)
 
 
+DTYPES_TAKEN = "use bool, an integer dtype of 8 to 64 bits or float16, float32 or float64"
+
+
 def check_dtype(dtype, what):
     dtype = np.dtype(dtype)
     if dtype not in IR_DTYPES:
-        raise unsupported(f"{what} of dtype {dtype}", "use bool, an integer dtype of 8 to 64 bits or float16, "
-                          "float32 or float64")
+        raise unsupported(f"{what} of dtype {dtype}", DTYPES_TAKEN)
     return dtype
 
 

@@ -496,7 +496,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """np.allclose: a Python bool, known when the function runs."""
-    return _python_bool(IMPL["all"](isclose(a, b, rtol, atol, equal_nan)))
+    return python_bool(IMPL["all"](isclose(a, b, rtol, atol, equal_nan)))
 
 
 def array_equal(a1, a2, equal_nan=False):
@@ -511,10 +511,12 @@ def array_equal(a1, a2, equal_nan=False):
     same = np.equal(x, y)
     if equal_nan and np.result_type(promo_arg(x), promo_arg(y)).kind in "fc":
         same = np.logical_or(same, np.logical_and(np.isnan(x), np.isnan(y)))
-    return _python_bool(IMPL["all"](same))
+    return python_bool(IMPL["all"](same))
 
 
-def _python_bool(t):
+def python_bool(t):
+    """A 0-d bool array as Python's bool: known while tracing (or from the caller's numbers), else
+    a traced one."""
     r = t.traced_number(bool)
     return bool(t) if r is None else r  # known while tracing (or from the caller's numbers)
 

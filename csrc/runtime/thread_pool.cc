@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -15,6 +16,24 @@
 namespace strider {
 
 namespace {
+
+// How long a worker that ran out of work, or a caller whose chunks are done, polls before it
+// blocks: a stage's parallel_for usually follows the last one within microseconds, and a futex
+// wake-up costs several of them on each side (yolov5_prologue spent a quarter of its time there).
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+// Polls ready() until it holds or kSpin has passed; returns whether it holds.
+template <typename Ready>
+bool spin_until(const Ready& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 1;; ++i) {
+    if (ready()) return true;
+    if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
 
 // Set while a thread runs chunks (a worker, or a caller inside parallel_for): nested calls run inline.
 thread_local bool t_in_parallel = false;
@@ -79,15 +98,20 @@ class Pool {
     job->n = n;
     job->chunks = std::min<int64_t>(n, 4 * threads());  // a few chunks per thread balance uneven rows
     const int64_t helpers = std::min<int64_t>(static_cast<int64_t>(workers_.size()), job->chunks - 1);
+    int sleeping = 0;
     {
       std::lock_guard<std::mutex> lock(m_);
       for (int64_t i = 0; i < helpers; ++i) queue_.push_back(job);
+      queued_.store(static_cast<int64_t>(queue_.size()), std::memory_order_release);
+      sleeping = sleepers_;
     }
-    if (helpers == 1) wake_.notify_one();
-    else wake_.notify_all();
+    // a spinning worker takes the job without a wake-up (sleepers_ changes only under m_)
+    if (sleeping == 1 || (sleeping > 1 && helpers == 1)) wake_.notify_one();
+    else if (sleeping > 1) wake_.notify_all();
     t_in_parallel = true;
     job->work();
     t_in_parallel = false;
+    spin_until([&] { return job->done.load(std::memory_order_acquire) == job->chunks; });
     std::unique_lock<std::mutex> lock(job->m);
     job->finished.wait(lock, [&] { return job->done.load() == job->chunks; });
     if (job->error) std::rethrow_exception(job->error);
@@ -98,12 +122,18 @@ class Pool {
     t_in_parallel = true;
     while (true) {
       std::shared_ptr<Job> job;
+      spin_until([&] { return queued_.load(std::memory_order_acquire) > 0; });
       {
         std::unique_lock<std::mutex> lock(m_);
-        wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (stop_ || queue_.empty()) {
+          ++sleepers_;
+          wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+          --sleepers_;
+        }
         if (stop_) return;
         job = std::move(queue_.front());
         queue_.pop_front();
+        queued_.store(static_cast<int64_t>(queue_.size()), std::memory_order_release);
       }
       job->work();
     }
@@ -114,6 +144,8 @@ class Pool {
   std::mutex m_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Job>> queue_;
+  std::atomic<int64_t> queued_{0};  // queue_.size(), for spinning workers to poll without m_
+  int sleepers_ = 0;                // workers blocked on wake_ (guarded by m_)
   bool stop_ = false;
 };
 

@@ -55,7 +55,7 @@ void fit_view(const StagePlan& p, size_t k, View& v, bool reduce_output) {
 void collect_extents(StagePlan& p) {
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const Op& op = p.ops[k];
-    const View& walked = op_kind(op.code) == OpKind::Reduce ? op.inputs[0] : op.output;
+    const View& walked = op_kind(op.code) == OpKind::Reduce || op.code == OpCode::compress ? op.inputs[0] : op.output;
     for (int d = 0; d < p.rank(); ++d) {
       const int e = walked.extent_of(d);
       if (k == 0) p.extent[d] = e;
@@ -190,10 +190,22 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   p.reduced.assign(rank, false);
   p.extent.assign(rank, -1);
   if (p.ops.empty()) throw std::invalid_argument(backend + " backend cannot compile an empty stage");
+  p.compress = backend == "LLVM" && p.ops.size() == 1 && p.ops[0].code == OpCode::compress;
+  if (p.compress) {
+    const Op& op = p.ops[0];
+    if (op.inputs[1].ndim() != 1 || op.output.ndim() != 1 || rank != 1)
+      refuse(p, 0, "a compress of rows runs in the runtime's library");
+    // the output may be the input moved towards its start (compress_in_place), as the library allows
+    const View &src = op.inputs[1], &out = op.output;
+    if (op.inputs[0].storage == out.storage ||
+        (src.storage == out.storage && (src.strides[0] != 1 || out.strides[0] != 1 || out.offset > src.offset)))
+      refuse(p, 0, "its output overlaps its inputs other than as the input moved towards its start");
+    keep = rank;  // the output's axis is not the domain's: never dropped
+  }
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const Op& op = p.ops[k];
     if (static_cast<int>(op.inputs.size()) != op_arity(op.code)) refuse(p, k, "wrong number of inputs");
-    if (runs_in_library(op)) refuse(p, k, "a data-dependent op runs in the runtime's library");
+    if (runs_in_library(op) && !p.compress) refuse(p, k, "a data-dependent op runs in the runtime's library");
     for (const View& v : op.inputs)
       if (v.storage < 0 || v.storage >= static_cast<int>(g.storages.size())) refuse(p, k, "unknown storage");
     if (op.output.storage < 0 || op.output.storage >= static_cast<int>(g.storages.size())) refuse(p, k, "unknown storage");
@@ -211,10 +223,11 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   for (size_t k = 0; k < p.ops.size(); ++k) {
     Op& op = p.ops[k];
     for (View& v : op.inputs) fit_view(p, k, v, false);
-    fit_view(p, k, op.output, op_kind(op.code) == OpKind::Reduce);
+    // a compress's output runs over its count, not the domain (emit_compress.cc)
+    if (!p.compress) fit_view(p, k, op.output, op_kind(op.code) == OpKind::Reduce);
   }
   collect_extents(p);
-  check_hazards(g, p);
+  if (!p.compress) check_hazards(g, p);
   // a register holds one value per point: every access must be the producer's own view
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const View& out = p.ops[k].output;
@@ -257,7 +270,7 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   while (width * 2 <= std::min(s.schedule.vector_width, 64)) width *= 2;
   p.vector_width = width;
   p.unroll = std::clamp(s.schedule.unroll, 1, 16);
-  p.parallel = s.schedule.parallel && p.splits() && rows_independent(g, p);
+  p.parallel = s.schedule.parallel && p.splits() && !p.compress && rows_independent(g, p);
   return p;
 }
 

@@ -29,6 +29,7 @@ struct StagePlan {
   int vector_width = 1;       // a power of two
   int unroll = 1;
   bool parallel = false;      // split axis 0 across the thread pool
+  bool compress = false;      // the one op: a 1-d compress the LLVM backend compiles (emit_compress.cc)
   std::string backend;        // "LLVM", "CUDA": who refuses, in messages
   std::vector<TailBound> tails;  // the stage's, by axis
   // compute_at: stages run first at each point of the outer `shared` axes (which every plan keeps

@@ -998,5 +998,48 @@ TEST(ThreadPool, CoversTheRangeOnceAndNestsInline) {
   EXPECT_EQ(calls, 1);
 }
 
+TEST(LlvmCodegen, CompressMatchesTheLibraryOnEveryLayout) {
+  SKIP_WITHOUT_LLVM();
+  // A 1-d compress is compiled (emit_compress.cc): 64-byte vectors where the mask, input and output
+  // are contiguous and elements have 4 or 8 bytes, one element at a time elsewhere. Every layout
+  // the library takes: into another array, in place (the input moved towards the start, as
+  // compress_in_place leaves it), reversed; counts below the kept elements end the room inside a
+  // vector. The whole of every buffer must match the library's.
+  constexpr int64_t kN = 1003;
+  std::mt19937 rng(17);
+  for (const char* dt : {"bool", "f16", "f32", "i64"})
+    for (const std::string layout : {"into", "in place", "reversed"})
+      for (int keep_in_8 : {8, 5, 0}) {
+        const int64_t n = layout == "in place" ? kN - 1 : kN;
+        const std::string ns = std::to_string(n), N = std::to_string(kN);
+        const std::string src = layout == "in place" ? "%s2[" + ns + "]{1}+1"
+                                : layout == "reversed" ? "%s2[" + ns + "]{-1}+" + std::to_string(kN - 1)
+                                                       : "%s2[" + ns + "]{1}+0";
+        const std::string out = layout == "in place" ? "%s2" : "%s3";
+        const Graph g = parse_graph("graph @f {\n  %s0 = storage bool[" + ns + "] arg 0\n  %s1 = storage i64[1] arg 1\n"
+                                    "  %s2 = storage " + dt + "[" + N + "] arg 2\n  %s3 = storage " + dt + "[" + N + "] arg 3\n"
+                                    "  op0 = compress(%s0[" + ns + "]{1}+0, " + src + ") -> " + out + "[?%s1<=" + ns +
+                                    "]{1}+0\n  return\n}");
+        const Program compiled = lower(g), reference = lower(g, {}, false);
+        ASSERT_TRUE(compiled.kernels.at(0)) << compiled.fallbacks.at(0);
+        const bool vector = layout != "reversed" && (dt[1] == '3' || dt[1] == '6');
+        EXPECT_EQ(compiled.kernels[0]->llvm_ir().find("masked.compressstore") != std::string::npos, vector) << dt << " " << layout;
+        std::vector<char> mask(n);
+        for (char& b : mask) b = static_cast<int>(rng() % 8) < keep_in_8;
+        const int64_t kept = std::count(mask.begin(), mask.end(), 1);
+        const size_t bytes = kN * itemsize(g.storages[2].dtype);
+        std::vector<char> x(bytes);
+        for (char& b : x) b = static_cast<char>(dt[0] == 'b' ? rng() % 2 : rng());
+        for (int64_t count : {kept, kept / 2 + 3, int64_t{0}}) {
+          std::vector<char> want_x = x, got_x = x, want_out(bytes, 7), got_out(bytes, 7);
+          int64_t c = std::min(count, kept);
+          execute(reference, {mask.data(), &c, want_x.data(), want_out.data()});
+          execute(compiled, {mask.data(), &c, got_x.data(), got_out.data()});
+          ASSERT_EQ(got_x, want_x) << dt << " " << layout << " " << keep_in_8 << " " << c;
+          ASSERT_EQ(got_out, want_out) << dt << " " << layout << " " << keep_in_8 << " " << c;
+        }
+      }
+}
+
 }  // namespace
 }  // namespace strider

@@ -213,6 +213,8 @@ std::vector<bool> used_storages(const Graph& g, const StagePlan& p) {
     for (const View& v : op.inputs)
       if (!p.registers.count(v.storage)) used[v.storage] = true;
     if (!p.registers.count(op.output.storage)) used[op.output.storage] = true;
+    for (int e : op.output.extents)  // a compress's count (emit_compress.cc)
+      if (e >= 0) used[e] = true;
   }
   for (int e : p.extent)
     if (e >= 0) used[e] = true;
@@ -262,6 +264,7 @@ std::vector<std::pair<View, int>> disjoint_regions(const Graph& g, const StagePl
 
 void Emitter::emit_body() {
   if (p_.reduction) return emit_reduction();
+  if (p_.compress) return emit_compress();
   const int rank = p_.rank();
   std::vector<int> axes(rank);
   for (int a = 0; a < rank; ++a) axes[a] = a;

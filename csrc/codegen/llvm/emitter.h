@@ -2,7 +2,8 @@
 
 // Internal to the LLVM backend: the state of emitting a stage normalized by codegen/stage_plan.h.
 // The member functions are split by concern: emit_loops.cc (functions, loops, addressing),
-// emit_elementwise.cc (scalar semantics), vector_math.cc (libm and libmvec), emit_reduce.cc.
+// emit_elementwise.cc (scalar semantics), vector_math.cc (libm and libmvec), emit_reduce.cc,
+// emit_compress.cc.
 
 #include <functional>
 #include <map>
@@ -88,6 +89,12 @@ class Emitter {
   llvm::Value* call_math(const std::string& name, DType t, const Values& args);
   /// Replaces f's calls of libm functions (and of the intrinsics that lower to them) by call_math.
   void widen_math_calls(llvm::Function& f);
+
+  // --- emit_compress.cc
+  /// The plan's compress: mask[j] selects src[j] into out[k++] while k is below the output's
+  /// count, as the runtime's library does; contiguous operands move a vector of elements per
+  /// compressing store.
+  void emit_compress();
 
   // --- emit_reduce.cc
   void emit_reduction();

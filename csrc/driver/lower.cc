@@ -90,6 +90,7 @@ struct Lowering {
   bool table_stale = true;   // the graph changed since p.table was built
   std::vector<std::string> recomputed, buffered;  // inline_producers' and buffer_overlapping_writes' lines
   std::vector<std::string> in_place;              // compress_in_place's lines
+  std::vector<std::string> carried;               // carry_gathers' lines
   std::vector<std::string> cuda;                  // emit_cuda: each stage's CUDA C, or why it is refused
   int steps_run = 0;                              // numbers the dumps in run order
 };
@@ -172,6 +173,13 @@ Result in_place_step(Lowering& l) {
   Graph g = compress_in_place(l.p.graph, table(l), &log);
   l.in_place.insert(l.in_place.end(), log.begin(), log.end());
   return replace_graph(l, std::move(g), std::to_string(log.size()) + " compresses in place");
+}
+
+Result carry_step(Lowering& l) {
+  std::vector<std::string> log;
+  Graph g = carry_gathers(l.p.graph, table(l), &log);
+  l.carried.insert(l.carried.end(), log.begin(), log.end());
+  return replace_graph(l, std::move(g), std::to_string(log.size()) + " gathers read carried values");
 }
 
 Result inline_step(Lowering& l) {
@@ -279,6 +287,7 @@ const std::vector<Step>& steps() {
       {"eliminate_dead_ops", dead_ops, nothing},
       {"select_sort_heads", sort_heads, nothing},
       {"compress_in_place", in_place_step, [](const Lowering& l) { return lines("in place", l.in_place); }},
+      {"carry_gathers", carry_step, [](const Lowering& l) { return lines("carried", l.carried); }},
       {"inline_producers", inline_step, [](const Lowering& l) { return lines("recomputed", l.recomputed); }},
       {"buffer_overlapping_writes", buffer_step, [](const Lowering& l) { return lines("buffered", l.buffered); }},
       {"fuse_stages", fuse, stages_text, "schedule_stages"},
@@ -339,7 +348,10 @@ Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit, Ta
   run(l, "eliminate_dead_ops");
   run(l, "select_sort_heads");  // after dead readers are gone
   // a GPU's compress moves every row at once: in place, a row would overwrite one not yet moved
-  if (target == Target::Cpu) run(l, "compress_in_place");
+  if (target == Target::Cpu) {
+    run(l, "compress_in_place");
+    run(l, "carry_gathers");  // the compresses it mirrors are the in-place ones
+  }
   if (run(l, "inline_producers")) run(l, "eliminate_dead_ops");  // the producers it copied
   if (target == Target::Cuda) run(l, "buffer_overlapping_writes");
   run(l, "build_dependence_dag");  // ordering edges only
@@ -351,6 +363,7 @@ Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit, Ta
   l.p.stages.recomputed = std::move(l.recomputed);
   l.p.stages.buffered = std::move(l.buffered);
   l.p.stages.in_place = std::move(l.in_place);
+  l.p.stages.carried = std::move(l.carried);
   return std::move(l.p);
 }
 

@@ -107,6 +107,7 @@ std::string print_stages(const Graph& g, const StageGraph& sg) {
   for (const std::string& r : sg.recomputed) os << "recomputed: " << r << "\n";
   for (const std::string& r : sg.buffered) os << "buffered: " << r << "\n";
   for (const std::string& r : sg.in_place) os << "in place: " << r << "\n";
+  for (const std::string& r : sg.carried) os << "carried: " << r << "\n";
   for (const std::string& r : sg.rejections) os << "not fused: " << r << "\n";
   return os.str();
 }

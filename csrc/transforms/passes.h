@@ -33,6 +33,17 @@ Graph select_sort_heads(const Graph& g, const StorageTable& t);
 /// overwritten). `log` gets one line per op.
 Graph compress_in_place(const Graph& g, const StorageTable& t, std::vector<std::string>* log = nullptr);
 
+/// For Target::Cpu, after compress_in_place: a loop's 1-d gathers through an int64 index array
+/// it carries (NMS's x1[order[1:]] while `order = order[inds + 1]`) read instead a carried array
+/// of the gathered values (one per gathered view: x1[order] taken once before the loop, then
+/// compressed by the same mask after each in-place compress of the indices), so that a trip
+/// loads consecutive values instead of gathering each one. Done where the index array is
+/// written once before the loop (densely from its start, with no region opening or closing
+/// between that write and the loop) and inside it only by in-place compresses of itself, no
+/// region inside the loop carries it, and the gathered storage is not written from that write to
+/// the loop's end. `log` gets one line per gather.
+Graph carry_gathers(const Graph& g, const StorageTable& t, std::vector<std::string>* log = nullptr);
+
 /// Recomputes cheap elementwise producers where they are read, so that a consumer over another
 /// loop domain (a slice, a transpose, a flip or an inner broadcast of the temporary) fuses with
 /// them instead of reading a stored temporary: a read of a temporary written once, densely, by

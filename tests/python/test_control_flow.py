@@ -712,6 +712,20 @@ def test_gathers_at_argsorts_positions_need_no_index_check():
     assert ir.count("= check_index(") == 1
 
 
+def test_an_nms_loop_carries_the_values_it_gathers():
+    # carry_gathers: py_cpu_nms's gathers through `order` (four columns of dets, and areas) read
+    # arrays the loop compresses alongside it; a source the loop writes (s, a column of dets: all
+    # of dets then) is gathered as before, its neighbours (areas, labels) carried
+    f = check(py_cpu_nms, boxes(50, 3), 0.5)
+    text = str(f.explain(boxes(50, 3), 0.5))
+    assert sum(line.startswith("carried: ") for line in text.splitlines()) == 5
+    d, labels, areas = boxes(9, 9), np.arange(9, dtype=np.int32) % 3, np.linspace(0.0, 3.0, 9)
+    g = check(gathers_through_compacted_positions, d, labels, areas, 8.0, True, "argsort",
+              static_argnames=("where", "start"))
+    text = str(g.explain(d, labels, areas, 8.0, True, "argsort"))
+    assert sum(line.startswith("carried: ") for line in text.splitlines()) == 2
+
+
 def nms_order(dets, t):
     order = dets[:, 4].argsort()[::-1]
     kept = dets[:0, 0].sum()

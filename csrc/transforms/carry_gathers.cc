@@ -1,0 +1,134 @@
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "transforms/passes.h"
+
+namespace strider {
+
+namespace {
+
+View retarget(View v, int storage) {
+  v.storage = storage;
+  return v;
+}
+
+// The loop_end closing the loop that `begin` opens (the same region number in axes).
+int loop_end_of(const Graph& g, int begin) {
+  for (int k = begin + 1; k < static_cast<int>(g.ops.size()); ++k)
+    if (g.ops[k].code == OpCode::loop_end && g.ops[k].axes == g.ops[begin].axes) return k;
+  return -1;
+}
+
+bool written_between(const StorageTable& t, int storage, int after, int until) {
+  for (const Access& a : t.accesses[storage])
+    if (a.write && a.op > after && a.op <= until) return true;
+  return false;
+}
+
+// One carried index array of a loop and what the rewrite adds for it.
+struct Carried {
+  int index = -1;     // the index array's storage
+  int init = -1;      // its one write before the loop
+  std::vector<int> compresses;              // its in-place compresses in the loop
+  std::map<int, std::vector<int>> gathers;  // by gathered view (an index into `sources`): takes
+  std::vector<View> sources;
+};
+
+// The index array carried by loop [b, e) at view `carried`, if the rewrite applies to it: written
+// once before the loop (densely from its start: every element the loop reads), and in the loop only
+// by compresses of itself in place, in the loop's own region.
+std::optional<Carried> carried_index(const Graph& g, const StorageTable& t, int b, int e, const View& carried) {
+  Carried c;
+  c.index = carried.storage;
+  if (g.storages[c.index].dtype != DType::Int64 || g.storages[c.index].kind != StorageKind::Temp) return std::nullopt;
+  for (const Access& a : t.accesses[c.index]) {
+    if (!a.write || a.op == b || a.op == e) continue;
+    const Op& op = g.ops[a.op];
+    if (a.op < b && c.init < 0 && !carries(op.code)) c.init = a.op;
+    else if (a.op > b && a.op < e && op.code == OpCode::compress && op.inputs[1].storage == c.index) c.compresses.push_back(a.op);
+    else return std::nullopt;
+  }
+  if (c.init < 0 || c.compresses.empty()) return std::nullopt;
+  const View& w = g.ops[c.init].output;
+  if (w.ndim() != 1 || w.strides[0] != 1 || w.offset != 0) return std::nullopt;
+  // the write runs whenever the loop begins (no region opens or closes between them), and no
+  // region inside the loop carries the array
+  for (int k = c.init + 1; k < b; ++k)
+    if (is_control(g.ops[k].code)) return std::nullopt;
+  for (int k = b + 1; k < e; ++k)
+    if (carries(g.ops[k].code))
+      for (const View& v : g.ops[k].inputs)
+        if (v.storage == c.index) return std::nullopt;
+  return c;
+}
+
+}  // namespace
+
+Graph carry_gathers(const Graph& g, const StorageTable& t, std::vector<std::string>* log) {
+  const int n = static_cast<int>(g.ops.size());
+  std::vector<std::vector<Op>> before(n), after(n);  // ops inserted around op k
+  std::map<int, Op> replaced;
+  Graph out = g;
+  for (int b = 0; b < n; ++b) {
+    if (g.ops[b].code != OpCode::loop_begin) continue;
+    const int e = loop_end_of(g, b);
+    if (e < 0) continue;
+    for (const View& carried : g.ops[b].inputs) {
+      std::optional<Carried> c = carried_index(g, t, b, e, carried);
+      if (!c) continue;
+      for (int k = b + 1; k < e; ++k) {
+        const Op& op = g.ops[k];
+        if (op.code != OpCode::take || !op.axes.empty() || op.inputs[1].storage != c->index || op.inputs[0].ndim() != 1 ||
+            op.inputs[1].ndim() > 1 || replaced.count(k))
+          continue;
+        // the gathered values must stay what they were when the loop began
+        const View& source = op.inputs[0];
+        if (source.storage == c->index || written_between(t, source.storage, c->init, e)) continue;
+        size_t s = 0;
+        while (s < c->sources.size() && !(c->sources[s] == source)) ++s;
+        if (s == c->sources.size()) c->sources.push_back(source);
+        c->gathers[static_cast<int>(s)].push_back(k);
+      }
+      const View& init = g.ops[c->init].output;
+      for (size_t s = 0; s < c->sources.size(); ++s) {
+        const View& source = c->sources[s];
+        Storage st;
+        st.dtype = g.storages[source.storage].dtype;
+        st.size = g.storages[c->index].size;
+        const int held = out.add_storage(st);
+        // the gathered values, before the loop: compressed with the indices every trip, so that
+        // the loop's gathers become reads of them
+        Op fill{OpCode::take, {source, init}, retarget(init, held), {}, g.ops[b].file, g.ops[b].line};
+        before[b].push_back(fill);
+        for (int k : c->gathers[static_cast<int>(s)]) {
+          const Op& take = g.ops[k];
+          replaced[k] = Op{OpCode::copy, {retarget(take.inputs[1], held)}, take.output, {}, take.file, take.line};
+          if (log)
+            log->push_back(describe_op(g, k) + " reads %s" + std::to_string(held) + ", the values of %s" +
+                           std::to_string(source.storage) + " at %s" + std::to_string(c->index) + " the loop carries");
+        }
+        for (int k : c->compresses) {
+          const Op& op = g.ops[k];
+          after[k].push_back(Op{OpCode::compress, {op.inputs[0], retarget(op.inputs[1], held)}, retarget(op.output, held),
+                                {}, op.file, op.line});
+        }
+        out.ops[b].inputs.push_back(retarget(carried, held));
+        out.ops[e].inputs.push_back(retarget(carried, held));
+      }
+    }
+  }
+  if (replaced.empty()) return g;
+  std::vector<Op> ops;
+  for (int k = 0; k < n; ++k) {
+    ops.insert(ops.end(), before[k].begin(), before[k].end());
+    auto r = replaced.find(k);
+    ops.push_back(r != replaced.end() ? r->second : out.ops[k]);
+    ops.insert(ops.end(), after[k].begin(), after[k].end());
+  }
+  out.ops = std::move(ops);
+  return out;
+}
+
+}  // namespace strider

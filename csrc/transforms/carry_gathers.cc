@@ -64,6 +64,26 @@ std::optional<Carried> carried_index(const Graph& g, const StorageTable& t, int 
   return c;
 }
 
+// The one op that writes `storage`, or -1.
+int only_writer(const StorageTable& t, int storage) {
+  int found = -1;
+  for (const Access& a : t.accesses[storage]) {
+    if (!a.write) continue;
+    if (found >= 0 && found != a.op) return -1;
+    found = a.op;
+  }
+  return found;
+}
+
+// Whether the loop [b, e) leaves `v` as it was when it began: its storage and its run-time
+// extents.
+bool invariant(const StorageTable& t, const View& v, int b, int e) {
+  if (written_between(t, v.storage, b, e)) return false;
+  for (int x : v.extents)
+    if (x >= 0 && written_between(t, x, b, e)) return false;
+  return true;
+}
+
 }  // namespace
 
 Graph carry_gathers(const Graph& g, const StorageTable& t, std::vector<std::string>* log) {
@@ -117,6 +137,46 @@ Graph carry_gathers(const Graph& g, const StorageTable& t, std::vector<std::stri
         out.ops[b].inputs.push_back(retarget(carried, held));
         out.ops[e].inputs.push_back(retarget(carried, held));
       }
+    }
+    // a gather at positions of an index array the loop does not write (greedy NMS's
+    // x1[order[i + 1:]], a take of x1 through a take of order): the values at every position,
+    // taken once before the loop, are read at the positions instead
+    std::vector<std::pair<std::pair<View, View>, View>> taken;  // (source, indices): their values
+    for (int k = b + 1; k < e; ++k) {
+      const Op& op = g.ops[k];
+      if (op.code != OpCode::take || !op.axes.empty() || op.inputs[0].ndim() != 1 || op.inputs[1].ndim() != 1 || replaced.count(k))
+        continue;
+      const int inner = only_writer(t, op.inputs[1].storage);
+      if (inner <= b || inner >= k) continue;
+      const Op& at = g.ops[inner];
+      if (at.code != OpCode::take || !at.axes.empty() || !(at.output == op.inputs[1]) || at.inputs[0].ndim() != 1 ||
+          at.inputs[1].ndim() != 1 || !invariant(t, at.inputs[0], b, e) || !invariant(t, op.inputs[0], b, e))
+        continue;
+      // the two run together, the positions unchanged between them
+      bool apart = written_between(t, at.inputs[1].storage, inner, k - 1);
+      for (int j = inner + 1; j < k; ++j) apart = apart || is_control(g.ops[j].code);
+      if (apart) continue;
+      const View &source = op.inputs[0], &index = at.inputs[0];
+      size_t s = 0;
+      while (s < taken.size() && !(taken[s].first.first == source && taken[s].first.second == index)) ++s;
+      if (s == taken.size()) {
+        Storage st;
+        st.dtype = g.storages[source.storage].dtype;
+        st.size = index.shape[0];
+        View values;
+        values.storage = out.add_storage(st);
+        values.shape = index.shape;
+        values.strides = {1};
+        values.extents = index.extents;
+        before[b].push_back(Op{OpCode::take, {source, index}, values, {}, g.ops[b].file, g.ops[b].line});
+        taken.push_back({{source, index}, values});
+      }
+      const View& values = taken[s].second;
+      replaced[k] = Op{OpCode::take, {values, at.inputs[1]}, op.output, {}, op.file, op.line};
+      if (log)
+        log->push_back(describe_op(g, k) + " reads %s" + std::to_string(values.storage) + ", the values of %s" +
+                       std::to_string(source.storage) + " at %s" + std::to_string(index.storage) +
+                       " taken before the loop, at the positions " + describe_op(g, inner) + " reads");
     }
   }
   if (replaced.empty()) return g;

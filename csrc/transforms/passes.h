@@ -41,7 +41,11 @@ Graph compress_in_place(const Graph& g, const StorageTable& t, std::vector<std::
 /// written once before the loop (densely from its start, with no region opening or closing
 /// between that write and the loop) and inside it only by in-place compresses of itself, no
 /// region inside the loop carries it, and the gathered storage is not written from that write to
-/// the loop's end. `log` gets one line per gather.
+/// the loop's end. Likewise a gather through a gather of an index array the loop does not write
+/// (greedy NMS's x1[order[i + 1:]]: x1 at order at positions) reads x1[order], taken once before
+/// the loop, at the positions, where x1 is not written in the loop either and nothing between
+/// the two gathers opens or closes a region or writes the positions. `log` gets one line per
+/// gather.
 Graph carry_gathers(const Graph& g, const StorageTable& t, std::vector<std::string>* log = nullptr);
 
 /// Recomputes cheap elementwise producers where they are read, so that a consumer over another

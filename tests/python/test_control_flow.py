@@ -8,7 +8,7 @@ import pytest
 
 import strider
 from differential import check, check_raises
-from heads import _nms, py_cpu_nms
+from heads import _nms, greedy_nms_class_tagged, py_cpu_nms
 from nms_ports import nms_cython_port, nms_malisiewicz, nms_ternary, soft_nms_cython_port, yolo_predictions, \
     yolov5_non_max_suppression
 
@@ -724,6 +724,18 @@ def test_an_nms_loop_carries_the_values_it_gathers():
               static_argnames=("where", "start"))
     text = str(g.explain(d, labels, areas, 8.0, True, "argsort"))
     assert sum(line.startswith("carried: ") for line in text.splitlines()) == 2
+
+
+@pytest.mark.parametrize("n", [0, 1, 40])
+def test_a_greedy_nms_gathers_values_taken_before_its_loop(n):
+    # carry_gathers: greedy NMS's x1[order[i + 1:]] (four columns, labels, areas: order and dets
+    # unwritten in the loop) reads x1[order], taken before the loop, at the positions (a loop of
+    # the IR; zero or one trip unrolls)
+    d = np.concatenate([boxes(n, n), (np.arange(n) % 2)[:, None].astype(np.float32)], 1)
+    f = check(greedy_nms_class_tagged, d, 0.3)
+    text = str(f.explain(d, 0.3))
+    taken = sum("taken before the loop" in line for line in text.splitlines() if line.startswith("carried: "))
+    assert taken == (6 if n > 1 else 0)
 
 
 def nms_order(dets, t):

@@ -24,7 +24,7 @@ int64_t parallel_min_points(const Graph& g, const std::vector<Op>& ops, int rank
   for (const Op& op : ops)
     for (const View& v : op.inputs)
       if (v.ndim() == rank && rank > 0 && std::abs(v.strides[rank - 1]) * static_cast<int64_t>(itemsize(g.dtype_of(v))) >= kLine)
-        return kParallelMinPoints / 16;
+        return kParallelMinPoints / 4;
   return kParallelMinPoints;
 }
 

@@ -172,21 +172,24 @@ TEST(Schedule, ParallelNeedsIndependentOuterIterations) {
 }
 
 TEST(Schedule, PointsThatEachWaitOnACacheLineGoParallelSooner) {
-  // 8 x 4096 points of `x > 0.25`: a contiguous x stays on one thread; a column of 85-float rows
-  // (one cache line per point) is split across the pool
-  auto parallel = [](int64_t row) {
-    const std::string n = std::to_string(8 * 4096 * row), r = std::to_string(row);
-    const std::string text = "graph @f {\n  %s0 = storage f32[" + n + "] arg 0\n  %s1 = storage bool[32768] temp\n" +
-                             "  %s2 = storage f32[1] const 0x0000803e\n  op0 = greater(%s0[8,4096]{" +
-                             std::to_string(4096 * row) + "," + r + "}+0, %s2[8,4096]{0,0}+0) -> %s1[8,4096]{4096,1}+0\n" +
-                             "  return %s1[8,4096]{4096,1}+0\n}";
+  // 8 x m points of `x > 0.25`: a contiguous x stays on one thread; a column of 85-float rows
+  // (one cache line per point) is split across the pool from a quarter of kParallelMinPoints on:
+  // 8 x 16384 points, not one image's 25,200 (waking the pool costs more than such a column)
+  auto parallel = [](int64_t m, int64_t row) {
+    const std::string n = std::to_string(8 * m * row), r = std::to_string(row), ms = std::to_string(m);
+    const std::string text = "graph @f {\n  %s0 = storage f32[" + n + "] arg 0\n  %s1 = storage bool[" +
+                             std::to_string(8 * m) + "] temp\n" +
+                             "  %s2 = storage f32[1] const 0x0000803e\n  op0 = greater(%s0[8," + ms + "]{" +
+                             std::to_string(m * row) + "," + r + "}+0, %s2[8," + ms + "]{0,0}+0) -> %s1[8," + ms + "]{" +
+                             ms + ",1}+0\n  return %s1[8," + ms + "]{" + ms + ",1}+0\n}";
     Graph g = parse_graph(text);
     for (const Primitive& p : default_schedule(g, stage_of(text)))
       if (p.verb == "parallel") return true;
     return false;
   };
-  EXPECT_FALSE(parallel(1));
-  EXPECT_TRUE(parallel(85));
+  EXPECT_FALSE(parallel(16384, 1));
+  EXPECT_TRUE(parallel(16384, 85));
+  EXPECT_FALSE(parallel(3150, 85));
 }
 
 TEST(Schedule, AShortInnermostLoopVectorizesWhenTheAxesMergeIntoALongerOne) {

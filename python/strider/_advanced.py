@@ -339,13 +339,22 @@ def _offsets(t, key):
         else:
             out_shape.append(1)
     nd = len(out_shape)
-    base = v.offset + sum(it[1] * v.strides[it[2]] for it in items if it[0] == "int")
+    # an int beside index arrays (dets[i + 1:, 2]) is an index array of one known element: part
+    # of the constant offset, so that a stage sees the columns it reads a fixed distance apart
+    fixed = {}
+    for _, idx, d, _ in adv:
+        known = concrete(checked[id(idx), d]) if idx.ndim == 0 else None
+        if known is not None:
+            fixed[id(idx), d] = int(known) * v.strides[d]
+    base = v.offset + sum(it[1] * v.strides[it[2]] for it in items if it[0] == "int") + sum(fixed.values())
     total = current_trace().const(np.int64(base))
     at = 0
     for kind, it in dims:
         if kind == "adv-block":
             trail = nd - at - len(bshape)
             for _, idx, d, _ in adv:
+                if (id(idx), d) in fixed:
+                    continue
                 term = np.multiply(checked[id(idx), d], v.strides[d])
                 term = term.reshape(term.shape + (1,) * trail) if trail else term
                 total = np.add(total, term)

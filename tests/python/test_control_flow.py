@@ -1,6 +1,7 @@
 """Loops and branches on traced values (issue 17): differential tests against NumPy, through the
 harness (values, dtypes, shapes and every argument after the call, in both legal orders)."""
 import math
+import re
 import warnings
 
 import numpy as np
@@ -833,6 +834,22 @@ def test_returning_a_slice_with_a_run_time_bound_of_an_argument_is_refused():
 @pytest.mark.parametrize("k", [0, 2, 50])
 def test_slices_with_run_time_bounds(k):
     check(slices, np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0]), k)
+
+
+def columns_past(d, j):
+    k = np.argmax(d[:, 4])
+    return d[k + 1:, 2] - d[k + 1:, 0], d[k:, j] * 2
+
+
+@pytest.mark.parametrize("j", [1, -1])
+def test_columns_of_a_slice_with_a_run_time_bound_are_a_constant_apart(j):
+    # d[k + 1:, 2] and d[k + 1:, 0]: one array of positions, and each column's int a constant of
+    # its offsets, so a compiled stage sees them 2 apart; only j, which the call passes, takes a
+    # multiply of 0-d values (its offset)
+    d = boxes(20, 5)
+    f = check(columns_past, d, j)
+    text = str(f.explain(d, j))
+    assert len(re.findall(r"= multiply\(%s\d+\[\]\{\}\+0, %s\d+\[\]\{\}\+0\)", text[:text.find("== storages")])) == 1
 
 
 def alias(x):

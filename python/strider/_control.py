@@ -128,9 +128,10 @@ class _Slot:
     """Where a carried (or merged) variable lives: a storage sized for `bounds`, a run-time
     length storage for each axis in `dynamic`."""
 
-    def __init__(self, trace, name, dtype, bounds, dynamic, weak, scalar, span=None):
+    def __init__(self, trace, name, dtype, bounds, dynamic, weak, scalar, span=None, relative=None):
         self.name, self.dtype, self.bounds, self.weak, self.scalar = name, dtype, tuple(bounds), weak, scalar
         self.span = span  # the range every value written holds (Trace.ranges): assumed, then checked
+        self.relative = relative  # and its bound by a run-time length (Trace.relative), likewise
         self.view = trace.temp(self.bounds, dtype)
         self.extents = [trace.temp((), np.int64).storage if d else -1 for d in dynamic]
         self.storages = [self.view.storage] + [e for e in self.extents if e >= 0]
@@ -148,13 +149,16 @@ class _Slot:
         grew = span is not None and (r is None or r[0] < span[0] or r[1] > span[1])
         if grew:  # given up: a counter's range moves on every trip, a union would never settle
             span = None
+        relative, q = self.relative, _relative_of(t)
+        if relative is not None and (q is None or q[:2] != relative[:2] or q[2] > relative[2]):
+            relative, grew = None, True
         for d, (b, e) in enumerate(zip(self.bounds, self.extents)):
             n = t.shape[d]
             dyn = e >= 0 or isinstance(n, Extent) or bound(n) != b
             bounds.append(max(b, bound(n)))
             dynamic.append(dyn)
             grew = grew or dyn != (e >= 0) or bounds[-1] != b
-        return (self.dtype, tuple(bounds), tuple(dynamic), self.weak, self.scalar, span) if grew else None
+        return (self.dtype, tuple(bounds), tuple(dynamic), self.weak, self.scalar, span, relative) if grew else None
 
 
 def _no_lengths(trace, slot):
@@ -165,9 +169,16 @@ def _no_lengths(trace, slot):
             trace.op("copy", [trace.const(np.int64(0))], _C.View(e, [], [], 0))
 
 
+def _relative_of(t):
+    """t's bound by a run-time length (Trace.relative) while that length is unwritten, else None."""
+    r = t._trace.relative.get(t._view.storage)
+    return r if r is not None and r[1] == t._trace.versions.get(r[0], 0) else None
+
+
 def _spec_of(t):
     dynamic = tuple(isinstance(d, Extent) for d in t.shape)
-    return t.dtype, tuple(bound(d) for d in t.shape), dynamic, t._weak, t._scalar, t._trace.ranges.get(t._view.storage)
+    return (t.dtype, tuple(bound(d) for d in t.shape), dynamic, t._weak, t._scalar, t._trace.ranges.get(t._view.storage),
+            _relative_of(t))
 
 
 def _carryable(value):
@@ -227,10 +238,14 @@ def _may_hold_argument(trace, t):
 
 
 def _assume_spans(trace, slots):
-    """What the slots' values range over holds wherever they are read (checked at every write)."""
+    """What the slots' values range over holds wherever they are read (checked at every write):
+    their spans, and their bounds by run-time lengths (x1[order[1:]] with order from argsort of
+    a compacted array then needs no index check)."""
     for slot in slots:
         if slot.span is not None:
             trace.ranges[slot.view.storage] = slot.span
+        if slot.relative is not None:
+            trace.relative[slot.view.storage] = slot.relative
 
 
 def _detach(trace, t):

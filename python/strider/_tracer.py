@@ -386,15 +386,19 @@ class Trace:
         return None, 0
 
     def _relative(self, name, inputs):
-        """Trace.relative of what an op writes whose range _span knows: nonzero of a run-time
-        length E gives indices below E, copies keep their source's bound, shifts move it."""
+        """Trace.relative of what an op writes whose range _span knows: nonzero and argsort of a
+        run-time length E give indices below E, copies, gathers and compactions keep their
+        source's bound, shifts move it."""
         if name == "nonzero":
             v = inputs[0]._view
             if len(v.extents) == 1 and v.extents[0] >= 0:
                 return v.extents[0], self.versions.get(v.extents[0], 0), 0
             return None
-        if name == "copy":
-            return self.relative.get(inputs[0]._view.storage)
+        if name == "argsort":  # positions along a last axis of run-time length E
+            e = inputs[0]._view.extents[-1] if inputs[0]._view.extents else -1
+            return (e, self.versions.get(e, 0), 0) if e >= 0 else None
+        if name in ("copy", "take", "compress"):  # elements of their source (compress: in1)
+            return self.relative.get((inputs[1] if name == "compress" else inputs[0])._view.storage)
         r, k = self._shifted(name, inputs, self.relative)
         return (r[0], r[1], r[2] + k) if r is not None else None
 

@@ -739,6 +739,25 @@ def test_a_greedy_nms_gathers_values_taken_before_its_loop(n):
     assert taken == (6 if n > 1 else 0)
 
 
+def nms_of_the_kept(b, s, t):
+    # YOLOX's class-agnostic path: the loop's order is argsort of a compacted array
+    m = s > 0.3
+    return _nms(b[m], s[m], t)
+
+
+@pytest.mark.parametrize("n", [0, 1, 30])
+def test_positions_below_a_run_time_length_stay_below_it_through_a_loop(n):
+    # argsort of the kept scores gives positions below their run-time length, and the loop that
+    # compacts them keeps that bound: x2[order[1:]] inside it needs no index check (only
+    # order[0] on order's own length does), and its gathers read carried values (a loop of the
+    # IR from two boxes on)
+    d = boxes(n, n)
+    f = check(nms_of_the_kept, d[:, :4], d[:, 4], 0.4)
+    text = str(f.explain(d[:, :4], d[:, 4], 0.4))
+    assert text[:text.find("== storages")].count("= check_index(") == 1
+    assert sum(line.startswith("carried: ") for line in text.splitlines()) == (5 if n > 1 else 0)
+
+
 def nms_order(dets, t):
     order = dets[:, 4].argsort()[::-1]
     kept = dets[:0, 0].sum()

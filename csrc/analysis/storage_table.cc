@@ -4,6 +4,12 @@
 
 namespace strider {
 
+bool written_between(const StorageTable& t, int storage, int after, int before) {
+  for (const Access& a : t.accesses[storage])
+    if (a.write && a.op > after && a.op < before) return true;
+  return false;
+}
+
 StorageTable build_storage_table(const Graph& g) {
   StorageTable t;
   t.accesses.resize(g.storages.size());

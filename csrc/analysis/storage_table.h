@@ -21,6 +21,8 @@ struct StorageTable {
 };
 
 StorageTable build_storage_table(const Graph& g);
+/// Whether an op strictly between ops `after` and `before` writes `storage`.
+bool written_between(const StorageTable& t, int storage, int after, int before);
 std::string print_storage_table(const Graph& g, const StorageTable& t);
 
 }  // namespace strider

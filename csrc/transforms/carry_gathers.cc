@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,19 +22,32 @@ int loop_end_of(const Graph& g, int begin) {
   return -1;
 }
 
-bool written_between(const StorageTable& t, int storage, int after, int until) {
-  for (const Access& a : t.accesses[storage])
-    if (a.write && a.op > after && a.op <= until) return true;
-  return false;
+// Whether `op` gathers single elements in the graph's form: a 1-d source at 0-d or 1-d indices
+// (not the take fuse_stages writes over its output's domain).
+bool element_take(const Op& op) {
+  return op.code == OpCode::take && op.axes.empty() && op.inputs[0].ndim() == 1 && op.inputs[1].ndim() <= 1;
 }
+
+// A temporary for `size` values of `source`'s dtype.
+int values_of(Graph& out, const View& source, int64_t size) {
+  Storage st;
+  st.dtype = out.storages[source.storage].dtype;
+  st.size = size;
+  return out.add_storage(st);
+}
+
+// A gathered view and the takes of it the rewrite replaces.
+struct Gathered {
+  View source;
+  std::vector<int> takes;
+};
 
 // One carried index array of a loop and what the rewrite adds for it.
 struct Carried {
   int index = -1;     // the index array's storage
   int init = -1;      // its one write before the loop
-  std::vector<int> compresses;              // its in-place compresses in the loop
-  std::map<int, std::vector<int>> gathers;  // by gathered view (an index into `sources`): takes
-  std::vector<View> sources;
+  std::vector<int> compresses;     // its in-place compresses in the loop
+  std::vector<Gathered> gathered;  // by distinct gathered view
 };
 
 // The index array carried by loop [b, e) at view `carried`, if the rewrite applies to it: written
@@ -78,9 +92,9 @@ int only_writer(const StorageTable& t, int storage) {
 // Whether the loop [b, e) leaves `v` as it was when it began: its storage and its run-time
 // extents.
 bool invariant(const StorageTable& t, const View& v, int b, int e) {
-  if (written_between(t, v.storage, b, e)) return false;
+  if (written_between(t, v.storage, b, e + 1)) return false;
   for (int x : v.extents)
-    if (x >= 0 && written_between(t, x, b, e)) return false;
+    if (x >= 0 && written_between(t, x, b, e + 1)) return false;
   return true;
 }
 
@@ -100,29 +114,21 @@ Graph carry_gathers(const Graph& g, const StorageTable& t, std::vector<std::stri
       if (!c) continue;
       for (int k = b + 1; k < e; ++k) {
         const Op& op = g.ops[k];
-        if (op.code != OpCode::take || !op.axes.empty() || op.inputs[1].storage != c->index || op.inputs[0].ndim() != 1 ||
-            op.inputs[1].ndim() > 1 || replaced.count(k))
-          continue;
+        if (!element_take(op) || op.inputs[1].storage != c->index || replaced.count(k)) continue;
         // the gathered values must stay what they were when the loop began
         const View& source = op.inputs[0];
-        if (source.storage == c->index || written_between(t, source.storage, c->init, e)) continue;
-        size_t s = 0;
-        while (s < c->sources.size() && !(c->sources[s] == source)) ++s;
-        if (s == c->sources.size()) c->sources.push_back(source);
-        c->gathers[static_cast<int>(s)].push_back(k);
+        if (source.storage == c->index || written_between(t, source.storage, c->init, e + 1)) continue;
+        auto it = std::find_if(c->gathered.begin(), c->gathered.end(), [&](const Gathered& x) { return x.source == source; });
+        if (it == c->gathered.end()) it = c->gathered.insert(it, Gathered{source, {}});
+        it->takes.push_back(k);
       }
       const View& init = g.ops[c->init].output;
-      for (size_t s = 0; s < c->sources.size(); ++s) {
-        const View& source = c->sources[s];
-        Storage st;
-        st.dtype = g.storages[source.storage].dtype;
-        st.size = g.storages[c->index].size;
-        const int held = out.add_storage(st);
+      for (const auto& [source, takes] : c->gathered) {
+        const int held = values_of(out, source, g.storages[c->index].size);
         // the gathered values, before the loop: compressed with the indices every trip, so that
         // the loop's gathers become reads of them
-        Op fill{OpCode::take, {source, init}, retarget(init, held), {}, g.ops[b].file, g.ops[b].line};
-        before[b].push_back(fill);
-        for (int k : c->gathers[static_cast<int>(s)]) {
+        before[b].push_back(Op{OpCode::take, {source, init}, retarget(init, held), {}, g.ops[b].file, g.ops[b].line});
+        for (int k : takes) {
           const Op& take = g.ops[k];
           replaced[k] = Op{OpCode::copy, {retarget(take.inputs[1], held)}, take.output, {}, take.file, take.line};
           if (log)
@@ -141,37 +147,31 @@ Graph carry_gathers(const Graph& g, const StorageTable& t, std::vector<std::stri
     // a gather at positions of an index array the loop does not write (greedy NMS's
     // x1[order[i + 1:]], a take of x1 through a take of order): the values at every position,
     // taken once before the loop, are read at the positions instead
-    std::vector<std::pair<std::pair<View, View>, View>> taken;  // (source, indices): their values
+    struct Taken {
+      View source, index, values;
+    };
+    std::vector<Taken> taken;
     for (int k = b + 1; k < e; ++k) {
       const Op& op = g.ops[k];
-      if (op.code != OpCode::take || !op.axes.empty() || op.inputs[0].ndim() != 1 || op.inputs[1].ndim() != 1 || replaced.count(k))
-        continue;
+      if (!element_take(op) || op.inputs[1].ndim() != 1 || replaced.count(k)) continue;
       const int inner = only_writer(t, op.inputs[1].storage);
       if (inner <= b || inner >= k) continue;
       const Op& at = g.ops[inner];
-      if (at.code != OpCode::take || !at.axes.empty() || !(at.output == op.inputs[1]) || at.inputs[0].ndim() != 1 ||
-          at.inputs[1].ndim() != 1 || !invariant(t, at.inputs[0], b, e) || !invariant(t, op.inputs[0], b, e))
+      if (!element_take(at) || !(at.output == op.inputs[1]) || at.inputs[1].ndim() != 1 ||
+          !invariant(t, at.inputs[0], b, e) || !invariant(t, op.inputs[0], b, e))
         continue;
       // the two run together, the positions unchanged between them
-      bool apart = written_between(t, at.inputs[1].storage, inner, k - 1);
+      bool apart = written_between(t, at.inputs[1].storage, inner, k);
       for (int j = inner + 1; j < k; ++j) apart = apart || is_control(g.ops[j].code);
       if (apart) continue;
       const View &source = op.inputs[0], &index = at.inputs[0];
-      size_t s = 0;
-      while (s < taken.size() && !(taken[s].first.first == source && taken[s].first.second == index)) ++s;
-      if (s == taken.size()) {
-        Storage st;
-        st.dtype = g.storages[source.storage].dtype;
-        st.size = index.shape[0];
-        View values;
-        values.storage = out.add_storage(st);
-        values.shape = index.shape;
-        values.strides = {1};
-        values.extents = index.extents;
+      auto it = std::find_if(taken.begin(), taken.end(), [&](const Taken& x) { return x.source == source && x.index == index; });
+      if (it == taken.end()) {
+        const View values{values_of(out, source, index.shape[0]), index.shape, {1}, 0, index.extents};
         before[b].push_back(Op{OpCode::take, {source, index}, values, {}, g.ops[b].file, g.ops[b].line});
-        taken.push_back({{source, index}, values});
+        it = taken.insert(it, Taken{source, index, values});
       }
-      const View& values = taken[s].second;
+      const View& values = it->values;
       replaced[k] = Op{OpCode::take, {values, at.inputs[1]}, op.output, {}, op.file, op.line};
       if (log)
         log->push_back(describe_op(g, k) + " reads %s" + std::to_string(values.storage) + ", the values of %s" +

@@ -29,8 +29,7 @@ Graph compress_in_place(const Graph& g, const StorageTable& t, std::vector<std::
     // or writes the count, and both run in the same region (the copy may sit in a branch)
     bool touched = false;
     for (const Access& a : t.accesses[src.storage]) touched = touched || (a.op > c && a.op < k);
-    for (int e : back.output.extents)
-      for (const Access& a : t.accesses[e]) touched = touched || (a.write && a.op > c && a.op < k);
+    for (int e : back.output.extents) touched = touched || written_between(t, e, c, k);
     for (int i = c + 1; i < k; ++i) touched = touched || is_control(g.ops[i].code);
     if (touched) continue;
     out.ops[c].output = back.output;

@@ -163,7 +163,8 @@ class Inliner {
     if (!m || !broadcast_inside(r, *m)) return std::nullopt;
     if (!dies_[a] && gathers(src, r, *m)) return std::nullopt;
     for (const View& v : src.inputs)
-      if (v.is_dynamic() || written_between(v.storage, a, at)) return std::nullopt;
+      // a write between them: a copy placed at `at` would read newer elements than the original did
+      if (v.is_dynamic() || written_between(t_, v.storage, a, at)) return std::nullopt;
     return m;
   }
 
@@ -205,14 +206,6 @@ class Inliner {
     memo_.emplace(key, copy.output);
     out_.ops.push_back(std::move(copy));
     return out_.ops.back().output;
-  }
-
-  // A write to `storage` by an op after `from` and before `to`: a copy placed at `to` would read
-  // newer elements than the original did.
-  bool written_between(int storage, int from, int to) const {
-    for (const Access& a : t_.accesses[storage])
-      if (a.write && a.op > from && a.op < to) return true;
-    return false;
   }
 
   const Graph& g_;

@@ -120,6 +120,11 @@ _local = threading.local()
 _MEMORY_ATTRS = frozenset({"data", "ctypes", "tobytes", "tofile", "dump", "dumps"})
 
 
+def _elements_source(name, inputs):
+    """The input whose elements a copy, cast, take or compress writes (compress: in1)."""
+    return inputs[1] if name == "compress" else inputs[0]
+
+
 class RunInNumPy:
     """The error of a check that raises none: where it fails, the call runs in NumPy, whose
     semantics part from the compiled program's there (the dispatcher's RunInNumPy)."""
@@ -369,8 +374,8 @@ class Trace:
         if name == "check_index":
             n = known_scalar(inputs[1])
             return (0, int(n)) if n is not None else None
-        if name in ("copy", "take", "cast", "compress"):  # elements of their source (compress: in1)
-            src = inputs[1] if name == "compress" else inputs[0]
+        if name in ("copy", "take", "cast", "compress"):
+            src = _elements_source(name, inputs)
             return self.ranges.get(src._view.storage) if src.dtype.kind in "iu" else None
         r, k = self._shifted(name, inputs, self.ranges)
         return (r[0] + k, r[1] + k) if r is not None else None
@@ -397,8 +402,8 @@ class Trace:
         if name == "argsort":  # positions along a last axis of run-time length E
             e = inputs[0]._view.extents[-1] if inputs[0]._view.extents else -1
             return (e, self.versions.get(e, 0), 0) if e >= 0 else None
-        if name in ("copy", "take", "compress"):  # elements of their source (compress: in1)
-            return self.relative.get((inputs[1] if name == "compress" else inputs[0])._view.storage)
+        if name in ("copy", "take", "compress"):
+            return self.relative.get(_elements_source(name, inputs)._view.storage)
         r, k = self._shifted(name, inputs, self.relative)
         return (r[0], r[1], r[2] + k) if r is not None else None
 

@@ -19,13 +19,8 @@ void Emitter::emit_compress() {
   llvm::Type* elem = b_.getIntNTy(static_cast<unsigned>(8 * size));
   llvm::Type* i64t = b_.getInt64Ty();
   Value* n = bound_[0];
-  // the output's count, clamped to its bound as the reference does: no store reaches past it
-  Value* room = i64(out.shape[0]);
-  if (out.extent_of(0) >= 0) {
-    Value* c = b_.CreateAlignedLoad(i64t, base_[out.extent_of(0)], llvm::Align(8));
-    c = b_.CreateSelect(b_.CreateICmpSLT(c, i64(0)), i64(0), c);
-    room = b_.CreateSelect(b_.CreateICmpSGT(c, room), room, c);
-  }
+  // the output's count: no store reaches past it
+  Value* room = out.extent_of(0) >= 0 ? run_time_extent(base_[out.extent_of(0)], out.shape[0]) : i64(out.shape[0]);
   auto at = [&](const View& v, Value* i) {
     Value* e = b_.CreateAdd(i64(v.offset), b_.CreateMul(i, i64(v.strides[0]), "", false, true), "", false, true);
     return b_.CreateInBoundsGEP(v.storage == mask.storage ? b_.getInt8Ty() : elem, base_[v.storage], e);

@@ -149,6 +149,12 @@ llvm::MDNode* Emitter::loop_hints(int axis) {
   return md;
 }
 
+Value* Emitter::run_time_extent(Value* at, int64_t bound) {
+  Value* v = b_.CreateAlignedLoad(b_.getInt64Ty(), at, llvm::Align(8));
+  v = b_.CreateSelect(b_.CreateICmpSLT(v, i64(0)), i64(0), v);
+  return b_.CreateSelect(b_.CreateICmpSGT(v, i64(bound)), i64(bound), v);
+}
+
 Value* Emitter::element_index(const View& v) {
   Value* at = i64(v.offset);
   for (int d = 0; d < v.ndim(); ++d) {
@@ -366,16 +372,9 @@ void Emitter::emit(const std::string& name) {
     slab->setAlignment(llvm::Align(64));
     base_[f.storage] = slab;
   }
-  // run-time extents are clamped to the static bound, as the reference does
-  auto extent_of = [&](int a) -> Value* {
-    if (p_.extent[a] < 0) return i64(p_.domain[a]);
-    Value* v = b_.CreateAlignedLoad(i64t, base_[p_.extent[a]], llvm::Align(8));
-    v = b_.CreateSelect(b_.CreateICmpSLT(v, i64(0)), i64(0), v);
-    return b_.CreateSelect(b_.CreateICmpSGT(v, i64(p_.domain[a])), i64(p_.domain[a]), v);
-  };
   bound_.assign(rank, nullptr);
   idx_.assign(rank, nullptr);
-  for (int a = 0; a < rank; ++a) bound_[a] = extent_of(a);
+  for (int a = 0; a < rank; ++a) bound_[a] = p_.extent[a] < 0 ? i64(p_.domain[a]) : run_time_extent(base_[p_.extent[a]], p_.domain[a]);
 
   if (p_.members.empty()) {
     emit_body();
@@ -399,10 +398,7 @@ void Emitter::emit(const std::string& name) {
     n0 = i64(p_.domain[0]);
     if (p_.extent[0] >= 0) {
       bases = b_.CreateLoad(ptr, args);
-      Value* at = b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, bases, p_.extent[0]));
-      Value* v = b_.CreateAlignedLoad(i64t, at, llvm::Align(8));
-      v = b_.CreateSelect(b_.CreateICmpSLT(v, i64(0)), i64(0), v);
-      n0 = b_.CreateSelect(b_.CreateICmpSGT(v, i64(p_.domain[0])), i64(p_.domain[0]), v);
+      n0 = run_time_extent(b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, bases, p_.extent[0])), p_.domain[0]);
     }
   }
   if (p_.parallel) {

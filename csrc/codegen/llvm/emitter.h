@@ -59,6 +59,8 @@ class Emitter {
   llvm::MDNode* loop_hints(int axis);
   /// Every loop outside the innermost one: not unrolled.
   llvm::MDNode* outer_hints();
+  /// The run-time extent held at `at` (an i64), clamped to [0, bound] as the reference does.
+  llvm::Value* run_time_extent(llvm::Value* at, int64_t bound);
   llvm::Value* element_index(const View& v);
   llvm::Value* load(const View& v, llvm::Value* shift = nullptr);  // shift: elements past v's element
   void store(const View& v, llvm::Value* x);

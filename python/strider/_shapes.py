@@ -10,7 +10,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from . import _C, _ufuncs
 from ._errors import UnsupportedError, trace_error, unsupported
 from ._indexing import assign
-from ._tracer import (Extent, TracedRows, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous, forgive,
+from ._tracer import (Extent, TracedList, TracedRows, TracedSlice, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous, forgive,
                       current_trace, fresh, length_value, insertion_order, keep_order, known_by_static, known_scalar,
                       shape_of)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
@@ -420,7 +420,46 @@ def _holding(ts, axis, length):
     return next(i for i, t in enumerate(ts) if holds(t.shape[axis]))
 
 
+def _filled_items(lst, empty):
+    """The items of a list a loop filled with arrays of one shape (a TracedList), as one array
+    of run-time length, checked to hold one at least when the function runs (NumPy's `empty`
+    ValueError otherwise)."""
+    t = lst.array()
+    t._trace.check_assert(np.greater(t.shape[0].value(), 0), empty, ValueError)
+    return t
+
+
+def _joined_copy(t, dtype, casting):
+    """A join's result: a fresh C-order copy of t in `dtype` (t's when None), cast by `casting`."""
+    dt = check_dtype(dtype if dtype is not None else t.dtype, "np.concatenate")
+    if not np.can_cast(t.dtype, dt, casting):
+        raise TypeError(f"Cannot cast array data from {t.dtype!r} to {dt!r} according to the rule {casting!r}")
+    c = fresh(t.shape, dt)
+    assign(c, t)
+    return c
+
+
+def _items_along(lst, axis, dtype, casting):
+    """np.concatenate of a TracedList's items along `axis` of an item: the items' axis moved there
+    and merged with it (a copy in C order, then a view whose run-time length is the product)."""
+    t = _filled_items(lst, "need at least one array to concatenate")
+    if t.ndim == 1:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    c = _joined_copy(moveaxis(t, 0, 0 if axis is None else normalize_axis_index(axis, t.ndim - 1)), dtype, casting)
+    v = c._view
+    if axis is None:  # every item flattened: the copy's C order read as (length, item size)
+        v = _C.View(v.storage, [v.shape[0], math.prod(v.shape[1:])], [v.strides[0], 1], v.offset, [v.extents[0], -1])
+        axis = 0
+    axis = normalize_axis_index(axis, len(v.shape) - 1)
+    total = np.multiply(c.shape[axis].value(), np.int64(v.shape[axis + 1]))
+    return c.view_of(_C.View(v.storage, v.shape[:axis] + [v.shape[axis] * v.shape[axis + 1]] + v.shape[axis + 2:],
+                             v.strides[:axis] + [v.strides[axis + 1]] + v.strides[axis + 2:], v.offset,
+                             v.extents[:axis] + [total._view.storage] + v.extents[axis + 2:]))
+
+
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    if type(arrays) in (TracedList, TracedSlice):  # arrays of one shape, as many as the run appended
+        return finish(_items_along(arrays, axis, dtype, casting), out, None)
     if isinstance(arrays, TracedRows):  # its arrays' rows, one after another
         if axis not in (0, None) and axis != -arrays.data.ndim:
             raise trace_error(f"np.concatenate along axis {axis} of a list of arrays of run-time lengths",
@@ -492,6 +531,8 @@ def _join_at_run_time(ts, axis, dt, shape):
 
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    if type(arrays) in (TracedList, TracedSlice) and out is None and dtype is None:
+        arrays = _filled_items(arrays, "need at least one array to stack")
     if isinstance(arrays, Tracer) and arrays.ndim and isinstance(arrays.shape[0], Extent) and out is None and dtype is None:
         # NumPy stacks an array's rows (ipazc's MTCNN: np.stack of a mask's rows): the array
         # with its first axis moved to `axis`, a copy; none to stack raises when the function runs
@@ -513,6 +554,10 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
 
 def hstack(tup, *, dtype=None, casting="same_kind"):
+    if type(tup) in (TracedList, TracedSlice) and tup.data.ndim == 1:  # numbers: one after another
+        return _joined_copy(_filled_items(tup, "need at least one array to concatenate"), dtype, casting)
+    if type(tup) in (TracedList, TracedSlice):
+        return concatenate(tup, 0 if tup.data.ndim == 2 else 1, dtype=dtype, casting=casting)
     if isinstance(tup, TracedRows) and tup.data.ndim == 1:  # 1-d arrays: one after another
         return concatenate(tup, 0, dtype=dtype, casting=casting)
     arrs = [atleast_1d(a) for a in tup]
@@ -520,6 +565,11 @@ def hstack(tup, *, dtype=None, casting="same_kind"):
 
 
 def vstack(tup, *, dtype=None, casting="same_kind"):
+    if type(tup) in (TracedList, TracedSlice) and tup.data.ndim <= 2:  # numbers or rows: one a row
+        t = _filled_items(tup, "need at least one array to concatenate")
+        return _joined_copy(t[:, None] if t.ndim == 1 else t, dtype, casting)
+    if type(tup) in (TracedList, TracedSlice):
+        return concatenate(tup, 0, dtype=dtype, casting=casting)
     if isinstance(tup, TracedRows) and tup.data.ndim > 1:  # arrays of rows: one after another
         return concatenate(tup, 0, dtype=dtype, casting=casting)
     return concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype, casting=casting)

@@ -12,7 +12,7 @@ import numpy as np
 from ._errors import _internal, unsupported
 from ._ops import CREATION
 from ._shapes import concatenate, hstack, stack, vstack
-from ._tracer import Extent, TracedRows, Tracer, as_tracer, current_trace, holds_traced
+from ._tracer import Extent, TracedList, TracedSlice, Tracer, as_tracer, current_trace, holds_traced
 
 
 def _creation(traced, real):
@@ -87,12 +87,12 @@ def without_random_states(value):
 
 
 def _joining(real, traced):
-    """np.concatenate, np.vstack and np.hstack of a list of arrays a loop filled (a TracedRows:
-    NumPy finds no Tracer in it to dispatch on) join its rows; any other call is NumPy's."""
+    """np.concatenate, np.vstack and np.hstack of a list a loop filled (a TracedList or TracedRows:
+    NumPy finds no Tracer in it to dispatch on) join its items; any other call is NumPy's."""
 
     @functools.wraps(real)
     def call(arrays, *args, **kwargs):
-        if isinstance(arrays, TracedRows) and current_trace() is not None:
+        if isinstance(arrays, TracedList) and current_trace() is not None:
             return traced(arrays, *args, **kwargs)
         return real(arrays, *args, **kwargs)
 
@@ -100,12 +100,14 @@ def _joining(real, traced):
 
 
 def _stacking(real, traced):
-    """np.stack of an array whose length only the run knows (a mask's rows): NumPy's dispatcher
-    would iterate it first, so it is strider's stack of it; any other call is NumPy's."""
+    """np.stack of an array whose length only the run knows (a mask's rows), or of a list a loop
+    filled: NumPy's dispatcher would iterate it first, so it is strider's stack of it; any other
+    call is NumPy's."""
 
     @functools.wraps(real)
     def call(arrays, *args, **kwargs):
-        if isinstance(arrays, Tracer) and arrays.ndim and isinstance(arrays.shape[0], Extent):
+        if (isinstance(arrays, Tracer) and arrays.ndim and isinstance(arrays.shape[0], Extent)) or (
+                type(arrays) in (TracedList, TracedSlice) and current_trace() is not None):
             return traced(arrays, *args, **kwargs)
         return real(arrays, *args, **kwargs)
 

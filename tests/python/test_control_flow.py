@@ -1007,6 +1007,40 @@ def test_a_list_of_arrays_of_run_time_lengths_is_joined_in_order(t):
     check(per_class, rng.uniform(0, 1, (30, 4)), rng.uniform(0, 100, (30, 4)), t)
 
 
+def rows_kept(d, t, how):
+    # SORT's associate: arrays of one shape appended in a branch, then joined (matches.append(m.reshape(1, 2)))
+    items = []
+    for r in d:
+        if r[4] > t:
+            items.append(r[:4].reshape(1, 2, 2) if how.startswith("3d") else r[:4] if how.startswith("1d") else r[4])
+    joins = {
+        "3d-concat0": lambda: np.concatenate(items, axis=0), "3d-concat1": lambda: np.concatenate(items, axis=1),
+        "3d-concat-1": lambda: np.concatenate(items, axis=-1), "3d-concatN": lambda: np.concatenate(items, axis=None),
+        "3d-vstack": lambda: np.vstack(items), "3d-hstack": lambda: np.hstack(items),
+        "3d-stack1": lambda: np.stack(items, axis=1), "1d-concat": lambda: np.concatenate(items),
+        "1d-concat-f32": lambda: np.concatenate(items, dtype=np.float32), "1d-vstack": lambda: np.vstack(items),
+        "1d-hstack": lambda: np.hstack(items), "1d-stack": lambda: np.stack(items),
+        "1d-stack-1": lambda: np.stack(items, axis=-1), "0d-vstack": lambda: np.vstack(items),
+        "0d-hstack": lambda: np.hstack(items), "0d-stack": lambda: np.stack(items),
+        "0d-concat": lambda: np.concatenate(items),
+    }
+    return joins[how]()
+
+
+_JOINS = ["3d-concat0", "3d-concat1", "3d-concat-1", "3d-concatN", "3d-vstack", "3d-hstack", "3d-stack1", "1d-concat",
+          "1d-concat-f32", "1d-vstack", "1d-hstack", "1d-stack", "1d-stack-1", "0d-vstack", "0d-hstack", "0d-stack"]
+
+
+@pytest.mark.parametrize("how", _JOINS)
+def test_a_list_of_arrays_of_one_shape_is_joined(how):
+    check(rows_kept, boxes(9, 21), 0.5, how, static_argnames=("how",))
+
+
+@pytest.mark.parametrize("how", ["3d-concat0", "1d-hstack", "0d-stack", "0d-concat"])
+def test_joining_a_list_a_loop_left_empty_raises_numpys_error(how):
+    check_raises(rows_kept, boxes(9, 21), 2.0, how, exc=ValueError, static_argnames=("how",))
+
+
 def repeated_over(x):
     # a while loop of 1-d pieces (its trips and their lengths the data's), joined by hstack
     pieces = [x[:1]]

@@ -767,7 +767,9 @@ void sort_rows(const Graph& g, const Op& op, char* const* base) {
   });
 }
 
-// NumPy's searchsorted: binary search in the sort order of sort_key (NaNs last).
+// NumPy's searchsorted: binary search in the sort order of sort_key (NaNs last), the values in C
+// order, each search's range narrowed from the last one's as NumPy's binsearch does: the same
+// places in a sorted array, and NumPy's own in one that is not.
 void search(const Graph& g, const Op& op, char* const* base) {
   const View& a = op.inputs[0];
   const View& v = op.inputs[1];
@@ -775,9 +777,21 @@ void search(const Graph& g, const Op& op, char* const* base) {
   const bool right = op.axes[0] != 0;
   dispatch_dtype(g.dtype_of(a), [&](auto tag) {
     using T = decltype(tag);
+    const int64_t n = a.shape[0];
+    int64_t lo = 0, hi = n;
+    bool first = true;
+    decltype(sort_key(T{})) last{};
     walk<2>(v.shape, {&v, &out}, [&](const std::array<int64_t, 2>& off) {
       const auto key = sort_key(*at<T>(base, v, off[0]));
-      int64_t lo = 0, hi = a.shape[0];
+      if (first) last = key;
+      first = false;
+      if (right ? !(key < last) : last < key) {
+        hi = n;
+      } else {
+        lo = 0;
+        hi = hi < n ? hi + 1 : n;
+      }
+      last = key;
       while (lo < hi) {
         const int64_t mid = lo + (hi - lo) / 2;
         const auto k = sort_key(*at<T>(base, a, a.offset + mid * a.strides[0]));

@@ -12,14 +12,15 @@ from ._creation import (arange, array, asarray, ascontiguousarray, diag, empty, 
                         identity, linspace, ones, ones_like, outer, pad, zeros, zeros_like)
 from ._errors import unsupported
 from ._reductions import (REDUCTIONS, all_, any_, argmax, argmin, average, count_nonzero, dot, matmul, max_, mean, min_,
-                          multi_dot, norm, prod, ptp, std, sum_, var)
+                          multi_dot, nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nansum, norm, prod, ptp,
+                          std, sum_, var)
 from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_to, column_stack,
                       concatenate, copyto, diagonal, diff, dsplit, dstack, expand_dims, fill, flip, fliplr, flipud,
-                      hsplit, hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, result_type, shape, size, split,
+                      hsplit, hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, result_type, roll, shape, size, split,
                       squeeze, stack, swapaxes, tile, transpose, trapezoid, tril, triu, vsplit, vstack)
 from ._tracer import IMPL, check_int_of_float
 from ._ufuncs import (allclose, array_equal, astype, clip, copy_, divmod_, fix, isclose, isneginf, isposinf, nan_to_num,
-                      python_round, round_, same_kind_copy, ufunc_call, where)
+                      python_round, round_, same_kind_copy, select, ufunc_call, where)
 
 __all__ = ["HANDLED", "CREATION", "array_function", "ufunc_method"]
 
@@ -52,6 +53,8 @@ HANDLED = {
     np.take_along_axis: _advanced.take_along_axis, np.put_along_axis: _advanced.put_along_axis,
     np.put: _advanced.put, np.delete: _editing.delete, np.insert: _editing.insert, np.append: _editing.append, np.compress: _advanced.compress, np.extract: _advanced.extract,
     np.bincount: _advanced.bincount,
+    np.nanmax: nanmax, np.nanmin: nanmin, np.nanargmax: nanargmax, np.nanargmin: nanargmin, np.nansum: nansum,
+    np.nanprod: nanprod, np.nanmean: nanmean, np.roll: roll, np.select: select, np.digitize: _sorting.digitize,
 }
 if hasattr(np, "trapz"):  # (removed in NumPy 2.4)
     HANDLED[np.trapz] = trapezoid

@@ -1,6 +1,7 @@
 """Shapes on Tracers: views (transpose, reshape, squeeze, flip, split, ...), joins (concatenate,
 stack, meshgrid, tile, repeat), writes (copyto, fill) and static metadata."""
 import builtins
+import itertools
 import math
 import operator
 
@@ -12,6 +13,7 @@ from ._errors import UnsupportedError, trace_error, unsupported
 from ._indexing import assign
 from ._tracer import (Extent, TracedList, TracedRows, TracedSlice, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous, forgive,
                       current_trace, fresh, length_value, insertion_order, keep_order, known_by_static, known_scalar,
+                      like_order,
                       shape_of)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
 
@@ -321,16 +323,54 @@ def atleast_3d(*arys):
 
 
 def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
-    if prepend is not _NoValue or append is not _NoValue:
-        raise unsupported("np.diff with prepend= or append=", "concatenate first")
+    if n == 0:
+        return a
+    if n < 0:
+        raise ValueError("order must be non-negative but got " + repr(n))
     t = as_tracer(a)
+    if t.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
     axis = normalize_axis_index(axis, t.ndim)
+    ends = []
+    for end in (prepend, append):  # NumPy's: a 0-d end is a slab of length 1 along axis
+        if end is not _NoValue:
+            e = as_tracer(end)
+            ends.append(broadcast_to(e, t.shape[:axis] + (1,) + t.shape[axis + 1:]) if e.ndim == 0 else e)
+    if ends:
+        t = concatenate(ends[:1] + [t] + ends[1:] if prepend is not _NoValue else [t] + ends, axis)
     head = (slice(None),) * axis
     for _ in range(n):
         t = np.not_equal(t[head + (slice(1, None),)], t[head + (slice(None, -1),)]) if t.dtype == np.bool_ \
             else np.subtract(t[head + (slice(1, None),)], t[head + (slice(None, -1),)])
     return t
 
+
+
+def roll(a, shift, axis=None):
+    """np.roll as NumPy writes it: each axis's two pieces written into a new array of a's layout."""
+    t = as_tracer(a)
+    if axis is None:
+        return roll(t.ravel(), shift, 0).reshape(t.shape)
+    axes = normalize_axis_tuple(axis, t.ndim, allow_duplicate=True)
+    pairs = np.broadcast(np.asarray(shift) if not isinstance(shift, Tracer) else shift, axes)
+    if pairs.ndim > 1:
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
+    shifts = dict.fromkeys(range(t.ndim), 0)
+    for sh, ax in pairs:
+        shifts[ax] += operator.index(sh)
+    rolls = [((slice(None), slice(None)),)] * t.ndim
+    for ax, offset in shifts.items():
+        if isinstance(t.shape[ax], Extent) and offset:
+            raise unsupported("np.roll along an axis whose length is known only at run time",
+                              "roll an array of known length")
+        offset %= (t.shape[ax] or 1) if not isinstance(t.shape[ax], Extent) else 1
+        if offset:
+            rolls[ax] = ((slice(None, -offset), slice(offset, None)), (slice(-offset, None), slice(None, offset)))
+    result = fresh(t.shape, t.dtype, like_order(t))
+    for indices in itertools.product(*rolls):
+        src, dst = zip(*indices)
+        assign(result[dst], t[src])
+    return result
 
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):

@@ -3,6 +3,7 @@ the accumulate of maximum and minimum. Each sorts or scans along the last axis i
 library (the axis is moved there by a view); the rest is broken down into the compiled ops and
 the indexing primitives (_advanced)."""
 import numpy as np
+from numpy._core.multiarray import _monotonicity as _numpy_monotonicity
 from numpy.lib.array_utils import normalize_axis_index
 
 from ._advanced import compress, count, getitem, setitem, ufunc_at
@@ -11,7 +12,8 @@ from ._errors import unsupported
 from ._indexing import assign
 from ._reductions import _sum_dtype, mean
 from ._shapes import flat_if_none
-from ._tracer import Extent, Tracer, arange_at, as_tracer, check_writeable, current_trace, emit, like_order, weak_type
+from ._tracer import (Extent, Tracer, arange_at, as_tracer, check_writeable, concrete, current_trace, emit, like_order,
+                      weak_type)
 from ._ufuncs import checked_equal
 
 I64 = np.dtype(np.int64)
@@ -127,6 +129,48 @@ def searchsorted(a, v, side="left", sorter=None):
     values = as_tracer(v, dtype)
     return emit("searchsorted", [t.astype(dtype, copy=False), values], values.shape, I64, axes=(int(side == "right"),),
                 scalar=values.ndim == 0)
+
+
+def _monotonicity(b):
+    """NumPy's check of digitize's bins on a traced 1-d array (compiled_base.c's
+    check_array_monotonic, in float64): increasing, decreasing, or neither, as 0-d bools of
+    the run. The first value differing from the first (none: increasing) sets the direction;
+    a step the other way then makes it neither (NaN compares as NumPy's loop does)."""
+    b = b.astype(np.float64, copy=False)
+    lo, hi = b[:-1], b[1:]
+    differs = np.not_equal(b, b[0])
+    uneven = np.any(differs)
+    rising = np.less(b[0], getitem(b, np.argmax(differs)))
+    increasing = np.logical_or(np.logical_not(uneven), np.logical_and(rising, np.logical_not(np.any(lo > hi))))
+    decreasing = np.logical_and(uneven, np.logical_and(np.logical_not(rising), np.logical_not(np.any(lo < hi))))
+    return increasing, decreasing
+
+
+def digitize(x, bins, right=False):
+    """np.digitize: searchsorted in the bins (reversed, from the end, where they decrease), with
+    NumPy's ValueError for bins neither increasing nor decreasing (checked when the function
+    runs where only the run knows them)."""
+    x = as_tracer(x)
+    if x.dtype.kind == "c":
+        raise TypeError("x may not be complex")
+    b = as_tracer(bins)
+    if b.ndim != 1:
+        raise ValueError("object too deep for desired array" if b.ndim else "object of too small depth for desired array")
+    side = "left" if right else "right"
+    n = b.shape[0]
+    known = concrete(b)
+    if known is not None or (not isinstance(n, Extent) and n <= 1):
+        mono = 1 if known is None else _numpy_monotonicity(np.asarray(known, np.float64))
+        if mono == 0:
+            raise ValueError("bins must be monotonically increasing or decreasing")
+        return searchsorted(b, x, side) if mono == 1 else np.subtract(n, searchsorted(b[::-1], x, side))
+    if isinstance(n, Extent):
+        raise unsupported("np.digitize of bins whose number is known only at run time", "give bins of known length")
+    increasing, decreasing = _monotonicity(b)
+    current_trace().check_assert(np.logical_or(increasing, decreasing),
+                                 "bins must be monotonically increasing or decreasing", ValueError)
+    r = np.where(decreasing, np.subtract(n, searchsorted(b[::-1], x, side)), searchsorted(b, x, side))
+    return r[()] if r.ndim == 0 else r
 
 
 def interp(x, xp, fp, left=None, right=None, period=None):

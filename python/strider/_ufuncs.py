@@ -370,6 +370,32 @@ def where(condition, x=_NoValue, y=_NoValue):
     return emit("where", ins, shape, dtype, order=keep_order(ins, len(shape)))
 
 
+def select(condlist, choicelist, default=0):
+    """np.select as NumPy writes it: the default where no condition holds, each choice where its
+    condition is the first that holds, in the dtype of the choices and the default (Python
+    numbers weak)."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if len(condlist) == 0:
+        raise ValueError("select with an empty condition list is not possible")
+    values = list(choicelist) + [default]
+    try:
+        dtype = np.result_type(*[v if type(v) in (int, float, complex) else promo_arg(v) for v in values])
+    except TypeError as e:
+        raise TypeError(f"Choicelist and default value do not have a common dtype: {e}") from None
+    dtype = ir_dtype(dtype, "np.select")
+    conds = [as_tracer(c) for c in condlist]
+    for i, c in enumerate(conds):
+        if c.dtype != np.bool_:
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+    choices = [as_tracer(v, dtype) for v in values]
+    shape = broadcast_shape(broadcast_shape(*[c.shape for c in conds]), broadcast_shape(*[v.shape for v in choices]))
+    result = as_tracer(choices[-1], dtype).broadcast_to(shape)
+    for choice, cond in zip(choices[-2::-1], conds[::-1]):
+        result = where(cond, choice, result)
+    return result if result.shape else result.reshape(())
+
+
 def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoValue, **kwargs):
     lo = min if a_min is _NoValue else a_min
     hi = max if a_max is _NoValue else a_max

@@ -1,6 +1,6 @@
 """Differential tests for NumPy functions beyond the basics: split, matmul/dot, isclose,
-count_nonzero, pad, linalg.norm, np.average, np.vectorize and the math module; values tracing
-knows."""
+count_nonzero, pad, linalg.norm, np.average, the NaN-ignoring reductions, roll, select, digitize,
+diff's prepend/append, np.vectorize and the math module; values tracing knows."""
 import math
 from math import sqrt
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import strider
-from differential import check, check_raises
+from differential import TARGET, check, check_raises
 
 
 def ar(shape, dtype=np.float64):
@@ -367,3 +367,105 @@ def test_out_of_a_run_time_length_equal_to_the_operands():
 def test_out_of_another_run_time_length_raises_as_numpy():
     a = np.random.default_rng(11).random(10)
     check_raises(lambda a: np.maximum(a[a > 0.4], 0.5, out=np.zeros_like(a[a > 0.7])), a, exc=ValueError)
+
+
+def _with_nans(seed=0, dtype=np.float32):
+    x = np.random.default_rng(seed).random((5, 6)).astype(dtype)
+    x[x > 0.8] = np.nan
+    x[2] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda x: (np.nanmax(x, 1), np.nanmin(x, 0), np.nanmax(x), np.nanmin(x, keepdims=True)), id="extremes"),
+    pytest.param(lambda x: np.nanmax(x, 1, initial=0.5), id="max_initial"),
+    pytest.param(lambda x: (np.nansum(x, 1), np.nansum(x), np.nanprod(x, 0, keepdims=True)), id="sum_prod"),
+    pytest.param(lambda x: (np.nanmean(x, 1), np.nanmean(x), np.nanmean(x, 0, dtype=np.float64)), id="mean"),
+    pytest.param(lambda x: np.nanmean(x.astype(np.float16), 1), id="mean_f16"),
+    pytest.param(lambda x: (np.nanargmax(x[:2], 1), np.nanargmin(x), np.nanargmax(x[3:], 0, keepdims=True)), id="arg"),
+    pytest.param(lambda x: (np.nanmax(x[x[:, 0] > 0.3], 0), np.nanmean(x[x[:, 0] > 0.3], 0)), id="runtime_length"),
+    pytest.param(lambda x: (np.nanmax(x.astype(np.int32) + 3, 0), np.nanargmin(x > 0.5), np.nanmean(x > 0.5, 1)),
+                 id="ints"),
+])
+def test_nan_reductions(fn):
+    check(fn, _with_nans(), rtol=1e-6)  # float sums add in SIMD lanes (README, Accuracy)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda x: np.nanargmax(x, 1), id="all_nan_row"),
+    pytest.param(lambda x: np.nanargmin(x[x[:, 0] > 2]), id="runtime_empty"),
+    pytest.param(lambda x: np.nanmax(x[:0], 0), id="empty"),
+])
+def test_nan_reductions_raise_numpys_error(fn):
+    check_raises(fn, _with_nans(), exc=ValueError)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda x: np.roll(x, 2), id="flat"),
+    pytest.param(lambda x: np.roll(x, -1, 1), id="axis"),
+    pytest.param(lambda x: np.roll(x, (1, 2), (0, 1)), id="axes"),
+    pytest.param(lambda x: np.roll(x, [1, 1], 1), id="same_axis_twice"),
+    pytest.param(lambda x: np.roll(x[:, ::-1].T, 7, 0), id="past_length_strided"),
+    pytest.param(lambda x: np.roll(x[x[:, 0] > 0.3], 2, 1), id="runtime_rows"),
+])
+def test_roll(fn):
+    check(fn, ar((4, 6), np.float32) / 7)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda x: np.select([x < -2, x < 2], [x, -x], default=0), id="two"),
+    pytest.param(lambda x: np.select([x > 0], [1]), id="python_int"),
+    pytest.param(lambda x: np.select([x > 0, x > 3], [x.astype(np.float64), 2], 7.5), id="promotes"),
+    pytest.param(lambda x: np.select([x[0] > 0], [x], default=x[1]), id="broadcast"),
+    pytest.param(lambda x: np.select([x > 3], [np.int32(3)], default=np.int8(1)), id="numpy_scalars"),
+])
+def test_select(fn):
+    check(fn, ar((4, 5), np.int32))
+
+
+@pytest.mark.parametrize("fn,exc", [
+    pytest.param(lambda x: np.select([x], [x]), TypeError, id="not_bool"),
+    pytest.param(lambda x: np.select([x > 0], []), ValueError, id="lengths"),
+    pytest.param(lambda x: np.select([], []), ValueError, id="empty"),
+])
+def test_select_raises_numpys_error(fn, exc):
+    check_raises(fn, ar(5), exc=exc)
+
+
+@pytest.mark.parametrize("bins", [[0.2, 0.5, 0.8], [0.8, 0.5, 0.5, 0.2], [0.3, 0.3], [0.5], [], [0.3, np.nan, 0.1]],
+                         ids=["increasing", "decreasing", "flat", "one", "none", "nan"])
+@pytest.mark.parametrize("known", [True, False], ids=["known_bins", "traced_bins"])
+def test_digitize(bins, known):
+    if TARGET == "cuda" and np.isnan(bins).any():
+        pytest.skip("NaN bins search an unsorted array: the device's searchsorted gives the places of a sorted one "
+                    "(test_sorting_scans.py)")
+    x = np.random.default_rng(1).random(9)
+    if known:
+        check(lambda x: (np.digitize(x, bins), np.digitize(x, bins, right=True), np.digitize(x[0], bins)), x)
+    else:
+        check(lambda x, b: (np.digitize(x, b), np.digitize(x, b, right=True), np.digitize(x[0], b)), x, np.array(bins))
+
+
+@pytest.mark.parametrize("known", [True, False], ids=["known_bins", "traced_bins"])
+def test_digitize_of_bins_out_of_order_raises(known):
+    bins = [0.2, 0.9, 0.5]
+    if known:
+        check_raises(lambda x: np.digitize(x, bins), np.arange(3.0), exc=ValueError)
+    else:
+        check_raises(lambda x, b: np.digitize(x, b), np.arange(3.0), np.array(bins), exc=ValueError)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda x: np.diff(x, prepend=0.0), id="prepend_number"),
+    pytest.param(lambda x: np.diff(x, axis=0, append=x[-1:]), id="append_rows"),
+    pytest.param(lambda x: np.diff(x, 2, prepend=[[0, 0]] * 4, append=1), id="twice_both"),
+    pytest.param(lambda x: np.diff(x, 0), id="order_0"),
+    pytest.param(lambda x: np.diff(x[x[:, 0] > 0.3], axis=0, prepend=0), id="runtime_rows"),
+])
+def test_diff_prepend_append(fn):
+    check(fn, ar((4, 5), np.float32) / 5)
+
+
+@pytest.mark.parametrize("fn", [lambda x: np.diff(x, -1), lambda x: np.diff(x[0, 0])], ids=["negative", "0d"])
+def test_diff_raises_numpys_error(fn):
+    check_raises(fn, ar((4, 5)), exc=ValueError)

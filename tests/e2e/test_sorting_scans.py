@@ -54,6 +54,14 @@ def test_searchsorted(fn, args):
     check(fn, *args)
 
 
+@pytest.mark.skipif(TARGET == "cuda", reason="the device searches every value on its own: the places NumPy gives in a "
+                    "sorted array, not the ones its search from the last value's range gives in an unsorted one")
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_in_an_unsorted_array_gives_numpys_places(side):
+    a = np.array([0.5, 0.2, np.nan, 0.9, 0.1, 0.7])
+    check(lambda a, v: np.searchsorted(a, v, side=side), a, rnd((3, 4), seed=6))
+
+
 def _sorted_then_written(x):
     # a C-order sort along axis 0 ravels to a view, which sees the write after it
     v = np.sort(x, axis=0, kind="stable")

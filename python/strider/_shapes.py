@@ -11,7 +11,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from . import _C, _ufuncs
 from ._errors import UnsupportedError, trace_error, unsupported
 from ._indexing import assign
-from ._tracer import (Extent, TracedList, TracedRows, TracedSlice, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous, forgive,
+from ._tracer import (IMPL, Extent, TracedList, TracedRows, TracedSlice, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous, forgive,
                       current_trace, fresh, length_value, insertion_order, keep_order, known_by_static, known_scalar,
                       like_order,
                       shape_of)
@@ -350,6 +350,9 @@ def roll(a, shift, axis=None):
     """np.roll as NumPy writes it: each axis's two pieces written into a new array of a's layout."""
     t = as_tracer(a)
     if axis is None:
+        if t.is_dynamic:
+            raise unsupported("np.roll of a flattened array whose length is known only at run time",
+                              "roll along an axis (axis=0)")
         return roll(t.ravel(), shift, 0).reshape(t.shape)
     axes = normalize_axis_tuple(axis, t.ndim, allow_duplicate=True)
     pairs = np.broadcast(np.asarray(shift) if not isinstance(shift, Tracer) else shift, axes)
@@ -359,14 +362,18 @@ def roll(a, shift, axis=None):
     for sh, ax in pairs:
         shifts[ax] += operator.index(sh)
     rolls = [((slice(None), slice(None)),)] * t.ndim
+    order = like_order(t)
     for ax, offset in shifts.items():
-        if isinstance(t.shape[ax], Extent) and offset:
-            raise unsupported("np.roll along an axis whose length is known only at run time",
-                              "roll an array of known length")
-        offset %= (t.shape[ax] or 1) if not isinstance(t.shape[ax], Extent) else 1
+        n = t.shape[ax]
+        if isinstance(n, Extent):
+            if offset:  # a length only the run knows: element i reads element (i - offset) mod n
+                at = np.mod(np.subtract(arange_at(0, 1, n), offset), np.maximum(n.value(), 1))
+                t = IMPL["take"](t, at, axis=ax)
+            continue
+        offset %= n or 1  # (nothing moves in an empty array)
         if offset:
             rolls[ax] = ((slice(None, -offset), slice(offset, None)), (slice(-offset, None), slice(None, offset)))
-    result = fresh(t.shape, t.dtype, like_order(t))
+    result = fresh(t.shape, t.dtype, order)
     for indices in itertools.product(*rolls):
         src, dst = zip(*indices)
         assign(result[dst], t[src])

@@ -407,6 +407,8 @@ def test_nan_reductions_raise_numpys_error(fn):
     pytest.param(lambda x: np.roll(x, [1, 1], 1), id="same_axis_twice"),
     pytest.param(lambda x: np.roll(x[:, ::-1].T, 7, 0), id="past_length_strided"),
     pytest.param(lambda x: np.roll(x[x[:, 0] > 0.3], 2, 1), id="runtime_rows"),
+    pytest.param(lambda x: np.roll(x[x[:, 0] > 0.3], (-3, 1), (0, 1)), id="along_runtime_length"),
+    pytest.param(lambda x: np.roll(x[x[:, 0] > 9], 2, 0), id="runtime_empty"),
 ])
 def test_roll(fn):
     check(fn, ar((4, 6), np.float32) / 7)

@@ -376,7 +376,7 @@ def _draw_step(draw, env):
                                 ["unary", "astype", "where", "clip"] + ["join"] * 2 +
                                 ["split", "reduce_more", "create", "create", "like", "clip_arr",
                                  "matmul", "isclose", "reshaping", "reshaping", "sort", "take", "cumsum",
-                                 "chase", "branch", "select", "select"]))
+                                 "roll", "chase", "branch", "select", "select"]))
     if kind == "select":  # rows by a mask on their first element: a run-time length
         rows = [i for i in arrays if env[i].ndim and 0 not in env[i].shape[1:]]
         return (("select", _pick(draw, rows), draw(st.integers(-2, 2))) if rows else None), None
@@ -384,7 +384,7 @@ def _draw_step(draw, env):
         return (("chase", _pick(draw, arrays), draw(st.integers(-2, 2))) if arrays else None), None
     if kind == "branch":
         return (("branch", _pick(draw, arrays), _pick(draw, arrays), draw(st.integers(0, 3))) if arrays else None), None
-    if kind in ("sort", "take", "cumsum"):
+    if kind in ("sort", "take", "cumsum", "roll"):
         return _data_dependent_step(draw, env, kind, [i for i in arrays if env[i].ndim]), None
     if kind == "join":
         return _join_step(draw, env, arrays), None
@@ -476,8 +476,8 @@ def _draw_step(draw, env):
 
 
 def _data_dependent_step(draw, env, kind, arrays):
-    """A sort or argsort (stable), a take of constant indices, or a cumsum, of an array of one
-    or more axes."""
+    """A sort or argsort (stable), a take of constant indices, a cumsum, or a roll along an
+    axis, of an array of one or more axes."""
     if not arrays:
         return None
     src = _pick(draw, arrays)
@@ -487,6 +487,8 @@ def _data_dependent_step(draw, env, kind, arrays):
         return (draw(st.sampled_from(["sort", "argsort"])), src, axis)
     if kind == "cumsum":
         return ("cumsum", src, None if draw(st.booleans()) else axis)
+    if kind == "roll":
+        return ("roll", src, draw(st.integers(-7, 7)), axis)
     n = x.shape[axis]
     if n == 0:
         return None

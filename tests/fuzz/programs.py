@@ -24,7 +24,7 @@ TOLERANCE = dict(rtol=1e-3, atol=1e-2)  # for programs with tainted (inexact) va
 YIELDS = {"view", "expr", "unary", "astype", "where", "clip", "reduce",  # steps that add an entry
           "join", "split", "count_nonzero", "ufunc_reduce", "create", "like", "clip_arr", "matmul",
           "isclose", "diff", "tile", "repeat", "copy", "pad", "sort", "argsort", "take", "cumsum",
-          "chase", "branch", "select"}
+          "roll", "chase", "branch", "select"}
 
 BINOPS = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
@@ -114,6 +114,8 @@ def run_step(s, env):
         env.append(np.take(env[s[1]], list(s[2]), axis=s[3]))
     elif kind == "cumsum":  # ("cumsum", src, axis)
         env.append(np.cumsum(env[s[1]], axis=s[2]))
+    elif kind == "roll":  # ("roll", src, shift, axis)
+        env.append(np.roll(env[s[1]], s[2], axis=s[3]))
     elif kind == "chase":  # ("chase", src, c): a while loop on a run-time length (NMS's shape)
         env.append(_chase(env[s[1]], s[2]))
     elif kind == "branch":  # ("branch", cond, a, c): an if on a traced value, merging a result
@@ -377,6 +379,8 @@ def _fmt_step(s, out, n):
         return lhs + f"np.take({_name(s[1], n)}, {list(s[2])}, axis={s[3]})"
     if kind == "cumsum":
         return lhs + f"np.cumsum({_name(s[1], n)}, axis={s[2]})"
+    if kind == "roll":
+        return lhs + f"np.roll({_name(s[1], n)}, {s[2]!r}, axis={s[3]!r})"
     if kind == "chase":
         return lhs + f"_chase({_name(s[1], n)}, {s[2]!r})  # a while loop (tests/fuzz/programs.py)"
     if kind == "branch":
@@ -564,7 +568,7 @@ _ENTRY_AT = {"view": (2,), "unary": (2,), "astype": (1,), "clip": (1,), "reduce"
              "ufunc_out": (4,), "unary_out": (3,), "join": (2,), "split": (2,), "count_nonzero": (1,),
              "ufunc_reduce": (2,), "like": (2,), "clip_arr": (1,), "diff": (1,), "tile": (1,),
              "repeat": (1,), "copy": (1,), "pad": (1,), "sort": (1,), "argsort": (1,), "take": (1,),
-             "cumsum": (1,), "mask_set": (1,), "select": (1,), "chase": (1,), "branch": (1, 2)}  # a tuple there is a tuple of entries
+             "cumsum": (1,), "roll": (1,), "mask_set": (1,), "select": (1,), "chase": (1,), "branch": (1, 2)}  # a tuple there is a tuple of entries
 _VALUE_AT = {"expr": (1,), "where": (1, 2, 3), "setitem": (3,), "aug": (4,), "copyto": (2,),
              "ufunc_out": (2, 3), "unary_out": (2,), "clip_arr": (2, 3), "matmul": (2, 3),
              "isclose": (1, 2)}

@@ -13,8 +13,7 @@ from ._errors import UnsupportedError, trace_error, unsupported
 from ._indexing import assign
 from ._tracer import (IMPL, Extent, TracedList, TracedRows, TracedSlice, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous, forgive,
                       current_trace, fresh, length_value, insertion_order, keep_order, known_by_static, known_scalar,
-                      like_order,
-                      shape_of)
+                      like_order, shape_of)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
 
 
@@ -579,7 +578,7 @@ def _join_at_run_time(ts, axis, dt, shape):
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if type(arrays) in (TracedList, TracedSlice) and out is None and dtype is None:
-        arrays = _filled_items(arrays, "need at least one array to stack")
+        arrays = arrays.array()  # (stacked below as an array of a run-time length)
     if isinstance(arrays, Tracer) and arrays.ndim and isinstance(arrays.shape[0], Extent) and out is None and dtype is None:
         # NumPy stacks an array's rows (ipazc's MTCNN: np.stack of a mask's rows): the array
         # with its first axis moved to `axis`, a copy; none to stack raises when the function runs

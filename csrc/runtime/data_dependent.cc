@@ -778,13 +778,10 @@ void search(const Graph& g, const Op& op, char* const* base) {
   dispatch_dtype(g.dtype_of(a), [&](auto tag) {
     using T = decltype(tag);
     const int64_t n = a.shape[0];
-    int64_t lo = 0, hi = n;
-    bool first = true;
+    int64_t lo = 0, hi = n;  // (the first value searches all of it, whichever way the test goes)
     decltype(sort_key(T{})) last{};
     walk<2>(v.shape, {&v, &out}, [&](const std::array<int64_t, 2>& off) {
       const auto key = sort_key(*at<T>(base, v, off[0]));
-      if (first) last = key;
-      first = false;
       if (right ? !(key < last) : last < key) {
         hi = n;
       } else {

@@ -38,6 +38,7 @@ from ._errors import StriderError, _internal, trace_error, unsupported, user_loc
 from ._traced_numpy import RANDOM_STATES, stands_in
 from ._ufuncs import python_bool
 from ._tracer import (Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at, as_tracer, bound, concrete,
+                      item_list,
                       current_trace, holds_traced, side_effect_error)
 
 _MAX_TRIES = 12
@@ -455,7 +456,7 @@ def in_(item, container, negate):
     """`item in container` (`not in`, `negate`) in rewritten code: of a traced array (or a list a
     traced loop filled) NumPy's `(container == item).any()`, a Python bool the run may decide
     (YOLOv5's `if k in unique_classes`); else Python's."""
-    if isinstance(container, TracedList) and not isinstance(container, TracedRows):
+    if item_list(container):
         container = container.array()
     if not isinstance(container, Tracer):
         return (item not in container) if negate else (item in container)
@@ -669,7 +670,7 @@ def extend(lst, values):
         for v in list(values):
             append(lst, v)
         return lst
-    if isinstance(lst, TracedList) and not isinstance(lst, TracedRows):
+    if item_list(lst):
         _append(trace, lst, values, block=True)
         return lst
     if type(lst) is list and trace is not None and isinstance(values, Tracer) and values.ndim:

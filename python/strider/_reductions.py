@@ -261,29 +261,24 @@ def _without_nan(t, val):
     return np.where(mask, val, t), mask
 
 
-def _kept(keepdims):
-    return False if keepdims is _NoValue else keepdims
-
-
 def _nan_extreme(name, a, axis, out, keepdims, initial, where):
     """np.nanmax / np.nanmin: NumPy's fmax / fmin reduce, NaN where every element of a slice is
     (and no `initial` says otherwise)."""
     t = as_tracer(a)
     fold = max_ if name == "max" else min_
-    where = True if where is _NoValue else where
     r, mask = _without_nan(t, -np.inf if name == "max" else np.inf)
-    res = fold(r, axis, None, _kept(keepdims), initial, where)
+    res = fold(r, axis, None, keepdims, initial, where)
     if mask is not None and initial is _NoValue:
-        res = np.where(all_(mask, axis, keepdims=_kept(keepdims)), np.nan, res)
+        res = np.where(all_(mask, axis, keepdims=keepdims), np.nan, res)
         res = res[()] if res.ndim == 0 else res
     return finish(res, out, None)
 
 
-def nanmax(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
+def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
     return _nan_extreme("max", a, axis, out, keepdims, initial, where)
 
 
-def nanmin(a, axis=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
+def nanmin(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
     return _nan_extreme("min", a, axis, out, keepdims, initial, where)
 
 
@@ -292,45 +287,42 @@ def _nan_arg(name, a, axis, out, keepdims):
     raises NumPy's ValueError when the function runs."""
     t = as_tracer(a)
     r, mask = _without_nan(t, -np.inf if name == "argmax" else np.inf)
-    if mask is not None:
+    if mask is not None and (t.is_dynamic or t.size):  # (NumPy skips the check of no element: argmax raises)
         bad = any_(all_(mask, axis))
-        if t.is_dynamic or t.size:  # (NumPy skips the check of no element: argmax raises)
-            nonempty = np.greater(_count(t, tuple(range(t.ndim))), 0) if t.is_dynamic else True
-            t._trace.check_assert(np.logical_not(np.logical_and(bad, nonempty)), "All-NaN slice encountered",
-                                  ValueError)
-    return _arg_reduce(name, r, axis, out, _kept(keepdims))
+        nonempty = np.greater(_count(t, tuple(range(t.ndim))), 0) if t.is_dynamic else True
+        t._trace.check_assert(np.logical_not(np.logical_and(bad, nonempty)), "All-NaN slice encountered", ValueError)
+    return _arg_reduce(name, r, axis, out, keepdims)
 
 
-def nanargmax(a, axis=None, out=None, *, keepdims=_NoValue):
+def nanargmax(a, axis=None, out=None, *, keepdims=False):
     return _nan_arg("argmax", a, axis, out, keepdims)
 
 
-def nanargmin(a, axis=None, out=None, *, keepdims=_NoValue):
+def nanargmin(a, axis=None, out=None, *, keepdims=False):
     return _nan_arg("argmin", a, axis, out, keepdims)
 
 
-def nansum(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
     r, _ = _without_nan(as_tracer(a), 0)
-    return sum_(r, axis, dtype, out, _kept(keepdims), initial, True if where is _NoValue else where)
+    return sum_(r, axis, dtype, out, keepdims, initial, where)
 
 
-def nanprod(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue, where=_NoValue):
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
     r, _ = _without_nan(as_tracer(a), 1)
-    return prod(r, axis, dtype, out, _kept(keepdims), initial, True if where is _NoValue else where)
+    return prod(r, axis, dtype, out, keepdims, initial, where)
 
 
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoValue):
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """np.nanmean: the sum of the other elements over their count, divided in float64 and cast to
     the sum's dtype as NumPy's _divide_by_count does (NaN where a slice has none)."""
     t = as_tracer(a)
-    where = True if where is _NoValue else where
     r, mask = _without_nan(t, 0)
     if mask is None:
-        return mean(t, axis, dtype, out, _kept(keepdims), where=where)
+        return mean(t, axis, dtype, out, keepdims, where=where)
     if dtype is not None and not np.issubdtype(dtype, np.inexact):
         raise TypeError("If a is inexact, then dtype must be inexact")
-    cnt = sum_(np.logical_not(mask), axis, np.intp, None, _kept(keepdims), where=where)
-    tot = sum_(r, axis, dtype, None, _kept(keepdims), where=where)
+    cnt = sum_(np.logical_not(mask), axis, np.intp, None, keepdims, where=where)
+    tot = sum_(r, axis, dtype, None, keepdims, where=where)
     avg = astype(np.true_divide(tot, cnt), tot.dtype)
     avg._scalar = tot._scalar
     return finish(avg, out, None)

@@ -11,9 +11,9 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from . import _C, _ufuncs
 from ._errors import UnsupportedError, trace_error, unsupported
 from ._indexing import assign
-from ._tracer import (IMPL, Extent, TracedList, TracedRows, TracedSlice, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous, forgive,
-                      current_trace, fresh, length_value, insertion_order, keep_order, known_by_static, known_scalar,
-                      like_order, shape_of)
+from ._tracer import (IMPL, Extent, TracedRows, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous, forgive,
+                      current_trace, fresh, item_list, length_value, insertion_order, keep_order, known_by_static,
+                      known_scalar, like_order, shape_of)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
 
 
@@ -354,7 +354,7 @@ def roll(a, shift, axis=None):
                               "roll along an axis (axis=0)")
         return roll(t.ravel(), shift, 0).reshape(t.shape)
     axes = normalize_axis_tuple(axis, t.ndim, allow_duplicate=True)
-    pairs = np.broadcast(np.asarray(shift) if not isinstance(shift, Tracer) else shift, axes)
+    pairs = np.broadcast(shift, axes)
     if pairs.ndim > 1:
         raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
     shifts = dict.fromkeys(range(t.ndim), 0)
@@ -475,23 +475,23 @@ def _filled_items(lst, empty):
     return t
 
 
-def _joined_copy(t, dtype, casting):
-    """A join's result: a fresh C-order copy of t in `dtype` (t's when None), cast by `casting`."""
+def _at_least(t, ndim):
+    """A TracedList's items as np.atleast_1d/2d makes each: unit axes in front of them."""
+    return t[(slice(None),) + (None,) * builtins.max(0, ndim - (t.ndim - 1))]
+
+
+def _items_along(t, axis, dtype, casting):
+    """np.concatenate of a TracedList's items `t` (the list's array) along `axis` of an item: the
+    items' axis moved there and merged with it (a copy in C order, then a view whose run-time
+    length is the product)."""
+    if t.ndim == 1:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
     dt = check_dtype(dtype if dtype is not None else t.dtype, "np.concatenate")
     if not np.can_cast(t.dtype, dt, casting):
         raise TypeError(f"Cannot cast array data from {t.dtype!r} to {dt!r} according to the rule {casting!r}")
-    c = fresh(t.shape, dt)
-    assign(c, t)
-    return c
-
-
-def _items_along(lst, axis, dtype, casting):
-    """np.concatenate of a TracedList's items along `axis` of an item: the items' axis moved there
-    and merged with it (a copy in C order, then a view whose run-time length is the product)."""
-    t = _filled_items(lst, "need at least one array to concatenate")
-    if t.ndim == 1:
-        raise ValueError("zero-dimensional arrays cannot be concatenated")
-    c = _joined_copy(moveaxis(t, 0, 0 if axis is None else normalize_axis_index(axis, t.ndim - 1)), dtype, casting)
+    moved = moveaxis(t, 0, 0 if axis is None else normalize_axis_index(axis, t.ndim - 1))
+    c = fresh(moved.shape, dt)
+    assign(c, moved)
     v = c._view
     if axis is None:  # every item flattened: the copy's C order read as (length, item size)
         v = _C.View(v.storage, [v.shape[0], math.prod(v.shape[1:])], [v.strides[0], 1], v.offset, [v.extents[0], -1])
@@ -504,8 +504,9 @@ def _items_along(lst, axis, dtype, casting):
 
 
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    if type(arrays) in (TracedList, TracedSlice):  # arrays of one shape, as many as the run appended
-        return finish(_items_along(arrays, axis, dtype, casting), out, None)
+    if item_list(arrays):  # arrays of one shape, as many as the run appended
+        items = _filled_items(arrays, "need at least one array to concatenate")
+        return finish(_items_along(items, axis, dtype, casting), out, None)
     if isinstance(arrays, TracedRows):  # its arrays' rows, one after another
         if axis not in (0, None) and axis != -arrays.data.ndim:
             raise trace_error(f"np.concatenate along axis {axis} of a list of arrays of run-time lengths",
@@ -577,7 +578,7 @@ def _join_at_run_time(ts, axis, dt, shape):
 
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    if type(arrays) in (TracedList, TracedSlice) and out is None and dtype is None:
+    if item_list(arrays) and out is None and dtype is None:
         arrays = arrays.array()  # (stacked below as an array of a run-time length)
     if isinstance(arrays, Tracer) and arrays.ndim and isinstance(arrays.shape[0], Extent) and out is None and dtype is None:
         # NumPy stacks an array's rows (ipazc's MTCNN: np.stack of a mask's rows): the array
@@ -600,10 +601,9 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
 
 def hstack(tup, *, dtype=None, casting="same_kind"):
-    if type(tup) in (TracedList, TracedSlice) and tup.data.ndim == 1:  # numbers: one after another
-        return _joined_copy(_filled_items(tup, "need at least one array to concatenate"), dtype, casting)
-    if type(tup) in (TracedList, TracedSlice):
-        return concatenate(tup, 0 if tup.data.ndim == 2 else 1, dtype=dtype, casting=casting)
+    if item_list(tup):
+        items = _at_least(_filled_items(tup, "need at least one array to concatenate"), 1)
+        return _items_along(items, 0 if items.ndim == 2 else 1, dtype, casting)
     if isinstance(tup, TracedRows) and tup.data.ndim == 1:  # 1-d arrays: one after another
         return concatenate(tup, 0, dtype=dtype, casting=casting)
     arrs = [atleast_1d(a) for a in tup]
@@ -611,11 +611,9 @@ def hstack(tup, *, dtype=None, casting="same_kind"):
 
 
 def vstack(tup, *, dtype=None, casting="same_kind"):
-    if type(tup) in (TracedList, TracedSlice) and tup.data.ndim <= 2:  # numbers or rows: one a row
-        t = _filled_items(tup, "need at least one array to concatenate")
-        return _joined_copy(t[:, None] if t.ndim == 1 else t, dtype, casting)
-    if type(tup) in (TracedList, TracedSlice):
-        return concatenate(tup, 0, dtype=dtype, casting=casting)
+    if item_list(tup):
+        return _items_along(_at_least(_filled_items(tup, "need at least one array to concatenate"), 2), 0, dtype,
+                            casting)
     if isinstance(tup, TracedRows) and tup.data.ndim > 1:  # arrays of rows: one after another
         return concatenate(tup, 0, dtype=dtype, casting=casting)
     return concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype, casting=casting)

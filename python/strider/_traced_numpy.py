@@ -12,7 +12,7 @@ import numpy as np
 from ._errors import _internal, unsupported
 from ._ops import CREATION
 from ._shapes import concatenate, hstack, stack, vstack
-from ._tracer import Extent, TracedList, TracedSlice, Tracer, as_tracer, current_trace, holds_traced
+from ._tracer import Extent, TracedList, Tracer, as_tracer, current_trace, holds_traced, item_list
 
 
 def _creation(traced, real):
@@ -107,7 +107,7 @@ def _stacking(real, traced):
     @functools.wraps(real)
     def call(arrays, *args, **kwargs):
         if (isinstance(arrays, Tracer) and arrays.ndim and isinstance(arrays.shape[0], Extent)) or (
-                type(arrays) in (TracedList, TracedSlice) and current_trace() is not None):
+                item_list(arrays) and current_trace() is not None):
             return traced(arrays, *args, **kwargs)
         return real(arrays, *args, **kwargs)
 

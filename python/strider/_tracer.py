@@ -886,6 +886,12 @@ class TracedRows(TracedList):
         return f"<list of arrays filled at run time, at most {self.items} arrays of {self.data._view.shape[0]} rows in all>"
 
 
+def item_list(x):
+    """Whether x is a list a traced loop filled with items of one shape (a TracedList or a slice
+    of one), not arrays of run-time lengths (a TracedRows)."""
+    return isinstance(x, TracedList) and not isinstance(x, TracedRows)
+
+
 def reshape_units(t, shape):
     """A reshape of an array with run-time lengths that only adds or drops axes of length 1 (one
     -1 standing for one of its axes): a view. Arrays of static shape reshape as NumPy's does."""

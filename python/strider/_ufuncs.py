@@ -390,10 +390,10 @@ def select(condlist, choicelist, default=0):
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
     choices = [as_tracer(v, dtype) for v in values]
     shape = broadcast_shape(broadcast_shape(*[c.shape for c in conds]), broadcast_shape(*[v.shape for v in choices]))
-    result = as_tracer(choices[-1], dtype).broadcast_to(shape)
+    result = choices[-1].broadcast_to(shape)
     for choice, cond in zip(choices[-2::-1], conds[::-1]):
         result = where(cond, choice, result)
-    return result if result.shape else result.reshape(())
+    return result if result.shape else result.reshape(())  # (a 0-d array, as np.full makes, not a scalar)
 
 
 def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoValue, **kwargs):

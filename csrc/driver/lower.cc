@@ -7,6 +7,7 @@
 
 #include "codegen/cuda/cuda_codegen.h"
 #include "codegen/llvm/codegen.h"
+#include "codegen/stage_plan.h"
 #include "driver/driver.h"
 #include "runtime/executor.h"
 #include "runtime/thread_pool.h"
@@ -21,20 +22,31 @@ void compile_stages(Program& p) {
   p.fallbacks.assign(n, llvm_backend_available() ? "" : "built without LLVM");
   if (!llvm_backend_available()) return;
   // One module per thread of the pool: a module's fixed costs (~3 ms) are paid once per group,
-  // not once per stage (a loop brings tens of them), and the groups compile at once. The largest
-  // stage goes to the lightest group (by ops), so the split and the groups' cache keys are the
-  // same in every process.
-  std::vector<size_t> order;
-  for (size_t i = 0; i < n; ++i)
-    if (p.stages.stages[i].computed_in < 0) order.push_back(i);  // else its code is part of that stage's
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return p.stages.stages[a].ops.size() > p.stages.stages[b].ops.size(); });
+  // not once per stage (a loop brings tens of them), and the groups compile at once. LLVM's cost
+  // is mostly per function (1-5 ms, little of it from the function's size), so a stage weighs
+  // kFunction plus its ops, a refused one nothing; the heaviest goes to the lightest group, and
+  // the split and the groups' cache keys are the same in every process.
+  constexpr size_t kFunction = 8;
+  std::vector<size_t> order, weight(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const Stage& s = p.stages.stages[i];
+    if (s.computed_in >= 0) continue;  // its code is part of that stage's
+    try {
+      detail::make_plan(p.graph, s, "LLVM");
+    } catch (const std::invalid_argument& e) {  // refused: nothing to weigh
+      p.fallbacks[i] = e.what();
+      continue;
+    }
+    order.push_back(i);
+    weight[i] = kFunction + s.ops.size();
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return weight[a] > weight[b]; });
   std::vector<std::vector<size_t>> groups(std::min<size_t>(parallel_threads(), order.size()));
   std::vector<size_t> load(groups.size(), 0);
   for (size_t i : order) {
     const size_t lightest = std::min_element(load.begin(), load.end()) - load.begin();
     groups[lightest].push_back(i);
-    load[lightest] += p.stages.stages[i].ops.size();
+    load[lightest] += weight[i];
   }
   for (std::vector<size_t>& group : groups) std::sort(group.begin(), group.end());
   parallel_for(static_cast<int64_t>(groups.size()), [&](int64_t begin, int64_t end) {

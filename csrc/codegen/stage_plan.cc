@@ -190,18 +190,25 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   p.reduced.assign(rank, false);
   p.extent.assign(rank, -1);
   if (p.ops.empty()) throw std::invalid_argument(backend + " backend cannot compile an empty stage");
-  p.compress = backend == "LLVM" && p.ops.size() == 1 && p.ops[0].code == OpCode::compress;
-  if (p.compress) {
-    const Op& op = p.ops[0];
+  // compresses by one mask (fuse_stages' compresses_with_stage), each of its own storages
+  p.compress = backend == "LLVM" && std::all_of(p.ops.begin(), p.ops.end(), [&](const Op& op) {
+    return op.code == OpCode::compress && op.inputs.size() == 2 && op.inputs[0] == p.ops[0].inputs[0];
+  });
+  for (size_t k = 0; p.compress && k < p.ops.size(); ++k) {
+    const Op& op = p.ops[k];
     if (op.inputs[1].ndim() != 1 || op.output.ndim() != 1 || rank != 1)
-      refuse(p, 0, "a compress of rows runs in the runtime's library");
+      refuse(p, k, "a compress of rows runs in the runtime's library");
     // the output may be the input moved towards its start (compress_in_place), as the library allows
     const View &src = op.inputs[1], &out = op.output;
     if (op.inputs[0].storage == out.storage ||
         (src.storage == out.storage && (src.strides[0] != 1 || out.strides[0] != 1 || out.offset > src.offset)))
-      refuse(p, 0, "its output overlaps its inputs other than as the input moved towards its start");
-    keep = rank;  // the output's axis is not the domain's: never dropped
+      refuse(p, k, "its output overlaps its inputs other than as the input moved towards its start");
+    for (size_t j = 0; j < k; ++j)
+      for (const View& v : {p.ops[j].inputs[1], p.ops[j].output})
+        if (v.storage == out.storage || p.ops[j].output.storage == src.storage)
+          refuse(p, k, "it reads or writes %s" + std::to_string(out.storage) + " with another compress of the stage");
   }
+  if (p.compress) keep = rank;  // the output's axis is not the domain's: never dropped
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const Op& op = p.ops[k];
     if (static_cast<int>(op.inputs.size()) != op_arity(op.code)) refuse(p, k, "wrong number of inputs");

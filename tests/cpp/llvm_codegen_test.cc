@@ -1041,5 +1041,57 @@ TEST(LlvmCodegen, CompressMatchesTheLibraryOnEveryLayout) {
       }
 }
 
+TEST(LlvmCodegen, CompressesByOneMaskShareAStageAndMatchTheLibrary) {
+  SKIP_WITHOUT_LLVM();
+  // Compresses by one mask share a stage (fuse_stages) and its one pass over the mask
+  // (emit_compress.cc): 8-byte outputs move in two compressing stores of a 16-lane step, and
+  // each output keeps its own room. Contiguous 4- and 8-byte operands only: vectors; with a
+  // 2-byte or a reversed one, one element at a time. The whole of every buffer must match.
+  constexpr int64_t kN = 1003;
+  const std::string n = std::to_string(kN - 1), N = std::to_string(kN);
+  std::mt19937 rng(23);
+  for (const bool narrow : {false, true}) {
+    std::string text = "graph @f {\n  %s0 = storage bool[" + n + "] arg 0\n  %s1 = storage i64[1] arg 1\n"
+                       "  %s2 = storage i64[1] arg 2\n  %s3 = storage f32[" + N + "] arg 3\n"
+                       "  %s4 = storage i64[" + N + "] arg 4\n  %s5 = storage f64[" + N + "] arg 5\n"
+                       "  %s6 = storage f64[" + N + "] arg 6\n  %s7 = storage i16[" + N + "] arg 7\n"
+                       "  %s8 = storage i16[" + N + "] arg 8\n  %s9 = storage f32[" + N + "] arg 9\n"
+                       "  %s10 = storage f32[" + N + "] arg 10\n"
+                       "  op0 = compress(%s0[" + n + "]{1}+0, %s3[" + n + "]{1}+1) -> %s3[?%s1<=" + n + "]{1}+0\n"
+                       "  op1 = compress(%s0[" + n + "]{1}+0, %s4[" + n + "]{1}+1) -> %s4[?%s1<=" + n + "]{1}+0\n"
+                       "  op2 = compress(%s0[" + n + "]{1}+0, %s5[" + n + "]{1}+0) -> %s6[?%s2<=" + n + "]{1}+0\n";
+    if (narrow)
+      text += "  op3 = compress(%s0[" + n + "]{1}+0, %s7[" + n + "]{1}+0) -> %s8[?%s1<=" + n + "]{1}+0\n"
+              "  op4 = compress(%s0[" + n + "]{1}+0, %s9[" + n + "]{-1}+" + n + ") -> %s10[?%s2<=" + n + "]{1}+0\n";
+    const Graph g = parse_graph(text + "  return\n}");
+    const Program compiled = lower(g), reference = lower(g, {}, false);
+    ASSERT_EQ(compiled.stages.stages.size(), 1u);
+    ASSERT_TRUE(compiled.kernels.at(0)) << compiled.fallbacks.at(0);
+    EXPECT_EQ(compiled.kernels[0]->llvm_ir().find("masked.compressstore") != std::string::npos, !narrow);
+    for (int keep_in_8 : {8, 5, 0}) {
+      std::vector<char> mask(kN - 1);
+      for (char& b : mask) b = static_cast<int>(rng() % 8) < keep_in_8;
+      const int64_t kept = std::count(mask.begin(), mask.end(), 1);
+      std::vector<std::vector<char>> data;
+      for (size_t s = 3; s < g.storages.size(); ++s) {
+        data.emplace_back(kN * itemsize(g.storages[s].dtype));
+        for (char& b : data.back()) b = static_cast<char>(rng());
+      }
+      for (int64_t room : {kept, kept / 2 + 3, int64_t{0}}) {
+        int64_t a = kept, b = std::min(room, kept);  // the outputs' counts: their rooms
+        std::vector<std::vector<char>> want = data, got = data;
+        std::vector<void*> want_args = {mask.data(), &a, &b}, got_args = want_args;
+        int64_t ga = a, gb = b;
+        got_args[1] = &ga, got_args[2] = &gb;
+        for (size_t k = 0; k < data.size(); ++k) want_args.push_back(want[k].data()), got_args.push_back(got[k].data());
+        execute(reference, want_args);
+        execute(compiled, got_args);
+        for (size_t k = 0; k < data.size(); ++k)
+          ASSERT_EQ(got[k], want[k]) << "storage %s" << k + 3 << (narrow ? " narrow" : "") << " " << keep_in_8 << " " << room;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace strider

@@ -107,6 +107,39 @@ def test_mask_read_cache_with_other_counts(monkeypatch):
         check_again(monkeypatch, compiled, f, y)
 
 
+def _columns_by_one_mask(s, a, b, c, d):
+    keep = s > 0.4
+    return s[keep], a[keep], b[::-1][keep], c[keep], d[1::2][keep]
+
+
+def _shrinking_candidates(s, x, y):
+    # an NMS loop's shape: the candidates and their columns compacted in place each trip
+    order = np.argsort(s)
+    left = x[order]
+    width = y[order]
+    kept = []
+    while order.size > 0:
+        kept.append(order[0])
+        keep = np.abs(left[1:] - left[0]) > width[0]
+        order = order[1:][keep]
+        left = left[1:][keep]
+        width = width[1:][keep]
+    return np.array(kept)
+
+
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 100, 1003])
+def test_compresses_by_one_mask(n):
+    # They share one stage on the CPU (fuse_stages, emit_compress.cc): 1-, 2-, 4- and 8-byte
+    # elements, a reversed and a strided source, vectors of 16 mask bytes with their tails
+    rng = np.random.default_rng(n)
+    s = rng.random(n).astype(F32)
+    check(_columns_by_one_mask, s, rng.integers(-9, 9, n).astype(np.int8), rng.random(n), rnd(n, I64, seed=n),
+          rng.random(2 * n).astype(np.float16))
+    check(_columns_by_one_mask, s, s > 0.7, rng.integers(0, 99, n).astype(np.uint16), rnd(n, I32, seed=n),
+          rng.random(2 * n).astype(F32))
+    check(_shrinking_candidates, s, rng.random(n), (rng.random(n) * 0.05).astype(F32))
+
+
 # ---------------------------------------------------------------------------------------------
 # 2. The nonzero family (results are int64 arrays; NaN counts as nonzero, -0.0 as zero)
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,10 @@
-// A 1-d compress (ops.def) compiled into the stage instead of run by the runtime's library: an NMS
-// loop compacts its candidates every trip, and the library's call and byte-wise loop cost more
-// than the trip's arithmetic. Elements move as integers of their size (the library copies bytes).
+// The 1-d compresses of a stage, all by one mask (ops.def), compiled into the stage instead of run
+// by the runtime's library: an NMS loop compacts its candidates and each of their columns every
+// trip, and the library's calls and byte-wise loops cost more than the trip's arithmetic. The
+// mask is read and counted once for all of them. Elements move as integers of their size (the
+// library copies bytes).
+
+#include <algorithm>
 
 #include <llvm/IR/Intrinsics.h>
 
@@ -11,75 +15,106 @@ namespace strider::detail {
 using llvm::Value;
 
 void Emitter::emit_compress() {
-  cur_op_ = 0;
-  const Op& op = p_.ops[0];
-  const View &mask = op.inputs[0], &src = op.inputs[1], &out = op.output;
-  const int64_t size = static_cast<int64_t>(itemsize(g_.dtype_of(src)));
-  if (static_cast<int64_t>(itemsize(g_.dtype_of(out))) != size) refuse("its input and output differ in element size");
-  llvm::Type* elem = b_.getIntNTy(static_cast<unsigned>(8 * size));
+  const View& mask = p_.ops[0].inputs[0];
   llvm::Type* i64t = b_.getInt64Ty();
-  Value* n = bound_[0];
-  // the output's count: no store reaches past it
-  Value* room = out.extent_of(0) >= 0 ? run_time_extent(base_[out.extent_of(0)], out.shape[0]) : i64(out.shape[0]);
-  auto at = [&](const View& v, Value* i) {
-    Value* e = b_.CreateAdd(i64(v.offset), b_.CreateMul(i, i64(v.strides[0]), "", false, true), "", false, true);
-    return b_.CreateInBoundsGEP(v.storage == mask.storage ? b_.getInt8Ty() : elem, base_[v.storage], e);
+  struct Move {
+    const View *src, *out;
+    int64_t size;
+    llvm::Type* elem;
+    Value* room;  // the output's count: no store reaches past it
   };
-  // one element: kept while there is room
-  auto one = [&](Value* j, Value* k) -> Value* {
-    auto* m = b_.CreateAlignedLoad(b_.getInt8Ty(), at(mask, j), llvm::Align(1));
-    set_scopes(m, object_of(mask));
-    Value* keep = b_.CreateAnd(b_.CreateICmpNE(m, b_.getInt8(0)), b_.CreateICmpSLT(k, room));
+  std::vector<Move> moves;
+  bool vector = mask.strides[0] == 1;
+  int64_t narrowest = 8;
+  for (size_t k = 0; k < p_.ops.size(); ++k) {
+    cur_op_ = static_cast<int>(k);
+    const Op& op = p_.ops[k];
+    const View &src = op.inputs[1], &out = op.output;
+    const int64_t size = static_cast<int64_t>(itemsize(g_.dtype_of(src)));
+    if (static_cast<int64_t>(itemsize(g_.dtype_of(out))) != size) refuse("its input and output differ in element size");
+    Value* room = out.extent_of(0) >= 0 ? run_time_extent(base_[out.extent_of(0)], out.shape[0]) : i64(out.shape[0]);
+    moves.push_back({&src, &out, size, b_.getIntNTy(static_cast<unsigned>(8 * size)), room});
+    // contiguous operands of 4 or 8 bytes: vpcompressd/q on AVX-512 (elsewhere LLVM expands the store)
+    vector = vector && (size == 4 || size == 8) && src.strides[0] == 1 && out.strides[0] == 1;
+    narrowest = std::min(narrowest, size);
+  }
+  Value* room = moves[0].room;  // the least of the rooms: where whole vectors stop
+  for (const Move& m : moves) room = b_.CreateSelect(b_.CreateICmpSLT(m.room, room), m.room, room);
+  Value* n = bound_[0];
+  auto at = [&](const View& v, llvm::Type* elem, Value* i) {
+    Value* e = b_.CreateAdd(i64(v.offset), b_.CreateMul(i, i64(v.strides[0]), "", false, true), "", false, true);
+    return b_.CreateInBoundsGEP(elem, base_[v.storage], e);
+  };
+  // Runs then() where `cond` holds, continuing after it.
+  auto when = [&](Value* cond, const std::function<void()>& then) {
     llvm::Function* f = b_.GetInsertBlock()->getParent();
-    llvm::BasicBlock* from = b_.GetInsertBlock();
-    auto* move = llvm::BasicBlock::Create(ctx_, "keep", f);
+    auto* yes = llvm::BasicBlock::Create(ctx_, "keep", f);
     auto* next = llvm::BasicBlock::Create(ctx_, "next", f);
-    b_.CreateCondBr(keep, move, next);
-    b_.SetInsertPoint(move);
-    auto* x = b_.CreateAlignedLoad(elem, at(src, j), llvm::Align(size));
-    set_scopes(x, object_of(src));
-    set_scopes(b_.CreateAlignedStore(x, at(out, k), llvm::Align(size)), object_of(out));
-    Value* k1 = b_.CreateAdd(k, i64(1));
+    b_.CreateCondBr(cond, yes, next);
+    b_.SetInsertPoint(yes);
+    then();
     b_.CreateBr(next);
     b_.SetInsertPoint(next);
-    llvm::PHINode* k2 = b_.CreatePHI(i64t, 2);
-    k2->addIncoming(k, from);
-    k2->addIncoming(k1, move);
-    return k2;
+  };
+  // one element: k counts the kept elements before it; each output takes it while it has room
+  auto one = [&](Value* j, Value* k) -> Value* {
+    auto* m = b_.CreateAlignedLoad(b_.getInt8Ty(), at(mask, b_.getInt8Ty(), j), llvm::Align(1));
+    set_scopes(m, object_of(mask));
+    Value* kept = b_.CreateICmpNE(m, b_.getInt8(0));
+    for (const Move& mv : moves)
+      when(b_.CreateAnd(kept, b_.CreateICmpSLT(k, mv.room)), [&] {
+        auto* x = b_.CreateAlignedLoad(mv.elem, at(*mv.src, mv.elem, j), llvm::Align(mv.size));
+        set_scopes(x, object_of(*mv.src));
+        set_scopes(b_.CreateAlignedStore(x, at(*mv.out, mv.elem, k), llvm::Align(mv.size)), object_of(*mv.out));
+      });
+    return b_.CreateAdd(k, b_.CreateZExt(kept, i64t));
   };
   auto ones = [&](Value* lo, Value* hi, Value* k) {
     return loop(lo, hi, {k}, [&](Value* j, const Values& c) { return Values{one(j, c[0])}; }, outer_hints())[0];
   };
-  // contiguous operands of 4 or 8 bytes (vpcompressd/q on AVX-512; elsewhere LLVM expands the
-  // store): a 64-byte vector per step while its kept elements fit the room
-  const bool vector = (size == 4 || size == 8) && mask.strides[0] == 1 && src.strides[0] == 1 && out.strides[0] == 1;
   Value* k = i64(0);
   Value* done = i64(0);
   if (vector) {
-    const int64_t lanes = 64 / size;
-    auto* vec = llvm::FixedVectorType::get(elem, static_cast<unsigned>(lanes));
+    // a 64-byte vector of the narrowest elements per step; wider ones move in several
+    const int64_t lanes = 64 / narrowest;
     auto* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), static_cast<unsigned>(lanes));
     Value* steps = b_.CreateSDiv(n, i64(lanes));
     k = loop(i64(0), steps, {k}, [&](Value* s, const Values& c) {
       Value* j = b_.CreateMul(s, i64(lanes), "", true, true);
-      auto* m = b_.CreateAlignedLoad(bytes, at(mask, j), llvm::Align(1));
+      auto* m = b_.CreateAlignedLoad(bytes, at(mask, b_.getInt8Ty(), j), llvm::Align(1));
       set_scopes(m, object_of(mask));
       Value* bits = b_.CreateICmpNE(m, llvm::Constant::getNullValue(bytes));
-      Value* count = b_.CreateZExt(
-          b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, b_.CreateBitCast(bits, b_.getIntNTy(static_cast<unsigned>(lanes)))), i64t);
-      Value* after = b_.CreateAdd(c[0], count);
+      auto kept = [&](Value* part) {
+        const unsigned width = llvm::cast<llvm::FixedVectorType>(part->getType())->getNumElements();
+        return b_.CreateZExt(b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, b_.CreateBitCast(part, b_.getIntNTy(width))), i64t);
+      };
+      Value* after = b_.CreateAdd(c[0], kept(bits));
       llvm::Function* f = b_.GetInsertBlock()->getParent();
       auto* whole = llvm::BasicBlock::Create(ctx_, "whole", f);
       auto* split = llvm::BasicBlock::Create(ctx_, "split", f);
       auto* join = llvm::BasicBlock::Create(ctx_, "join", f);
       b_.CreateCondBr(b_.CreateICmpSLE(after, room), whole, split);
       b_.SetInsertPoint(whole);
-      auto* x = b_.CreateAlignedLoad(vec, at(src, j), llvm::Align(size));
-      set_scopes(x, object_of(src));
-      auto* st = b_.CreateIntrinsic(llvm::Intrinsic::masked_compressstore, {vec}, {x, at(out, c[0]), bits});
-      set_scopes(st, object_of(out));
+      for (const Move& mv : moves) {
+        const int64_t per = 64 / mv.size;  // elements of this output per compressing store
+        auto* vec = llvm::FixedVectorType::get(mv.elem, static_cast<unsigned>(per));
+        Value* to = c[0];
+        for (int64_t part = 0; part < lanes; part += per) {
+          Value* sel = bits;
+          if (per < lanes) {
+            llvm::SmallVector<int, 16> idx;
+            for (int64_t l = 0; l < per; ++l) idx.push_back(static_cast<int>(part + l));
+            sel = b_.CreateShuffleVector(bits, idx);
+          }
+          auto* x = b_.CreateAlignedLoad(vec, at(*mv.src, mv.elem, b_.CreateAdd(j, i64(part))), llvm::Align(mv.size));
+          set_scopes(x, object_of(*mv.src));
+          auto* st = b_.CreateIntrinsic(llvm::Intrinsic::masked_compressstore, {vec}, {x, at(*mv.out, mv.elem, to), sel});
+          set_scopes(st, object_of(*mv.out));
+          if (part + per < lanes) to = b_.CreateAdd(to, kept(sel));
+        }
+      }
       b_.CreateBr(join);
-      b_.SetInsertPoint(split);  // the room ends inside this vector: one at a time
+      b_.SetInsertPoint(split);  // a room ends inside this vector: one at a time
       Value* partial = ones(j, b_.CreateAdd(j, i64(lanes)), c[0]);
       llvm::BasicBlock* tail = b_.GetInsertBlock();
       b_.CreateBr(join);

@@ -311,14 +311,23 @@ void Emitter::emit(const std::string& name) {
   llvm::Type* ptr = b_.getPtrTy();
   llvm::Type* i32 = b_.getInt32Ty();
   llvm::Type* i64t = b_.getInt64Ty();
-  auto* body_ty = llvm::FunctionType::get(i32, {ptr, i64t, i64t}, false);
-  // internal: inlined into the entry unless the thread pool calls it
-  llvm::Function* body = llvm::Function::Create(body_ty, llvm::Function::InternalLinkage, name + "_body", m_);
-  body->addFnAttr(llvm::Attribute::NoUnwind);
+  // the thread pool calls an internal body over chunks of axis 0, which the entry hands it; a
+  // serial stage is its entry alone (a body to inline would be optimized twice: once alone, once
+  // inlined, and LLVM's cost is mostly per function)
+  auto* entry_ty = llvm::FunctionType::get(i32, {ptr}, false);
+  llvm::Function* entry = llvm::Function::Create(entry_ty, llvm::Function::ExternalLinkage, name, m_);
+  llvm::Function* body = entry;
+  if (p_.parallel) {
+    body = llvm::Function::Create(llvm::FunctionType::get(i32, {ptr, i64t, i64t}, false), llvm::Function::InternalLinkage,
+                                  name + "_body", m_);
+    body->addFnAttr(llvm::Attribute::NoUnwind);
+  }
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", body));
   Value* args = body->getArg(0);
-  begin_ = body->getArg(1);
-  end_ = body->getArg(2);
+  if (p_.parallel) {
+    begin_ = body->getArg(1);
+    end_ = body->getArg(2);
+  }
   err_ = b_.CreateAlloca(i32);
   b_.CreateStore(b_.getInt32(0), err_);
   Value* bases = b_.CreateLoad(ptr, args, "bases");
@@ -375,6 +384,10 @@ void Emitter::emit(const std::string& name) {
   bound_.assign(rank, nullptr);
   idx_.assign(rank, nullptr);
   for (int a = 0; a < rank; ++a) bound_[a] = p_.extent[a] < 0 ? i64(p_.domain[a]) : run_time_extent(base_[p_.extent[a]], p_.domain[a]);
+  if (!p_.parallel) {
+    begin_ = i64(0);
+    end_ = p_.splits() ? bound_[0] : i64(1);
+  }
 
   if (p_.members.empty()) {
     emit_body();
@@ -388,9 +401,9 @@ void Emitter::emit(const std::string& name) {
   }
   b_.CreateRet(b_.CreateLoad(i32, err_));
 
+  if (!p_.parallel) return;
+
   // the entry: all of axis 0 at once, or in chunks on the thread pool
-  auto* entry_ty = llvm::FunctionType::get(i32, {ptr}, false);
-  llvm::Function* entry = llvm::Function::Create(entry_ty, llvm::Function::ExternalLinkage, name, m_);
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry));
   args = entry->getArg(0);
   Value* n0 = i64(1);
@@ -401,25 +414,21 @@ void Emitter::emit(const std::string& name) {
       n0 = run_time_extent(b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, bases, p_.extent[0])), p_.domain[0]);
     }
   }
-  if (p_.parallel) {
-    llvm::FunctionCallee pf = m_.getOrInsertFunction("strider_parallel_for", llvm::FunctionType::get(i32, {i64t, ptr, ptr}, false));
-    if (p_.splits() && p_.extent[0] >= 0) {
-      // the schedule chose the pool for the bound of a run-time extent: where the call's extent
-      // leaves fewer points than pay for waking it, the loop runs here
-      int64_t inner = 1;
-      for (size_t d = 1; d < p_.domain.size(); ++d) inner *= std::max<int64_t>(p_.domain[d], 1);
-      auto* here = llvm::BasicBlock::Create(ctx_, "serial", entry);
-      auto* pooled = llvm::BasicBlock::Create(ctx_, "pooled", entry);
-      const int64_t min_points = parallel_min_points(g_, p_.ops, p_.rank());
-      b_.CreateCondBr(b_.CreateICmpSLT(n0, i64((min_points + inner - 1) / inner)), here, pooled);
-      b_.SetInsertPoint(here);
-      b_.CreateRet(b_.CreateCall(body, {args, i64(0), n0}));
-      b_.SetInsertPoint(pooled);
-    }
-    b_.CreateRet(b_.CreateCall(pf, {n0, body, args}));
-  } else {
+  llvm::FunctionCallee pf = m_.getOrInsertFunction("strider_parallel_for", llvm::FunctionType::get(i32, {i64t, ptr, ptr}, false));
+  if (p_.splits() && p_.extent[0] >= 0) {
+    // the schedule chose the pool for the bound of a run-time extent: where the call's extent
+    // leaves fewer points than pay for waking it, the loop runs here
+    int64_t inner = 1;
+    for (size_t d = 1; d < p_.domain.size(); ++d) inner *= std::max<int64_t>(p_.domain[d], 1);
+    auto* here = llvm::BasicBlock::Create(ctx_, "serial", entry);
+    auto* pooled = llvm::BasicBlock::Create(ctx_, "pooled", entry);
+    const int64_t min_points = parallel_min_points(g_, p_.ops, p_.rank());
+    b_.CreateCondBr(b_.CreateICmpSLT(n0, i64((min_points + inner - 1) / inner)), here, pooled);
+    b_.SetInsertPoint(here);
     b_.CreateRet(b_.CreateCall(body, {args, i64(0), n0}));
+    b_.SetInsertPoint(pooled);
   }
+  b_.CreateRet(b_.CreateCall(pf, {n0, body, args}));
 }
 
 }  // namespace strider::detail

@@ -190,7 +190,7 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   p.reduced.assign(rank, false);
   p.extent.assign(rank, -1);
   if (p.ops.empty()) throw std::invalid_argument(backend + " backend cannot compile an empty stage");
-  // compresses by one mask (fuse_stages' compresses_with_stage), each of its own storages
+  // compresses by one mask (fuse_stages' compress_conflict), each with storages of its own
   p.compress = backend == "LLVM" && std::all_of(p.ops.begin(), p.ops.end(), [&](const Op& op) {
     return op.code == OpCode::compress && op.inputs.size() == 2 && op.inputs[0] == p.ops[0].inputs[0];
   });

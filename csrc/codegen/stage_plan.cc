@@ -67,20 +67,23 @@ void collect_extents(StagePlan& p) {
 // The stage runs its ops point by point; NumPy runs each op over all points first. They agree
 // unless some point reads or writes an element that an earlier point of a later access (or a later
 // point of an earlier access) writes, which reordered_when_fused decides exactly.
-void check_hazards(const Graph& g, const StagePlan& p) {
+// Only ops [0, n) take part (the ops before a plan's compresses); a reduction among them is the last.
+void check_hazards(const Graph& g, const StagePlan& p, size_t n) {
   struct Access {
     const View* view;
     bool write;
     size_t op;
   };
   std::vector<Access> list;
-  for (size_t k = 0; k < p.ops.size(); ++k) {
+  for (size_t k = 0; k < n; ++k) {
     const Op& op = p.ops[k];
     for (const View& v : op.inputs)
       if (!p.registers.count(v.storage)) list.push_back({&v, false, k});
     if (!p.registers.count(op.output.storage)) list.push_back({&op.output, true, k});
   }
-  const size_t last = p.ops.size() - 1;
+  if (n == 0) return;
+  const size_t last = n - 1;
+  const bool reduction = op_kind(p.ops[last].code) == OpKind::Reduce;
   for (size_t i = 0; i < list.size(); ++i)
     for (size_t j = i + 1; j < list.size(); ++j) {
       const Access& a = list[i];
@@ -88,7 +91,7 @@ void check_hazards(const Graph& g, const StagePlan& p) {
       if (a.view->storage != b.view->storage || !(a.write || b.write)) continue;
       if (g.storages[a.view->storage].kind == StorageKind::Const) continue;
       // the reduction's result is stored after every point: nothing else may touch its storage
-      if (p.reduction && ((a.write && a.op == last) || (b.write && b.op == last)))
+      if (reduction && ((a.write && a.op == last) || (b.write && b.op == last)))
         refuse(p, last, "another op of the stage touches its output storage");
       if (reordered_when_fused(*a.view, *b.view, p.tails))
         refuse(p, b.op, "it and " + op_label(p, a.op) + " access overlapping parts of storage %s" +
@@ -190,12 +193,19 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   p.reduced.assign(rank, false);
   p.extent.assign(rank, -1);
   if (p.ops.empty()) throw std::invalid_argument(backend + " backend cannot compile an empty stage");
-  // compresses by one mask (fuse_stages' compress_conflict), each with storages of its own
-  p.compress = backend == "LLVM" && std::all_of(p.ops.begin(), p.ops.end(), [&](const Op& op) {
-    return op.code == OpCode::compress && op.inputs.size() == 2 && op.inputs[0] == p.ops[0].inputs[0];
+  // compresses by one mask, each with storages of its own, maybe after the ops that make and
+  // count the mask (legality's compress_conflict)
+  size_t first = 0;
+  while (first < p.ops.size() && p.ops[first].code != OpCode::compress) ++first;
+  p.compress = backend == "LLVM" && first < p.ops.size() && std::all_of(p.ops.begin() + first, p.ops.end(), [&](const Op& op) {
+    return op.code == OpCode::compress && op.inputs.size() == 2 && op.inputs[0] == p.ops[first].inputs[0];
   });
-  for (size_t k = 0; p.compress && k < p.ops.size(); ++k) {
+  if (p.compress) p.first_compress = first;
+  for (size_t k = first; p.compress && k < p.ops.size(); ++k) {
     const Op& op = p.ops[k];
+    if (first > 0)
+      if (std::string why = compress_conflict(g, std::vector<Op>(p.ops.begin(), p.ops.begin() + k), op); !why.empty())
+        refuse(p, k, why);
     if (op.inputs[1].ndim() != 1 || op.output.ndim() != 1 || rank != 1)
       refuse(p, k, "a compress of rows runs in the runtime's library");
     // the output may be the input moved towards its start (compress_in_place), as the library allows
@@ -203,7 +213,7 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
     if (op.inputs[0].storage == out.storage ||
         (src.storage == out.storage && (src.strides[0] != 1 || out.strides[0] != 1 || out.offset > src.offset)))
       refuse(p, k, "its output overlaps its inputs other than as the input moved towards its start");
-    for (size_t j = 0; j < k; ++j)
+    for (size_t j = first; j < k; ++j)
       for (const View& v : {p.ops[j].inputs[1], p.ops[j].output})
         if (v.storage == out.storage || p.ops[j].output.storage == src.storage)
           refuse(p, k, "it reads or writes %s" + std::to_string(out.storage) + " with another compress of the stage");
@@ -212,13 +222,14 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const Op& op = p.ops[k];
     if (static_cast<int>(op.inputs.size()) != op_arity(op.code)) refuse(p, k, "wrong number of inputs");
-    if (runs_in_library(op) && !p.compress) refuse(p, k, "a data-dependent op runs in the runtime's library");
+    if (runs_in_library(op) && !(p.compress && k >= p.first_compress)) refuse(p, k, "a data-dependent op runs in the runtime's library");
     for (const View& v : op.inputs)
       if (v.storage < 0 || v.storage >= static_cast<int>(g.storages.size())) refuse(p, k, "unknown storage");
     if (op.output.storage < 0 || op.output.storage >= static_cast<int>(g.storages.size())) refuse(p, k, "unknown storage");
     if (op_kind(op.code) == OpKind::Reduce) {
-      if (k + 1 != p.ops.size()) refuse(p, k, "a reduction must be the last op of its stage");
       if (p.registers.count(op.output.storage)) refuse(p, k, "a reduction's result cannot be a register");
+      if (p.compress && k + 1 == p.first_compress) continue;  // the count: the compresses' own (emit_compress.cc)
+      if (k + 1 != p.ops.size()) refuse(p, k, "a reduction must be the last op of its stage");
       p.reduction = true;
       p.reduce = reduce_spec(op.code, g.dtype_of(op.inputs[0]), g.dtype_of(op.output));
       for (size_t a = 0; a < op.axes.size(); ++a)
@@ -230,11 +241,13 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   for (size_t k = 0; k < p.ops.size(); ++k) {
     Op& op = p.ops[k];
     for (View& v : op.inputs) fit_view(p, k, v, false);
-    // a compress's output runs over its count, not the domain (emit_compress.cc)
-    if (!p.compress) fit_view(p, k, op.output, op_kind(op.code) == OpKind::Reduce);
+    // a compress's output runs over its count, not the domain (emit_compress.cc); the count the
+    // ops before it compute is stored once, after every point (stride 0)
+    if (p.compress && k >= p.first_compress) continue;
+    fit_view(p, k, op.output, op_kind(op.code) == OpKind::Reduce && !(p.compress && k + 1 == p.first_compress));
   }
   collect_extents(p);
-  if (!p.compress) check_hazards(g, p);
+  check_hazards(g, p, p.compress ? p.first_compress : p.ops.size());
   // a register holds one value per point: every access must be the producer's own view
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const View& out = p.ops[k].output;

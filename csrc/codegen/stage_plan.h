@@ -29,7 +29,8 @@ struct StagePlan {
   int vector_width = 1;       // a power of two
   int unroll = 1;
   bool parallel = false;      // split axis 0 across the thread pool
-  bool compress = false;      // the one op: a 1-d compress the LLVM backend compiles (emit_compress.cc)
+  bool compress = false;      // 1-d compresses by one mask the LLVM backend compiles (emit_compress.cc),
+  size_t first_compress = 0;  // after this many ops that make and count the mask (a sum ends them)
   std::string backend;        // "LLVM", "CUDA": who refuses, in messages
   std::vector<TailBound> tails;  // the stage's, by axis
   // compute_at: stages run first at each point of the outer `shared` axes (which every plan keeps

@@ -67,7 +67,17 @@ std::vector<Primitive> default_schedule(const Graph& g, const Stage& s) {
   size_t widest = 1;
   bool unit_inner = true;
   const int inner = static_cast<int>(s.domain.size()) - 1;
-  for (const Op& op : s.ops) {
+  // compresses after the ops that make and count their mask (legality's compress_conflict): the
+  // vector loop is those ops', without the count (the compresses' own: an int64 cast, a sum)
+  size_t end = s.ops.size();
+  const View* counted = nullptr;
+  if (s.ops.back().code == OpCode::compress && s.is_reduction()) {
+    while (s.ops[end - 1].code == OpCode::compress) --end;
+    counted = &s.ops[--end].inputs[0];
+  }
+  for (size_t k = 0; k < end; ++k) {
+    const Op& op = s.ops[k];
+    if (counted && op.output == *counted) continue;
     for (const View& v : op.inputs) {
       widest = std::max(widest, itemsize(g.dtype_of(v)));
       if (v.ndim() == inner + 1 && !vector_load_stride(v.strides[inner])) unit_inner = false;

@@ -134,4 +134,87 @@ std::string outer_loop_conflict(const Stage& s) {
   return "";
 }
 
+namespace {
+
+// Whether op writes v's storage or one of its run-time extents.
+bool writes(const Op& op, const View& v) {
+  bool hit = op.output.storage == v.storage;
+  for (int e : v.extents) hit = hit || e == op.output.storage;
+  return hit;
+}
+
+// Whether views a and b read the same values at every point of ops [0, n): the same view of what
+// none of them writes, or the results of equal ops on such values (inline_producers copies the
+// ops that make a mask for the reduction that counts it).
+bool same_value(const Graph& g, const std::vector<Op>& ops, size_t n, const View& a, const View& b) {
+  auto maker = [&](const View& v) -> const Op* {
+    for (size_t k = 0; k < n; ++k)
+      if (ops[k].output.storage == v.storage) return ops[k].output == v ? &ops[k] : nullptr;
+    return nullptr;
+  };
+  const Op *pa = maker(a), *pb = maker(b);
+  if (!pa || !pb) {
+    for (size_t k = 0; k < n; ++k)
+      if (ops[k].output.storage == a.storage) return false;
+    return a == b;
+  }
+  if (pa == pb) return true;
+  if (pa->code != pb->code || pa->axes != pb->axes || pa->inputs.size() != pb->inputs.size() ||
+      g.dtype_of(pa->output) != g.dtype_of(pb->output) || op_kind(pa->code) == OpKind::Reduce || is_data_dependent(pa->code))
+    return false;
+  for (size_t i = 0; i < pa->inputs.size(); ++i)
+    if (!same_value(g, ops, n, pa->inputs[i], pb->inputs[i])) return false;
+  return true;
+}
+
+// compress_conflict's rules for compress c after the ops [0, first) that compute and count its mask.
+std::string counted_conflict(const Graph& g, const std::vector<Op>& ops, size_t first, const Op& c) {
+  const View &mask = c.inputs[0], &src = c.inputs[1], &out = c.output;
+  const Op& sum = ops[first - 1];
+  const Op* cast = nullptr;
+  int makers = 0;
+  for (size_t k = 0; k + 1 < first; ++k) {
+    const Op& op = ops[k];
+    if (op.code == OpCode::cast && op.output == sum.inputs[0]) cast = &op;
+    if (op.output.storage == mask.storage) makers += op.output == mask ? 1 : 2;
+  }
+  if (sum.code != OpCode::sum || g.dtype_of(sum.output) != DType::Int64 || !cast ||
+      !same_value(g, ops, first - 1, cast->inputs[0], mask) ||
+      g.dtype_of(mask) != DType::Bool || g.dtype_of(cast->output) != DType::Int64 || makers != 1)
+    return "a reduction ends its stage, unless it counts the mask the compress reads";
+  const int count = sum.output.storage;
+  if (out.extent_of(0) != count) return "its output's length is not the count the stage computes";
+  if (out.storage == count || src.storage == count || mask.storage == count)
+    return "it touches %s" + std::to_string(count) + ", the count the stage computes";
+  for (size_t k = 0; k < first; ++k) {
+    const Op& op = ops[k];
+    if (writes(op, src) || op.output.storage == out.storage)
+      return "it touches %s" + std::to_string(op.output.storage) + ", which an op of the stage before it computes";
+    for (const View& v : op.inputs) {
+      for (int e : v.extents)
+        if (e == out.storage) return "an op of the stage sizes a loop by %s" + std::to_string(e) + ", which it writes";
+      if (v.storage == out.storage &&
+          !(v.ndim() == 1 && out.ndim() == 1 && v.strides[0] == out.strides[0] && v.strides[0] > 0 && v.offset >= out.offset))
+        return "an op of the stage reads %s" + std::to_string(out.storage) + " where it may already have written";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string compress_conflict(const Graph& g, const std::vector<Op>& ops, const Op& c) {
+  if (c.output.ndim() != 1) return "a compress of rows runs as a stage of its own";
+  size_t first = 0;  // the stage's first compress
+  while (first < ops.size() && ops[first].code != OpCode::compress) ++first;
+  if (first < ops.size() && c.inputs[0] != ops[first].inputs[0]) return "it compresses by another mask than the stage's";
+  if (first > 0)
+    if (std::string why = counted_conflict(g, ops, first, c); !why.empty()) return why;
+  for (size_t k = first; k < ops.size(); ++k)
+    for (const auto& [w, r] : {std::pair<const Op*, const Op*>{&ops[k], &c}, {&c, &ops[k]}})
+      for (const View& v : {r->inputs[0], r->inputs[1], r->output})
+        if (writes(*w, v)) return "it touches %s" + std::to_string(w->output.storage) + ", which a compress of the stage writes";
+  return "";
+}
+
 }  // namespace strider

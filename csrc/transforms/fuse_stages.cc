@@ -173,10 +173,17 @@ class Fuser {
 
   // Empty when op `p` may join the open stage; else the reason it may not.
   std::string why_not(const Placed& p) const {
-    if (cur_.is_reduction()) return "a reduction ends its stage";
+    // on the CPU compresses by one mask share a stage, alone or after the ops that make and count
+    // the mask (legality's compress_conflict)
     if (target_ == Target::Cpu && p.op.code == OpCode::compress &&
-        std::all_of(cur_.ops.begin(), cur_.ops.end(), [](const Op& op) { return op.code == OpCode::compress; }))
-      return compress_conflict(p);
+        (cur_.is_reduction() ||
+         std::all_of(cur_.ops.begin(), cur_.ops.end(), [](const Op& op) { return op.code == OpCode::compress; }))) {
+      std::string why = compress_conflict(g_, cur_.ops, p.op);
+      if (why.empty() && p.domain != cur_.domain)
+        why = "its loop domain " + shape_text(p.domain) + " differs from the stage's " + shape_text(cur_.domain);
+      return why;
+    }
+    if (cur_.is_reduction()) return "a reduction ends its stage";
     if (runs_in_library(cur_.ops.back())) return std::string(op_name(cur_.ops.back().code)) + " runs as a stage of its own";
     if (runs_in_library(p.op)) return std::string(op_name(p.op.code)) + " runs as a stage of its own";
     if (p.domain != cur_.domain)
@@ -198,27 +205,6 @@ class Fuser {
           if (access.first.storage == p.op.output.storage)
             return "it reduces into %s" + std::to_string(p.op.output.storage) + ", which an earlier op of the stage touches";
     return point_conflict(open_accesses_, accesses);
-  }
-
-  // On the CPU, 1-d compresses by one mask share a stage (emit_compress.cc): the mask is read
-  // and counted once for all of them (an NMS loop's candidates and each of their columns). Empty
-  // when compress `p` may join the open stage of compresses, else why not; none may read or
-  // write what another writes.
-  std::string compress_conflict(const Placed& p) const {
-    if (p.op.output.ndim() != 1) return "a compress of rows runs as a stage of its own";
-    if (p.domain != cur_.domain)
-      return "its loop domain " + shape_text(p.domain) + " differs from the stage's " + shape_text(cur_.domain);
-    if (p.op.inputs[0] != cur_.ops[0].inputs[0]) return "it compresses by another mask than the stage's";
-    auto writes = [](const Op& op, const View& v) {
-      bool hit = op.output.storage == v.storage;
-      for (int e : v.extents) hit = hit || e == op.output.storage;
-      return hit;
-    };
-    for (const Op& op : cur_.ops)
-      for (const auto& [w, r] : {std::pair<const Op*, const Op*>{&op, &p.op}, {&p.op, &op}})
-        for (const View& v : {r->inputs[0], r->inputs[1], r->output})
-          if (writes(*w, v)) return "it touches %s" + std::to_string(w->output.storage) + ", which a compress of the stage writes";
-    return "";
   }
 
   // On the CPU a reduction over axis 0 makes its stage serial. Where the open stage stores a

@@ -1041,6 +1041,25 @@ TEST(LlvmCodegen, CompressMatchesTheLibraryOnEveryLayout) {
       }
 }
 
+// The compresses of the two tests below, ops `op` on, by `mask` (a view without its strides) over
+// `shape`: %s3 and %s4 in place, counted by `in_place`; %s5 into %s6 counted by `other`; when
+// `narrow`, also the 2-byte %s7 into %s8 and the reversed %s9 into %s10.
+std::string compress_columns(const std::string& mask, const std::string& shape, const std::string& in_place,
+                             const std::string& other, const std::string& n, bool narrow, int op) {
+  std::string text;
+  auto add = [&](const std::string& src, const std::string& out, const std::string& count) {
+    text += "  op" + std::to_string(op++) + " = compress(" + mask + "{1}+0, " + src + ") -> " + out + "[?" + count + "<=" + n + "]{1}+0\n";
+  };
+  add("%s3" + shape + "{1}+1", "%s3", in_place);
+  add("%s4" + shape + "{1}+1", "%s4", in_place);
+  add("%s5" + shape + "{1}+0", "%s6", other);
+  if (narrow) {
+    add("%s7" + shape + "{1}+0", "%s8", in_place);
+    add("%s9" + shape + "{-1}+" + n, "%s10", other);
+  }
+  return text;
+}
+
 TEST(LlvmCodegen, CompressesByOneMaskShareAStageAndMatchTheLibrary) {
   SKIP_WITHOUT_LLVM();
   // Compresses by one mask share a stage (fuse_stages) and its one pass over the mask
@@ -1057,12 +1076,7 @@ TEST(LlvmCodegen, CompressesByOneMaskShareAStageAndMatchTheLibrary) {
                        "  %s6 = storage f64[" + N + "] arg 6\n  %s7 = storage i16[" + N + "] arg 7\n"
                        "  %s8 = storage i16[" + N + "] arg 8\n  %s9 = storage f32[" + N + "] arg 9\n"
                        "  %s10 = storage f32[" + N + "] arg 10\n"
-                       "  op0 = compress(%s0[" + n + "]{1}+0, %s3[" + n + "]{1}+1) -> %s3[?%s1<=" + n + "]{1}+0\n"
-                       "  op1 = compress(%s0[" + n + "]{1}+0, %s4[" + n + "]{1}+1) -> %s4[?%s1<=" + n + "]{1}+0\n"
-                       "  op2 = compress(%s0[" + n + "]{1}+0, %s5[" + n + "]{1}+0) -> %s6[?%s2<=" + n + "]{1}+0\n";
-    if (narrow)
-      text += "  op3 = compress(%s0[" + n + "]{1}+0, %s7[" + n + "]{1}+0) -> %s8[?%s1<=" + n + "]{1}+0\n"
-              "  op4 = compress(%s0[" + n + "]{1}+0, %s9[" + n + "]{-1}+" + n + ") -> %s10[?%s2<=" + n + "]{1}+0\n";
+                       + compress_columns("%s0[" + n + "]", "[" + n + "]", "%s1", "%s2", n, narrow, 0);
     const Graph g = parse_graph(text + "  return\n}");
     const Program compiled = lower(g), reference = lower(g, {}, false);
     ASSERT_EQ(compiled.stages.stages.size(), 1u);
@@ -1090,6 +1104,60 @@ TEST(LlvmCodegen, CompressesByOneMaskShareAStageAndMatchTheLibrary) {
           ASSERT_EQ(got[k], want[k]) << "storage %s" << k + 3 << (narrow ? " narrow" : "") << " " << keep_in_8 << " " << room;
       }
     }
+  }
+}
+
+
+TEST(LlvmCodegen, CompressesRunInThePassThatMakesAndCountsTheirMask) {
+  SKIP_WITHOUT_LLVM();
+  // Compresses by a mask join the stage that makes the mask and counts it (legality's
+  // compress_conflict): blocks of the mask go to a stack slab and their elements move before the
+  // next block is made (emit_compress.cc); the count is where the moves end. In place (the input
+  // moved towards the start, read by the mask's op too) and into another array; run-time lengths
+  // around the block and the step; with a 2-byte or a reversed operand, one element at a time.
+  // The whole of every buffer and the count must match the reference's.
+  constexpr int64_t kN = 1003;
+  const std::string n = std::to_string(kN - 1), N = std::to_string(kN), dyn = "[?%s1<=" + n + "]";
+  std::mt19937 rng(29);
+  for (const bool narrow : {false, true}) {
+    std::string text = "graph @f {\n  %s0 = storage f32[1] arg 0\n  %s1 = storage i64[1] arg 1\n"
+                       "  %s2 = storage i64[1] arg 2\n  %s3 = storage f32[" + N + "] arg 3\n"
+                       "  %s4 = storage i64[" + N + "] arg 4\n  %s5 = storage f64[" + N + "] arg 5\n"
+                       "  %s6 = storage f64[" + N + "] arg 6\n  %s7 = storage i16[" + N + "] arg 7\n"
+                       "  %s8 = storage i16[" + N + "] arg 8\n  %s9 = storage f32[" + N + "] arg 9\n"
+                       "  %s10 = storage f32[" + N + "] arg 10\n  %s11 = storage bool[" + n + "] temp\n"
+                       "  %s12 = storage i64[" + n + "] temp\n"
+                       "  op0 = less_equal(%s3" + dyn + "{1}+1, %s0" + dyn + "{0}+0) -> %s11" + dyn + "{1}+0\n"
+                       "  op1 = cast(%s11" + dyn + "{1}+0) -> %s12" + dyn + "{1}+0\n"
+                       "  op2 = sum(%s12" + dyn + "{1}+0) axes=[0] -> %s2[]{}+0\n"
+                       + compress_columns("%s11" + dyn, dyn, "%s2", "%s2", n, narrow, 3);
+    const Graph g = parse_graph(text + "  return\n}");
+    const Program compiled = lower(g), reference = lower(g, {}, false);
+    ASSERT_EQ(compiled.stages.stages.size(), 1u) << print_stages(compiled.graph, compiled.stages);
+    ASSERT_TRUE(compiled.kernels.at(0)) << compiled.fallbacks.at(0);
+    EXPECT_EQ(compiled.kernels[0]->llvm_ir().find("masked.compressstore") != std::string::npos, !narrow);
+    for (float threshold : {2.0f, 0.6f, -1.0f})
+      for (int64_t len : {int64_t{0}, int64_t{1}, int64_t{15}, int64_t{16}, int64_t{17}, int64_t{255}, int64_t{256},
+                          int64_t{257}, int64_t{600}, kN - 1}) {
+        std::vector<std::vector<char>> data;
+        for (size_t s = 3; s <= 10; ++s) {
+          data.emplace_back(kN * itemsize(g.storages[s].dtype));
+          for (char& b : data.back()) b = static_cast<char>(rng());
+        }
+        std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+        for (int64_t i = 0; i < kN; ++i) reinterpret_cast<float*>(data[0].data())[i] = unit(rng);
+        std::vector<std::vector<char>> want = data, got = data;
+        int64_t want_len = len, got_len = len, want_count = -1, got_count = -1;
+        float want_t = threshold, got_t = threshold;
+        std::vector<void*> want_args = {&want_t, &want_len, &want_count}, got_args = {&got_t, &got_len, &got_count};
+        for (size_t k = 0; k < data.size(); ++k) want_args.push_back(want[k].data()), got_args.push_back(got[k].data());
+        for (auto* args : {&want_args, &got_args}) args->resize(g.storages.size(), nullptr);  // the temporaries
+        execute(reference, want_args);
+        execute(compiled, got_args);
+        ASSERT_EQ(got_count, want_count) << (narrow ? "narrow " : "") << threshold << " " << len;
+        for (size_t k = 0; k < data.size(); ++k)
+          ASSERT_EQ(got[k], want[k]) << "storage %s" << k + 3 << (narrow ? " narrow " : " ") << threshold << " " << len;
+      }
   }
 }
 

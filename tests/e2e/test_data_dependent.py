@@ -127,14 +127,18 @@ def _shrinking_candidates(s, x, y):
     return np.array(kept)
 
 
-@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 100, 1003])
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 100, 255, 256, 257, 1003])
 def test_compresses_by_one_mask(n):
-    # They share one stage on the CPU (fuse_stages, emit_compress.cc): 1-, 2-, 4- and 8-byte
-    # elements, a reversed and a strided source, vectors of 16 mask bytes with their tails
+    # They share one stage on the CPU with the ops that make and count the mask (fuse_stages,
+    # emit_compress.cc): 1-, 2-, 4- and 8-byte elements, a reversed and a strided source, blocks
+    # of 256 mask bytes and vectors of 16 with their tails
     rng = np.random.default_rng(n)
     s = rng.random(n).astype(F32)
-    check(_columns_by_one_mask, s, rng.integers(-9, 9, n).astype(np.int8), rng.random(n), rnd(n, I64, seed=n),
-          rng.random(2 * n).astype(np.float16))
+    args = (s, rng.integers(-9, 9, n).astype(np.int8), rng.random(n), rnd(n, I64, seed=n), rng.random(2 * n).astype(np.float16))
+    f = check(_columns_by_one_mask, *args)
+    if TARGET == "cpu" and n > 1:
+        stages = str(f.explain(*args)).split("== stages")[1].split("\nstage ")
+        assert sum("compress(" in st for st in stages) == 1 and any("compress(" in st and "sum(" in st for st in stages)
     check(_columns_by_one_mask, s, s > 0.7, rng.integers(0, 99, n).astype(np.uint16), rnd(n, I32, seed=n),
           rng.random(2 * n).astype(F32))
     check(_shrinking_candidates, s, rng.random(n), (rng.random(n) * 0.05).astype(F32))

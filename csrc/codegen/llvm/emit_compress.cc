@@ -2,7 +2,9 @@
 // by the runtime's library: an NMS loop compacts its candidates and each of their columns every
 // trip, and the library's calls and byte-wise loops cost more than the trip's arithmetic. The
 // mask is read and counted once for all of them. Elements move as integers of their size (the
-// library copies bytes).
+// library copies bytes). Where the ops that make and count the mask lead the stage
+// (legality's compress_conflict), the mask is made a block at a time into a stack slab and the
+// block's elements move while they are still in cache; the count is where the moves end.
 
 #include <algorithm>
 
@@ -15,8 +17,10 @@ namespace strider::detail {
 using llvm::Value;
 
 void Emitter::emit_compress() {
-  const View& mask = p_.ops[0].inputs[0];
+  const size_t first = p_.first_compress;
+  const View& mask = p_.ops[first].inputs[0];
   llvm::Type* i64t = b_.getInt64Ty();
+  llvm::Type* i8t = b_.getInt8Ty();
   struct Move {
     const View *src, *out;
     int64_t size;
@@ -24,15 +28,17 @@ void Emitter::emit_compress() {
     Value* room;  // the output's count: no store reaches past it
   };
   std::vector<Move> moves;
-  bool vector = mask.strides[0] == 1;
+  bool vector = first > 0 || mask.strides[0] == 1;  // a slab is contiguous
   int64_t narrowest = 8;
-  for (size_t k = 0; k < p_.ops.size(); ++k) {
+  for (size_t k = first; k < p_.ops.size(); ++k) {
     cur_op_ = static_cast<int>(k);
     const Op& op = p_.ops[k];
     const View &src = op.inputs[1], &out = op.output;
     const int64_t size = static_cast<int64_t>(itemsize(g_.dtype_of(src)));
     if (static_cast<int64_t>(itemsize(g_.dtype_of(out))) != size) refuse("its input and output differ in element size");
-    Value* room = out.extent_of(0) >= 0 ? run_time_extent(base_[out.extent_of(0)], out.shape[0]) : i64(out.shape[0]);
+    // a count the stage computes is where the moves end: only the bound limits them
+    Value* room = out.extent_of(0) >= 0 && first == 0 ? run_time_extent(base_[out.extent_of(0)], out.shape[0])
+                                                      : i64(out.shape[0]);
     moves.push_back({&src, &out, size, b_.getIntNTy(static_cast<unsigned>(8 * size)), room});
     // contiguous operands of 4 or 8 bytes: vpcompressd/q on AVX-512 (elsewhere LLVM expands the store)
     vector = vector && (size == 4 || size == 8) && src.strides[0] == 1 && out.strides[0] == 1;
@@ -44,6 +50,15 @@ void Emitter::emit_compress() {
   auto at = [&](const View& v, llvm::Type* elem, Value* i) {
     Value* e = b_.CreateAdd(i64(v.offset), b_.CreateMul(i, i64(v.strides[0]), "", false, true), "", false, true);
     return b_.CreateInBoundsGEP(elem, base_[v.storage], e);
+  };
+  // the mask's bytes from element j on: in memory, or in the slab holding the block from `lo`
+  Value* slab = nullptr;
+  Value* lo = nullptr;
+  auto load_mask = [&](llvm::Type* type, Value* j) {
+    if (slab) return b_.CreateAlignedLoad(type, b_.CreateInBoundsGEP(i8t, slab, b_.CreateSub(j, lo)), llvm::Align(1));
+    auto* m = b_.CreateAlignedLoad(type, at(mask, i8t, j), llvm::Align(1));
+    set_scopes(m, object_of(mask));
+    return m;
   };
   // Runs then() where `cond` holds, continuing after it.
   auto when = [&](Value* cond, const std::function<void()>& then) {
@@ -58,9 +73,7 @@ void Emitter::emit_compress() {
   };
   // one element: k counts the kept elements before it; each output takes it while it has room
   auto one = [&](Value* j, Value* k) -> Value* {
-    auto* m = b_.CreateAlignedLoad(b_.getInt8Ty(), at(mask, b_.getInt8Ty(), j), llvm::Align(1));
-    set_scopes(m, object_of(mask));
-    Value* kept = b_.CreateICmpNE(m, b_.getInt8(0));
+    Value* kept = b_.CreateICmpNE(load_mask(i8t, j), b_.getInt8(0));
     for (const Move& mv : moves)
       when(b_.CreateAnd(kept, b_.CreateICmpSLT(k, mv.room)), [&] {
         auto* x = b_.CreateAlignedLoad(mv.elem, at(*mv.src, mv.elem, j), llvm::Align(mv.size));
@@ -72,18 +85,16 @@ void Emitter::emit_compress() {
   auto ones = [&](Value* lo, Value* hi, Value* k) {
     return loop(lo, hi, {k}, [&](Value* j, const Values& c) { return Values{one(j, c[0])}; }, outer_hints())[0];
   };
-  Value* k = i64(0);
-  Value* done = i64(0);
-  if (vector) {
-    // a 64-byte vector of the narrowest elements per step; wider ones move in several
-    const int64_t lanes = 64 / narrowest;
-    auto* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), static_cast<unsigned>(lanes));
-    Value* steps = b_.CreateSDiv(n, i64(lanes));
+  // a 64-byte vector of the narrowest elements per step; wider ones move in several
+  const int64_t lanes = 64 / narrowest;
+  // elements [from, to) after k kept ones; returns the kept ones after them
+  auto range = [&](Value* from, Value* to, Value* k) {
+    if (!vector) return ones(from, to, k);
+    auto* bytes = llvm::FixedVectorType::get(i8t, static_cast<unsigned>(lanes));
+    Value* steps = b_.CreateSDiv(b_.CreateSub(to, from), i64(lanes));
     k = loop(i64(0), steps, {k}, [&](Value* s, const Values& c) {
-      Value* j = b_.CreateMul(s, i64(lanes), "", true, true);
-      auto* m = b_.CreateAlignedLoad(bytes, at(mask, b_.getInt8Ty(), j), llvm::Align(1));
-      set_scopes(m, object_of(mask));
-      Value* bits = b_.CreateICmpNE(m, llvm::Constant::getNullValue(bytes));
+      Value* j = b_.CreateAdd(from, b_.CreateMul(s, i64(lanes), "", true, true));
+      Value* bits = b_.CreateICmpNE(load_mask(bytes, j), llvm::Constant::getNullValue(bytes));
       auto kept = [&](Value* part) {
         const unsigned width = llvm::cast<llvm::FixedVectorType>(part->getType())->getNumElements();
         return b_.CreateZExt(b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, b_.CreateBitCast(part, b_.getIntNTy(width))), i64t);
@@ -124,9 +135,38 @@ void Emitter::emit_compress() {
       next->addIncoming(partial, tail);
       return Values{next};
     }, outer_hints())[0];
-    done = b_.CreateMul(steps, i64(lanes));
+    return ones(b_.CreateAdd(from, b_.CreateMul(steps, i64(lanes))), to, k);
+  };
+  if (first == 0) {
+    range(i64(0), n, i64(0));
+    return;
   }
-  ones(done, n, k);
+  // ops [0, first - 1) make the mask over a block into the slab, ops[first - 1] counts it; a
+  // block is whole steps of every width
+  constexpr int64_t kBlock = 256;
+  llvm::AllocaInst* block = b_.CreateAlloca(llvm::ArrayType::get(i8t, kBlock), nullptr, "mask.block");
+  block->setAlignment(llvm::Align(64));
+  Value* blocks = b_.CreateSDiv(b_.CreateAdd(n, i64(kBlock - 1)), i64(kBlock));
+  Value* count = loop(i64(0), blocks, {i64(0)}, [&](Value* bi, const Values& c) {
+    lo = b_.CreateMul(bi, i64(kBlock), "", true, true);
+    Value* end = b_.CreateAdd(lo, i64(kBlock), "", true, true);
+    Value* hi = b_.CreateSelect(b_.CreateICmpSLT(end, n), end, n);
+    slab = nullptr;
+    loop(lo, hi, {}, [&](Value* j, const Values&) {
+      idx_[0] = j;
+      for (size_t k = 0; k + 1 < first; ++k) {
+        cur_op_ = static_cast<int>(k);
+        emit_op(p_.ops[k]);
+      }
+      b_.CreateAlignedStore(b_.CreateZExt(load(mask), i8t), b_.CreateInBoundsGEP(i8t, block, b_.CreateSub(j, lo)), llvm::Align(1));
+      std::fill(reg_.begin(), reg_.end(), nullptr);
+      return Values{};
+    }, loop_hints(0));
+    idx_[0] = nullptr;
+    slab = block;
+    return Values{range(lo, hi, c[0])};
+  }, outer_hints())[0];
+  store(p_.ops[first - 1].output, count);
 }
 
 }  // namespace strider::detail

@@ -143,27 +143,28 @@ bool writes(const Op& op, const View& v) {
   return hit;
 }
 
-// Whether views a and b read the same values at every point of ops [0, n): the same view of what
-// none of them writes, or the results of equal ops on such values (inline_producers copies the
-// ops that make a mask for the reduction that counts it).
-bool same_value(const Graph& g, const std::vector<Op>& ops, size_t n, const View& a, const View& b) {
-  auto maker = [&](const View& v) -> const Op* {
+// Whether op ka's read of a and op kb's read of b take the same value at every point: the same
+// view of what no op of [0, n) writes, or the results of equal ops before them, each its
+// storage's one writer there, on such values (inline_producers copies the ops that make a mask
+// for the reduction that counts it). Each step goes to earlier ops: it ends.
+bool same_value(const Graph& g, const std::vector<Op>& ops, size_t n, size_t ka, const View& a, size_t kb, const View& b) {
+  auto writers = [&](const View& v) {
+    std::vector<size_t> w;
     for (size_t k = 0; k < n; ++k)
-      if (ops[k].output.storage == v.storage) return ops[k].output == v ? &ops[k] : nullptr;
-    return nullptr;
+      if (ops[k].output.storage == v.storage) w.push_back(k);
+    return w;
   };
-  const Op *pa = maker(a), *pb = maker(b);
-  if (!pa || !pb) {
-    for (size_t k = 0; k < n; ++k)
-      if (ops[k].output.storage == a.storage) return false;
-    return a == b;
-  }
-  if (pa == pb) return true;
-  if (pa->code != pb->code || pa->axes != pb->axes || pa->inputs.size() != pb->inputs.size() ||
-      g.dtype_of(pa->output) != g.dtype_of(pb->output) || op_kind(pa->code) == OpKind::Reduce || is_data_dependent(pa->code))
+  const std::vector<size_t> wa = writers(a), wb = writers(b);
+  if (wa.empty() && wb.empty()) return a == b;
+  if (wa.size() != 1 || wb.size() != 1 || wa[0] >= ka || wb[0] >= kb) return false;
+  const Op &pa = ops[wa[0]], &pb = ops[wb[0]];
+  if (pa.output != a || pb.output != b) return false;
+  if (wa[0] == wb[0]) return true;
+  if (pa.code != pb.code || pa.axes != pb.axes || pa.inputs.size() != pb.inputs.size() ||
+      g.dtype_of(pa.output) != g.dtype_of(pb.output) || op_kind(pa.code) == OpKind::Reduce || is_data_dependent(pa.code))
     return false;
-  for (size_t i = 0; i < pa->inputs.size(); ++i)
-    if (!same_value(g, ops, n, pa->inputs[i], pb->inputs[i])) return false;
+  for (size_t i = 0; i < pa.inputs.size(); ++i)
+    if (!same_value(g, ops, n, wa[0], pa.inputs[i], wb[0], pb.inputs[i])) return false;
   return true;
 }
 
@@ -171,16 +172,16 @@ bool same_value(const Graph& g, const std::vector<Op>& ops, size_t n, const View
 std::string counted_conflict(const Graph& g, const std::vector<Op>& ops, size_t first, const Op& c) {
   const View &mask = c.inputs[0], &src = c.inputs[1], &out = c.output;
   const Op& sum = ops[first - 1];
-  const Op* cast = nullptr;
+  size_t cast = first;  // the op whose int64 values the sum adds up
   int makers = 0;
   for (size_t k = 0; k + 1 < first; ++k) {
     const Op& op = ops[k];
-    if (op.code == OpCode::cast && op.output == sum.inputs[0]) cast = &op;
+    if (op.code == OpCode::cast && op.output == sum.inputs[0]) cast = k;
     if (op.output.storage == mask.storage) makers += op.output == mask ? 1 : 2;
   }
-  if (sum.code != OpCode::sum || g.dtype_of(sum.output) != DType::Int64 || !cast ||
-      !same_value(g, ops, first - 1, cast->inputs[0], mask) ||
-      g.dtype_of(mask) != DType::Bool || g.dtype_of(cast->output) != DType::Int64 || makers != 1)
+  if (sum.code != OpCode::sum || g.dtype_of(sum.output) != DType::Int64 || cast == first ||
+      !same_value(g, ops, first - 1, cast, ops[cast].inputs[0], first, mask) || g.dtype_of(mask) != DType::Bool ||
+      g.dtype_of(ops[cast].output) != DType::Int64 || makers != 1)
     return "a reduction ends its stage, unless it counts the mask the compress reads";
   const int count = sum.output.storage;
   if (out.extent_of(0) != count) return "its output's length is not the count the stage computes";

@@ -1114,7 +1114,8 @@ TEST(LlvmCodegen, CompressesRunInThePassThatMakesAndCountsTheirMask) {
   // compress_conflict): blocks of the mask go to a stack slab and their elements move before the
   // next block is made (emit_compress.cc); the count is where the moves end. In place (the input
   // moved towards the start, read by the mask's op too) and into another array; run-time lengths
-  // around the block and the step; with a 2-byte or a reversed operand, one element at a time.
+  // around the block and the step (the last step's lanes past the length masked off); with a
+  // 2-byte or a reversed operand, one element at a time.
   // The whole of every buffer and the count must match the reference's.
   constexpr int64_t kN = 1003;
   const std::string n = std::to_string(kN - 1), N = std::to_string(kN), dyn = "[?%s1<=" + n + "]";

@@ -141,6 +141,50 @@ void Emitter::emit_compress() {
     range(i64(0), n, i64(0));
     return;
   }
+  // where no output's room ends before the elements do (the count the stage computes is at most
+  // the bound), every step moves whole vectors, the lanes past `to` masked off: no element goes
+  // one at a time
+  bool roomy = vector;
+  for (const Move& mv : moves) roomy = roomy && mv.out->shape[0] >= p_.domain[0];
+  auto steps_of = [&](Value* from, Value* to, Value* k) {
+    auto* bytes = llvm::FixedVectorType::get(i8t, static_cast<unsigned>(lanes));
+    llvm::SmallVector<llvm::Constant*, 64> ids;
+    for (int64_t l = 0; l < lanes; ++l) ids.push_back(b_.getInt8(static_cast<uint8_t>(l)));
+    Value* lane = llvm::ConstantVector::get(ids);
+    auto part_of = [&](Value* v, int64_t part, int64_t per) -> Value* {
+      if (per == lanes) return v;
+      llvm::SmallVector<int, 16> idx;
+      for (int64_t l = 0; l < per; ++l) idx.push_back(static_cast<int>(part + l));
+      return b_.CreateShuffleVector(v, idx);
+    };
+    auto kept = [&](Value* part) {
+      const unsigned width = llvm::cast<llvm::FixedVectorType>(part->getType())->getNumElements();
+      return b_.CreateZExt(b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, b_.CreateBitCast(part, b_.getIntNTy(width))), i64t);
+    };
+    Value* steps = b_.CreateSDiv(b_.CreateAdd(b_.CreateSub(to, from), i64(lanes - 1)), i64(lanes));
+    return loop(i64(0), steps, {k}, [&](Value* s, const Values& c) {
+      Value* j = b_.CreateAdd(from, b_.CreateMul(s, i64(lanes), "", true, true));
+      Value* left = b_.CreateSub(to, j);
+      left = b_.CreateTrunc(b_.CreateSelect(b_.CreateICmpSLT(left, i64(lanes)), left, i64(lanes)), i8t);
+      Value* active = b_.CreateICmpULT(lane, b_.CreateVectorSplat(static_cast<unsigned>(lanes), left));
+      Value* bits = b_.CreateAnd(b_.CreateICmpNE(load_mask(bytes, j), llvm::Constant::getNullValue(bytes)), active);
+      for (const Move& mv : moves) {
+        const int64_t per = 64 / mv.size;
+        auto* vec = llvm::FixedVectorType::get(mv.elem, static_cast<unsigned>(per));
+        Value* to_k = c[0];
+        for (int64_t part = 0; part < lanes; part += per) {
+          Value* sel = part_of(bits, part, per);
+          llvm::CallInst* x = b_.CreateMaskedLoad(vec, at(*mv.src, mv.elem, b_.CreateAdd(j, i64(part))), llvm::Align(mv.size),
+                                                  part_of(active, part, per));
+          set_scopes(x, object_of(*mv.src));
+          auto* st = b_.CreateIntrinsic(llvm::Intrinsic::masked_compressstore, {vec}, {x, at(*mv.out, mv.elem, to_k), sel});
+          set_scopes(st, object_of(*mv.out));
+          if (part + per < lanes) to_k = b_.CreateAdd(to_k, kept(sel));
+        }
+      }
+      return Values{b_.CreateAdd(c[0], kept(bits))};
+    }, outer_hints())[0];
+  };
   // ops [0, first - 1) make the mask over a block into the slab, ops[first - 1] counts it; a
   // block is whole steps of every width
   constexpr int64_t kBlock = 256;
@@ -164,7 +208,7 @@ void Emitter::emit_compress() {
     }, loop_hints(0));
     idx_[0] = nullptr;
     slab = block;
-    return Values{range(lo, hi, c[0])};
+    return Values{roomy ? steps_of(lo, hi, c[0]) : range(lo, hi, c[0])};
   }, outer_hints())[0];
   store(p_.ops[first - 1].output, count);
 }

@@ -203,20 +203,16 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   if (p.compress) p.first_compress = first;
   for (size_t k = first; p.compress && k < p.ops.size(); ++k) {
     const Op& op = p.ops[k];
-    if (first > 0)
-      if (std::string why = compress_conflict(g, std::vector<Op>(p.ops.begin(), p.ops.begin() + k), op); !why.empty())
-        refuse(p, k, why);
     if (op.inputs[1].ndim() != 1 || op.output.ndim() != 1 || rank != 1)
       refuse(p, k, "a compress of rows runs in the runtime's library");
+    // fuse_stages' own rule, again: a stage it got wrong would write wrong data
+    if (std::string why = compress_conflict(g, std::vector<Op>(p.ops.begin(), p.ops.begin() + k), op); !why.empty())
+      refuse(p, k, why);
     // the output may be the input moved towards its start (compress_in_place), as the library allows
     const View &src = op.inputs[1], &out = op.output;
     if (op.inputs[0].storage == out.storage ||
         (src.storage == out.storage && (src.strides[0] != 1 || out.strides[0] != 1 || out.offset > src.offset)))
       refuse(p, k, "its output overlaps its inputs other than as the input moved towards its start");
-    for (size_t j = first; j < k; ++j)
-      for (const View& v : {p.ops[j].inputs[1], p.ops[j].output})
-        if (v.storage == out.storage || p.ops[j].output.storage == src.storage)
-          refuse(p, k, "it reads or writes %s" + std::to_string(out.storage) + " with another compress of the stage");
   }
   if (p.compress) keep = rank;  // the output's axis is not the domain's: never dropped
   for (size_t k = 0; k < p.ops.size(); ++k) {

@@ -87,18 +87,44 @@ void Emitter::emit_compress() {
   };
   // a 64-byte vector of the narrowest elements per step; wider ones move in several
   const int64_t lanes = 64 / narrowest;
+  auto* bytes = llvm::FixedVectorType::get(i8t, static_cast<unsigned>(lanes));
+  auto kept = [&](Value* part) {
+    const unsigned width = llvm::cast<llvm::FixedVectorType>(part->getType())->getNumElements();
+    return b_.CreateZExt(b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, b_.CreateBitCast(part, b_.getIntNTy(width))), i64t);
+  };
+  // lanes [part, part + per) of a step's lane vector
+  auto part_of = [&](Value* v, int64_t part, int64_t per) -> Value* {
+    if (per == lanes) return v;
+    llvm::SmallVector<int, 16> idx;
+    for (int64_t l = 0; l < per; ++l) idx.push_back(static_cast<int>(part + l));
+    return b_.CreateShuffleVector(v, idx);
+  };
+  // the step from element j, after k kept ones: each output's elements where `bits` holds, a
+  // compressing store per 64 bytes; only the `active` lanes load (null: all)
+  auto move_step = [&](Value* j, Value* k, Value* bits, Value* active) {
+    for (const Move& mv : moves) {
+      const int64_t per = 64 / mv.size;
+      auto* vec = llvm::FixedVectorType::get(mv.elem, static_cast<unsigned>(per));
+      Value* to = k;
+      for (int64_t part = 0; part < lanes; part += per) {
+        Value* sel = part_of(bits, part, per);
+        Value* from = at(*mv.src, mv.elem, b_.CreateAdd(j, i64(part)));
+        llvm::Instruction* x = active ? static_cast<llvm::Instruction*>(b_.CreateMaskedLoad(vec, from, llvm::Align(mv.size), part_of(active, part, per)))
+                                      : b_.CreateAlignedLoad(vec, from, llvm::Align(mv.size));
+        set_scopes(x, object_of(*mv.src));
+        auto* st = b_.CreateIntrinsic(llvm::Intrinsic::masked_compressstore, {vec}, {x, at(*mv.out, mv.elem, to), sel});
+        set_scopes(st, object_of(*mv.out));
+        if (part + per < lanes) to = b_.CreateAdd(to, kept(sel));
+      }
+    }
+  };
   // elements [from, to) after k kept ones; returns the kept ones after them
   auto range = [&](Value* from, Value* to, Value* k) {
     if (!vector) return ones(from, to, k);
-    auto* bytes = llvm::FixedVectorType::get(i8t, static_cast<unsigned>(lanes));
     Value* steps = b_.CreateSDiv(b_.CreateSub(to, from), i64(lanes));
     k = loop(i64(0), steps, {k}, [&](Value* s, const Values& c) {
       Value* j = b_.CreateAdd(from, b_.CreateMul(s, i64(lanes), "", true, true));
       Value* bits = b_.CreateICmpNE(load_mask(bytes, j), llvm::Constant::getNullValue(bytes));
-      auto kept = [&](Value* part) {
-        const unsigned width = llvm::cast<llvm::FixedVectorType>(part->getType())->getNumElements();
-        return b_.CreateZExt(b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, b_.CreateBitCast(part, b_.getIntNTy(width))), i64t);
-      };
       Value* after = b_.CreateAdd(c[0], kept(bits));
       llvm::Function* f = b_.GetInsertBlock()->getParent();
       auto* whole = llvm::BasicBlock::Create(ctx_, "whole", f);
@@ -106,24 +132,7 @@ void Emitter::emit_compress() {
       auto* join = llvm::BasicBlock::Create(ctx_, "join", f);
       b_.CreateCondBr(b_.CreateICmpSLE(after, room), whole, split);
       b_.SetInsertPoint(whole);
-      for (const Move& mv : moves) {
-        const int64_t per = 64 / mv.size;  // elements of this output per compressing store
-        auto* vec = llvm::FixedVectorType::get(mv.elem, static_cast<unsigned>(per));
-        Value* to = c[0];
-        for (int64_t part = 0; part < lanes; part += per) {
-          Value* sel = bits;
-          if (per < lanes) {
-            llvm::SmallVector<int, 16> idx;
-            for (int64_t l = 0; l < per; ++l) idx.push_back(static_cast<int>(part + l));
-            sel = b_.CreateShuffleVector(bits, idx);
-          }
-          auto* x = b_.CreateAlignedLoad(vec, at(*mv.src, mv.elem, b_.CreateAdd(j, i64(part))), llvm::Align(mv.size));
-          set_scopes(x, object_of(*mv.src));
-          auto* st = b_.CreateIntrinsic(llvm::Intrinsic::masked_compressstore, {vec}, {x, at(*mv.out, mv.elem, to), sel});
-          set_scopes(st, object_of(*mv.out));
-          if (part + per < lanes) to = b_.CreateAdd(to, kept(sel));
-        }
-      }
+      move_step(j, c[0], bits, nullptr);
       b_.CreateBr(join);
       b_.SetInsertPoint(split);  // a room ends inside this vector: one at a time
       Value* partial = ones(j, b_.CreateAdd(j, i64(lanes)), c[0]);
@@ -147,20 +156,9 @@ void Emitter::emit_compress() {
   bool roomy = vector;
   for (const Move& mv : moves) roomy = roomy && mv.out->shape[0] >= p_.domain[0];
   auto steps_of = [&](Value* from, Value* to, Value* k) {
-    auto* bytes = llvm::FixedVectorType::get(i8t, static_cast<unsigned>(lanes));
     llvm::SmallVector<llvm::Constant*, 64> ids;
     for (int64_t l = 0; l < lanes; ++l) ids.push_back(b_.getInt8(static_cast<uint8_t>(l)));
     Value* lane = llvm::ConstantVector::get(ids);
-    auto part_of = [&](Value* v, int64_t part, int64_t per) -> Value* {
-      if (per == lanes) return v;
-      llvm::SmallVector<int, 16> idx;
-      for (int64_t l = 0; l < per; ++l) idx.push_back(static_cast<int>(part + l));
-      return b_.CreateShuffleVector(v, idx);
-    };
-    auto kept = [&](Value* part) {
-      const unsigned width = llvm::cast<llvm::FixedVectorType>(part->getType())->getNumElements();
-      return b_.CreateZExt(b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, b_.CreateBitCast(part, b_.getIntNTy(width))), i64t);
-    };
     Value* steps = b_.CreateSDiv(b_.CreateAdd(b_.CreateSub(to, from), i64(lanes - 1)), i64(lanes));
     return loop(i64(0), steps, {k}, [&](Value* s, const Values& c) {
       Value* j = b_.CreateAdd(from, b_.CreateMul(s, i64(lanes), "", true, true));
@@ -168,20 +166,7 @@ void Emitter::emit_compress() {
       left = b_.CreateTrunc(b_.CreateSelect(b_.CreateICmpSLT(left, i64(lanes)), left, i64(lanes)), i8t);
       Value* active = b_.CreateICmpULT(lane, b_.CreateVectorSplat(static_cast<unsigned>(lanes), left));
       Value* bits = b_.CreateAnd(b_.CreateICmpNE(load_mask(bytes, j), llvm::Constant::getNullValue(bytes)), active);
-      for (const Move& mv : moves) {
-        const int64_t per = 64 / mv.size;
-        auto* vec = llvm::FixedVectorType::get(mv.elem, static_cast<unsigned>(per));
-        Value* to_k = c[0];
-        for (int64_t part = 0; part < lanes; part += per) {
-          Value* sel = part_of(bits, part, per);
-          llvm::CallInst* x = b_.CreateMaskedLoad(vec, at(*mv.src, mv.elem, b_.CreateAdd(j, i64(part))), llvm::Align(mv.size),
-                                                  part_of(active, part, per));
-          set_scopes(x, object_of(*mv.src));
-          auto* st = b_.CreateIntrinsic(llvm::Intrinsic::masked_compressstore, {vec}, {x, at(*mv.out, mv.elem, to_k), sel});
-          set_scopes(st, object_of(*mv.out));
-          if (part + per < lanes) to_k = b_.CreateAdd(to_k, kept(sel));
-        }
-      }
+      move_step(j, c[0], bits, active);
       return Values{b_.CreateAdd(c[0], kept(bits))};
     }, outer_hints())[0];
   };
@@ -190,12 +175,12 @@ void Emitter::emit_compress() {
   constexpr int64_t kBlock = 256;
   llvm::AllocaInst* block = b_.CreateAlloca(llvm::ArrayType::get(i8t, kBlock), nullptr, "mask.block");
   block->setAlignment(llvm::Align(64));
+  slab = block;
   Value* blocks = b_.CreateSDiv(b_.CreateAdd(n, i64(kBlock - 1)), i64(kBlock));
   Value* count = loop(i64(0), blocks, {i64(0)}, [&](Value* bi, const Values& c) {
     lo = b_.CreateMul(bi, i64(kBlock), "", true, true);
     Value* end = b_.CreateAdd(lo, i64(kBlock), "", true, true);
     Value* hi = b_.CreateSelect(b_.CreateICmpSLT(end, n), end, n);
-    slab = nullptr;
     loop(lo, hi, {}, [&](Value* j, const Values&) {
       idx_[0] = j;
       for (size_t k = 0; k + 1 < first; ++k) {
@@ -207,7 +192,6 @@ void Emitter::emit_compress() {
       return Values{};
     }, loop_hints(0));
     idx_[0] = nullptr;
-    slab = block;
     return Values{roomy ? steps_of(lo, hi, c[0]) : range(lo, hi, c[0])};
   }, outer_hints())[0];
   store(p_.ops[first - 1].output, count);

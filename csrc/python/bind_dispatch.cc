@@ -1,12 +1,17 @@
 // Bindings of the dispatch path: the dispatcher (CompiledFunction's C++ base), the signature a
 // trace reads, and the runner a trace plans.
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <cstdlib>
+#include <string>
+
 #include <numpy/arrayobject.h>
+#include <numpy/ufuncobject.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include "dispatcher.h"
 #include "numpy_dtype.h"
+#include "ops/numpy_loops.h"
 #include "runtime/data_dependent.h"
 
 namespace py = pybind11;
@@ -37,6 +42,23 @@ py::list dtypes(const std::pmr::vector<int>& typenums) {
   return out;
 }
 
+// NumPy's loop of the ufunc numpy.<name> for `op` on float32 and float64, where it has one
+void install_numpy_loops(const py::module_& np, OpCode op, const char* name) {
+  for (DType t : {DType::Float32, DType::Float64}) {
+    if (!numpy_computes(op, t)) continue;
+    py::object ufunc = np.attr(name);
+    if (!py::isinstance(ufunc, np.attr("ufunc"))) continue;
+    auto* u = reinterpret_cast<PyUFuncObject*>(ufunc.ptr());
+    if (u->nin != 1 || u->nout != 1) continue;
+    const int n = typenum(t);
+    for (int i = 0; i < u->ntypes; ++i) {
+      if (u->types[2 * i] != n || u->types[2 * i + 1] != n || !u->functions[i]) continue;
+      set_numpy_loop(op, t, reinterpret_cast<UfuncLoop>(u->functions[i]), u->data ? u->data[i] : nullptr);
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 void bind_dispatch(py::module_& m) {
@@ -50,6 +72,13 @@ void bind_dispatch(py::module_& m) {
     set_numpy_sort(t, reinterpret_cast<NumpySortFn>(f->sort[NPY_QUICKSORT]),
                    reinterpret_cast<NumpyArgsortFn>(f->argsort[NPY_QUICKSORT]));
     Py_DECREF(descr);
+  }
+  // STRIDER_NUMPY_MATH=1: NumPy's bits for the transcendental functions, at a call per vector
+  if (const char* math = std::getenv("STRIDER_NUMPY_MATH"); math && std::string(math) == "1") {
+    const py::module_ np = py::module_::import("numpy");
+#define STRIDER_OP(name, kind, attrs)
+#define STRIDER_UNARY(name, attrs) install_numpy_loops(np, OpCode::name, #name);
+#include "ir/ops.def"
   }
   py::enum_<ResultKind>(m, "ResultKind", "What one of a traced function's results is")
       .value("argument", ResultKind::Argument)

@@ -2,8 +2,10 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "ir/graph.h"
+#include "ops/numpy_loops.h"
 #include "ops/scalar_ops.h"
 
 // The reference executor's dispatch of op codes onto the scalar semantics of ops/scalar_ops.inc.
@@ -22,6 +24,14 @@ template <typename T>
 /// A unary op that keeps its input's dtype T (float16 computes in float and rounds).
 template <typename T>
 st::reg_t<T> unary_same(OpCode op, st::reg_t<T> x) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    const DType t = std::is_same_v<T, float> ? DType::Float32 : DType::Float64;
+    if (numpy_decides(op, t)) {  // the JIT's code calls the same loop (ops/numpy_loops.h)
+      T out;
+      run_numpy_loop(op, t, &x, &out, 1);
+      return out;
+    }
+  }
   switch (op) {
 #define STRIDER_OP(name, kind, attrs)
 #define STRIDER_UNARY(name, attrs) \

@@ -304,7 +304,7 @@ TEST(KernelCache, AGroupOfStagesIsOneEntry) {
   EXPECT_NE(key.text(), stage_cache_key(w.g, w.s).text());
   std::vector<std::string> names;
   for (const auto& [name, value] : key.parts()) names.push_back(name);
-  EXPECT_EQ(names, (std::vector<std::string>{"strider", "llvm", "codegen", "target", "stage", "stage", "stage", "stage"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"strider", "llvm", "codegen", "target", "math", "stage", "stage", "stage", "stage"}));
 }
 
 TEST(KernelCache, StageKeysChangeExactlyWithTheCode) {
@@ -313,7 +313,7 @@ TEST(KernelCache, StageKeysChangeExactlyWithTheCode) {
   const CacheKey key = stage_cache_key(w.g, w.s);
   std::vector<std::string> names;
   for (const auto& [name, value] : key.parts()) names.push_back(name);
-  EXPECT_EQ(names, (std::vector<std::string>{"strider", "llvm", "codegen", "target", "stage"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"strider", "llvm", "codegen", "target", "math", "stage"}));
   EXPECT_EQ(stage_cache_key(w.g, w.s).text(), key.text());
   // op ids, source lines and the graph's name reach messages only
   Saxpy same;

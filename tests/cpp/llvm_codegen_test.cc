@@ -13,6 +13,7 @@
 
 #include "codegen/llvm/codegen.h"
 #include "driver/driver.h"
+#include "ops/numpy_loops.h"
 #include "runtime/elementwise.h"
 #include "runtime/executor.h"
 #include "runtime/thread_pool.h"
@@ -607,6 +608,42 @@ TEST(LlvmCodegen, TranscendentalsCallLibmvecInVectorLoops) {
   std::string ir;
   EXPECT_EQ(check(g, stage_of(g, {4000}, {0}, {}, 4), {4}, false, &ir), Outcome::Same);
   EXPECT_NE(ir.find("_ZGVdN4vv_atan2"), std::string::npos) << ir;
+}
+
+// A stand-in for NumPy's loop of log on float64 (ufunc loop ABI): 2x + 0.25, so that its
+// results show who computed them; it keeps the most elements one call passed.
+std::atomic<intptr_t> widest_log_call{0};
+void fake_numpy_log(char** args, const intptr_t* dims, const intptr_t* steps, void*) {
+  if (dims[0] > widest_log_call) widest_log_call = dims[0];
+  for (intptr_t i = 0; i < dims[0]; ++i) {
+    const double x = *reinterpret_cast<const double*>(args[0] + i * steps[0]);
+    *reinterpret_cast<double*>(args[1] + i * steps[1]) = 2 * x + 0.25;
+  }
+}
+
+TEST(LlvmCodegen, AnInstalledNumPyLoopComputesItsOpInVectorLoopsAndTheReference) {
+  SKIP_WITHOUT_LLVM();
+  set_numpy_loop(OpCode::log, DType::Float64, &fake_numpy_log, nullptr);
+  EXPECT_TRUE(numpy_decides(OpCode::log, DType::Float64));
+  EXPECT_FALSE(numpy_decides(OpCode::log, DType::Float32));
+  EXPECT_FALSE(numpy_computes(OpCode::exp, DType::Float32)) << "float32 exp is NumPy's algorithm inline";
+  Graph g = parse_graph(unary_graph(OpCode::log, DType::Float64, DType::Float64, 1003));
+  std::string ir;
+  widest_log_call = 0;
+  EXPECT_EQ(check(g, stage_of(g, {1003}, {0}, {}, 8), {}, false, &ir), Outcome::Same);
+  EXPECT_NE(ir.find("call <8 x double> @strider_vm_numpy_log_f64_8"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("@_ZGVeN8v_log"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("@_ZGVdN4v_log"), std::string::npos) << ir;
+  EXPECT_GE(widest_log_call.load(), 8) << "the vector loop hands the loop whole vectors";
+  Memory m(g);
+  const double x[3] = {1.0, -3.5, 1e300};
+  std::memcpy(m.at(0), x, sizeof x);
+  compile_stage(g, stage_of(g, {1003}, {0}, {}, 8), nullptr)->run(m.bases().data());
+  EXPECT_EQ(reinterpret_cast<const double*>(m.at(1))[0], 2.25);
+  EXPECT_EQ(reinterpret_cast<const double*>(m.at(1))[1], -6.75);
+  EXPECT_EQ(reinterpret_cast<const double*>(m.at(1))[2], 2e300);
+  set_numpy_loop(OpCode::log, DType::Float64, nullptr, nullptr);
+  EXPECT_FALSE(numpy_decides(OpCode::log, DType::Float64));
 }
 
 TEST(LlvmCodegen, Float32ExpIsNumPysArithmeticInVectorLoops) {

@@ -1,8 +1,12 @@
 """The accuracy the README states, where strider's results are not bit-exact with NumPy's:
-transcendental functions (a vectorized math library, as NumPy's own are) within 4 ulps,
-logaddexp within 2 ulps of the larger of its operands and result, float sums within
-2·eps·sum(|x|) (another order of additions than NumPy's pairwise sum). Everything else is
-exact, which the differential tests check with tolerance 0."""
+transcendental functions (a vectorized math library, as NumPy's own are) within 4 ulps, or NumPy's
+bits for the unary ones with STRIDER_NUMPY_MATH=1 (NumPy's own loops), logaddexp within 2 ulps of
+the larger of its operands and result, float sums within 2·eps·sum(|x|) (another order of
+additions than NumPy's pairwise sum). Everything else is exact, which the differential tests
+check with tolerance 0."""
+import os
+import subprocess
+import sys
 import numpy as np
 import pytest
 
@@ -32,6 +36,22 @@ def uniform(dtype, lo, hi, seed):
     return np.random.default_rng(seed).uniform(lo, hi, N).astype(dtype)
 
 
+def same_bits(expected, got):
+    """Where got is expected bit for bit (any NaN for a NaN)."""
+    bits = np.uint32 if expected.dtype == np.float32 else np.uint64
+    return (expected.view(bits) == got.view(bits)) | (np.isnan(expected) & np.isnan(got))
+
+
+def unary_inputs(name, dtype):
+    """Values across the function's range, random bit patterns (every exponent, subnormals) and the specials."""
+    bits = np.uint32 if dtype == np.float32 else np.uint64
+    patterns = np.random.default_rng(3).integers(0, np.iinfo(bits).max, 2000, dtype=bits, endpoint=True).view(dtype)
+    info = np.finfo(dtype)
+    specials = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.0, info.tiny, info.max,
+                         info.min, info.smallest_subnormal, -info.smallest_subnormal], dtype)
+    return np.concatenate([uniform(dtype, *UNARY[name], seed=len(name)), patterns, specials])
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_transcendental_within_4_ulps(name, dtype):
@@ -39,6 +59,36 @@ def test_transcendental_within_4_ulps(name, dtype):
     x = uniform(dtype, *UNARY[name], seed=len(name))
     with np.errstate(all="ignore"):
         assert ulps(uf(x), strider.compile(lambda x: uf(x))(x)) <= 4
+
+
+def numpy_math_mismatches():
+    """With NumPy's loops installed (STRIDER_NUMPY_MATH=1): every unary function on both float
+    dtypes, on whole vectors and the loop's tail, a strided view, a few elements (no whole vector),
+    a 0-d element and fused with ops before and after it, then on the reference executor; the
+    cases whose results are not NumPy's bit for bit."""
+    bad = []
+    for jit in (True, False):
+        strider._api.JIT = jit
+        for name in sorted(UNARY):
+            uf = getattr(np, name)
+            for dtype in FLOATS:
+                x = unary_inputs(name, dtype)
+                f = strider.compile(lambda x: (uf(x), uf(x[::3]) * 2, uf(x[-5:]), uf(x[7]), uf(x[1:] * 2) + 1))
+                with np.errstate(all="ignore"):
+                    got, want = f(x), (uf(x), uf(x[::3]) * 2, uf(x[-5:]), uf(x[7]), uf(x[1:] * 2) + 1)
+                for k, (g, w) in enumerate(zip(got, want)):
+                    if g.dtype != w.dtype or g.shape != w.shape or not same_bits(np.asarray(w), np.asarray(g)).all():
+                        bad.append(f"{name} {np.dtype(dtype)} result {k} jit={jit}")
+    return bad
+
+
+def test_transcendental_with_numpys_loops_is_numpys_bit_for_bit():
+    # a process of its own: the loops are installed at import
+    code = "import test_accuracy; print(test_accuracy.numpy_math_mismatches())"
+    out = subprocess.run([sys.executable, "-c", code], cwd=os.path.dirname(__file__), capture_output=True, text=True,
+                         env=dict(os.environ, STRIDER_NUMPY_MATH="1"), timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
 
 
 def _numpys_simd_exp():

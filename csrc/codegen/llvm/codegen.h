@@ -14,11 +14,15 @@
 // by one process-wide ORC LLJIT.
 //
 // Results are bit-identical to the reference executor (ops/scalar_ops.inc) for every op except:
-// - transcendentals (exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, arc*, sinh, cosh,
-//   tanh, arc*h, cbrt, power, arctan2, hypot, logaddexp): in vectorized loops they call glibc's
-//   libmvec (_ZGVdN8v_expf, on AVX-512 hosts _ZGVeN16v_expf, ...; glibc documents at most 4 ulp
-//   of error for each), in scalar loops and remainders the same libm function as the reference
-//   (LLVM may fold a call on a constant, or pow(x, 2) into x * x, within an ulp);
+// - the unary transcendentals of float32 and float64 (float32 exp aside, which scalar_ops.inc
+//   computes) call NumPy's own loops where the Python module installed them (ops/numpy_loops.h:
+//   STRIDER_NUMPY_MATH=1),
+//   as the reference does: a scalar call passes one element, its vector variants a whole vector;
+// - the other transcendentals (power, arctan2, hypot, logaddexp, and the unary ones without
+//   NumPy's loops): in vectorized loops they call glibc's libmvec (_ZGVdN8v_expf, on AVX-512
+//   hosts _ZGVeN16v_expf, ...; glibc documents at most 4 ulp of error for each), in scalar loops
+//   and remainders the same libm function as the reference (LLVM may fold a call on a constant,
+//   or pow(x, 2) into x * x, within an ulp);
 // - float sum and prod, which the loop vectorizer may reassociate (both accumulate in double, as
 //   the reference does in order: ops/reduce_spec.h).
 // NaN payloads may differ where the hardware picks one of two NaN operands.

@@ -6,6 +6,7 @@
 #include <llvm/Linker/Linker.h>
 
 #include "codegen/llvm/emitter.h"
+#include "ops/numpy_loops.h"
 
 namespace strider::detail {
 
@@ -70,6 +71,7 @@ void Emitter::emit_op(const Op& op) {
 
 Value* Emitter::scalar_op(OpCode code, DType t, const Values& args) {
   if (!has_loop(code, t)) refuse(std::string(op_name(code)) + " has no " + loop_family(t) + " loop");
+  if (op_kind(code) == OpKind::Unary && numpy_decides(code, t)) return call_numpy(code, t, args[0]);
   const std::string suffix = std::string("_") + dtype_name(t);
   if (op_attrs(code) & kMayFail) {
     // NumPy raises for these inputs: flag it for the entry to throw

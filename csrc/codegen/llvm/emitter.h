@@ -89,6 +89,8 @@ class Emitter {
   /// A call of libm's `name` (the double spelling; f32 appends 'f') that the loop vectorizer may
   /// widen to libmvec.
   llvm::Value* call_math(const std::string& name, DType t, const Values& args);
+  /// NumPy's loop of `code` on x (ops/numpy_loops.h), as a call the loop vectorizer widens.
+  llvm::Value* call_numpy(OpCode code, DType t, llvm::Value* x);
   /// Replaces f's calls of libm functions (and of the intrinsics that lower to them) by call_math.
   void widen_math_calls(llvm::Function& f);
 

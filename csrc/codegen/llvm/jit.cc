@@ -17,6 +17,8 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/TargetParser/Host.h>
 
+#include "ops/numpy_loops.h"
+
 #include "runtime/thread_pool.h"
 
 namespace strider::detail {
@@ -112,6 +114,8 @@ Jit* Jit::get() {
       llvm::orc::SymbolMap symbols;
       symbols[jit.mangleAndIntern("strider_parallel_for")] =
           llvm::JITEvaluatedSymbol::fromPointer(&parallel_trampoline, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+      symbols[jit.mangleAndIntern("strider_numpy_loop")] =
+          llvm::JITEvaluatedSymbol::fromPointer(&strider_numpy_loop, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
       if (llvm::Error e = main.define(llvm::orc::absoluteSymbols(std::move(symbols))))
         throw std::runtime_error(message(std::move(e)));
       return j;

@@ -7,6 +7,7 @@
 #include "codegen/llvm/codegen.h"
 #include "codegen/llvm/jit.h"
 #include "codegen/stage_plan.h"
+#include "ops/numpy_loops.h"
 
 #ifndef STRIDER_VERSION
 #error "CMakeLists.txt defines STRIDER_VERSION (project version) for this file"
@@ -33,6 +34,8 @@ CacheKey stage_cache_key(const Graph& g, const std::vector<const Stage*>& stages
   key.add("codegen", std::to_string(kCodegenFormat) + "-" + STRIDER_CODEGEN_ID);
   detail::Jit* jit = detail::Jit::get();
   key.add("target", jit ? jit->target_description() : "none");
+  // their code calls NumPy's loops where the Python module installed them, libm where not
+  key.add("math", numpy_loops_installed() ? "numpy" : "libm");
   for (const Stage* s : stages) key.add("stage", detail::stage_text(g, *s));
   return key;
 }

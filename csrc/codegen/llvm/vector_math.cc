@@ -1,4 +1,4 @@
-// libm calls the loop vectorizer can widen. Each call names its vector variants in the
+// Math calls the loop vectorizer can widen: libm's, and NumPy's loops (call_numpy). Each call names its vector variants in the
 // "vector-function-abi-variant" attribute (what InjectTLIMappings writes for TargetLibraryInfo's
 // own, shorter list): glibc's libmvec where the lane count matches an entry point ('b': SSE4.1
 // with 4 floats or 2 doubles, 'd': AVX2 with 8 or 4, 'e': AVX-512 with 16 or 8), and a small
@@ -13,6 +13,7 @@
 
 #include "codegen/llvm/emitter.h"
 #include "codegen/llvm/jit.h"
+#include "ops/numpy_loops.h"
 
 namespace strider::detail {
 
@@ -91,7 +92,53 @@ llvm::Function* define_wrapper(llvm::Module& m, const std::string& scalar, llvm:
   return f;
 }
 
+// A function of `lanes` elements (a scalar for 1) that hands them to NumPy's loop `id` through
+// two stack slots (ops/numpy_loops.h's strider_numpy_loop).
+llvm::Function* define_numpy_caller(llvm::Module& m, const std::string& name, llvm::Type* elem, int lanes, int32_t id) {
+  if (llvm::Function* f = m.getFunction(name)) return f;
+  llvm::LLVMContext& ctx = m.getContext();
+  llvm::Type* ty = lanes == 1 ? elem : llvm::FixedVectorType::get(elem, lanes);
+  auto* f = llvm::Function::Create(llvm::FunctionType::get(ty, {ty}, false), llvm::Function::InternalLinkage, name, m);
+  // a value of its argument alone, whatever the slots: what lets the vectorizer widen its calls
+  f->setDoesNotAccessMemory();
+  f->setDoesNotThrow();
+  f->setWillReturn();
+  auto* ptr = llvm::PointerType::get(ctx, 0);
+  llvm::FunctionCallee loop = m.getOrInsertFunction(
+      "strider_numpy_loop", llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                                    {llvm::Type::getInt32Ty(ctx), ptr, ptr, llvm::Type::getInt64Ty(ctx)}, false));
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", f));
+  llvm::AllocaInst* in = b.CreateAlloca(ty);
+  llvm::AllocaInst* out = b.CreateAlloca(ty);
+  b.CreateStore(f->getArg(0), in);
+  b.CreateCall(loop, {b.getInt32(id), in, out, b.getInt64(lanes)});
+  b.CreateRet(b.CreateLoad(ty, out));
+  return f;
+}
+
 }  // namespace
+
+Value* Emitter::call_numpy(OpCode code, DType t, Value* x) {
+  llvm::Type* elem = reg_type(t);
+  const int32_t id = numpy_loop_id(code, t);
+  const std::string name = std::string("numpy_") + op_name(code) + "_" + dtype_name(t);
+  llvm::Function* scalar = define_numpy_caller(m_, "strider_" + name, elem, 1, id);
+  // kept out of line: the vectorizer widens calls, not the stack slots they would inline to
+  scalar->addFnAttr(llvm::Attribute::NoInline);
+  llvm::CallInst* call = b_.CreateCall(scalar, {x});
+  if (!vector_math_) return call;
+  std::string variants;
+  std::vector<llvm::GlobalValue*> keep;
+  for (int lanes = 2; lanes <= std::max(16, p_.vector_width); lanes *= 2) {
+    llvm::Function* vf = define_numpy_caller(m_, kWrapperPrefix + name + "_" + std::to_string(lanes), elem, lanes, id);
+    keep.push_back(vf);
+    if (!variants.empty()) variants += ",";
+    variants += llvm::VFABI::mangleTLIVectorName(vf->getName(), scalar->getName(), 1, llvm::ElementCount::getFixed(lanes));
+  }
+  call->addFnAttr(llvm::Attribute::get(ctx_, llvm::VFABI::MappingsAttrName, variants));
+  llvm::appendToCompilerUsed(m_, keep);
+  return call;
+}
 
 Value* Emitter::call_math(const std::string& name, DType t, const Values& args) {
   const bool single = t == DType::Float32;

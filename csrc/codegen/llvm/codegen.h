@@ -16,8 +16,8 @@
 // Results are bit-identical to the reference executor (ops/scalar_ops.inc) for every op except:
 // - the unary transcendentals of float32 and float64 (float32 exp aside, which scalar_ops.inc
 //   computes) call NumPy's own loops where the Python module installed them (ops/numpy_loops.h:
-//   STRIDER_NUMPY_MATH=1),
-//   as the reference does: a scalar call passes one element, its vector variants a whole vector;
+//   STRIDER_NUMPY_MATH=1), as the reference does: a scalar call passes one element, its vector
+//   variants a whole vector;
 // - the other transcendentals (power, arctan2, hypot, logaddexp, and the unary ones without
 //   NumPy's loops): in vectorized loops they call glibc's libmvec (_ZGVdN8v_expf, on AVX-512
 //   hosts _ZGVeN16v_expf, ...; glibc documents at most 4 ulp of error for each), in scalar loops

@@ -91,6 +91,10 @@ class Emitter {
   llvm::Value* call_math(const std::string& name, DType t, const Values& args);
   /// NumPy's loop of `code` on x (ops/numpy_loops.h), as a call the loop vectorizer widens.
   llvm::Value* call_numpy(OpCode code, DType t, llvm::Value* x);
+  /// Names on `call` (of `scalar`, nargs arguments) its vector variants, variant(lanes) for 2, 4,
+  /// ... lanes up to the widest the stage may use.
+  void add_variants(llvm::CallInst* call, const std::string& scalar, size_t nargs,
+                    const std::function<llvm::Function*(int lanes)>& variant);
   /// Replaces f's calls of libm functions (and of the intrinsics that lower to them) by call_math.
   void widen_math_calls(llvm::Function& f);
 

@@ -18,7 +18,6 @@
 #include <llvm/TargetParser/Host.h>
 
 #include "ops/numpy_loops.h"
-
 #include "runtime/thread_pool.h"
 
 namespace strider::detail {

@@ -1,5 +1,5 @@
-// Math calls the loop vectorizer can widen: libm's, and NumPy's loops (call_numpy). Each call names its vector variants in the
-// "vector-function-abi-variant" attribute (what InjectTLIMappings writes for TargetLibraryInfo's
+// Math calls the loop vectorizer can widen: libm's, and NumPy's loops (call_numpy). Each call
+// names its vector variants in the "vector-function-abi-variant" attribute (what InjectTLIMappings writes for TargetLibraryInfo's
 // own, shorter list): glibc's libmvec where the lane count matches an entry point ('b': SSE4.1
 // with 4 floats or 2 doubles, 'd': AVX2 with 8 or 4, 'e': AVX-512 with 16 or 8), and a small
 // wrapper that splits or pads to one otherwise. The 'e' entry points are used only where LLVM
@@ -127,16 +127,9 @@ Value* Emitter::call_numpy(OpCode code, DType t, Value* x) {
   scalar->addFnAttr(llvm::Attribute::NoInline);
   llvm::CallInst* call = b_.CreateCall(scalar, {x});
   if (!vector_math_) return call;
-  std::string variants;
-  std::vector<llvm::GlobalValue*> keep;
-  for (int lanes = 2; lanes <= std::max(16, p_.vector_width); lanes *= 2) {
-    llvm::Function* vf = define_numpy_caller(m_, kWrapperPrefix + name + "_" + std::to_string(lanes), elem, lanes, id);
-    keep.push_back(vf);
-    if (!variants.empty()) variants += ",";
-    variants += llvm::VFABI::mangleTLIVectorName(vf->getName(), scalar->getName(), 1, llvm::ElementCount::getFixed(lanes));
-  }
-  call->addFnAttr(llvm::Attribute::get(ctx_, llvm::VFABI::MappingsAttrName, variants));
-  llvm::appendToCompilerUsed(m_, keep);
+  add_variants(call, scalar->getName().str(), 1, [&](int lanes) {
+    return define_numpy_caller(m_, kWrapperPrefix + name + "_" + std::to_string(lanes), elem, lanes, id);
+  });
   return call;
 }
 
@@ -155,25 +148,28 @@ Value* Emitter::call_math(const std::string& name, DType t, const Values& args) 
     return call;  // an older libmvec without this function: scalar calls
   const bool wide = jit->vector_math_512() && jit->has_symbol(libmvec_name(scalar, single, 4 * native_b, n, true));
   const int widest = (wide ? 4 : 2) * native_b;
+  add_variants(call, scalar, n, [&](int lanes) {
+    const std::string direct = libmvec_name(scalar, single, lanes, n, wide);
+    if (direct.empty()) return define_wrapper(m_, scalar, elem, lanes, lanes < native_b ? native_b : widest, n, wide);
+    auto* vty = llvm::FixedVectorType::get(elem, lanes);
+    return declare(m_, direct, llvm::FunctionType::get(vty, std::vector<llvm::Type*>(n, vty), false));
+  });
+  return call;
+}
+
+void Emitter::add_variants(llvm::CallInst* call, const std::string& scalar, size_t nargs,
+                           const std::function<llvm::Function*(int lanes)>& variant) {
   std::string variants;
   std::vector<llvm::GlobalValue*> keep;
   for (int lanes = 2; lanes <= std::max(16, p_.vector_width); lanes *= 2) {
-    llvm::Function* vf;
-    std::string direct = libmvec_name(scalar, single, lanes, n, wide);
-    if (!direct.empty()) {
-      auto* vty = llvm::FixedVectorType::get(elem, lanes);
-      vf = declare(m_, direct, llvm::FunctionType::get(vty, std::vector<llvm::Type*>(n, vty), false));
-    } else {
-      vf = define_wrapper(m_, scalar, elem, lanes, lanes < native_b ? native_b : widest, n, wide);
-    }
+    llvm::Function* vf = variant(lanes);
     keep.push_back(vf);
     if (!variants.empty()) variants += ",";
-    variants += llvm::VFABI::mangleTLIVectorName(vf->getName(), scalar, n, llvm::ElementCount::getFixed(lanes));
+    variants += llvm::VFABI::mangleTLIVectorName(vf->getName(), scalar, nargs, llvm::ElementCount::getFixed(lanes));
   }
   call->addFnAttr(llvm::Attribute::get(ctx_, llvm::VFABI::MappingsAttrName, variants));
   // kept alive until the vectorizer has looked (what InjectTLIMappings does too)
   llvm::appendToCompilerUsed(m_, keep);
-  return call;
 }
 
 namespace {

@@ -54,8 +54,6 @@ def test_searchsorted(fn, args):
     check(fn, *args)
 
 
-@pytest.mark.skipif(TARGET == "cuda", reason="the device searches every value on its own: the places NumPy gives in a "
-                    "sorted array, not the ones its search from the last value's range gives in an unsorted one")
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_searchsorted_in_an_unsorted_array_gives_numpys_places(side):
     a = np.array([0.5, 0.2, np.nan, 0.9, 0.1, 0.7])

@@ -95,27 +95,61 @@ void DataDependentEmitter::scan() {
   close_block();
 }
 
-// A thread per needle, a binary search in the sort keys' order (NaNs last).
+// NumPy's places: in a sorted array (NaNs last) each search alone finds them, a thread per needle
+// over the whole range; in an unsorted one they are those of NumPy's search narrowed from the last
+// needle's range, so one thread walks the needles in C order as the reference does. One block
+// first tells which (in scratch): the haystack is rarely long, and the sorted case is the common one.
 void DataDependentEmitter::search() {
   const View& a = op_.inputs[0];
   const DType t = g_.dtype_of(a);
   if (g_.dtype_of(op_.inputs[1]) != t) refuse("the needles' dtype is not the sorted array's");
+  const bool right = op_.axes[0] != 0;
   int bits = 0;
-  open("search", grid(op_.inputs[1].numel()));
-  for_each("a1_numel");
-  line("const unsigned long long key = " + sort_key(elem("a1", op_.inputs[1], "t"), t, &bits) + ";");
-  line("long long lo = 0, hi = a0_n0;");
-  open_block("while (lo < hi)");
-  line("const long long mid = lo + (hi - lo) / 2;");
-  line("const unsigned long long k = " + sort_key(elem("a0", a, "mid"), t, &bits) + ";");
-  line(std::string("if (") + (op_.axes[0] != 0 ? "!(key < k)" : "k < key") + ") lo = mid + 1;");
-  line("else hi = mid;");
+  auto key_of = [&](const std::string& p, const View& v, const std::string& i) { return sort_key(elem(p, v, i), t, &bits); };
+  scratch_ = 8;
+  open("sorted", 1);
+  line("__shared__ int st_unsorted;");
+  line("if (threadIdx.x == 0) st_unsorted = 0;");
+  line("__syncthreads();");
+  open_block("for (long long i = threadIdx.x; i + 1 < a0_n0; i += " + std::to_string(kThreads) + ")");
+  line("if (" + key_of("a0", a, "i + 1") + " < " + key_of("a0", a, "i") + ") st_unsorted = 1;");
   close_block();
+  line("__syncthreads();");
+  line("if (threadIdx.x == 0) *(long long*)scratch = st_unsorted;");
+  close_block();
+
+  const std::string lower = right ? "!(key < k)" : "k < key";
+  auto bisect = [&] {
+    open_block("while (lo < hi)");
+    line("const long long mid = lo + (hi - lo) / 2;");
+    line("const unsigned long long k = " + key_of("a0", a, "mid") + ";");
+    line("if (" + lower + ") lo = mid + 1;");
+    line("else hi = mid;");
+    close_block();
+  };
+  open("search", grid(op_.inputs[1].numel()));
+  open_block("if (*(const long long*)scratch == 0)");
+  for_each("a1_numel");
+  line("const unsigned long long key = " + key_of("a1", op_.inputs[1], "t") + ";");
+  line("long long lo = 0, hi = a0_n0;");
+  bisect();
   line(elem("o", op_.output, "t") + " = lo;");
   close_block();
   close_block();
+  open_block("else if (blockIdx.x == 0 && threadIdx.x == 0)");
+  line("long long lo = 0, hi = a0_n0;");
+  line("unsigned long long last = 0;");
+  open_block("for (long long t = 0; t < a1_numel; ++t)");
+  line("const unsigned long long key = " + key_of("a1", op_.inputs[1], "t") + ";");
+  line(std::string("if (") + (right ? "!(key < last)" : "last < key") + ") hi = a0_n0;");
+  line("else lo = 0, hi = hi < a0_n0 ? hi + 1 : a0_n0;");
+  line("last = key;");
+  bisect();
+  line(elem("o", op_.output, "t") + " = lo;");
+  close_block();
+  close_block();
+  close_block();
 }
-
 
 // sort and argsort: a block per row (rows beyond the grid taken in turn), an LSD radix sort of
 // the row's keys one bit a pass, each pass a stable split (zeros first) by a block scan over

@@ -24,7 +24,7 @@ std::vector<Installed>& table() {
 bool numpy_computes(OpCode op, DType dtype) {
   if (dtype != DType::Float32 && dtype != DType::Float64) return false;
   if (op_kind(op) != OpKind::Unary || (op_attrs(op) & kLibm) == 0) return false;
-  return !(op == OpCode::exp && dtype == DType::Float32);
+  return !((op == OpCode::exp || op == OpCode::log) && dtype == DType::Float32);
 }
 
 int32_t numpy_loop_id(OpCode op, DType dtype) {

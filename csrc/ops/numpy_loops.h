@@ -20,7 +20,7 @@ using UfuncLoop = void (*)(char** args, const intptr_t* dimensions, const intptr
 void set_numpy_loop(OpCode op, DType dtype, UfuncLoop loop, void* data);
 
 /// The unary float ops whose results NumPy's loop should decide: the libm ones (ops.def's
-/// kLibm), but float32 exp, whose NumPy algorithm ops/scalar_ops.inc computes inline.
+/// kLibm), but float32 exp and log, whose NumPy algorithms ops/scalar_ops.inc computes inline.
 bool numpy_computes(OpCode op, DType dtype);
 
 /// numpy_computes, and its loop is installed.

@@ -91,8 +91,8 @@ def test_transcendental_with_numpys_loops_is_numpys_bit_for_bit():
     assert out.stdout.strip() == "[]"
 
 
-def _numpys_simd_exp():
-    """Whether NumPy computes float32 exp with its SIMD loop here (x86 with AVX2 and FMA3, or AVX512F)."""
+def _numpys_simd_loops():
+    """Whether NumPy computes float32 exp and log with its SIMD loops here (x86 with AVX2 and FMA3, or AVX512F)."""
     try:
         from numpy._core._multiarray_umath import __cpu_features__ as features
     except ImportError:
@@ -100,19 +100,22 @@ def _numpys_simd_exp():
     return features.get("AVX512F") or (features.get("AVX2") and features.get("FMA3"))
 
 
-@pytest.mark.skipif(not _numpys_simd_exp(), reason="NumPy's float32 exp is libm's on this CPU (no AVX2+FMA3)")
-def test_float32_exp_is_numpys_bit_for_bit():
-    # every float32 exponent range, subnormal results and the specials, contiguous and strided
+@pytest.mark.skipif(not _numpys_simd_loops(), reason="NumPy's float32 exp and log are libm's on this CPU (no AVX2+FMA3)")
+@pytest.mark.parametrize("name", ["exp", "log"])
+def test_float32_exp_and_log_are_numpys_bit_for_bit(name):
+    # every float32 exponent range, subnormal inputs and results, the specials (NaN's sign
+    # included), contiguous and strided
     rng = np.random.default_rng(8)
     x = np.concatenate([rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32).view(np.float32),
-                        rng.uniform(-110, 90, 200_000).astype(np.float32),
-                        np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 88.72283935546875,
-                                  -103.97208404541015625], np.float32)])
-    f = strider.compile(lambda x: (np.exp(x), np.exp(x[::3])))
+                        rng.uniform(-110, 90, 200_000).astype(np.float32), rng.uniform(0.5, 1.5, 100_000).astype(np.float32),
+                        np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 88.72283935546875,
+                                  -103.97208404541015625, 1e-45, 1.1754942e-38, 0.70710677, 0.7071068], np.float32)])
+    fn = getattr(np, name)
+    f = strider.compile(lambda x: (fn(x), fn(x[::3])))
     with np.errstate(all="ignore"):
-        got, want = f(x), (np.exp(x), np.exp(x[::3]))
+        got, want = f(x), (fn(x), fn(x[::3]))
     for g, w in zip(got, want):
-        same = (g.view(np.uint32) == w.view(np.uint32)) | (np.isnan(g) & np.isnan(w))
+        same = g.view(np.uint32) == w.view(np.uint32)
         assert same.all(), f"{(~same).sum()} results differ from NumPy's"
 
 

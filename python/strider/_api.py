@@ -18,7 +18,7 @@ from . import _C, _control, _cuda
 from ._convert import converted
 from ._capture import _MISSING, Capture, replay, source_name, static_sources
 from ._errors import (GraphBreakWarning, ScheduleError, StriderError, TraceError, UnsupportedError, located,
-                      unsupported, user_file)
+                      trace_error, unsupported, user_file)
 from ._explain import Explanation, GraphBreakExplanation
 from ._frozen import Frozen, Identity
 from ._results import Entry, GraphBreak, caller_owned, flatten_result
@@ -319,6 +319,10 @@ class CompiledFunction(_C.Dispatcher):
             try:
                 try:
                     result = converted(with_traced_numpy(self._fn), _control)(*posargs, **kwargs)
+                    if capture.changes_defaults():
+                        raise trace_error(f"a change to a list or dict default of {self._fn.__name__}() (it would "
+                                          "change once, as the function traces)", "use None as the default and "
+                                          "make the list in the function")
                     if trace.refusals_in_try:  # caught by the function's own `except`: NumPy decides
                         raise trace.refusals_in_try[0]
                 except Exception as e:

@@ -245,6 +245,14 @@ class Capture:
         for path, v in roots:  # lists and dicts the caller passes: the function gets copies
             if type(v) in (list, dict):
                 self.snapshots.append((path, v, _snapshot(v)))
+        # a list or dict default the function changes (`history=[]`) would change once, as it
+        # traces, not on each call: changes_defaults() says so, and undo puts it back
+        code = getattr(fn, "__func__", fn)
+        defaults = tuple(getattr(code, "__defaults__", None) or ()) + tuple((getattr(code, "__kwdefaults__", None)
+                                                                            or {}).values())
+        self.defaults = [(d, _snapshot(d)) for d in defaults if type(d) in (list, dict)]
+        for d, _ in self.defaults:
+            self.saved.extend(_containers(d))
         bound = getattr(fn, "__self__", None)
         if bound is not None and not isinstance(bound, types.ModuleType):
             roots.append(((-1, bound, "self", ()), bound))
@@ -335,6 +343,14 @@ class Capture:
 
     def _read_containers(self):
         return [c for _, c, _ in self.snapshots] + [c for c, _ in self.saved]
+
+    def changes_defaults(self):
+        """Whether the trace changed a list or dict default of the function."""
+        return any(_snapshot(d) != snap for d, snap in self.defaults)
+
+    def holds(self, container):
+        """Whether the trace read `container` from outside the function (an argument, a global)."""
+        return any(c is container for c in self._read_containers())
 
     def contents(self):
         """What the containers the trace has read hold now, by id (a region compares them)."""

@@ -38,7 +38,7 @@ from ._errors import StriderError, _internal, trace_error, unsupported, user_loc
 from ._traced_numpy import RANDOM_STATES, stands_in
 from ._ufuncs import python_bool
 from ._tracer import (Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at, as_tracer, bound, concrete,
-                      item_list,
+                      item_list, only_0d,
                       current_trace, holds_traced, side_effect_error)
 
 _MAX_TRIES = 12
@@ -396,8 +396,10 @@ def _number(kind, x):
         if kind is int:
             return x
         x = x.value()
-    if isinstance(x, Tracer) and (t := x.traced_number(kind)) is not None:
-        return t
+    if isinstance(x, Tracer):
+        only_0d(x)
+        if (t := x.traced_number(kind)) is not None:
+            return t
     return kind(x)
 
 
@@ -631,10 +633,20 @@ def append(lst, value):
     if type(lst) is list and trace is not None:
         for loop in trace.loops:  # the outermost region it comes from carries it
             if isinstance(loop, _Region) and id(lst) in loop.python_lists:
-                loop.learn_list(loop.python_lists[id(lst)], value)
-                raise _Retry(loop)
+                _learn(trace, loop, lst, value)
     lst.append(value)
     return lst
+
+
+def _learn(trace, region, lst, item):
+    """A Python list from before `region` that it appends `item` to: traced again with the list
+    a TracedList, a new list of the function's own; refused where the list is not the function's
+    (the caller's would not see the items)."""
+    capture = getattr(trace, "capture", None)
+    if capture is not None and capture.holds(lst):
+        raise side_effect_error("an append to a list the caller passes or the function reads from outside")
+    region.learn_list(region.python_lists[id(lst)], item)
+    raise _Retry(region)
 
 
 def listcomp_(items, fn):
@@ -676,8 +688,7 @@ def extend(lst, values):
     if type(lst) is list and trace is not None and isinstance(values, Tracer) and values.ndim:
         for loop in trace.loops:
             if isinstance(loop, _Region) and id(lst) in loop.python_lists:
-                loop.learn_list(loop.python_lists[id(lst)], Tracer(trace, _first_row(values), values.dtype))
-                raise _Retry(loop)
+                _learn(trace, loop, lst, Tracer(trace, _first_row(values), values.dtype))
     lst.extend(values)
     return lst
 
@@ -791,6 +802,9 @@ def _append(trace, lst, value, block=False):
     if isinstance(lst, TracedSlice):
         raise trace_error("appending to a slice of a list filled in a loop on a traced condition",
                           "append to the list itself and slice it after")
+    regions = [r for r in trace.loops if isinstance(r, _Region)]
+    if any(id(lst) in r.outside for r in regions):  # the caller's list would not see the items
+        raise side_effect_error("an append to a list the caller passes or the function reads from outside")
     rows = isinstance(lst, TracedRows)
     t = _block(lst, value) if rows or block else _item(lst, value)
     length = _count_of(trace, lst.length)
@@ -799,7 +813,6 @@ def _append(trace, lst, value, block=False):
     trace.op("append", [at, t], _C.View(data.storage, list(data.shape), list(data.strides), data.offset))
     n = t.shape[0] if rows or block else 1
     moved = np.add(at, n.value() if isinstance(n, Extent) else n)  # what the position moves by
-    regions = [r for r in trace.loops if isinstance(r, _Region)]
     for k, region in enumerate(regions):  # an append in a loop inside the region: once a trip of it
         region.appended(lst, bound(n) if block else 1,
                         math.prod(r.room for r in regions[k + 1:] if isinstance(r, _LoopTrace)))
@@ -1103,7 +1116,7 @@ def if_stmt(test, then, other, state, names, live=None, items=(), guarded=()):
                    else _BranchTrace(trace, {}, {}, {}),
                    lambda branch: branch.run(cond, then, other, state, names, names if live is None else live, guarded),
                    trace_error("a branch on a traced condition whose variables do not settle", "keep each variable's "
-                               "shape the same in both branches"))
+                               "shape the same in both branches"), (then, other), state)
 
 
 class _ItemLists:
@@ -1123,8 +1136,14 @@ class _ItemLists:
             return (then if test else other)(*self.state)[:self.assigned]
         flat_names = self._flatten(self.names, lambda i, name: [f"{name}[{k}]" for k in range(len(self.lists[i]))])
         flat_live = [n for n in flat_names[:self.assigned] if n in live] + flat_names[self.assigned:]
+        # a dict's items, an object's: written on both sides as they trace (arrays are written
+        # through as the IR's branch writes them)
+        others = [v for i, v in enumerate(self.state) if i >= self.assigned and i not in self.lists]
+        before = _held(others)
         merged = iter(if_stmt(test, self._side(then), self._side(other), self._flatten(self.state, lambda i, v: v),
                               flat_names, flat_live))
+        if _held(others) != before:
+            raise side_effect_error("setting an item of a dict or an object")
         out = [next(merged) for _ in range(self.assigned)]
         for lst in self.lists.values():
             lst[:] = [next(merged) for _ in lst]
@@ -1148,13 +1167,16 @@ class _ItemLists:
         return run
 
 
-def _settle(trace, make, run, error):
+def _settle(trace, make, run, error, code=(), state=()):
     """Traces a region again (make(the last try)) until a try learns nothing new; `error` where
-    tries run out."""
+    tries run out. `code`: the functions that trace it, `state`: what it assigns, from which the
+    Python objects it may change are found (_held)."""
     start = trace.snapshot()
     region = None
     capture = getattr(trace, "capture", None)
     before = capture.contents() if capture is not None else {}
+    held = _reached(code, state)
+    own = _held(held)
     for _ in range(_MAX_TRIES):
         region = make(region)
         try:
@@ -1162,12 +1184,71 @@ def _settle(trace, make, run, error):
             after = capture.contents() if capture is not None else {}
             if any(after.get(k, v) != v for k, v in before.items()):
                 raise side_effect_error("a change to a list or dict from outside the function")
+            if _held(held) != own:
+                raise side_effect_error("a change to a dict, a set, a list inside another object or an object's "
+                                        "attribute")
             return out
         except _Retry as r:
             if r.region is not region:
                 raise
             trace.restore(start)
     raise error
+
+
+def _reached(code, values):
+    """The values a region's code reaches from before it: `values`, and what the functions in
+    `code` close over (and the functions those hold, in turn)."""
+    out, seen, todo = list(values), set(), list(code)
+    while todo:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        for cell in getattr(f, "__closure__", None) or ():
+            try:
+                v = cell.cell_contents
+            except ValueError:  # not yet assigned
+                continue
+            (todo if isinstance(v, types.FunctionType) else out).append(v)
+    return out
+
+
+_OPAQUE = (Tracer, TracedList, Choice, Undefined, Extent, np.ndarray, np.generic, types.ModuleType, type,
+           types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial)
+
+
+def _held(values):
+    """What the Python containers and objects among `values` hold, deeply, by identity (numbers and
+    strings by value): a region that changes one shows a different result. Lists the region turns
+    into TracedLists are not changed: it traces them as new lists."""
+    seen = {}
+
+    def walk(v, depth):
+        if isinstance(v, _OPAQUE) or depth > 8:
+            return None
+        if id(v) in seen:
+            return ("seen", id(v))
+        if isinstance(v, (list, tuple)):
+            seen[id(v)] = v
+            return type(v), tuple((_key(x), walk(x, depth + 1)) for x in v)
+        if isinstance(v, dict):
+            seen[id(v)] = v
+            return type(v), tuple((_key(k), _key(x), walk(x, depth + 1)) for k, x in v.items())
+        if isinstance(v, (set, frozenset)):
+            seen[id(v)] = v
+            return type(v), frozenset(_key(x) for x in v)
+        d = getattr(v, "__dict__", None)
+        if type(d) is dict and not type(v).__module__.startswith(("strider", "numpy")):
+            seen[id(v)] = v
+            return type(v), walk(d, depth + 1)
+        return None
+
+    return tuple(walk(v, 0) for v in values)
+
+
+def _key(x):
+    """An item as _held compares it: a number or string by value, anything else by identity."""
+    return x if type(x) in (int, float, bool, str, type(None)) else ("id", id(x))
 
 
 class _Region:
@@ -1182,6 +1263,7 @@ class _Region:
         self.counts = {}         # id(TracedList) -> appends in one trace of the body
         self.inner_counts = {}   # id(TracedList) -> appends in loops inside it, times their room
         self.made = {}           # id(TracedList) -> name, the lists this region made
+        self.outside = set()     # ids of those made from a list from outside the function
         self.made_storages = set()
 
     def learn_list(self, name, value):
@@ -1227,10 +1309,13 @@ class _Region:
     def lists_as_traced(self, state, names):
         """The state with the Python lists the region appends to as TracedLists."""
         inside = list(state)
+        capture = getattr(self.trace, "capture", None)
         for i, name in enumerate(names):
             if name is not None and type(state[i]) is list:
                 if name in self.lists or state[i]:
                     inside[i] = self._make_list(name, state[i])
+                    if capture is not None and capture.holds(state[i]):
+                        self.outside.add(id(inside[i]))
                 else:
                     self.python_lists[id(state[i])] = name
         return inside
@@ -1746,7 +1831,7 @@ def _traced_while(trace, cond, body, state, names, live, trips=None, guarded=(),
                    lambda loop: loop.run(cond, body, state, names, live, guarded),
                    trace_error("a loop on a traced condition whose carried variables keep growing (a variable's "
                                "length grows every trip?)", "keep what a loop carries at most as long as it was "
-                               "before the loop"))
+                               "before the loop"), (cond, body), state)
 
 
 _MODULE = sys.modules[__name__]

@@ -882,7 +882,8 @@ def _rewritten_code(fn):
         return _cache[code]
     _cache[code] = None
     try:
-        lines, first = inspect.getsourcelines(fn)
+        # (of the code: a function's would follow a functools.wraps wrapper's __wrapped__)
+        lines, first = inspect.getsourcelines(code)
     except (OSError, TypeError):
         return None
     try:

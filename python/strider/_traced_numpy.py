@@ -6,6 +6,7 @@ import math
 import sys
 import threading
 import types
+import warnings
 
 import numpy as np
 
@@ -53,6 +54,34 @@ def _refused(real, module):
             return real(*args, **kwargs)
         raise unsupported(f"{module}.{real.__name__} inside a compiled function (it would be drawn once, "
                           "at trace time)", "draw the random values outside and pass them as arguments")
+
+    return call
+
+
+def _error_modes(real):
+    """np.errstate and np.seterr: floating-point errors that raise (or call a function) are
+    NumPy's checks of each result, which compiled kernels do not make: refused in traced code."""
+
+    @functools.wraps(real)
+    def call(*args, **kwargs):
+        if _traced_call_site() and any(kwargs.get(k) in ("raise", "call") for k in ("all", "divide", "over", "under",
+                                                                                     "invalid")):
+            raise unsupported(f"np.{real.__name__}() with 'raise' or 'call' inside a compiled function (its kernels "
+                              "check no floating-point errors)", "check the results for inf or NaN instead")
+        return real(*args, **kwargs)
+
+    return call
+
+
+def _warn(real):
+    """warnings.warn: in a loop or branch on a traced condition it would warn once, as the trace
+    runs the path, not where the run takes it: refused there (NumPy runs the call)."""
+
+    @functools.wraps(real)
+    def call(message, category=None, stacklevel=1, *args, **kwargs):
+        if _traced_call_site():
+            current_trace().refuse_side_effect("warnings.warn")
+        return real(message, category, stacklevel + 1, *args, **kwargs)  # (this frame is not the caller)
 
     return call
 
@@ -257,6 +286,11 @@ _REAL[(np, "r_")], _REAL[(np, "c_")] = np.r_, np.c_
 _WRAPPED[(np, "r_")], _WRAPPED[(np, "c_")] = _Concatenator(np.r_, 0, 1, -1), _Concatenator(np.c_, -1, 2, 0)
 _REAL[(np, "ogrid")], _REAL[(np, "mgrid")] = np.ogrid, np.mgrid
 _WRAPPED[(np, "ogrid")], _WRAPPED[(np, "mgrid")] = _Grid(np.ogrid), _Grid(np.mgrid)
+_REAL[(warnings, "warn")] = warnings.warn
+_WRAPPED[(warnings, "warn")] = _warn(warnings.warn)
+for _name in ("errstate", "seterr"):
+    _REAL[(np, _name)] = getattr(np, _name)
+    _WRAPPED[(np, _name)] = _error_modes(_REAL[(np, _name)])
 _REAL[(np.vectorize, "__call__")] = np.vectorize.__call__
 _WRAPPED[(np.vectorize, "__call__")] = _vectorize_call(np.vectorize.__call__)
 _BY_REAL_ID = {id(_REAL[key]): _WRAPPED[key] for key in _REAL}

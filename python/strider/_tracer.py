@@ -5,6 +5,7 @@ import linecache
 import math
 import sys
 import threading
+import warnings
 
 import numpy as np
 
@@ -1092,6 +1093,25 @@ def shape_of(x):
     return np.shape(x)
 
 
+def _refuses_dimensions():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            int(np.ones(1))
+        except TypeError:
+            return True
+    return False
+
+
+_ONLY_0D = _refuses_dimensions()  # NumPy 2.4's int() and float() of an array: 0-d only (earlier ones warned)
+
+
+def only_0d(t):
+    """NumPy's TypeError for int() or float() of an array with dimensions, where this NumPy raises it."""
+    if t.ndim and _ONLY_0D:
+        raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+
+
 class Tracer:
     """A traced array: a view (storage, shape, strides, offset) in the trace's graph.
 
@@ -1227,12 +1247,14 @@ class Tracer:
                           "use np.where(cond, a, b) to select values"))
 
     def __float__(self):
+        only_0d(self)
         if (value := self._known_item(float)) is not None:
             return value
         raise needs_value(self, trace_error("float() of a traced array", "keep the value as an array (0-d "
                                             "arrays work in arithmetic)"))
 
     def __int__(self):
+        only_0d(self)
         if (value := self._known_item(int)) is not None:
             return value
         raise needs_value(self, trace_error("int() of a traced array", "keep the value as an array"))
@@ -1340,6 +1362,12 @@ class Tracer:
                               "return the array and use it outside the compiled function")
         if not name.startswith("_") and hasattr(np.ndarray, name):
             raise unsupported(f"ndarray.{name}", "see the README for the supported NumPy functions")
+        if name in _LIST_METHODS:
+            # an item of a list a loop or branch on a traced condition fills is a row of an array
+            # (groups[k].append(b) on a list of lists): NumPy runs the call, and raises NumPy's
+            # AttributeError where the value was an array
+            raise trace_error(f".{name}() of a traced array (an item of a list filled in a loop or branch on a "
+                              "traced condition is a row of an array)", "keep the inner lists out of such loops")
         raise AttributeError(f"'Tracer' object has no attribute {name!r}")
 
     # -- NumPy's dispatch protocols --

@@ -4,6 +4,7 @@ at trace time; what the function writes on objects, into their lists and dicts, 
 closure variables is what NumPy leaves there after every call. Each scenario runs a plain object
 and a compiled one side by side and compares results and state after every step."""
 import dataclasses
+import re
 import enum
 import types
 import warnings
@@ -379,3 +380,142 @@ def test_state_from_before_the_call_changed_in_loops_and_branches(fn, why):
     if why is not None:
         with pytest.raises(strider.TraceError, match=why):
             strider.compile(fn, strict=True)(*(_Recorder(),) * method, np.full(3, 0.0))
+
+
+def _dict_of_lists(s):
+    out = {"idx": []}
+    for i in range(len(s)):
+        if s[i] > 0.4:
+            out["idx"].append(i)
+    return out
+
+
+def _dict_counter(s):
+    stats = {"n": 0}
+    for i in range(len(s)):
+        if s[i] > 0.4:
+            stats["n"] += 1
+    return stats
+
+
+def _set_add(s):
+    seen = set()
+    for i in range(len(s)):
+        if s[i] > 0.4:
+            seen.add(i % 3)
+    return sorted(seen)
+
+
+class _Counter:
+    n = 0
+
+
+def _object_attribute(s):
+    acc = _Counter()
+    for i in range(len(s)):
+        if s[i] > 0.4:
+            acc.n += 1
+    return acc.n
+
+
+def _key_in_a_branch(s):
+    out = {}
+    if s.max() > 0.5:
+        out["high"] = s
+    return sorted(out)
+
+
+def _list_of_lists(s):
+    groups = [[s[0]]]
+    for j in range(1, len(s)):
+        if s[j] > 0.5:
+            groups[0].append(s[j])
+        else:
+            groups.append([s[j]])
+    return len(groups)
+
+
+def _callers_list(s, out):
+    for i in range(len(s)):
+        if s[i] > 0.4:
+            out.append(i)
+    return s.sum()
+
+
+def _callers_list_in_a_while(s, out):
+    order = np.argsort(s)[::-1]
+    while order.size > 0:
+        out.append(order[0])
+        order = order[1:][s[order[1:]] < s[order[0]] - 0.2]
+    return s.sum()
+
+
+def _warns_in_a_branch(s):
+    if s.max() > 0.5:
+        warnings.warn("a high score")
+    return s + 1
+
+
+@pytest.mark.parametrize("fn, why", [
+    (_warns_in_a_branch, "warnings.warn"),
+    (_dict_of_lists, "a change to a dict, a set, a list inside another object"),
+    (_dict_counter, "setting an item of a dict"),
+    (_set_add, "a change to a dict, a set"),
+    (_object_attribute, "an object's attribute"),
+    (_key_in_a_branch, "setting an item of a dict"),
+    (_list_of_lists, r"\.append\(\) of a traced array"),
+    (_callers_list, "an append to a list the caller passes"),
+    (_callers_list_in_a_while, "an append to a list the caller passes"),
+])
+@pytest.mark.parametrize("n", [6, 12], ids=["unrolled", "loop"])
+def test_python_state_changed_in_loops_and_branches_on_traced_conditions(fn, why, n):
+    # dicts, sets, lists inside other objects, objects' attributes the function changes on a
+    # traced path (its own or the caller's) would change as the trace runs both sides, once: such
+    # a call runs in NumPy; a list of the function's own that it appends to is a traced list
+    s = np.random.default_rng(n).random(n)
+    args = (s,) if fn.__code__.co_argcount == 1 else (s, [7])
+    g = strider.compile(fn, strict=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k in range(2):
+            a_np, a_st = [list(a) if type(a) is list else a.copy() for a in args], [list(a) if type(a) is list
+                                                                                     else a.copy() for a in args]
+            same_state((fn(*a_np), a_np), (g(*a_st), a_st))
+    breaks = [str(w.message) for w in caught if w.category is strider.GraphBreakWarning]
+    assert len(breaks) == 1 and re.search(why, breaks[0]), breaks
+    with pytest.raises(strider.TraceError, match=why):
+        strider.compile(fn, strict=True)(*args)
+
+
+def _with_a_history(x, history=[]):
+    history.append(float(x.sum()))
+    return len(history)
+
+
+def test_a_list_default_the_function_changes_runs_in_numpy():
+    # NumPy's calls see the default grow from call to call; a trace would change it once
+    g = strider.compile(_with_a_history, strict=False)
+    _with_a_history.__defaults__[0].clear()
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        assert [g(np.ones(3)) for _ in range(3)] == [1, 2, 3]
+    assert _with_a_history.__defaults__[0] == [3.0, 3.0, 3.0]
+    with pytest.raises(strider.TraceError, match="default"):
+        strider.compile(_with_a_history, strict=True)(np.ones(3))
+    assert _with_a_history.__defaults__[0] == [3.0, 3.0, 3.0]  # a refused trace leaves it as it was
+
+
+def _raises_on_division_by_zero(x):
+    with np.errstate(divide="raise"):
+        return 1.0 / x
+
+
+def test_errstate_that_raises_inside_the_function_runs_in_numpy():
+    # compiled kernels check no floating-point errors: NumPy's run raises FloatingPointError
+    x = np.array([0.5, 0.0])
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        with pytest.raises(FloatingPointError):
+            strider.compile(_raises_on_division_by_zero, strict=False)(x)
+    with pytest.raises(strider.UnsupportedError, match="errstate"):
+        strider.compile(_raises_on_division_by_zero, strict=True)(x)

@@ -44,33 +44,24 @@ def _traced_call_site():
     return True
 
 
-def _refused(real, module):
-    """Random numbers would be drawn once while tracing and then replayed as constants on every
-    call: refuse them in traced code instead of answering wrongly."""
+def _refused(real, what, instead, refuses=lambda *args, **kwargs: True):
+    """real, refused (`what`; do `instead`) where traced code calls it and refuses(its arguments)
+    says so: random numbers would be drawn once while tracing and then replayed as constants on
+    every call; floating-point errors that raise are NumPy's checks of each result, which compiled
+    kernels do not make."""
 
     @functools.wraps(real)
     def call(*args, **kwargs):
-        if not _traced_call_site():
-            return real(*args, **kwargs)
-        raise unsupported(f"{module}.{real.__name__} inside a compiled function (it would be drawn once, "
-                          "at trace time)", "draw the random values outside and pass them as arguments")
-
-    return call
-
-
-def _error_modes(real):
-    """np.errstate and np.seterr: floating-point errors that raise (or call a function) are
-    NumPy's checks of each result, which compiled kernels do not make: refused in traced code."""
-
-    @functools.wraps(real)
-    def call(*args, **kwargs):
-        if _traced_call_site() and any(kwargs.get(k) in ("raise", "call") for k in ("all", "divide", "over", "under",
-                                                                                     "invalid")):
-            raise unsupported(f"np.{real.__name__}() with 'raise' or 'call' inside a compiled function (its kernels "
-                              "check no floating-point errors)", "check the results for inf or NaN instead")
+        if _traced_call_site() and refuses(*args, **kwargs):
+            raise unsupported(what, instead)
         return real(*args, **kwargs)
 
     return call
+
+
+def _raising(*args, **kwargs):
+    """Whether np.errstate's or np.seterr's arguments make an error raise (or call a function)."""
+    return any(kwargs.get(k) in ("raise", "call") for k in ("all", "divide", "over", "under", "invalid"))
 
 
 def _warn(real):
@@ -271,7 +262,9 @@ for _name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "
               "exponential"):
     if hasattr(np.random, _name):
         _REAL[(np.random, _name)] = getattr(np.random, _name)
-        _WRAPPED[(np.random, _name)] = _refused(_REAL[(np.random, _name)], "np.random")
+        _WRAPPED[(np.random, _name)] = _refused(
+            _REAL[(np.random, _name)], f"np.random.{_name} inside a compiled function (it would be drawn once, at "
+            "trace time)", "draw the random values outside and pass them as arguments")
 for _name, (_uf, _result) in _MATH.items():
     _REAL[(math, _name)] = getattr(math, _name)
     _WRAPPED[(math, _name)] = _math(_REAL[(math, _name)], _uf, _result)
@@ -290,7 +283,9 @@ _REAL[(warnings, "warn")] = warnings.warn
 _WRAPPED[(warnings, "warn")] = _warn(warnings.warn)
 for _name in ("errstate", "seterr"):
     _REAL[(np, _name)] = getattr(np, _name)
-    _WRAPPED[(np, _name)] = _error_modes(_REAL[(np, _name)])
+    _WRAPPED[(np, _name)] = _refused(_REAL[(np, _name)], f"np.{_name}() with 'raise' or 'call' inside a compiled "
+                                     "function (its kernels check no floating-point errors)",
+                                     "check the results for inf or NaN instead", _raising)
 _REAL[(np.vectorize, "__call__")] = np.vectorize.__call__
 _WRAPPED[(np.vectorize, "__call__")] = _vectorize_call(np.vectorize.__call__)
 _BY_REAL_ID = {id(_REAL[key]): _WRAPPED[key] for key in _REAL}

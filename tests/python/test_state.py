@@ -478,8 +478,7 @@ def test_python_state_changed_in_loops_and_branches_on_traced_conditions(fn, why
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for k in range(2):
-            a_np, a_st = [list(a) if type(a) is list else a.copy() for a in args], [list(a) if type(a) is list
-                                                                                     else a.copy() for a in args]
+            a_np, a_st = ([list(a) if type(a) is list else a.copy() for a in args] for _ in range(2))
             same_state((fn(*a_np), a_np), (g(*a_st), a_st))
     breaks = [str(w.message) for w in caught if w.category is strider.GraphBreakWarning]
     assert len(breaks) == 1 and re.search(why, breaks[0]), breaks

@@ -25,7 +25,7 @@ from ._indexing import setitem as basic_setitem
 from ._reductions import count_nonzero
 from ._shapes import broadcast_to
 from ._tracer import (Extent, TracedList, Tracer, arange_at, as_tracer, concrete, bound, check_writeable, current_trace,
-                      emit, holds_traced, known_scalar, same_shape, weak_type)
+                      emit, holds_traced, known_scalar, same_shape, weak_type, written)
 from ._ufuncs import broadcast_shape, where
 
 I64 = np.dtype(np.int64)
@@ -669,7 +669,7 @@ def setitem(t, key, value):
             and keys[0].shape == t.shape[:keys[0].ndim] and not t.is_dynamic:
         # x[m] = scalar selects elementwise: no run-time length, compiled and fused
         m = keys[0].reshape(keys[0].shape + (1,) * (t.ndim - keys[0].ndim))
-        assign(t, where(m, as_tracer(value, t.dtype), t))
+        assign(t, where(m, written(value, t.dtype), t))
         return
     rows = _rows_key(t, key)
     if rows is not None:
@@ -697,9 +697,7 @@ def setitem(t, key, value):
 def _values(value, dtype, shape):
     """What an indexed assignment stores: value cast to dtype (unsafe, as NumPy's) and broadcast
     to the indexing result's shape."""
-    v = as_tracer(value)
-    if v.dtype != dtype:
-        v = v.astype(dtype)
+    v = written(value, dtype)
     vshape = v.shape
     while len(vshape) > len(shape) and not isinstance(vshape[0], Extent) and vshape[0] == 1:
         vshape = vshape[1:]
@@ -863,7 +861,7 @@ def put(a, ind, v, mode="raise"):
                         "'safe'")
     idx = idx.astype(I64, copy=False)  # a list or a number of any kind is cast, as NumPy does
     idx = idx.reshape(-1) if idx.ndim != 1 else idx
-    v = as_tracer(v).astype(a.dtype, copy=False)
+    v = written(v, a.dtype)
     v = v.reshape(-1) if v.ndim != 1 else v
     if v.shape[0] == 0 or (not isinstance(idx.shape[0], Extent) and idx.shape[0] == 0):
         return  # NumPy writes nothing

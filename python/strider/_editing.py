@@ -12,7 +12,7 @@ from ._advanced import _checked, _values, getitem, setitem
 from ._creation import ones
 from ._errors import unsupported
 from ._shapes import concatenate, flat_if_none
-from ._tracer import Extent, Tracer, as_tracer, bound, concrete
+from ._tracer import Extent, Tracer, as_tracer, bound, concrete, written
 
 # more pieces than this along the axis: one gather instead of a concatenation of slices
 _MAX_PIECES = 8
@@ -102,7 +102,7 @@ def insert(arr, obj, values, axis=None):
     if isinstance(n, Extent):
         raise unsupported("np.insert into an axis whose length is known only at run time",
                           "np.concatenate the pieces")
-    v = as_tracer(values).astype(t.dtype, copy=False)
+    v = written(values, t.dtype)
     indices = None if isinstance(obj, slice) else np.array(obj)
     if indices is not None and indices.dtype == np.bool_:
         if indices.ndim != 1:

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ._errors import unsupported
-from ._tracer import Tracer, as_tracer, bound, check_writeable, emit, known_by_static, known_scalar
+from ._tracer import Tracer, bound, check_writeable, emit, known_by_static, known_scalar, written
 
 
 def _advanced(kind):
@@ -89,7 +89,7 @@ def getitem(t, key):
 def assign(dest, value):
     """dest[...] = value with NumPy's rules: broadcast value (dropping leading 1s), unsafe cast."""
     check_writeable(dest)
-    v = as_tracer(value, dest.dtype)
+    v = written(value, dest.dtype)
     vshape = v.shape
     while len(vshape) > dest.ndim and vshape[0] == 1:
         vshape = vshape[1:]

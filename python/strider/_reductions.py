@@ -9,7 +9,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ._errors import unsupported
-from ._tracer import Extent, Tracer, as_tracer, bound, current_trace, emit, reshape_units
+from ._tracer import Extent, Tracer, as_tracer, bound, current_trace, emit, reshape_units, written
 from ._ufuncs import _NoValue, _with_length, astype, finish, ir_dtype, normalize_axes, normalize_axis_tuple
 
 
@@ -64,23 +64,23 @@ def _with_initial(name, t, axis, keepdims, out, acc_dtype, result_dtype, initial
     axes = normalize_axes(t, axis)
     if name in ("sum", "prod"):
         folded = _reduce(name, t, axes, keepdims, None, acc_dtype, result_dtype)
-        r = combine(folded, as_tracer(initial, folded.dtype))
+        r = combine(folded, written(initial, folded.dtype))
         r._scalar = folded._scalar
         return finish(r, out, None)
     n = _count(t, axes)
     if not isinstance(n, (Tracer, Extent)) and n == 0:  # no element: initial, in the reduction's shape
         shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape)) if keepdims else tuple(
             d for i, d in enumerate(t.shape) if i not in axes)
-        r = as_tracer(initial, t.dtype).reshape(()).broadcast_to(shape).copy()
+        r = written(initial, t.dtype).reshape(()).broadcast_to(shape).copy()
         r._scalar = not shape
         return finish(r, out, None)
     dynamic = [i for i in axes if isinstance(t.shape[i], Extent)]
     for i in dynamic:  # at least one element read: the reduction of none is replaced below
         t = _with_length(t, i, Extent(max(1, bound(t.shape[i])), np.maximum(t.shape[i].value(), 1)._view.storage))
     folded = _reduce(name, t, axes, keepdims, None)
-    r = combine(folded, as_tracer(initial, t.dtype))
+    r = combine(folded, written(initial, t.dtype))
     if dynamic:
-        r = np.where(np.greater(n, 0), r, as_tracer(initial, t.dtype))
+        r = np.where(np.greater(n, 0), r, written(initial, t.dtype))
     r._scalar = folded._scalar  # (a NumPy scalar where the reduction's is)
     return finish(r, out, None)
 

@@ -13,7 +13,7 @@ from ._errors import UnsupportedError, trace_error, unsupported
 from ._indexing import assign
 from ._tracer import (IMPL, Extent, TracedRows, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous, forgive,
                       current_trace, fresh, item_list, length_value, insertion_order, keep_order, known_by_static,
-                      known_scalar, like_order, shape_of)
+                      known_scalar, like_order, shape_of, check_fits)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
 
 
@@ -425,7 +425,10 @@ def copyto(dst, src, casting="same_kind", where=True):
         raise unsupported("np.copyto into an array created outside the compiled function",
                           "pass it as an argument")
     check_writeable(dst)
-    if isinstance(src, Tracer):
+    if isinstance(src, Tracer) and src._weak:  # a traced Python number: NumPy's rule for one of its type
+        numpy_raises(np.copyto, np.zeros((), dst.dtype), src._weak(0), casting=casting)
+        check_fits(src, dst.dtype)
+    elif isinstance(src, Tracer):
         if not np.can_cast(src.dtype, dst.dtype, casting):
             raise TypeError(f"Cannot cast array data from {src.dtype!r} to {dst.dtype!r} according to the "
                             f"rule {casting!r}")

@@ -1044,6 +1044,24 @@ def as_tracer(x, dtype=None):
     return t
 
 
+def check_fits(x, dtype):
+    """NumPy raises OverflowError where a Python int meets or is stored into an integer array of
+    a dtype that cannot hold it (`x_uint8 + 300`, `x_uint8[0] = 300`); a constant one raises as
+    the function traces, a traced one is checked when the function runs."""
+    dtype = np.dtype(dtype)
+    if isinstance(x, Tracer) and x._weak is int and dtype.kind in "iu" and dtype != np.int64:
+        info = np.iinfo(dtype)
+        fits = x >= 0 if dtype == np.uint64 else (x >= int(info.min)) & (x <= int(info.max))
+        x._trace.check_assert(fits, f"Python integer out of bounds for {dtype}", OverflowError)
+    return x
+
+
+def written(x, dtype):
+    """x as a Tracer of the dtype of the array it is stored into: cast unsafely, as NumPy does,
+    but for a Python int the dtype cannot hold (check_fits)."""
+    return as_tracer(check_fits(x, dtype), dtype)
+
+
 def as_text(text, what):
     """An object's text (`text`) where strider, NumPy, a library or builtin print (_control.print_)
     asks for it; where the user's code does (f"{x}", str(x), "%s" % x), a TraceError: the value

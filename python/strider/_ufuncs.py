@@ -9,7 +9,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from . import _C
 from ._errors import unsupported
 from ._indexing import assign
-from ._tracer import (IMPL, IR_DTYPES, Extent, Tracer, reshape_units, as_tracer, bound, cast_unsafe, check_dtype,
+from ._tracer import (IMPL, IR_DTYPES, Extent, Tracer, reshape_units, as_tracer, bound, cast_unsafe, check_dtype, check_fits,
                       current_trace, emit, holds_traced, keep_order, like_order, python_operator_call, weak_type)
 
 _NoValue = np._NoValue
@@ -59,16 +59,6 @@ def _widen_for_python_ints(inputs, types):
                     return tuple(np.dtype(np.int64) if isinstance(t, np.dtype) and t.kind in "iu" else t
                                  for t in types)
     return types
-
-
-def _check_python_ints_fit(inputs, dtypes):
-    """NumPy raises OverflowError where a Python int meets an integer array of a dtype that
-    cannot hold it (`x_uint8 + 300`); one known only when the function runs is checked then."""
-    for x, dt in zip(inputs, dtypes):
-        if isinstance(x, Tracer) and x._weak is int and dt.kind in "iu" and dt != np.int64:
-            info = np.iinfo(dt)
-            fits = x >= 0 if dt == np.uint64 else (x >= int(info.min)) & (x <= int(info.max))
-            current_trace().check_assert(fits, f"Python integer out of bounds for {dt}", OverflowError)
 
 
 def _python_int_beyond(name, inputs):
@@ -290,7 +280,8 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
     for dt in in_dts:
         ir_dtype(dt, f"np.{uf.__name__}")
     if not all_weak and name not in _COMPARISONS:
-        _check_python_ints_fit(inputs, in_dts)
+        for x, dt in zip(inputs, in_dts):
+            check_fits(x, dt)
     ins = [as_tracer(x, dt) for x, dt in zip(inputs, in_dts)]
     if isinstance(out, Tracer):  # (its run-time lengths too: CenterNet's np.maximum(crop, g, out=crop))
         *ins, out = _one_length_per_axis(ins + [out])
@@ -407,6 +398,9 @@ def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoVa
         info = np.iinfo(r.dtype)
         lo = None if type(lo) is int and lo < info.min else lo
         hi = None if type(hi) is int and hi > info.max else hi
+        # a traced one (an int64) is moved to the limit there, where it clips nothing either
+        lo = _weak_int_past(lo, np.maximum, int(info.min))
+        hi = hi if r.dtype == np.uint64 else _weak_int_past(hi, np.minimum, int(info.max))
     types = [promo_arg(x) for x in (a, lo, hi) if x is not None]
     if lo is not None and hi is not None and "dtype" not in kwargs and any(isinstance(t, np.dtype) for t in types):
         # NumPy's clip is one ufunc of three inputs, promoted together: (bool, 0, int32) is int32,
@@ -421,10 +415,20 @@ def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoVa
     if out is None:
         return r
     if not np.can_cast(r.dtype, out.dtype, kwargs.get("casting", "same_kind")):
+        numpy_raises(np.clip, *[None if x is None else dummy(x) for x in (a, lo, hi)], out=np.zeros((), out.dtype),
+                     **kwargs)
         raise TypeError(f"Cannot cast ufunc 'clip' output from {r.dtype!r} to {out.dtype!r} with casting rule "
                         "'same_kind'")
     assign(out, r)
     return out
+
+
+def _weak_int_past(bound, toward, limit):
+    if not (isinstance(bound, Tracer) and bound._weak is int):
+        return bound
+    moved = toward(bound, limit)
+    moved._weak = int
+    return moved
 
 
 def python_round(t, ndigits):

@@ -9,7 +9,8 @@ fast); tests/differential.py compares values bit for bit, dtypes, shapes and arg
 import numpy as np
 import pytest
 
-from differential import check, check_raises
+import strider
+from differential import TARGET, check, check_raises
 from strider import _C
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -124,6 +125,61 @@ def test_python_int_arguments_out_of_range(dt, scalar):
         check(lambda a, s: (a + s, s * a, a - s), x, scalar)
     else:
         check_raises(lambda a, s: a + s, x, scalar, exc=OverflowError)
+
+
+_STORES = [lambda a, s: a.__setitem__((slice(None), 0), s), lambda a, s: a.__setitem__(a > 3, s),
+           lambda a, s: a.__setitem__([0, 2], s), lambda a, s: a[0].__setitem__([0, 1], [s, 1]),
+           lambda a, s: a.fill(s), lambda a, s: np.copyto(a, s), lambda a, s: np.put(a, [1, 5], s),
+           lambda a, s: np.full(3, s, a.dtype), lambda a, s: np.array([s, 1], a.dtype),
+           lambda a, s: np.insert(a.ravel(), 1, s), lambda a, s: np.max(a, initial=s)]
+
+
+@pytest.mark.parametrize("dt, scalar", [("uint8", 300), ("uint8", -1), ("uint8", 255), ("int8", -129),
+                                        ("int8", -128), ("uint64", -1), ("uint64", 2**40), ("int16", 7)])
+@pytest.mark.parametrize("store", range(len(_STORES)))
+def test_python_int_arguments_stored_out_of_range(dt, scalar, store):
+    """A Python int argument stored into an integer array (an item, a mask's or an index's
+    elements, fill, copyto, put, np.full, np.array, np.insert, initial=) is checked when the
+    function runs: NumPy's OverflowError where the dtype cannot hold it, never a wrapped value."""
+    def fn(a, s):
+        r = _STORES[store](a, s)
+        return a if r is None else r
+
+    x = values(dt, (3, 4), seed=17)
+    info = np.iinfo(dt)
+    if info.min <= scalar <= info.max:
+        check(fn, x, scalar)
+    else:
+        check_raises(fn, x, scalar, exc=OverflowError)
+
+
+def test_a_python_int_out_of_range_leaves_the_earlier_writes():
+    """The check runs where NumPy's store is: the writes before it are made, none after."""
+    def fn(a, s):
+        a[:, 1] = 5
+        a[:, 0] = s
+        a[:, 2] = 9
+
+    expected, got = values("uint8", (3, 4), seed=18), values("uint8", (3, 4), seed=18)
+    with pytest.raises(OverflowError):
+        fn(expected, 300)
+    with pytest.raises(OverflowError):
+        strider.compile(fn, target=TARGET)(got, 300)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_traced_python_int_bounds_of_clip():
+    """np.clip's Python-int bounds known only when the function runs: one past the dtype's limit
+    on its side clips nothing, one past the other side raises OverflowError, as NumPy's do."""
+    for dt in ("uint8", "int8", "uint64"):
+        x = values(dt, (3, 4), seed=19)
+        for lo, hi in ((-1, 3), (0, 300), (-500, 500), (2, 1)):
+            check(lambda a, lo, hi: (np.clip(a, lo, hi), a.clip(lo, None), np.clip(a, None, hi)), x, lo, hi)
+        check_raises(lambda a, hi: np.clip(a, 0, hi), x, int(np.iinfo(dt).min) - 1, exc=OverflowError)
+        check(lambda a, s: np.copyto(a, s, casting="same_kind"), x, 1)
+        check_raises(lambda a, s: np.copyto(a, s), x, 1.5, exc=TypeError)
+    i64 = values("int64", (3, 4), seed=20)
+    check_raises(lambda a, s: np.clip(a, 0, s, out=a), i64, 2.5, exc=np._core._exceptions.UFuncTypeError)
 
 
 def test_python_ints_past_the_range_in_clip_and_where():

@@ -211,7 +211,8 @@ void bind_dispatch(py::module_& m) {
   m.def(
       "set_dispatch_hooks",
       [](py::object current_trace, py::object unsupported, py::object refuse_leaves, py::handle tracer_type,
-         py::object library, py::object kind, py::handle freeze, py::handle missing, py::handle identity) {
+         py::object library, py::object kind, py::handle freeze, py::handle missing, py::handle identity,
+         py::object errstate, py::object errstate_raises) {
         DispatchHooks& h = dispatch_hooks();
         h.current_trace = std::move(current_trace);
         h.unsupported = std::move(unsupported);
@@ -219,10 +220,12 @@ void bind_dispatch(py::module_& m) {
         h.device_kinds.install(std::move(library), std::move(kind));
         set_tracer_type(tracer_type.ptr());
         set_freeze(freeze.ptr(), missing.ptr(), identity.ptr());
+        h.errstate = std::move(errstate);
+        h.errstate_raises = std::move(errstate_raises);
       },
       py::arg("current_trace"), py::arg("unsupported"), py::arg("refuse_leaves"), py::arg("tracer_type"),
       py::arg("library"), py::arg("kind"), py::arg("freeze"), py::arg("missing"), py::arg("identity"),
-      "what the dispatcher asks of Python (installed once by strider._api)");
+      py::arg("errstate"), py::arg("errstate_raises"), "what the dispatcher asks of Python (installed once by strider._api)");
 }
 
 }  // namespace strider::python

@@ -40,6 +40,20 @@ bool tracing() { return !dispatch_hooks().current_trace().is_none(); }
 
 bool latest_first() { return dispatch_hooks().latest_first; }
 
+// Whether np.errstate/np.seterr asks floating-point errors to raise (or call a function): compiled
+// kernels check none, so NumPy runs the call. Python is asked only when the setting changes.
+bool errstate_asks_numpy() {
+  DispatchHooks& h = dispatch_hooks();
+  PyObject* value = nullptr;
+  if (PyContextVar_Get(h.errstate.ptr(), nullptr, &value) < 0) throw py::error_already_set();
+  py::object now = py::reinterpret_steal<py::object>(value);
+  if (!now.is(h.errstate_seen)) {
+    h.errstate_asks = h.errstate_raises().cast<bool>();
+    h.errstate_seen = std::move(now);
+  }
+  return h.errstate_asks;
+}
+
 py::dict as_dict(PyObject* kwargs) { return kwargs ? py::reinterpret_borrow<py::dict>(kwargs) : py::dict(); }
 
 [[noreturn]] void refuse(const Refusal& r) {
@@ -204,6 +218,12 @@ py::object Dispatcher::call(py::handle self, PyObject* args, PyObject* kwargs) {
   const Found found = resolve(self, args, kwargs, sig, &inlined);
   if (found.in_numpy) return self.attr("_run_in_numpy")(py::reinterpret_borrow<py::tuple>(args), as_dict(kwargs));
   if (!found.runner) return inlined;
+  if (!sig.device_kind && !sig.on_device && errstate_asks_numpy()) {
+    return self.attr("_numpy_at_run_time")(
+        "np.errstate or np.seterr asks floating-point errors to raise or call a function, which compiled kernels "
+        "do not check",
+        py::reinterpret_borrow<py::tuple>(args), as_dict(kwargs));
+  }
   if (!sig.device_kind) {
     // NumPy arrays (copied to the device and back for target="cuda"), or DeviceArrays, whose
     // kernels run on the legacy default stream

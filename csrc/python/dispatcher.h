@@ -23,6 +23,10 @@ struct DispatchHooks {
   pybind11::object refuse_leaves;  // (leaves) -> raises the error naming the leaf the layout refused
   bool latest_first = false;       // run in the other extreme legal order (STRIDER_EXEC_ORDER=latest)
   DeviceKinds device_kinds;        // reads arrays in GPU memory (_cuda.library, _cuda.kind)
+  // NumPy's context variable behind np.errstate/np.seterr (a new object whenever it is set), and
+  // () -> whether it asks to raise or call on floating-point errors, for the last object seen
+  pybind11::object errstate, errstate_raises, errstate_seen;
+  bool errstate_asks = false;
 };
 DispatchHooks& dispatch_hooks();
 

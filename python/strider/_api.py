@@ -529,8 +529,12 @@ _C.install_call_slot(_AutoFunction)
 # STRIDER_JIT=0: every stage on the reference executor
 JIT = os.environ.get("STRIDER_JIT", "1") != "0"
 
+def _errstate_raises():
+    return any(mode in ("raise", "call") for mode in np.geterr().values())
+
+
 _C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, _cuda.library, _cuda.kind, Frozen, _MISSING,
-                      Identity)
+                      Identity, np._core._ufunc_config._extobj_contextvar, _errstate_raises)
 
 
 def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64,

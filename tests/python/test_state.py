@@ -518,3 +518,34 @@ def test_errstate_that_raises_inside_the_function_runs_in_numpy():
             strider.compile(_raises_on_division_by_zero, strict=False)(x)
     with pytest.raises(strider.UnsupportedError, match="errstate"):
         strider.compile(_raises_on_division_by_zero, strict=True)(x)
+
+
+def _reciprocal(x):
+    return 1.0 / x
+
+
+def test_errstate_that_raises_around_the_call_runs_it_in_numpy():
+    # the caller's np.errstate is read on every call: 'raise' and 'call' run NumPy (once the
+    # compiled program exists), any other setting the compiled program
+    x = np.array([0.5, 0.0])
+    f = strider.compile(_reciprocal, strict=False)
+    np.testing.assert_array_equal(f(x), [2.0, np.inf])
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+            f(x)
+        seen = []
+        with np.errstate(divide="call", call=lambda kind, flag: seen.append(kind)):
+            np.testing.assert_array_equal(f(x), [2.0, np.inf])
+        assert seen == ["divide by zero"]
+    assert "errstate" in str(said[0].message)
+    with np.errstate(divide="ignore", over="warn"):
+        np.testing.assert_array_equal(f(x), [2.0, np.inf])
+    assert f.stats()["runtime_breaks"] == 2 and f.stats()["traces"] == 1
+    old = np.seterr(invalid="raise")
+    try:
+        with pytest.raises(ValueError, match="errstate"):
+            strider.compile(_reciprocal, strict=True)(x)
+    finally:
+        np.seterr(**old)
+    np.testing.assert_array_equal(f(x), [2.0, np.inf])

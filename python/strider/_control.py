@@ -649,6 +649,44 @@ def _learn(trace, region, lst, item):
     raise _Retry(region)
 
 
+def _other_holder(lst, name):
+    """How the traced function's own variables hold the list `name` names, other than as that
+    name in the function whose loop or branch is traced now (another name, a caller's name, or an
+    item or attribute of what one names: `res = {'keep': keep}`), in words; else None. The region
+    makes a new list of it, which those would not see."""
+    seen = set()
+
+    def holds(v, depth):
+        if v is lst:
+            return True
+        if isinstance(v, _OPAQUE) or depth > 8 or id(v) in seen:
+            return False
+        seen.add(id(v))
+        if isinstance(v, (list, tuple, set, frozenset)):
+            return any(holds(x, depth + 1) for x in v)
+        if isinstance(v, dict):
+            return any(holds(x, depth + 1) for x in v.values())
+        d = getattr(v, "__dict__", None)
+        return type(d) is dict and not type(v).__module__.startswith(("strider", "numpy")) and holds(d, depth + 1)
+
+    frame, owner = sys._getframe(1), True
+    while frame is not None:  # the user's frames up to strider's call of the function
+        file = frame.f_code.co_filename
+        if _internal(file) and file.endswith("_api.py"):
+            break
+        if not _internal(file):
+            for other, v in frame.f_locals.items():
+                if other.startswith("__strider_") or (owner and other == name and v is lst):
+                    continue
+                if holds(v, 0):
+                    where = f"{other!r} in {frame.f_code.co_name}()"
+                    return f"the name {where} also names" if v is lst else f"{where} also holds"
+            # (the region's function, and the functions its loops' bodies became)
+            owner = owner and frame.f_code.co_name.startswith("__strider_")
+        frame = frame.f_back
+    return None
+
+
 def listcomp_(items, fn):
     """[fn(v) for v in items] (one `for`, no `if`); where the items are a list a traced loop
     filled or an array's rows of a run-time length, a loop of the IR appending each (a list of a
@@ -803,8 +841,9 @@ def _append(trace, lst, value, block=False):
         raise trace_error("appending to a slice of a list filled in a loop on a traced condition",
                           "append to the list itself and slice it after")
     regions = [r for r in trace.loops if isinstance(r, _Region)]
-    if any(id(lst) in r.outside for r in regions):  # the caller's list would not see the items
-        raise side_effect_error("an append to a list the caller passes or the function reads from outside")
+    for r in regions:  # the caller's list, or another holder of the list, would not see the items
+        if id(lst) in r.outside:
+            raise side_effect_error(r.outside[id(lst)])
     rows = isinstance(lst, TracedRows)
     t = _block(lst, value) if rows or block else _item(lst, value)
     length = _count_of(trace, lst.length)
@@ -1263,7 +1302,7 @@ class _Region:
         self.counts = {}         # id(TracedList) -> appends in one trace of the body
         self.inner_counts = {}   # id(TracedList) -> appends in loops inside it, times their room
         self.made = {}           # id(TracedList) -> name, the lists this region made
-        self.outside = set()     # ids of those made from a list from outside the function
+        self.outside = {}        # id -> why, of those made from a list an append must not change (_append)
         self.made_storages = set()
 
     def learn_list(self, name, value):
@@ -1315,7 +1354,11 @@ class _Region:
                 if name in self.lists or state[i]:
                     inside[i] = self._make_list(name, state[i])
                     if capture is not None and capture.holds(state[i]):
-                        self.outside.add(id(inside[i]))
+                        self.outside[id(inside[i])] = "an append to a list the caller passes or the function reads " \
+                                                      "from outside"
+                    elif (holder := _other_holder(state[i], name)) is not None:
+                        self.outside[id(inside[i])] = f"an append to {name!r}, a list {holder} (which would not " \
+                                                      "see the items)"
                 else:
                     self.python_lists[id(state[i])] = name
         return inside

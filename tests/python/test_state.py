@@ -450,6 +450,36 @@ def _callers_list_in_a_while(s, out):
     return s.sum()
 
 
+def _list_a_dict_also_holds(s):
+    keep = []
+    res = {"keep": keep}
+    for i in range(len(s)):
+        if s[i] > 0.4:
+            keep.append(i)
+    return res
+
+
+def _list_another_name_names(s):
+    keep = []
+    alias = keep
+    for v in s:
+        if v > 0.4:
+            keep.append(v)
+    return alias
+
+
+def _appends_for_its_caller(keep, s):
+    for v in s:
+        if v > 0.4:
+            keep.append(v)
+
+
+def _list_a_helper_appends_to(s):
+    keep = []
+    _appends_for_its_caller(keep, s)
+    return keep
+
+
 def _warns_in_a_branch(s):
     if s.max() > 0.5:
         warnings.warn("a high score")
@@ -466,6 +496,9 @@ def _warns_in_a_branch(s):
     (_list_of_lists, r"\.append\(\) of a traced array"),
     (_callers_list, "an append to a list the caller passes"),
     (_callers_list_in_a_while, "an append to a list the caller passes"),
+    (_list_a_dict_also_holds, r"a list 'res' in _list_a_dict_also_holds\(\) also holds"),
+    (_list_another_name_names, "a list the name 'alias' in _list_another_name_names"),
+    (_list_a_helper_appends_to, r"the name 'keep' in _list_a_helper_appends_to\(\) also names"),
 ])
 @pytest.mark.parametrize("n", [6, 12], ids=["unrolled", "loop"])
 def test_python_state_changed_in_loops_and_branches_on_traced_conditions(fn, why, n):

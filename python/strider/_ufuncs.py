@@ -2,6 +2,7 @@
 ufunc.resolve_dtypes), casts and copies, where, clip, round, isclose; and the axis and out=
 helpers the other families share."""
 import builtins
+import operator
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -10,7 +11,8 @@ from . import _C
 from ._errors import unsupported
 from ._indexing import assign
 from ._tracer import (IMPL, IR_DTYPES, Extent, Tracer, reshape_units, as_tracer, bound, cast_unsafe, check_dtype, check_fits,
-                      current_trace, emit, holds_traced, keep_order, like_order, python_operator_call, weak_type)
+                      current_trace, emit, holds_traced, keep_order, like_order, python_operator_call, weak_type,
+                      RunInNumPy)
 
 _NoValue = np._NoValue
 
@@ -292,6 +294,7 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
     weak = None
     if out is None and all_weak and python_op:
         weak = _WEAK_OF_KIND.get(out_dt.kind)
+        ins = _python_number_checks(name, ins, all(dt.kind in "biu" for dt in in_dts))
     if name in _COMPARISONS and in_dts[0] != in_dts[1]:
         result = _compare_signed_with_uint64(name, ins)
     else:
@@ -421,6 +424,40 @@ def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoVa
                         "'same_kind'")
     assign(out, r)
     return out
+
+
+def _by_zero(op, a, b):
+    try:
+        op(a, b)
+    except ZeroDivisionError as e:
+        return str(e)
+
+
+# Python's ZeroDivisionError messages (this Python's words), by op and whether both numbers are ints
+_BY_ZERO = {(name, ints): _by_zero(op, *((1, 0) if ints else (1.0, 0.0)))
+            for name, op in (("divide", operator.truediv), ("floor_divide", operator.floordiv),
+                             ("remainder", operator.mod)) for ints in (True, False)}
+
+
+def _python_number_checks(name, ins, ints):
+    """The inputs of a Python operator on Python numbers, and checks made when the function runs
+    where it parts from NumPy's ufunc: division by zero raises ZeroDivisionError (NumPy gives inf or NaN: `inter /
+    union` of floats with union 0), and a power Python computes in another type (an int to a
+    negative power is a float, a negative float to a fractional one complex) runs the call in
+    NumPy, whose Python computes it."""
+    trace = current_trace()
+    if (name, ints) in _BY_ZERO:
+        trace.check_assert(ins[1] != 0, _BY_ZERO[name, ints], ZeroDivisionError)
+    elif name == "power" and ints:
+        trace.check_assert(ins[1] >= 0, "a Python int to a negative power (a float in Python)", RunInNumPy)
+        # (NumPy's loop would raise ValueError there, perhaps first: the stages' order is open)
+        return [ins[0], np.maximum(ins[1], 0)]
+    elif name == "power":
+        base, exponent = ins
+        trace.check_assert((base != 0) | (exponent >= 0), _by_zero(operator.pow, 0.0, -1.0), ZeroDivisionError)
+        trace.check_assert((base >= 0) | (exponent == np.floor(exponent)) | np.isnan(exponent),
+                           "a negative Python float to a fractional power (complex in Python)", RunInNumPy)
+    return ins
 
 
 def _weak_int_past(bound, toward, limit):

@@ -393,6 +393,28 @@ def test_int_of_a_traced_float():
         strider.compile(f, strict=True)(np.array([1e19, 0.0]), np.zeros(2))
 
 
+def _python_number_ops(x, y, n):
+    a, b = float(x.sum()), float(y.sum())
+    i, j = int(x.size), int(y.sum())
+    return a / b, a // b, a % b, i / j, i // j, i % j, b ** -1.0, i ** n, a ** 0.5
+
+
+def test_python_numbers_divide_and_raise_to_powers_as_python_does():
+    # traced Python numbers (sums made floats and ints) keep Python's rules where NumPy's ufunc
+    # would give inf, NaN or an error: division by zero raises ZeroDivisionError when the
+    # function runs; an int to a negative power (a float) and a negative float to a fractional
+    # power (complex) run the call in NumPy
+    x = np.array([1.5, 2.0, 0.25])
+    check(_python_number_ops, x, np.array([2.0, 1.0]), 3)
+    for y in (np.zeros(2), np.array([0.0, -0.0])):
+        check_raises(_python_number_ops, x, y, 3, exc=ZeroDivisionError)
+    for sign, n in ((1, -2), (-1, 3)):
+        with pytest.warns(strider.GraphBreakWarning, match="power"):
+            check(_python_number_ops, sign * x, np.array([2.0, 1.0]), n, strict=False)
+    with pytest.raises(ValueError, match="negative power"):
+        strider.compile(_python_number_ops, strict=True)(x, np.ones(2), -2)
+
+
 def rounded(x):
     # COCO-style results: Python's round() of Python numbers (correctly rounded decimals, not
     # np.round's scaling: round(2.675, 2) is 2.67), of NumPy scalars (np.round), to an int

@@ -153,11 +153,13 @@ void verify_graph(const Graph& g) {
         const int64_t k = op.axes.size() >= 2 ? op.axes[1] : -1;
         Shape expect = v.shape;
         if (!expect.empty() && k >= 0) expect.back() = std::min<int64_t>(expect.back(), k);
-        if (v.ndim() < 1 || op.output.shape != expect || op.axes.size() == 1 || op.axes.size() > 3 ||
-            (op.axes.size() == 3 && op.axes[2] != 1) ||
+        const int64_t ties = op.axes.size() >= 3 ? op.axes[2] : 0;
+        if (v.ndim() < 1 || op.output.shape != expect || op.axes.size() == 1 ||
+            (ties != 0 && !(ties == 1 && op.axes.size() == 3) && !(ties == 2 && op.axes.size() > 3)) ||
             out != (op.code == OpCode::argsort ? DType::Int64 : in))
           fail(id, "a sort writes its input's shape, or its first k along the last axis (argsort: i64 positions, "
-                   "sort: its dtype), with axes [reversed, k] and 1 where ties come in NumPy's default kind's order");
+                   "sort: its dtype), with axes [reversed, k], then 1 where ties come in NumPy's default kind's "
+                   "order, or 2 and the kth of a partition in NumPy's order");
         break;
       }
       case OpKind::Scan:

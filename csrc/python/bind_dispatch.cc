@@ -59,6 +59,37 @@ void install_numpy_loops(const py::module_& np, OpCode op, const char* name) {
   }
 }
 
+// NumPy's partition or argpartition of a row (data_dependent.h's NumpyPartitionFn), through its C
+// API: the row and kth as arrays over the runtime's memory, the GIL taken on this thread.
+int numpy_partition(DType dtype, void* values, int64_t n, const int64_t* kth, int64_t nkth, int64_t* order,
+                    int64_t m, bool reverse, std::string* error) {
+  const PyGILState_STATE gil = PyGILState_Ensure();
+  npy_intp length = n, kths = nkth;
+  PyObject* row = PyArray_SimpleNewFromData(1, &length, typenum(dtype), values);
+  PyObject* at = PyArray_SimpleNewFromData(1, &kths, NPY_INT64, const_cast<int64_t*>(kth));
+  bool ok = row && at;
+  if (ok && order) {
+    PyObject* got = PyArray_ArgPartition(reinterpret_cast<PyArrayObject*>(row), reinterpret_cast<PyArrayObject*>(at),
+                                         0, NPY_INTROSELECT);
+    ok = got != nullptr;
+    if (ok) {
+      const auto* all = static_cast<const int64_t*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(got)));
+      for (int64_t i = 0; i < m; ++i) order[i] = all[reverse ? n - 1 - i : i];
+    }
+    Py_XDECREF(got);
+  } else if (ok) {
+    ok = PyArray_Partition(reinterpret_cast<PyArrayObject*>(row), reinterpret_cast<PyArrayObject*>(at), 0,
+                           NPY_INTROSELECT) == 0;
+  }
+  Py_XDECREF(row);
+  Py_XDECREF(at);
+  if (!ok) {
+    *error = py::error_already_set().what();  // (fetches and clears NumPy's error)
+  }
+  PyGILState_Release(gil);
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 
 void bind_dispatch(py::module_& m) {
@@ -73,6 +104,7 @@ void bind_dispatch(py::module_& m) {
                    reinterpret_cast<NumpyArgsortFn>(f->argsort[NPY_QUICKSORT]));
     Py_DECREF(descr);
   }
+  set_numpy_partition(numpy_partition);
   // STRIDER_NUMPY_MATH=1: NumPy's bits for the transcendental functions, at a call per vector
   if (const char* math = std::getenv("STRIDER_NUMPY_MATH"); math && std::string(math) == "1") {
     const py::module_ np = py::module_::import("numpy");

@@ -693,11 +693,16 @@ struct NumpySorts {
   NumpyArgsortFn argsort = nullptr;
 };
 std::array<NumpySorts, std::size(kDTypes)> numpy_sorts{};
+NumpyPartitionFn numpy_partition = nullptr;
+
+// A sort op's axes: [reversed, k], then 1 (ties in NumPy's default kind's order) or 2 and the
+// kth of a partition whose order is NumPy's (set_numpy_partition)
+constexpr int64_t kNumpyTies = 1, kNumpyPartition = 2;
 
 // Whether the first m of `chosen` leave an order to ties: two of them hold equal keys, or the
 // m-th's key is another unchosen one's (sort_key makes equal what NumPy's comparison does).
 template <typename U>
-bool ties(const std::vector<U>& keys, const std::vector<int64_t>& chosen, int64_t m) {
+bool ties_in(const std::vector<U>& keys, const std::vector<int64_t>& chosen, int64_t m) {
   for (int64_t i = 1; i < m; ++i)
     if (keys[chosen[i]] == keys[chosen[i - 1]]) return true;
   const int64_t n = static_cast<int64_t>(keys.size());
@@ -716,8 +721,11 @@ void sort_rows(const Graph& g, const Op& op, char* const* base) {
   const int last = in.ndim() - 1;
   const int64_t n = in.shape[last], m = out.shape[last];
   const bool positions = op.code == OpCode::argsort;
-  // NumPy's own sort where the op asks for its kind's order of ties (axes' third) and it is installed
-  const NumpySorts numpy = op.axes.size() == 3 ? numpy_sorts[static_cast<int>(g.dtype_of(in))] : NumpySorts{};
+  const int64_t ties = op.axes.size() >= 3 ? op.axes[2] : 0;
+  // NumPy's own sort where the op asks for its kind's order of ties and it is installed
+  const NumpySorts numpy = ties == kNumpyTies ? numpy_sorts[static_cast<int>(g.dtype_of(in))] : NumpySorts{};
+  const NumpyPartitionFn partition = ties == kNumpyPartition ? numpy_partition : nullptr;
+  const std::vector<int64_t> kth(op.axes.begin() + std::min<size_t>(op.axes.size(), 3), op.axes.end());
   View in_rows = in, out_rows = out;  // the first element of each row
   in_rows.shape[last] = out_rows.shape[last] = 1;
   dispatch_dtype(g.dtype_of(in), [&](auto tag) {
@@ -726,7 +734,7 @@ void sort_rows(const Graph& g, const Op& op, char* const* base) {
     std::vector<std::array<int64_t, 2>> rows;  // each row's first element in `in` and `out`
     walk<2>(in_rows.shape, {&in_rows, &out_rows}, [&](const std::array<int64_t, 2>& off) { rows.push_back(off); });
     auto sort = [&](int64_t begin, int64_t end) {
-      Scratch<U, 2> keys_buffer(n);
+      Scratch<U, 2> keys_buffer(partition ? 0 : n);
       Scratch<int64_t, 3> order(0);
       using Byte = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;  // (NumPy's bools are bytes)
       Scratch<Byte, 6> values(0);
@@ -735,10 +743,33 @@ void sort_rows(const Graph& g, const Op& op, char* const* base) {
         const auto [from, to] = rows[r];
         const T* row = at<T>(base, in, from);
         const int64_t step = in.strides[last];
+        if (partition) {  // NumPy's partition of the row: the m it heads with (or ends with, last first)
+          std::vector<Byte>& v = *values;
+          const Byte* data = reinterpret_cast<const Byte*>(row);
+          if (step != 1 || !positions) {  // (a partition of values moves them: a copy)
+            v.resize(n);
+            for (int64_t i = 0; i < n; ++i) v[i] = row[i * step];
+            data = v.data();
+          }
+          // positions straight into a contiguous result
+          const bool direct = positions && out.strides[last] == 1;
+          std::vector<int64_t>& o = *order;
+          o.resize(positions && !direct ? m : 0);
+          int64_t* into = direct ? at<int64_t>(base, out, to) : o.data();
+          std::string error;
+          if (partition(g.dtype_of(in), const_cast<Byte*>(data), n, kth.data(), static_cast<int64_t>(kth.size()),
+                        positions ? into : nullptr, m, reverse, &error) != 0)
+            throw std::invalid_argument(error);
+          for (int64_t i = 0; i < m && !direct; ++i) {
+            if (positions) *at<int64_t>(base, out, to + i * out.strides[last]) = o[i];
+            else *at<T>(base, out, to + i * out.strides[last]) = static_cast<T>(v[reverse ? n - 1 - i : i]);
+          }
+          continue;
+        }
         for (int64_t i = 0; i < n; ++i) keys[i] = sort_key(row[i * step]);
         const std::vector<int64_t>* chosen = &selected(keys, m, reverse, *order);
         // a row with ties: NumPy's order of it (its values, for sort), reversed where asked
-        if ((positions ? numpy.argsort != nullptr : numpy.sort != nullptr) && ties(keys, *chosen, m)) {
+        if ((positions ? numpy.argsort != nullptr : numpy.sort != nullptr) && ties_in(keys, *chosen, m)) {
           std::vector<Byte>& v = *values;
           v.resize(n);
           for (int64_t i = 0; i < n; ++i) v[i] = row[i * step];
@@ -761,8 +792,9 @@ void sort_rows(const Graph& g, const Op& op, char* const* base) {
         }
       }
     };
-    // rows are independent: several long ones sort on the pool
-    if (static_cast<int64_t>(rows.size()) * n >= kParallelSortKeys) parallel_for(static_cast<int64_t>(rows.size()), sort);
+    // rows are independent: several long ones sort on the pool (NumPy's partition takes the GIL:
+    // on this thread)
+    if (!partition && static_cast<int64_t>(rows.size()) * n >= kParallelSortKeys) parallel_for(static_cast<int64_t>(rows.size()), sort);
     else sort(0, static_cast<int64_t>(rows.size()));
   });
 }
@@ -805,6 +837,8 @@ void search(const Graph& g, const Op& op, char* const* base) {
 void set_numpy_sort(DType dtype, NumpySortFn sort, NumpyArgsortFn argsort) {
   numpy_sorts[static_cast<int>(dtype)] = {sort, argsort};
 }
+
+void set_numpy_partition(NumpyPartitionFn partition) { numpy_partition = partition; }
 
 void run_data_dependent(const Graph& g, const Op& op, char* const* base) {
   switch (op_kind(op.code)) {

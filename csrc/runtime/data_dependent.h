@@ -1,6 +1,7 @@
 #pragma once
 
 #include <stdexcept>
+#include <string>
 
 #include "ir/graph.h"
 
@@ -30,6 +31,19 @@ using NumpyArgsortFn = int (*)(void* values, int64_t* order, int64_t n, void* un
 /// NumPy leaves their order to its algorithm (x86-simd-sort, introsort), which only it has. The
 /// Python module installs them; without them ties come in stable order.
 void set_numpy_sort(DType dtype, NumpySortFn sort, NumpyArgsortFn argsort);
+
+/// NumPy's own partition of `n` contiguous values of `dtype` at the `nkth` positions `kth`
+/// (negative ones from the end), its default kind: with `order` null, of the values in place;
+/// else argpartition's first m positions into `order` (`reverse`: its last m, last first).
+/// Nonzero on failure, `error` then holding NumPy's message.
+using NumpyPartitionFn = int (*)(DType dtype, void* values, int64_t n, const int64_t* kth, int64_t nkth,
+                                 int64_t* order, int64_t m, bool reverse, std::string* error);
+
+/// Installs NumPy's partition, which a sort op that asks for it (its axes' third, 2, then the kth)
+/// calls for every row: NumPy leaves the order on either side of a kth, and which of equal keys
+/// lands there, to its introselect, which only it has. The Python module installs it; without
+/// it such a sort is a stable sort (one of the answers NumPy's contract allows).
+void set_numpy_partition(NumpyPartitionFn partition);
 
 /// What check_assert throws where the asserted value is false (Python's AssertionError).
 struct AssertionFailed : std::runtime_error {

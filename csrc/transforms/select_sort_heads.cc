@@ -46,7 +46,6 @@ Graph select_sort_heads(const Graph& g, const StorageTable& t) {
     }
     if (whole || hi < lo) continue;
     Op& sel = out.ops[i];
-    const int64_t ties = op.axes.size() == 3 ? op.axes[2] : 0;  // 1: ties in NumPy's default kind's order
     if (hi < n - 1) {  // the head: the first hi + 1 of the order
       sel.axes = {0, hi + 1};
       sel.output = View{s, {hi + 1}, {1}, 0};
@@ -54,7 +53,8 @@ Graph select_sort_heads(const Graph& g, const StorageTable& t) {
       sel.axes = {1, n - lo};
       sel.output = View{s, {n - lo}, {-1}, n - 1};
     }
-    if (ties && sel.axes.size() == 2) sel.axes.push_back(ties);
+    // (and how ties come: NumPy's default kind's order, or its partition's, with its kth)
+    if (sel.axes.size() == 2 && op.axes.size() > 2) sel.axes.insert(sel.axes.end(), op.axes.begin() + 2, op.axes.end());
   }
   return out == g ? g : out;
 }

@@ -465,7 +465,7 @@ def top_k(t, key):
     if s.start is None and s.stop is None and isinstance(s.step, int) and s.step == -1:
         # the reverse: a copy anyway, so the sort's reversed order itself (no gather). A top-k
         # from its end next.
-        r = emit(name, [src], t.shape, t.dtype, axes=(int(not reverse), -1) + (ties,) * bool(ties), readonly="copy")
+        r = emit(name, [src], t.shape, t.dtype, axes=(int(not reverse), -1) + ties, readonly="copy")
         trace.sorted[trace.value_key(r)] = (name, src, not reverse, ties)
         return r
     if s.start not in (None, 0) or s.step not in (None, 1) or not isinstance(s.stop, (int, np.integer)) or s.stop < 0:
@@ -475,7 +475,7 @@ def top_k(t, key):
         return None  # the whole sort: a view of it
     # a selection of its own, not a view of the sorted array: writes through it are refused
     return emit(name, [src], (Extent(k, np.minimum(n.value(), k)._view.storage),), t.dtype,
-                axes=(int(reverse), k) + (ties,) * bool(ties), readonly="top_k")
+                axes=(int(reverse), k) + ties, readonly="top_k")
 
 
 def _lists_as_arrays(key):

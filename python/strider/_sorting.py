@@ -19,29 +19,29 @@ from ._ufuncs import checked_equal
 I64 = np.dtype(np.int64)
 
 
-def _along_last(name, t, axis, dtype, order="K", ties=0):
+def _along_last(name, t, axis, dtype, order="K", ties=()):
     """name(t) along `axis`, computed along the last axis of a view that moves it there, into a
     result laid out as NumPy's: like t (`order` K: sort and the scans, which copy t first) or in
-    C order (argsort); a sort's `ties`: 0 stable, else NumPy's kind whose order of ties it keeps
-    (_ties)."""
+    C order (argsort); a sort's `ties`, its axes after [reversed, k]: none stable, else (1,),
+    NumPy's kind whose order of ties it keeps (_ties), or (2, kth...), NumPy's partition."""
     t, axis = flat_if_none(t, axis)
     axis = normalize_axis_index(axis, t.ndim)
     perm = [d for d in range(t.ndim) if d != axis] + [axis]
     moved = t.transpose(perm)
     layout = like_order(t, order) or list(range(t.ndim))  # t's axes, outermost first
-    r = emit(name, [moved], moved.shape, dtype, order=[perm.index(d) for d in layout], axes=(0, -1, ties) if ties else ())
+    r = emit(name, [moved], moved.shape, dtype, order=[perm.index(d) for d in layout], axes=(0, -1) + ties if ties else ())
     if t.ndim == 1 and name in ("sort", "argsort") and isinstance(t.shape[0], Extent):  # its heads: _advanced.top_k
         current_trace().sorted[current_trace().value_key(r)] = (name, moved, False, ties)
     return r.transpose(sorted(range(t.ndim), key=perm.__getitem__))
 
 
 def _ties(kind, stable):
-    """The order a sort of this kind gives equal keys: 0 stable ('stable', 'mergesort': NumPy's
-    are stable), else 1, NumPy's default kind's (which NumPy 2's 'heapsort' runs too), which only
-    NumPy's own algorithm gives (the runtime calls it for a row that holds equal keys)."""
+    """The order a sort of this kind gives equal keys: () stable ('stable', 'mergesort': NumPy's
+    are stable), else (1,), NumPy's default kind's (which NumPy 2's 'heapsort' runs too), which
+    only NumPy's own algorithm gives (the runtime calls it for a row that holds equal keys)."""
     if kind not in (None, "quicksort", "mergesort", "heapsort", "stable"):
         raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
-    return 0 if stable or kind in ("mergesort", "stable") else 1
+    return () if stable or kind in ("mergesort", "stable") else (1,)
 
 
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
@@ -64,39 +64,48 @@ def sort_inplace(a, axis=-1, kind=None, order=None, *, stable=None):
 
 
 def _check_kth(t, kth, axis):
-    """NumPy's checks of a partition's kth along `axis`; a run-time length is checked when the
-    function runs."""
+    """NumPy's checks of a partition's kth along `axis` (a run-time length is checked when the
+    function runs), and the sort's axes that ask for NumPy's partition at them (_along_last)."""
     ks = np.asarray(kth)
     if ks.dtype == np.bool_:
         raise ValueError("Booleans unacceptable as partition index")
     if ks.dtype.kind not in "iu":
         raise TypeError("Partition index must be integer")
     n = t.shape[normalize_axis_index(axis, t.ndim)]
+    empty = any(not isinstance(d, Extent) and d == 0 for d in t.shape)  # NumPy checks no kth then
     for k in ks.reshape(-1).tolist():
-        if isinstance(n, Extent):
-            emit("check_index", [current_trace().const(np.int64(k)), n.value()], (), I64, axes=(-1,))
+        if empty:
+            break
+        if isinstance(n, Extent):  # (a length of 0 passes, as above)
+            length = n.value()
+            length = length + np.equal(length, 0) * (abs(k) + 1)
+            emit("check_index", [current_trace().const(np.int64(k)), length], (), I64, axes=(-1,))
         elif not -n <= k < n:
             raise ValueError(f"kth(={k + n if k < 0 else k}) out of bounds ({n})")
+    return (2,) + tuple(ks.reshape(-1).tolist())
 
 
 def partition(a, kth, axis=-1, kind="introselect", order=None):
-    """A full sort: NumPy leaves the order on either side of each kth open, and the sorted array is
-    one of its answers."""
+    """NumPy's own partition of each row (the runtime calls it; the GPU's is a sort, one of the
+    answers NumPy's contract allows)."""
     if kind != "introselect":
         raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
+    if order is not None:
+        raise unsupported("partition(order=...)", "strider has no structured dtypes")
     t, axis = flat_if_none(as_tracer(a), axis)
-    _check_kth(t, kth, axis)
-    return sort(t, axis, order=order)
+    return _along_last("sort", t, axis, t.dtype, ties=_check_kth(t, kth, axis))
 
 
 def argpartition(a, kth, axis=-1, kind="introselect", order=None):
-    """The stable argsort, one of the answers NumPy allows (which of equal elements lands on which
-    side of a kth may differ from NumPy's); argpartition(s, k)[:k] is a top-k."""
+    """NumPy's own argpartition of each row: which of equal elements lands on which side of a kth,
+    and the order on each side, are its introselect's (the GPU's is a stable argsort, one of the
+    answers NumPy's contract allows); argpartition(s, k)[:k] reads its first k."""
     if kind != "introselect":
         raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
+    if order is not None:
+        raise unsupported("argpartition(order=...)", "strider has no structured dtypes")
     t, axis = flat_if_none(as_tracer(a), axis)
-    _check_kth(t, kth, axis)
-    return argsort(t, axis, kind="stable", order=order)
+    return _along_last("argsort", t, axis, I64, order="C", ties=_check_kth(t, kth, axis))
 
 
 def partition_inplace(a, kth, axis=-1, kind="introselect", order=None):

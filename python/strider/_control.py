@@ -285,6 +285,8 @@ def callee(fn):
                           "outside")
     if isinstance(fn, type) and issubclass(fn, np.generic):
         return functools.partial(scalar_type_, fn)
+    if type(fn) is types.BuiltinMethodType and type(fn.__self__) is list and fn.__name__ == "sort":
+        return functools.partial(_list_sort, fn.__self__)
     positions = _array_positions(fn)
     if positions:
         return functools.partial(_lists_as_arrays, fn, positions)
@@ -310,7 +312,10 @@ def binop_(op, a, b):
 
 
 def augop_(op, a, b):
-    """`a op= b` in rewritten code."""
+    """`a op= b` in rewritten code; `lst += items` of a list is lst.extend(items), which a loop on
+    a traced condition carries as it carries appends."""
+    if op == "Add" and isinstance(a, (list, TracedList)) and isinstance(b, (list, tuple, TracedList)):
+        return extend(a, b)
     return INPLACE[op](a, _length_read(a, b))
 
 
@@ -431,27 +436,55 @@ def sorted_(*args, **kwargs):
     key, reverse = kwargs.get("key"), kwargs.get("reverse", False)
     values = list(args[0])
     keys = [key(v) for v in values] if key is not None else values
-    if not values or not any(type(k) is Choice or _is_traced(k) for k in keys):
+    # tuples of numbers compare position by position (Python's order of (score, index) records)
+    records = bool(keys) and all(type(k) in (tuple, list) and len(k) == len(keys[0]) and k for k in keys)
+    numbers = [x for k in keys for x in k] if records else keys
+    if not values or not any(type(x) is Choice or _is_traced(x) for x in numbers):
         return sorted(*args, **kwargs)
-    if _is_traced(reverse) or any(np.ndim(k) for k in keys):
+    if _is_traced(reverse) or any(np.ndim(x) for x in numbers):
         raise trace_error("sorted() by keys that are not numbers, or with a traced reverse=", "sort by numbers")
-    k = items(keys)[0]
-    if k.dtype.kind == "f":
-        current_trace().check_assert(np.logical_not(np.any(np.isnan(k))), "sorted() by a NaN key, which Python's "
-                                     "timsort places its own way", RunInNumPy)
+    columns = [items(list(c))[0] for c in zip(*keys)] if records else [items(keys)[0]]
+    for k in columns:
+        if k.dtype.kind == "f":
+            current_trace().check_assert(np.logical_not(np.any(np.isnan(k))), "sorted() by a NaN key, which "
+                                         "Python's timsort places its own way", RunInNumPy)
     n = len(values)
-    order = (n - 1 - np.argsort(k[::-1], kind="stable")[::-1]) if reverse else np.argsort(k, kind="stable")
-    kinds = {type(v) for v in values}
+
+    def stable(cols):  # (np.lexsort's order: the last position's sort, refined by each before it)
+        order = np.argsort(cols[-1], kind="stable")
+        for c in cols[-2::-1]:
+            order = order[np.argsort(c[order], kind="stable")]
+        return order
+
+    order = (n - 1 - stable([k[::-1] for k in columns])[::-1]) if reverse else stable(columns)
+    return _gathered(values, order)
+
+
+def _gathered(values, order):
+    """values (numbers of one kind, arrays of one shape and dtype, or records of those: tuples or
+    lists of one length) in `order`, a traced permutation; Python numbers stay Python numbers, a
+    record's positions keep their kinds."""
+    record = type(values[0])
+    if record in (tuple, list) and all(type(v) is record and len(v) == len(values[0]) for v in values):
+        columns = [_gathered(list(c), order) for c in zip(*values)]
+        return [record(c[i] for c in columns) for i in range(len(values))]
+    kinds = {_number_type(v) or type(v) for v in values}  # (a traced Python number's is its type)
     picked, mixed = items(values)
     if mixed or (len(kinds) > 1 and kinds & {bool, int, float}):
         raise trace_error("sorted() of items of several kinds by keys known only when the function runs",
                           "sort items of one kind (indices, then index with them)")
     picked = picked[order]
-    out = [picked[i] for i in range(n)]
-    if kinds <= {bool, int, float}:  # Python numbers stay Python numbers
+    out = [picked[i] for i in range(len(values))]
+    if kinds <= {bool, int, float}:  # (of one of them: checked above)
+        weak = next(iter(kinds))
         for t in out:
-            t._weak, t._scalar = type(values[0]), False
+            t._weak, t._scalar = weak, False
     return out
+
+
+def _list_sort(lst, *, key=None, reverse=False):
+    """list.sort in rewritten code: sorted_'s order, into the list."""
+    lst[:] = sorted_(lst, key=key, reverse=reverse)
 
 
 def in_(item, container, negate):

@@ -2193,6 +2193,34 @@ def sorted_by_traced_keys(scores, rows):
     return by_score[:5], firsts, three, np.stack(ranked)
 
 
+def kept_by_plus_equals(scores, t):
+    # `keep += [i]` is keep.extend([i]): a list the loop carries, as its appends
+    keep, pairs = [], []
+    i = 0
+    while i < scores.shape[0]:
+        if scores[i] > t:
+            keep += [i]
+            pairs += (float(scores[i]), i * 0.5)
+        i += 1
+    return keep, pairs
+
+
+def test_a_list_extended_by_plus_equals_in_a_traced_loop():
+    s = np.array([0.3, 0.9, 0.2, 0.1, 0.8, 0.5])
+    for t in (0.4, 0.95):
+        check(kept_by_plus_equals, s, t)
+
+
+def sorted_records(scores, rows):
+    # (score, box, index) records, as detection code sorts them: each position keeps its kind
+    dets = [(scores[i], rows[i, :4], i) for i in range(len(scores))]
+    dets.sort(key=lambda d: d[0], reverse=True)
+    pairs = sorted([(float(scores[i]), [float(v) for v in rows[i, :2]]) for i in range(len(scores))],
+                   key=lambda d: -d[0])
+    by_tuple = sorted([(scores[i], -i) for i in range(len(scores))], reverse=True)  # Python's tuple order
+    return [d[2] for d in dets], np.stack([d[1] for d in dets]), pairs, by_tuple
+
+
 @pytest.mark.parametrize("ties", [False, True])
 def test_sorted_by_keys_known_at_run_time(ties):
     """Builtin sorted by traced keys: a stable argsort (reverse=True keeps equal keys' order,
@@ -2200,6 +2228,7 @@ def test_sorted_by_keys_known_at_run_time(ties):
     s = np.array([0.3, 0.9, 0.3, 0.1, 0.9, 0.5] if ties else [0.3, 0.9, 0.2, 0.1, 0.8, 0.5], np.float32)
     rows = np.hstack([boxes(6, 14)[:, :4], s[:, None]])
     check(sorted_by_traced_keys, s, rows)
+    check(sorted_records, s, rows)
     s[2] = np.nan
     with pytest.raises(ValueError, match="NaN key"):
         strider.compile(sorted_by_traced_keys, strict=True)(s, rows)

@@ -219,6 +219,35 @@ def broadcast_to(array, shape, subok=False):
     return t.view_of(view, readonly="broadcast")
 
 
+def as_strided(t, shape=None, strides=None, writeable=True):
+    """numpy.lib.stride_tricks.as_strided of a traced array: a view of its memory with the shape
+    and byte strides given (CenterNet's windows of a padded heatmap for its max pooling). One
+    whose elements overlap is read-only (a write's order would be NumPy's loop's); one past the
+    array's memory, where NumPy reads what lies there, is refused."""
+    if t.is_dynamic:
+        raise unsupported("as_strided of an array whose length is known only at run time", "slice it first")
+    shape = t.shape if shape is None else tuple(operator.index(d) for d in shape)
+    strides = t.strides if strides is None else tuple(operator.index(s) for s in strides)
+    item = t.dtype.itemsize
+    if len(strides) != len(shape) or any(s % item for s in strides) or any(d < 0 for d in shape):
+        raise unsupported("as_strided with strides that are not multiples of the item size (or not one per axis)",
+                          "give whole-element strides")
+    steps = [s // item for s in strides]
+    v = t._view
+    if 0 not in shape:
+        lo = v.offset + sum(s * (d - 1) for s, d in zip(steps, shape) if s < 0)
+        hi = v.offset + sum(s * (d - 1) for s, d in zip(steps, shape) if s > 0)
+        if lo < 0 or hi >= t._trace.graph.storage_size(v.storage):
+            raise unsupported("as_strided reaching past the memory of the array it views (NumPy reads whatever "
+                              "lies there)", "keep the view inside the array")
+    reach, overlap = 1, False  # (sufficient: each axis, by |stride|, steps past all the ones inside it)
+    for s, d in sorted(((abs(s), d) for s, d in zip(steps, shape) if d > 1)):
+        overlap = overlap or s < reach
+        reach += s * (d - 1)
+    readonly = "overlap" if overlap else None if writeable else "as_strided"
+    return t.view_of(_C.View(v.storage, list(shape), steps, v.offset), readonly=readonly or t._readonly)
+
+
 def _run_time_lengths_as(t, lengths):
     """t read with the static lengths that its run-time ones must be, checked when the function
     runs (NumPy's ValueError where one differs; where t's is 1, NumPy broadcasts it: the call

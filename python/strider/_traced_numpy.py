@@ -12,7 +12,7 @@ import numpy as np
 
 from ._errors import _internal, unsupported
 from ._ops import CREATION
-from ._shapes import concatenate, hstack, stack, vstack
+from ._shapes import as_strided, concatenate, hstack, stack, vstack
 from ._tracer import Extent, TracedList, Tracer, as_tracer, current_trace, holds_traced, item_list
 
 
@@ -255,6 +255,18 @@ def _vectorize_call(real):
     return call
 
 
+def _as_strided(real):
+    """numpy.lib.stride_tricks.as_strided, a view of a traced array too (_shapes.as_strided)."""
+
+    @functools.wraps(real)
+    def call(x, shape=None, strides=None, subok=False, writeable=True):
+        if not isinstance(x, Tracer):
+            return real(x, shape, strides, subok, writeable)
+        return as_strided(x, shape, strides, writeable)
+
+    return call
+
+
 _REAL = {(np, name): getattr(np, name) for name in CREATION}
 _WRAPPED = {(np, name): _creation(fn, _REAL[(np, name)]) for name, fn in CREATION.items()}
 for _name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "randint", "choice",
@@ -288,6 +300,8 @@ for _name in ("errstate", "seterr"):
                                      "check the results for inf or NaN instead", _raising)
 _REAL[(np.vectorize, "__call__")] = np.vectorize.__call__
 _WRAPPED[(np.vectorize, "__call__")] = _vectorize_call(np.vectorize.__call__)
+_REAL[(np.lib.stride_tricks, "as_strided")] = np.lib.stride_tricks.as_strided
+_WRAPPED[(np.lib.stride_tricks, "as_strided")] = _as_strided(np.lib.stride_tricks.as_strided)
 _BY_REAL_ID = {id(_REAL[key]): _WRAPPED[key] for key in _REAL}
 _STAND_IN_IDS = {id(fn) for fn in _WRAPPED.values()}
 

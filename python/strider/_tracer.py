@@ -1572,5 +1572,8 @@ def check_writeable(t):
         raise unsupported("writing into the result of indexing an array whose length is known only at run time "
                           "(NumPy's result would be a view; strider's is a copy)", "write through the array itself: "
                           "x[k] = v")
+    if t._readonly == "overlap":
+        raise unsupported("writing through an as_strided view whose elements overlap (the order of its writes "
+                          "would be NumPy's loop's)", "write into the array it views")
     if t._readonly is not None:
         raise ValueError("assignment destination is read-only")

@@ -9,6 +9,7 @@ differently aliased or laid-out arguments) are covered too.
 """
 import numpy as np
 import pytest
+from numpy.lib.stride_tricks import as_strided
 
 import strider
 from differential import check, check_raises
@@ -195,6 +196,42 @@ def test_broadcast_to_is_read_only():
         v = np.broadcast_to(x, (3, 4))
         v[0, 0] = 1.0
     check_raises(f, ar(4), exc=ValueError)
+
+
+def _window_max(heat, kernel=3):
+    # CenterNet's max pooling: windows of a padded heatmap, by as_strided
+    pad = (kernel - 1) // 2
+    c, h, w = heat.shape
+    hp = np.pad(heat, ((0, 0), (pad, pad), (pad, pad)), constant_values=-np.inf)
+    s = hp.strides
+    windows = as_strided(hp, (c, h, w, kernel, kernel), (s[0], s[1], s[2], s[1], s[2]))
+    return heat * (windows.max(axis=(3, 4)) == heat)
+
+
+def _strided_views(x):
+    rows = np.lib.stride_tricks.as_strided(x[1:], (2, 3), (x.strides[0] * 3, x.strides[0]))
+    rows[1] *= -1  # written through: no two of its elements are one
+    pairs = as_strided(x, (4, 2), (x.strides[0], x.strides[0]))
+    return pairs.sum(axis=1), rows, as_strided(x, writeable=False)
+
+
+def test_as_strided_views():
+    heat = (np.random.default_rng(9).integers(0, 5, (2, 6, 7)) / 4).astype(np.float32)
+    check(_window_max, heat)
+    check(_strided_views, ar(8))
+    check(_strided_views, ar(9).astype(np.float16)[::-1])
+
+
+def test_as_strided_overlapping_or_past_the_array_is_refused():
+    def overlapping(x):
+        as_strided(x, (3, 2), (x.strides[0], x.strides[0]))[0] = 7.0
+
+    def past(x):
+        return as_strided(x, (10,), x.strides).sum()
+
+    for fn in (overlapping, past):
+        with pytest.raises(strider.UnsupportedError, match="as_strided"):
+            strider.compile(fn, strict=True)(ar(6))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -323,6 +323,10 @@ class CompiledFunction(_C.Dispatcher):
                         raise trace_error(f"a change to a list or dict default of {self._fn.__name__}() (it would "
                                           "change once, as the function traces)", "use None as the default and "
                                           "make the list in the function")
+                    if changed := capture.changed_classes():
+                        raise trace_error(f"a change to the class attribute {', '.join(changed)} (it would change "
+                                          "once, as the function traces)", "keep the state on an object or pass it "
+                                          "in")
                     if trace.refusals_in_try:  # caught by the function's own `except`: NumPy decides
                         raise trace.refusals_in_try[0]
                 except Exception as e:

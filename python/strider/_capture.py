@@ -47,22 +47,35 @@ def _adoptable(value):
     """Objects whose attributes a trace follows: instances of Python classes, and objects with a
     plain __dict__ (types.SimpleNamespace)."""
     cls = type(value)
-    return ((cls.__flags__ & (1 << 9) or type(getattr(value, "__dict__", None)) is dict)  # Py_TPFLAGS_HEAPTYPE
-            and not isinstance(value, (type, types.ModuleType, types.FunctionType, types.MethodType, Tracer,
-                                       np.ndarray, np.generic, list, tuple, dict, enum.Enum))
-            and not callable(getattr(cls, "_trace", None)))  # compiled functions
+    return _user_class(value) or (
+        (cls.__flags__ & (1 << 9) or type(getattr(value, "__dict__", None)) is dict)  # Py_TPFLAGS_HEAPTYPE
+        and not isinstance(value, (type, types.ModuleType, types.FunctionType, types.MethodType, Tracer,
+                                   np.ndarray, np.generic, list, tuple, dict, enum.Enum))
+        and not callable(getattr(cls, "_trace", None)))  # compiled functions
 
 
 def _slot(holder, key):
-    """A global, an attribute in an object's __dict__ (holder: a dict) or a cell's contents."""
-    return holder[key] if isinstance(holder, dict) else holder.cell_contents
+    """A global, an attribute in an object's __dict__ (holder: a dict), a class's attribute
+    (holder: the class) or a cell's contents."""
+    if isinstance(holder, dict):
+        return holder[key]
+    return getattr(holder, key) if isinstance(holder, type) else holder.cell_contents
 
 
 def _set_slot(holder, key, value):
     if isinstance(holder, dict):
         holder[key] = value
+    elif isinstance(holder, type):
+        setattr(holder, key, value)
     else:
         holder.cell_contents = value
+
+
+def _user_class(value):
+    """A class of the user's (a config's `conf_thres = 0.5`, SORT's `count`): its data attributes
+    are sources, as an object's are."""
+    return (isinstance(value, type) and value.__flags__ & (1 << 9) and type(value) is type
+            and not value.__module__.startswith(("strider", "numpy")) and not issubclass(value, enum.Enum))
 
 
 _RECORDING = {}  # class -> its recording subclass
@@ -72,6 +85,8 @@ def _recording_class(cls):
     rec = _RECORDING.get(cls)
     if rec is None:
         def __getattribute__(obj, name, _get=cls.__getattribute__):
+            if name == "__class__":  # (`self.__class__.count += 1` is the class's)
+                return cls
             value = _get(obj, name)
             capture = _active()
             return value if capture is None else capture.read(obj, name, value)
@@ -88,6 +103,11 @@ def _recording_class(cls):
                                                "__qualname__": cls.__qualname__})
         _RECORDING[cls] = rec
     return rec
+
+
+def own_class(cls):
+    """The class whose recording subclass `cls` is, else cls."""
+    return cls.__mro__[1] if _RECORDING.get(cls.__mro__[1] if len(cls.__mro__) > 1 else None) is cls else cls
 
 
 def _active():
@@ -205,6 +225,13 @@ def put_back(held):
         _fill(container, items)
 
 
+def _class_data(cls):
+    """A class's own data attributes, each as (how it compares: a number or string by value,
+    anything else by identity, its value)."""
+    return {name: (v if type(v) in (int, float, bool, str, type(None)) else ("id", id(v)), v)
+            for name, v in list(vars(cls).items()) if not name.startswith("__") and _is_data(v)}
+
+
 def _snapshot(value):
     """What a container holds, deeply, by identity: a trace's writes into it show as a change."""
     if type(value) in (list, tuple):
@@ -232,6 +259,7 @@ class Capture:
         self.opened = []  # (object, its path, its attributes): objects followed through __dict__
         self.snapshots = []  # (source, traced container, snapshot)
         self.saved = []  # (container, its items): the real containers a dropped trace may write
+        self.saved_arrays = []  # (array, a copy): sources found while tracing, which it may write as NumPy
         self.effects = None  # what restore found
         self.fn = fn
         for s, v in zip(sources, values):
@@ -268,6 +296,10 @@ class Capture:
         for path, value in roots:
             if _adoptable(value):
                 self._adopt(value, path)
+        # the classes of the objects it follows, which it reads no attribute of: a change to
+        # their data attributes would happen once, as it traces (changed_classes)
+        classes = {id(c): c for _, c in self.swapped if _user_class(c) and id(c) not in self.paths}
+        self.classes = [(c, _class_data(c)) for c in classes.values()]
 
     # -- while tracing --
 
@@ -281,21 +313,22 @@ class Capture:
             return
         self.paths[id(obj)] = (path, obj)
         cls = type(obj)
-        try:  # object's own __setattr__: the class's may refuse (a frozen dataclass)
-            object.__setattr__(obj, "__class__", _recording_class(cls))
-            self.swapped.append((obj, cls))
-            return
-        except TypeError:
-            pass
-        # a class Python cannot swap (types.SimpleNamespace): every attribute of its __dict__ is
-        # read, and the trace sees the traced forms there
+        if not isinstance(obj, type):
+            try:  # object's own __setattr__: the class's may refuse (a frozen dataclass)
+                object.__setattr__(obj, "__class__", _recording_class(cls))
+                self.swapped.append((obj, cls))
+                return
+            except TypeError:
+                pass
+        # a class, or an object whose class Python cannot swap (types.SimpleNamespace): every
+        # attribute of its own is read, and the trace sees the traced forms there
         attrs = vars(obj)
-        self.opened.append((obj, path, set(attrs)))
+        self.opened.append((obj, path, dict(attrs)))
         for name, value in list(attrs.items()):
             if not name.startswith("__"):
                 source = (path[0], path[1], path[2], path[3] + (name,))
                 if ident(source) in self.traced:
-                    self._put(source, attrs, name, self.traced[ident(source)])
+                    self._put(source, obj if isinstance(obj, type) else attrs, name, self.traced[ident(source)])
                 else:
                     self._found(source, value)
 
@@ -310,6 +343,10 @@ class Capture:
                 self.known.add(i)
                 self.found.append(source)
                 self.saved.extend(_containers(value))
+                # not traced yet, the code writes it as NumPy does (`self.x[0] += self.x[1]`):
+                # the walk again must find it as it was
+                if isinstance(value, np.ndarray) and value.flags.writeable:
+                    self.saved_arrays.append((value, value.copy()))
         elif _adoptable(value):
             self._adopt(value, source)
 
@@ -347,6 +384,11 @@ class Capture:
     def changes_defaults(self):
         """Whether the trace changed a list or dict default of the function."""
         return any(_snapshot(d) != snap for d, snap in self.defaults)
+
+    def changed_classes(self):
+        """'Class.attribute' for each data attribute of a class the trace changed."""
+        return [f"{c.__name__}.{name}" for c, before in self.classes
+                for name in sorted(before.keys() | _class_data(c).keys()) if before.get(name) != _class_data(c).get(name)]
 
     def holds(self, container):
         """Whether the trace read `container` from outside the function (an argument, a global)."""
@@ -393,6 +435,20 @@ class Capture:
         stay there)."""
         for container, items in self.saved:
             _fill(container, items)
+        for array, contents in self.saved_arrays:
+            np.copyto(array, contents)
+        for c, before in self.classes:
+            for name, (_, value) in before.items():
+                setattr(c, name, value)
+            for name in _class_data(c).keys() - before.keys():
+                delattr(c, name)
+        for obj, _, before in self.opened:  # (a dropped walk may have written them as plain values)
+            for name in list(vars(obj)):
+                if not name.startswith("__") and name not in before:
+                    delattr(obj, name)
+            for name, value in before.items():
+                if not name.startswith("__") and vars(obj).get(name, _MISSING) is not value:
+                    setattr(obj, name, value)
         for source, before in self.written.values():
             obj = _resolve(source, self.param_values, len(source[3]) - 1)
             if before is _MISSING:

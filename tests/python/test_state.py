@@ -582,3 +582,61 @@ def test_errstate_that_raises_around_the_call_runs_it_in_numpy():
     finally:
         np.seterr(**old)
     np.testing.assert_array_equal(f(x), [2.0, np.inf])
+
+
+class _Track:
+    def __init__(self):
+        self.x = np.array([1.0, 2.0, 0.5])
+
+    def predict(self):
+        self.x[0] += self.x[1]  # on an attribute only: the first walk writes it as NumPy
+        return self.x.copy()
+
+
+def test_a_write_into_an_attribute_array_is_made_once_on_the_first_call():
+    # the walk that finds self.x a source is dropped: what it wrote as NumPy is put back
+    plain, twin = _Track(), _Track()
+    compiled = strider.compile(twin.predict)
+    for _ in range(3):
+        same_state(plain.predict(), compiled())
+        same_state(plain.x, twin.x)
+
+
+class _Config:
+    scale = 2.0
+    calls = 0
+
+
+class _Counted:
+    made = 0
+
+    def __init__(self, row):
+        self.id = _Counted.made
+        _Counted.made += 1
+        self.row = row
+
+
+def _scaled(d):
+    _Config.calls += 1
+    return d * _Config.scale
+
+
+def _spawned(d):
+    return [_Counted(d[i]).id for i in range(d.shape[0])]
+
+
+def test_class_attributes_are_read_and_written_on_every_call():
+    # a config class's numbers are read on each call, never frozen; SORT's id counter on a class
+    # counts each call's objects once
+    compiled = strider.compile(_scaled, strict=False)
+    _Config.scale, _Config.calls = 2.0, 0
+    same_state(compiled(np.ones(2)), np.full(2, 2.0))
+    _Config.scale = 3.0
+    same_state(compiled(np.ones(2)), np.full(2, 3.0))
+    assert _Config.calls == 2
+    spawn = strider.compile(_spawned, strict=False)
+    _Counted.made = 0
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        assert spawn(np.ones((3, 2))) == [0, 1, 2] and spawn(np.ones((2, 2))) == [3, 4]
+    assert _Counted.made == 5

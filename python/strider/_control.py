@@ -32,7 +32,7 @@ from ._choice import (Choice, Undefined, apply, imply, implied, is_, knowing, me
                       sides, structure)
 from ._choice import _kind
 from ._convert import INPLACE, OPERATORS, converted, user_function
-from ._capture import hold, put_back
+from ._capture import hold, own_class, put_back
 from ._creation import items, kind_names
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
 from ._traced_numpy import RANDOM_STATES, stands_in
@@ -512,9 +512,25 @@ def _truth_of_items(builtin, reduce):
     return call
 
 
+def type_(*args):
+    """Builtin type in rewritten code: of a traced value what NumPy's run would give (np.ndarray,
+    a NumPy scalar's type, a Python number's, a list for a list a traced loop filled); of an
+    object a trace follows its own class, not the recording one."""
+    if len(args) != 1:
+        return type(*args)
+    x = args[0]
+    if isinstance(x, Tracer):
+        return x._weak if x._weak in (bool, int, float) else x.dtype.type if x._scalar else np.ndarray
+    if isinstance(x, TracedList):
+        return list
+    if isinstance(x, Extent):
+        return int
+    return own_class(type(x))
+
+
 any_, all_ = _truth_of_items(any, np.any), _truth_of_items(all, np.all)
 _BUILTINS = ((max, max_), (min, min_), (float, float_), (int, int_), (print, print_), (sorted, sorted_), (any, any_),
-             (all, all_))
+             (all, all_), (type, type_))
 
 
 def _extreme(builtin, better, args, kwargs):

@@ -2193,6 +2193,20 @@ def sorted_by_traced_keys(scores, rows):
     return by_score[:5], firsts, three, np.stack(ranked)
 
 
+def types_of_traced_values(a, n):
+    keep = []
+    for i in range(n):
+        if a[i % 3] > 0.5:
+            keep.append(i)
+    if type(a) is np.ndarray:  # the branch NumPy's run takes
+        return type(a[0]), type(float(a[0])), type(a.sum()) is np.float32, type(keep) is list, a * 2
+    return a + 100
+
+
+def test_type_of_traced_values_is_numpys():
+    check(types_of_traced_values, np.array([0.2, 0.7, 0.9], np.float32), 7)
+
+
 def kept_by_plus_equals(scores, t):
     # `keep += [i]` is keep.extend([i]): a list the loop carries, as its appends
     keep, pairs = [], []

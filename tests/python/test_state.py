@@ -640,3 +640,24 @@ def test_class_attributes_are_read_and_written_on_every_call():
         warnings.simplefilter("always")
         assert spawn(np.ones((3, 2))) == [0, 1, 2] and spawn(np.ones((2, 2))) == [3, 4]
     assert _Counted.made == 5
+
+
+class _Steps:
+    taken = 0
+
+    def step(self, d):
+        type(self).taken += 1
+        self.__class__.taken += 1
+        return d * 2
+
+
+def test_a_class_attribute_written_through_the_objects_type():
+    # type(self) and self.__class__ are the object's own class, not the trace's recording one
+    t = _Steps()
+    compiled = strider.compile(_Steps.step, strict=False)
+    _Steps.taken = 0
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        for _ in range(3):
+            same_state(compiled(t, np.ones(2)), np.full(2, 2.0))
+    assert _Steps.taken == 6

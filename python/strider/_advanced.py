@@ -683,7 +683,7 @@ def setitem(t, key, value):
         else:
             idx = _checked(idx, t.shape[0], 0)
     if rows is not None:
-        v = _values(value, t.dtype, idx.shape + dest.shape[1:])
+        v = _values(value, t.dtype, idx.shape + dest.shape[1:], t)
         current_trace().op("put", [idx, v], dest._view)
         return
     if (view := _runtime_slice_view(t, key)) is not None:
@@ -691,13 +691,17 @@ def setitem(t, key, value):
     off = _offsets(t, key) if needs_advanced(t, key) else None
     if off is None:
         return basic_setitem(t, key, value)
-    current_trace().op("put", [off, _values(value, t.dtype, off.shape)], _storage_view(t))
+    current_trace().op("put", [off, _values(value, t.dtype, off.shape, t)], _storage_view(t))
 
 
-def _values(value, dtype, shape):
-    """What an indexed assignment stores: value cast to dtype (unsafe, as NumPy's) and broadcast
-    to the indexing result's shape."""
+def _values(value, dtype, shape, into=None):
+    """What an indexed assignment into `into` stores: value cast to dtype (unsafe, as NumPy's) and
+    broadcast to the indexing result's shape; a copy where it is a view of into's memory, as
+    NumPy's (`p[:, [1, 0]] = p[:, :2]` swaps: element by element, the first store would change
+    what the second reads)."""
     v = written(value, dtype)
+    if into is not None and v._view.storage == into._view.storage:
+        v = v.copy()
     vshape = v.shape
     while len(vshape) > len(shape) and not isinstance(vshape[0], Extent) and vshape[0] == 1:
         vshape = vshape[1:]
@@ -730,7 +734,7 @@ def ufunc_at(uf, a, indices, b):
     if off is None:  # basic indices alone: every element once
         t[indices] = uf(t[indices], b)
         return
-    current_trace().op(AT_OPS[uf], [off, _values(b, t.dtype, off.shape)], _storage_view(t))
+    current_trace().op(AT_OPS[uf], [off, _values(b, t.dtype, off.shape, t)], _storage_view(t))
 
 
 # a bincount of 8- or 16-bit integers (or bools) needs at most this many bins: their dtype bounds them
@@ -872,7 +876,7 @@ def put(a, ind, v, mode="raise"):
     off = current_trace().const(np.int64(a._view.offset))
     for i, stride in zip(_unravel(_checked(idx, a.size, 0), a.shape), a._view.strides):
         off = np.add(off, np.multiply(i, stride))
-    current_trace().op("put", [off, _values(v, a.dtype, off.shape)], _storage_view(a))
+    current_trace().op("put", [off, _values(v, a.dtype, off.shape, a)], _storage_view(a))
 
 
 def ix_(*args):

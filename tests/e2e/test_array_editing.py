@@ -79,6 +79,21 @@ def test_put_raises(fn, args, exc):
     check_raises(fn, *args, exc=exc)
 
 
+def _stores_from_its_own_memory(p, x, b):
+    p[:, [1, 0]] = p[:, 0:2]  # a swap of columns
+    x[np.array([3, 4, 5])] = x[2:5]
+    np.put(x, [0, 1], x[1:3])
+    np.add.at(x, np.array([6, 6, 7]), x[5:8])
+    b[b.argsort()] = b
+    return p, x, b
+
+
+def test_index_writes_of_values_in_the_arrays_own_memory():
+    # NumPy copies a value that overlaps the array it writes first: element by element, a store
+    # would change what a later one reads
+    check(_stores_from_its_own_memory, rnd((3, 2), seed=7), np.arange(9.0), rnd(6, seed=8))
+
+
 def _partition_agrees(a, kth, got, arg=False, axis=-1):
     """got is one of the answers NumPy's (arg)partition allows: every kth holds NumPy's value, and
     nothing before (after) it is greater (less)."""

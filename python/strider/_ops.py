@@ -79,6 +79,8 @@ def array_function(func, args, kwargs):
 
 
 def _builtin_round(self, ndigits=None):
+    if self._weak is None and not self._scalar:  # (NumPy's scalars and Python's numbers have one)
+        raise TypeError("type numpy.ndarray doesn't define __round__ method")
     if ndigits is not None:
         if self._weak in (int, float):  # a Python number's round, not NumPy's
             return python_round(self, operator.index(ndigits))

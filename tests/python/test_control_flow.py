@@ -435,6 +435,12 @@ def test_round_of_traced_numbers():
         check_raises(rounded, np.array([1.0, 2.0, 3.0, bad]), exc=exc)
     with pytest.raises(OverflowError, match="past int64's range"):  # Python's int would hold it
         strider.compile(rounded, strict=True)(np.array([1.0, 2.0, 3.0, 1e300]))
+    for x in (np.array([2.5]), np.array(2.5)):  # an array has no __round__ (its elements do)
+        check_raises(_round_of, x, exc=TypeError)
+
+
+def _round_of(x):
+    return round(x), round(x[..., 0] if x.ndim else x, 1)
 
 
 def soft_nms_fancy_swap(dets, thresh=0.001):

@@ -13,6 +13,7 @@ import numpy as np
 from ._errors import _internal, unsupported
 from ._ops import CREATION
 from ._shapes import as_strided, concatenate, hstack, stack, vstack
+from ._sorting import lexsort
 from ._tracer import Extent, TracedList, Tracer, as_tracer, current_trace, holds_traced, item_list
 
 
@@ -108,11 +109,13 @@ def without_random_states(value):
 
 def _joining(real, traced):
     """np.concatenate, np.vstack and np.hstack of a list a loop filled (a TracedList or TracedRows:
-    NumPy finds no Tracer in it to dispatch on) join its items; any other call is NumPy's."""
+    NumPy finds no Tracer in it to dispatch on) join its items, and np.lexsort of a list of
+    traced keys (its dispatcher looks into tuples only) sorts by them; any other call is NumPy's."""
 
     @functools.wraps(real)
     def call(arrays, *args, **kwargs):
-        if isinstance(arrays, TracedList) and current_trace() is not None:
+        if current_trace() is not None and (isinstance(arrays, TracedList) or (
+                type(arrays) is list and holds_traced(arrays))):
             return traced(arrays, *args, **kwargs)
         return real(arrays, *args, **kwargs)
 
@@ -282,7 +285,7 @@ for _name, (_uf, _result) in _MATH.items():
     _WRAPPED[(math, _name)] = _math(_REAL[(math, _name)], _uf, _result)
 _REAL[(math, "log")] = math.log
 _WRAPPED[(math, "log")] = _math(math.log, np.log, float)
-for _name, _fn in (("concatenate", concatenate), ("vstack", vstack), ("hstack", hstack)):
+for _name, _fn in (("concatenate", concatenate), ("vstack", vstack), ("hstack", hstack), ("lexsort", lexsort)):
     _REAL[(np, _name)] = getattr(np, _name)
     _WRAPPED[(np, _name)] = _joining(_REAL[(np, _name)], _fn)
 _REAL[(np, "stack")] = np.stack

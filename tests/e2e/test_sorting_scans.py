@@ -88,6 +88,7 @@ def test_lexsort():
     first = np.array([0, 2, 1, 1, 2, 0])
     check(lambda a, b: np.lexsort((a, b)), first, surname)
     check(lambda a, b: np.lexsort((a, b, a)), rnd(8, seed=6), ints(8, hi=2, seed=7))
+    check(lambda a, b: np.lexsort([a, b]), first, surname)  # a list (NumPy's dispatcher sees no Tracer in it)
 
 
 @pytest.mark.parametrize("x", [

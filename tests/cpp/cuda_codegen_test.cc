@@ -270,6 +270,27 @@ TEST(CudaCodegen, KernelNameFollowsTheStageNotTheFunction) {
   EXPECT_EQ(x.name.size(), 8u + 16u);
 }
 
+TEST(CudaCodegen, ADataDependentKernelIsNamedAndCachedWithTheOpItsErrorNames) {
+  // one check stage, op0 of one function and op1 of another: its kernel writes the op's id into
+  // the error record, so the two are two kernels (one named by code alone raised the other's op)
+  const std::string storages = " %s0 = storage bool[1] arg 0\n %s1 = storage i32[3] const 0x6e0000006f00000021000000\n"
+                               " %s2 = storage bool[1] arg 2\n %s3 = storage f32[4] arg 3\n";
+  const std::string check = "check_assert(%s0[]{}+0, %s1[3]{1}+0) axes=[2] -> %s2[]{}+0";
+  const Graph a = parse_graph("graph @a {\n" + storages + " op0 = " + check + "\n return\n}");
+  const Graph b = parse_graph("graph @b {\n" + storages + " op0 = exp(%s3[4]{1}+0) -> %s3[4]{1}+0\n op1 = " + check +
+                              "\n return\n}");
+  Stage sa, sb;
+  sa.op_ids = {0};
+  sa.ops = {a.ops[0]};
+  sb.op_ids = {1};
+  sb.ops = {b.ops[1]};
+  const CudaStage x = emit_cuda_stage(a, sa), y = emit_cuda_stage(b, sb);
+  EXPECT_NE(x.name, y.name);
+  EXPECT_NE(x.source, y.source);
+  EXPECT_NE(cuda_stage_cache_key(a, sa, "sm_90", "13.0").digest(), cuda_stage_cache_key(b, sb, "sm_90", "13.0").digest());
+  EXPECT_NE(y.source.find("st_fail(err, " + std::to_string(kCudaFailedOp + 1) + ", 0)"), std::string::npos);
+}
+
 TEST(CudaCodegen, CacheKeyHoldsArchAndNvrtcVersion) {
   Graph g;
   const Stage s = one_op_stage(g, OpCode::exp, {DType::Float32}, DType::Float32, {8}, {});

@@ -37,13 +37,21 @@ Stage standalone(const Stage& s) {
   return t;
 }
 
+// The code a stage's kernel holds: its text, and the op id a data-dependent op's kernel writes
+// into the error record (the same stage in two functions may be two ops: each names its own).
+std::string kernel_text(const Graph& g, const Stage& s) {
+  std::string text = detail::stage_text(g, s);
+  if (s.ops.size() == 1 && runs_in_library(s.ops[0])) text += "error record op " + std::to_string(s.op_ids[0]) + "\n";
+  return text;
+}
+
 }  // namespace
 
 CudaStage emit_cuda_stage(const Graph& g, const Stage& stage) {
   const Stage s = standalone(stage);
   // named by the code it holds, as the LLVM backend's symbols: the same stage in any function or
   // process is the same kernel, whatever device it is compiled for
-  const std::string name = "strider_" + sha256_hex("cuda " + codegen_id() + "\n" + detail::stage_text(g, s)).substr(0, 16);
+  const std::string name = "strider_" + sha256_hex("cuda " + codegen_id() + "\n" + kernel_text(g, s)).substr(0, 16);
   // a data-dependent op is alone in its stage (fuse_stages keeps it so); a take written over its
   // output's domain is a load of the stage's loop (the CPU's: make_plan decides)
   if (s.ops.size() == 1 && runs_in_library(s.ops[0]))
@@ -68,7 +76,7 @@ CacheKey cuda_stage_cache_key(const Graph& g, const Stage& s, const std::string&
   key.add("nvrtc", nvrtc_version);
   key.add("arch", arch);
   key.add("options", options_text());
-  key.add("stage", detail::stage_text(g, standalone(s)));
+  key.add("stage", kernel_text(g, standalone(s)));
   return key;
 }
 

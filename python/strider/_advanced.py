@@ -669,7 +669,7 @@ def setitem(t, key, value):
             and keys[0].shape == t.shape[:keys[0].ndim] and not t.is_dynamic:
         # x[m] = scalar selects elementwise: no run-time length, compiled and fused
         m = keys[0].reshape(keys[0].shape + (1,) * (t.ndim - keys[0].ndim))
-        assign(t, where(m, written(value, t.dtype), t))
+        assign(t, where(m, written(value, t.dtype, "index"), t))
         return
     rows = _rows_key(t, key)
     if rows is not None:
@@ -699,7 +699,7 @@ def _values(value, dtype, shape, into=None):
     broadcast to the indexing result's shape; a copy where it is a view of into's memory, as
     NumPy's (`p[:, [1, 0]] = p[:, :2]` swaps: element by element, the first store would change
     what the second reads)."""
-    v = written(value, dtype)
+    v = written(value, dtype, "index")
     if into is not None and v._view.storage == into._view.storage:
         v = v.copy()
     vshape = v.shape

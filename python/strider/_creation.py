@@ -214,7 +214,7 @@ def _nested_stack(obj, dtype):
         if not obj:
             return current_trace().const(np.zeros((0,), dtype))
         return stack([_nested_stack(o, dtype) for o in obj])
-    return as_one(obj, dtype) if type(obj) is Choice else written(obj, dtype)
+    return as_one(obj, dtype) if type(obj) is Choice else written(obj, dtype, "item")
 
 
 def _leaf_dtype(x):
@@ -227,7 +227,7 @@ def items(value, dtype=None):
     the widest of those (which holds each exactly, for a cast later), and True."""
     leaves = _nested_leaves(value, [])
     if not any(type(x) is Choice for x in leaves):
-        return as_tracer(value) if dtype is None else written(value, dtype), False
+        return as_tracer(value) if dtype is None else written(value, dtype, "item"), False
     possible = _possible_dtypes(leaves) if dtype is None else {np.dtype(dtype)}
     return _nested_stack(value, check_dtype(np.result_type(*possible), "np.array")), len(possible) > 1
 

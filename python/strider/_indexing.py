@@ -2,7 +2,7 @@
 import numpy as np
 
 from ._errors import unsupported
-from ._tracer import Tracer, bound, check_writeable, emit, known_by_static, known_scalar, written
+from ._tracer import Tracer, bound, check_writeable, emit, item_list, known_by_static, known_scalar, written
 
 
 def _advanced(kind):
@@ -86,10 +86,11 @@ def getitem(t, key):
     return emit("copy", [t.view_of(view)], (), t.dtype, scalar=True)
 
 
-def assign(dest, value):
-    """dest[...] = value with NumPy's rules: broadcast value (dropping leading 1s), unsafe cast."""
+def assign(dest, value, store="cast"):
+    """dest[...] = value with NumPy's rules: broadcast value (dropping leading 1s), unsafe cast
+    (but for a scalar's checks: written's `store`)."""
     check_writeable(dest)
-    v = written(value, dest.dtype)
+    v = written(value, dest.dtype, store)
     vshape = v.shape
     while len(vshape) > dest.ndim and vshape[0] == 1:
         vshape = vshape[1:]
@@ -110,5 +111,8 @@ def assign(dest, value):
 
 
 def setitem(t, key, value):
-    items, _ = normalize_key(key, t.shape)
-    assign(t.view_of(t._view.subscript(items)), value)
+    items, element = normalize_key(key, t.shape)
+    if element and ((isinstance(value, (Tracer, np.ndarray)) and value.ndim) or isinstance(value, (list, tuple))
+                    or item_list(value)):
+        raise ValueError("setting an array element with a sequence.")
+    assign(t.view_of(t._view.subscript(items)), value, "item")

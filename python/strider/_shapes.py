@@ -470,7 +470,7 @@ def copyto(dst, src, casting="same_kind", where=True):
 
 
 def fill(t, value):
-    assign(t, value)
+    assign(t, value, "item")
 
 
 def flat_if_none(t, axis):

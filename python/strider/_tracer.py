@@ -1056,10 +1056,42 @@ def check_fits(x, dtype):
     return x
 
 
-def written(x, dtype):
-    """x as a Tracer of the dtype of the array it is stored into: cast unsafely, as NumPy does,
-    but for a Python int the dtype cannot hold (check_fits)."""
-    return as_tracer(check_fits(x, dtype), dtype)
+def written(x, dtype, store="cast"):
+    """x as a Tracer of the dtype of the array it is stored into, cast unsafely as NumPy does, but
+    with NumPy's checks of a scalar stored: a Python int the dtype cannot hold raises OverflowError
+    wherever it is stored (check_fits); a Python float stored as an item (`store`: "item", a basic
+    index or fill) or by an index ("index", an index array or a mask) converts as int() does, and
+    so does a NumPy scalar stored as an item of a signed integer array (_check_int_item)."""
+    dtype = np.dtype(dtype)
+    check_fits(x, dtype)
+    if store != "cast" and dtype.kind in "iu":
+        if isinstance(x, Tracer) and not x.ndim and (x._weak is float or (
+                store == "item" and x._scalar and x._weak is None and dtype.kind == "i" and x.dtype.kind in "fiu"
+                and not np.can_cast(x.dtype, dtype))):  # (an int8 item into int8 needs no check)
+            _check_int_item(x, dtype)
+        elif not isinstance(x, Tracer) and (type(x) is float or (isinstance(x, np.generic) and x.dtype.kind in "fiu")):
+            probe = np.zeros(1, dtype)  # NumPy's own error, as the function traces
+            if store == "item":
+                probe[0] = x
+            else:
+                probe[[0]] = x
+    return as_tracer(x, dtype)
+
+
+def _check_int_item(x, dtype):
+    """NumPy's int() of a number stored as an item of an integer array, checked when the function
+    runs: NaN raises ValueError, infinity and a value the dtype cannot hold OverflowError (each
+    input fails one check at most, so the order the checks run in does not matter)."""
+    info, trace = np.iinfo(dtype), x._trace
+    if x.dtype.kind == "f":
+        t = np.trunc(x.astype(np.float64))
+        nan, inf = np.isnan(t), np.isinf(t)
+        trace.check_assert(~nan, "cannot convert float NaN to integer", ValueError)
+        trace.check_assert(~inf, "cannot convert float infinity to integer", OverflowError)
+        fits = nan | inf | ((t >= float(info.min)) & (t < float(int(info.max) + 1)))
+    else:
+        fits = (x >= int(info.min)) & (x <= int(info.max))
+    trace.check_assert(fits, f"Python integer out of bounds for {dtype}", OverflowError)
 
 
 def as_text(text, what):

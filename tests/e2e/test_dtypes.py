@@ -168,6 +168,50 @@ def test_a_python_int_out_of_range_leaves_the_earlier_writes():
     np.testing.assert_array_equal(got, expected)
 
 
+_SCALAR_STORES = {"item": lambda x, v: x.__setitem__(0, v), "slice": lambda x, v: x.__setitem__(slice(None), v),
+                  "fill": lambda x, v: x.fill(v), "index": lambda x, v: x.__setitem__([0, 1], v),
+                  "mask": lambda x, v: x.__setitem__(x == 0, v), "array": lambda x, v: np.array([v, v], x.dtype),
+                  "full": lambda x, v: np.full(2, v, x.dtype), "item_0d": lambda x, v: x.__setitem__(0, np.array(v))}
+
+
+@pytest.mark.parametrize("store", list(_SCALAR_STORES))
+@pytest.mark.parametrize("python", [False, True], ids=["numpy_scalar", "python_float"])
+def test_scalars_stored_into_integer_arrays(store, python):
+    """A float scalar stored into an integer array: a Python float converts as int() does
+    wherever it is stored as an item or by an index, a NumPy scalar so as an item of a signed
+    array (NaN: ValueError; infinity, a value past the dtype: OverflowError); an index or mask
+    store of a NumPy scalar, np.full and a 0-d array cast unsafely, as NumPy's do."""
+    def fn(x, a):
+        v = float(a[0]) if python else a[0]
+        r = _SCALAR_STORES[store](x, v)
+        return x if r is None else r
+
+    for dt in ("int8", "uint8", "int64"):
+        for a in (np.array([v], np.float32) for v in (np.nan, np.inf, 300.7, -1.5, 3.5)):
+            try:
+                with np.errstate(all="ignore"):
+                    fn(np.zeros(3, dt), a.copy())
+            except (ValueError, OverflowError) as e:
+                check_raises(fn, np.zeros(3, dt), a, exc=type(e))
+            else:
+                check(fn, np.zeros(3, dt), a)
+    for a in (np.array([300]), np.array([250], np.uint8)):  # integers NumPy checks as items of int8
+        try:
+            fn(np.zeros(3, np.int8), a.copy())
+        except OverflowError:
+            check_raises(fn, np.zeros(3, np.int8), a, exc=OverflowError)
+        else:
+            check(fn, np.zeros(3, np.int8), a)
+
+
+def test_an_array_stored_as_one_element_raises():
+    # NumPy 2: "setting an array element with a sequence" where an integer index names one element
+    for fn in (lambda x, a: x.__setitem__(0, a[0:1]), lambda x, a: x.reshape(3, 1).__setitem__((0, 0), a[:1]),
+               lambda x, a: x.__setitem__(-1, a.sum(keepdims=True))):
+        check_raises(fn, np.zeros(3), np.ones(2), exc=ValueError)
+    check(lambda x, a: (x.__setitem__(0, a[0]), x.__setitem__(slice(1, 2), a[1:]), x)[-1], np.zeros(3), np.ones(2))
+
+
 def test_traced_python_int_bounds_of_clip():
     """np.clip's Python-int bounds known only when the function runs: one past the dtype's limit
     on its side clips nothing, one past the other side raises OverflowError, as NumPy's do."""

@@ -305,7 +305,8 @@ def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **k
         object = _of_list(object, dtype)
     if _contains_tracer(object):
         if isinstance(object, Tracer):
-            t = astype(object, dtype if dtype is not None else object.dtype, copy=copy is not False and copy is not None)
+            t = _as_array(astype(object, dtype if dtype is not None else object.dtype,
+                                 copy=copy is not False and copy is not None))
         else:
             leaves = _nested_leaves(object, [])
             dt = np.dtype(dtype) if dtype is not None else array_dtype(leaves)
@@ -323,8 +324,14 @@ def asarray(a, dtype=None, order=None, **kwargs):
     if isinstance(a, TracedList):
         a = _of_list(a, dtype)
     if isinstance(a, Tracer):
-        return a if dtype is None else astype(a, dtype, copy=False)
+        return _as_array(a if dtype is None else astype(a, dtype, copy=False))
     return array(a, dtype=dtype)
+
+
+def _as_array(t):
+    """t, where it is a traced NumPy scalar or Python number, as the 0-d array np.array and
+    np.asarray make of one."""
+    return t.view_of(t._view) if t._scalar or t._weak is not None else t
 
 
 def ascontiguousarray(a, dtype=None, **kwargs):

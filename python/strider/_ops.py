@@ -127,7 +127,7 @@ IMPL.update({
     "argmin": argmin, "mean": mean, "var": var, "std": std, "swapaxes": swapaxes, "squeeze": squeeze,
     "clip": clip, "round": round_, "repeat": repeat, "astype": astype, "fill": fill, "ravel": ravel,
     "broadcast_to": broadcast_to, "dot": dot,
-    "copy": lambda self, order="C": copy_(self, order),
+    "copy": lambda self, order="C": same_kind_copy(self) if self._scalar else copy_(self, order),  # (a scalar's is one)
     "flatten": lambda self, order="C": copy_(self.ravel(order)),
     "reshape": lambda self, *shape, order="C", copy=None: reshape(
         self, shape[0] if len(shape) == 1 else shape, order, copy=copy),

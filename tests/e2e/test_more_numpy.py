@@ -468,3 +468,12 @@ def test_diff_prepend_append(fn):
 @pytest.mark.parametrize("fn", [lambda x: np.diff(x, -1), lambda x: np.diff(x[0, 0])], ids=["negative", "0d"])
 def test_diff_raises_numpys_error(fn):
     check_raises(fn, ar((4, 5)), exc=ValueError)
+
+
+def _arrays_of_scalars(a):
+    return np.array(a[0], dtype=np.uint8), np.array(a[1]), np.asarray(a[1]), a[0].copy(), np.asarray(float(a[0]))
+
+
+def test_arrays_of_scalars_and_copies_of_scalars():
+    # np.array and np.asarray of a scalar make a 0-d array; a NumPy scalar's copy is a scalar
+    check(_arrays_of_scalars, np.array([3.5, 7.25]))

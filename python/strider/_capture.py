@@ -225,6 +225,39 @@ def put_back(held):
         _fill(container, items)
 
 
+def _objects_inside(value, depth=0, seen=None):
+    """(object, _attributes(object)) for the user's objects in the lists, tuples and dicts of
+    `value` (4 deep), which no trace follows (their changes are found by comparing: changed_inside)."""
+    seen = set() if seen is None else seen
+    if type(value) not in (list, tuple, dict) or depth > 4 or id(value) in seen:
+        return []
+    seen.add(id(value))
+    out = []
+    for v in (value.values() if type(value) is dict else value):
+        if type(v) in (list, tuple, dict):
+            out.extend(_objects_inside(v, depth + 1, seen))
+        elif _adoptable(v) and not isinstance(v, type) and type(getattr(v, "__dict__", None)) is dict and id(v) not in seen:
+            seen.add(id(v))
+            out.append((v, _attributes(v)))
+    return out
+
+
+def _attributes(obj):
+    """An object's attributes as _same_attribute compares them: numbers and strings by value,
+    arrays by contents (a copy), anything else by identity."""
+    return {name: (v if type(v) in (int, float, bool, str, type(None)) else ("id", id(v)), v,
+                   v.copy() if isinstance(v, np.ndarray) else None) for name, v in vars(obj).items()}
+
+
+def _same_attribute(before, now):
+    if before is _MISSING or now is _MISSING:
+        return before is now
+    key, value, contents = before
+    if contents is not None:
+        return now is value and np.array_equal(now, contents, equal_nan=now.dtype.kind in "fc")
+    return key == (now if type(now) in (int, float, bool, str, type(None)) else ("id", id(now)))
+
+
 def _class_data(cls):
     """A class's own data attributes, each as (how it compares: a number or string by value,
     anything else by identity, its value)."""
@@ -270,9 +303,11 @@ class Capture:
             if type(v) in (list, dict):
                 self.snapshots.append((s, v, _snapshot(v)))
         roots = [((i, None, name, ()), v) for i, (name, v) in enumerate(zip(params, param_values))]
+        self.inside = []  # (object, its attributes): objects in lists and dicts, which a trace does not follow
         for path, v in roots:  # lists and dicts the caller passes: the function gets copies
             if type(v) in (list, dict):
                 self.snapshots.append((path, v, _snapshot(v)))
+            self.inside.extend(_objects_inside(v))
         # a list or dict default the function changes (`history=[]`) would change once, as it
         # traces, not on each call: changes_defaults() says so, and undo puts it back
         code = getattr(fn, "__func__", fn)
@@ -343,6 +378,7 @@ class Capture:
                 self.known.add(i)
                 self.found.append(source)
                 self.saved.extend(_containers(value))
+                self.inside.extend(_objects_inside(value))
                 # not traced yet, the code writes it as NumPy does (`self.x[0] += self.x[1]`):
                 # the walk again must find it as it was
                 if isinstance(value, np.ndarray) and value.flags.writeable:
@@ -384,6 +420,12 @@ class Capture:
     def changes_defaults(self):
         """Whether the trace changed a list or dict default of the function."""
         return any(_snapshot(d) != snap for d, snap in self.defaults)
+
+    def changed_inside(self):
+        """'Class.attribute' for each attribute the trace changed of an object in a list or dict."""
+        return list(dict.fromkeys(f"{type(obj).__name__}.{name}" for obj, before in self.inside
+                                  for name in sorted(before.keys() | vars(obj).keys())
+                                  if not _same_attribute(before.get(name, _MISSING), vars(obj).get(name, _MISSING))))
 
     def changed_classes(self):
         """'Class.attribute' for each data attribute of a class the trace changed."""
@@ -442,6 +484,14 @@ class Capture:
                 setattr(c, name, value)
             for name in _class_data(c).keys() - before.keys():
                 delattr(c, name)
+        for obj, before in self.inside:
+            for name in vars(obj).keys() - before.keys():
+                delattr(obj, name)
+            for name, (_, value, contents) in before.items():
+                if isinstance(value, np.ndarray) and contents is not None and value.flags.writeable:
+                    np.copyto(value, contents)
+                if vars(obj).get(name, _MISSING) is not value:
+                    setattr(obj, name, value)
         for obj, _, before in self.opened:  # (a dropped walk may have written them as plain values)
             for name in list(vars(obj)):
                 if not name.startswith("__") and name not in before:

@@ -661,3 +661,31 @@ def test_a_class_attribute_written_through_the_objects_type():
         for _ in range(3):
             same_state(compiled(t, np.ones(2)), np.full(2, 2.0))
     assert _Steps.taken == 6
+
+
+class _Kept:
+    def __init__(self):
+        self.age, self.x = 0, np.array([1.0, 2.0])
+
+
+def _ages(trackers, dets):
+    for t in trackers:  # SORT's `for trk in self.trackers: trk.predict()`
+        t.age += 1
+        t.x[0] += 1.0
+    return dets * 2
+
+
+def test_objects_in_a_list_changed_run_in_numpy():
+    # strider follows no object in a list: a change to one would happen once, as it traces; the
+    # call runs in NumPy instead, the trace's changes undone first
+    plain, twin = [_Kept(), _Kept()], [_Kept(), _Kept()]
+    compiled = strider.compile(_ages, strict=False)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            same_state(_ages(plain, np.ones(2)), compiled(twin, np.ones(2)))
+            same_state(plain, twin)
+    assert "_Kept.age, _Kept.x of an object in a list" in str(said[0].message)
+    with pytest.raises(strider.TraceError, match="of an object in a list"):
+        strider.compile(_ages, strict=True)(twin, np.ones(2))
+    same_state(plain, twin)

@@ -1336,13 +1336,16 @@ class Tracer:
         if concrete(self) is not None or self._trace.from_arguments(self) or self.is_dynamic or self.size != 1:
             return None
         k = self.dtype.kind
-        if k not in "biuf" or self.dtype == np.uint64:
+        if k not in "biuf":
             return None
         kind = kind or {"b": bool, "f": float}.get(k, int)
         t = self.reshape(())
         if kind is int and k == "f":  # Python's int() truncates
             t = t.astype(np.float64)
             check_int_of_float(t, "int()")
+        if kind is int and self.dtype == np.uint64:  # (int(a_uint8.sum()): NumPy sums unsigned ints in uint64)
+            self._trace.check_assert(t < np.uint64(2**63), "int() of a uint64 past int64's range: strider holds a "
+                                     "traced Python int in int64", OverflowError)
         t = t.astype({float: np.float64, int: np.int64, bool: np.bool_}[kind], copy=True)
         t._weak, t._scalar = kind, False
         return t

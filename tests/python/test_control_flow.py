@@ -415,6 +415,18 @@ def test_python_numbers_divide_and_raise_to_powers_as_python_does():
         strider.compile(_python_number_ops, strict=True)(x, np.ones(2), -2)
 
 
+def _ints_of_unsigned_sums(a):
+    return int(a.sum()), a.sum().item(), float(a.sum()), int(a.astype(np.uint64).max())
+
+
+def test_int_of_an_unsigned_sum():
+    # NumPy sums unsigned ints in uint64: int() of one is a traced Python int (int64 holds it),
+    # past int64's range an OverflowError when the function runs
+    check(_ints_of_unsigned_sums, np.arange(200, dtype=np.uint8))
+    with pytest.raises(OverflowError, match="past int64's range"):
+        strider.compile(_ints_of_unsigned_sums, strict=True)(np.array([2**63 + 5], np.uint64))
+
+
 def rounded(x):
     # COCO-style results: Python's round() of Python numbers (correctly rounded decimals, not
     # np.round's scaling: round(2.675, 2) is 2.67), of NumPy scalars (np.round), to an int

@@ -79,6 +79,7 @@ def _user_class(value):
 
 
 _RECORDING = {}  # class -> its recording subclass
+_OWN = {}  # recording subclass -> its class
 
 
 def _recording_class(cls):
@@ -101,13 +102,13 @@ def _recording_class(cls):
         rec = type(cls)(cls.__name__, (cls,), {"__slots__": (), "__getattribute__": __getattribute__,
                                                "__setattr__": __setattr__, "__module__": cls.__module__,
                                                "__qualname__": cls.__qualname__})
-        _RECORDING[cls] = rec
+        _RECORDING[cls], _OWN[rec] = rec, cls
     return rec
 
 
 def own_class(cls):
     """The class whose recording subclass `cls` is, else cls."""
-    return cls.__mro__[1] if _RECORDING.get(cls.__mro__[1] if len(cls.__mro__) > 1 else None) is cls else cls
+    return _OWN.get(cls, cls)
 
 
 def _active():
@@ -242,11 +243,14 @@ def _objects_inside(value, depth=0, seen=None):
     return out
 
 
+def _compared(v):
+    """How an attribute compares with what it held: a number or string by value, else by identity."""
+    return v if type(v) in (int, float, bool, str, type(None)) else ("id", id(v))
+
+
 def _attributes(obj):
-    """An object's attributes as _same_attribute compares them: numbers and strings by value,
-    arrays by contents (a copy), anything else by identity."""
-    return {name: (v if type(v) in (int, float, bool, str, type(None)) else ("id", id(v)), v,
-                   v.copy() if isinstance(v, np.ndarray) else None) for name, v in vars(obj).items()}
+    """An object's attributes as _same_attribute compares them (arrays by contents too: a copy)."""
+    return {name: (_compared(v), v, v.copy() if isinstance(v, np.ndarray) else None) for name, v in vars(obj).items()}
 
 
 def _same_attribute(before, now):
@@ -255,14 +259,12 @@ def _same_attribute(before, now):
     key, value, contents = before
     if contents is not None:
         return now is value and np.array_equal(now, contents, equal_nan=now.dtype.kind in "fc")
-    return key == (now if type(now) in (int, float, bool, str, type(None)) else ("id", id(now)))
+    return key == _compared(now)
 
 
 def _class_data(cls):
-    """A class's own data attributes, each as (how it compares: a number or string by value,
-    anything else by identity, its value)."""
-    return {name: (v if type(v) in (int, float, bool, str, type(None)) else ("id", id(v)), v)
-            for name, v in list(vars(cls).items()) if not name.startswith("__") and _is_data(v)}
+    """A class's own data attributes, each as (_compared, its value)."""
+    return {name: (_compared(v), v) for name, v in list(vars(cls).items()) if not name.startswith("__") and _is_data(v)}
 
 
 def _snapshot(value):

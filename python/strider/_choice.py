@@ -59,13 +59,13 @@ class Choice:
         self.cond, self.then, self.other, self.name = cond, then, other, name
 
     def _fail(self, *args, **kwargs):
-        raise trace_error(f"{self.name!r} holds {_kind(self.then)} or {_kind(self.other)}, as a condition known only "
+        raise trace_error(f"{self.name!r} holds {_kinds(self.then, self.other)}, as a condition known only "
                           "when the function runs says: strider can return it, test it with `is None` or compute with "
                           "it (arithmetic, comparisons, NumPy's elementwise functions), not use it otherwise",
                           "give it the same kind of value on both paths (an empty array for None)")
 
     def __repr__(self):
-        return f"<{self.name}: {_kind(self.then)} or {_kind(self.other)}>"
+        return f"<{self.name}: {_kinds(self.then, self.other)}>"
 
     @property
     def __class__(self):
@@ -312,11 +312,21 @@ def selected(entries, default):
     return out
 
 
+def _kinds(a, b):
+    """'a or b' in words: with their shapes where their kinds read alike (lengths apart: `?` one
+    known only when the function runs)."""
+    ka, kb = _kind(a), _kind(b)
+    if ka == kb and all(isinstance(v, (Tracer, np.ndarray)) for v in (a, b)):
+        ka, kb = (f"{k} of shape ({', '.join('?' if isinstance(d, Extent) else str(d) for d in v.shape)}"
+                  f"{',' if v.ndim == 1 else ''})" for k, v in ((ka, a), (kb, b)))
+    return f"{ka} or {kb}"
+
+
 def _kind(value):
     if value is None:
         return "None"
     if isinstance(value, Choice):
-        return f"({_kind(value.then)} or {_kind(value.other)})"
+        return f"({_kinds(value.then, value.other)})"
     if type(value) in (bool, int, float):
         return f"a Python {type(value).__name__}"
     if isinstance(value, Tracer) and value._weak is not None and not value.ndim:

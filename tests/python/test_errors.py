@@ -347,6 +347,26 @@ def _picked(x, t):
     return b
 
 
+def _matched(cost):
+    if cost.size == 0:
+        return np.empty((0, 2), dtype=np.int64), 0
+    return np.argwhere(cost <= 0.5), 1
+
+
+def _pairs(cost, scores, out):
+    # ByteTrack's two-stage matching: pairs of an empty array or argwhere's, iterated
+    m, _ = _matched(cost[:, scores > 0.2])
+    for i, j in m:
+        out[i] += j
+    return out
+
+
+def test_two_values_of_one_kind_are_told_apart_by_their_shapes():
+    with pytest.raises(strider.TraceError, match=r"holds a 2-d int64 array of shape \(0, 2\) or a 2-d int64 array of "
+                                                 r"shape \(\?, 2\)"):
+        strider.compile(_pairs, strict=True)(np.array([[0.1, 0.9], [0.8, 0.3]]), np.array([0.5, 0.6]), np.zeros(2))
+
+
 def test_a_returned_value_of_two_kinds_is_named_as_the_user_sees_it():
     with pytest.raises(strider.TraceError) as info:
         strider.compile(_picked, strict=True)(np.random.default_rng(0).random((6, 5)), 0.5)

@@ -25,7 +25,7 @@ from ._indexing import setitem as basic_setitem
 from ._reductions import count_nonzero
 from ._shapes import broadcast_to
 from ._tracer import (Extent, TracedList, Tracer, arange_at, as_tracer, concrete, bound, check_writeable, current_trace,
-                      emit, holds_traced, known_scalar, same_shape, weak_type, written)
+                      emit, holds_traced, known_scalar, same_shape, written)
 from ._ufuncs import broadcast_shape, where
 
 I64 = np.dtype(np.int64)
@@ -726,10 +726,7 @@ def ufunc_at(uf, a, indices, b):
     indices combining in turn."""
     t = as_tracer(a)
     check_writeable(t)
-    b = as_tracer(b)
-    if np.result_type(t.dtype, weak_type(b)) != t.dtype:
-        raise unsupported(f"np.{uf.__name__}.at of {b.dtype} values into an array of {t.dtype}",
-                          "cast the values to the array's dtype first")
+    b = as_tracer(b).astype(t.dtype, copy=False)  # NumPy casts the values to the array's dtype first (unsafe)
     off = _offsets(t, indices if isinstance(indices, tuple) else (indices,))
     if off is None:  # basic indices alone: every element once
         t[indices] = uf(t[indices], b)

@@ -161,6 +161,10 @@ def _add_at(a, i, b):
     pytest.param((np.array([3, 200, 7], np.uint8), np.array([1, 1, 0]), np.array([250, 9, 1], np.uint8)), id="uint8"),
     pytest.param((np.zeros(3, bool), np.array([2, 2]), np.array([True, False])), id="bool"),
     pytest.param((np.arange(6.0), 2, 9.0), id="basic_index"),
+    # the values are cast to the array's dtype first (unsafe), as NumPy casts them
+    pytest.param((np.arange(3, dtype=np.uint8), np.array([0, 0, 2]), np.array([1.5, 2.5, 300.0])), id="cast_floats"),
+    pytest.param((np.arange(3, dtype=np.uint8), np.array([1, 1]), 300), id="cast_python_int"),
+    pytest.param((np.arange(3, dtype=F32), np.array([0, 0]), np.float64(0.1)), id="cast_float64"),
 ])
 def test_ufunc_at(uf, args):
     check(lambda a, i, b: uf.at(a, i, b), *args)

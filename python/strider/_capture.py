@@ -243,14 +243,15 @@ def _objects_inside(value, depth=0, seen=None):
     return out
 
 
-def _compared(v):
-    """How an attribute compares with what it held: a number or string by value, else by identity."""
+def compared(v):
+    """How a value compares with what a place held before: a number or string by value, anything
+    else by identity."""
     return v if type(v) in (int, float, bool, str, type(None)) else ("id", id(v))
 
 
 def _attributes(obj):
     """An object's attributes as _same_attribute compares them (arrays by contents too: a copy)."""
-    return {name: (_compared(v), v, v.copy() if isinstance(v, np.ndarray) else None) for name, v in vars(obj).items()}
+    return {name: (compared(v), v, v.copy() if isinstance(v, np.ndarray) else None) for name, v in vars(obj).items()}
 
 
 def _same_attribute(before, now):
@@ -259,12 +260,12 @@ def _same_attribute(before, now):
     key, value, contents = before
     if contents is not None:
         return now is value and np.array_equal(now, contents, equal_nan=now.dtype.kind in "fc")
-    return key == _compared(now)
+    return key == compared(now)
 
 
 def _class_data(cls):
     """A class's own data attributes, each as (_compared, its value)."""
-    return {name: (_compared(v), v) for name, v in list(vars(cls).items()) if not name.startswith("__") and _is_data(v)}
+    return {name: (compared(v), v) for name, v in list(vars(cls).items()) if not name.startswith("__") and _is_data(v)}
 
 
 def _snapshot(value):

@@ -32,10 +32,11 @@ from ._choice import (Choice, Undefined, apply, imply, implied, is_, knowing, me
                       sides, structure)
 from ._choice import _kind
 from ._convert import INPLACE, OPERATORS, converted, user_function
-from ._capture import hold, own_class, put_back
+from ._capture import compared, hold, own_class, put_back
 from ._creation import items, kind_names
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
 from ._traced_numpy import RANDOM_STATES, stands_in
+from ._sorting import lexsort
 from ._ufuncs import python_bool
 from ._tracer import (Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at, as_tracer, bound, concrete,
                       item_list, only_0d,
@@ -450,11 +451,8 @@ def sorted_(*args, **kwargs):
                                          "Python's timsort places its own way", RunInNumPy)
     n = len(values)
 
-    def stable(cols):  # (np.lexsort's order: the last position's sort, refined by each before it)
-        order = np.argsort(cols[-1], kind="stable")
-        for c in cols[-2::-1]:
-            order = order[np.argsort(c[order], kind="stable")]
-        return order
+    def stable(cols):  # the first position sorts first: np.lexsort's last key
+        return lexsort(cols[::-1])
 
     order = (n - 1 - stable([k[::-1] for k in columns])[::-1]) if reverse else stable(columns)
     return _gathered(values, order)
@@ -1318,13 +1316,13 @@ def _held(values):
             return ("seen", id(v))
         if isinstance(v, (list, tuple)):
             seen[id(v)] = v
-            return type(v), tuple((_key(x), walk(x, depth + 1)) for x in v)
+            return type(v), tuple((compared(x), walk(x, depth + 1)) for x in v)
         if isinstance(v, dict):
             seen[id(v)] = v
-            return type(v), tuple((_key(k), _key(x), walk(x, depth + 1)) for k, x in v.items())
+            return type(v), tuple((compared(k), compared(x), walk(x, depth + 1)) for k, x in v.items())
         if isinstance(v, (set, frozenset)):
             seen[id(v)] = v
-            return type(v), frozenset(_key(x) for x in v)
+            return type(v), frozenset(compared(x) for x in v)
         d = getattr(v, "__dict__", None)
         if type(d) is dict and not type(v).__module__.startswith(("strider", "numpy")):
             seen[id(v)] = v
@@ -1332,11 +1330,6 @@ def _held(values):
         return None
 
     return tuple(walk(v, 0) for v in values)
-
-
-def _key(x):
-    """An item as _held compares it: a number or string by value, anything else by identity."""
-    return x if type(x) in (int, float, bool, str, type(None)) else ("id", id(x))
 
 
 class _Region:

@@ -3,6 +3,7 @@ import dis
 import functools
 import linecache
 import math
+import operator
 import sys
 import threading
 import warnings
@@ -1050,9 +1051,7 @@ def check_fits(x, dtype):
     the function traces, a traced one is checked when the function runs."""
     dtype = np.dtype(dtype)
     if isinstance(x, Tracer) and x._weak is int and dtype.kind in "iu" and dtype != np.int64:
-        info = np.iinfo(dtype)
-        fits = x >= 0 if dtype == np.uint64 else (x >= int(info.min)) & (x <= int(info.max))
-        x._trace.check_assert(fits, f"Python integer out of bounds for {dtype}", OverflowError)
+        check_converts(x, dtype, f"Python integer out of bounds for {dtype}")
     return x
 
 
@@ -1061,14 +1060,14 @@ def written(x, dtype, store="cast"):
     with NumPy's checks of a scalar stored: a Python int the dtype cannot hold raises OverflowError
     wherever it is stored (check_fits); a Python float stored as an item (`store`: "item", a basic
     index or fill) or by an index ("index", an index array or a mask) converts as int() does, and
-    so does a NumPy scalar stored as an item of a signed integer array (_check_int_item)."""
+    so does a NumPy scalar stored as an item of a signed integer array (check_converts)."""
     dtype = np.dtype(dtype)
     check_fits(x, dtype)
     if store != "cast" and dtype.kind in "iu":
         if isinstance(x, Tracer) and not x.ndim and (x._weak is float or (
                 store == "item" and x._scalar and x._weak is None and dtype.kind == "i" and x.dtype.kind in "fiu"
                 and not np.can_cast(x.dtype, dtype))):  # (an int8 item into int8 needs no check)
-            _check_int_item(x, dtype)
+            check_converts(x, dtype, f"Python integer out of bounds for {dtype}")
         elif not isinstance(x, Tracer) and (type(x) is float or (isinstance(x, np.generic) and x.dtype.kind in "fiu")):
             probe = np.zeros(1, dtype)  # NumPy's own error, as the function traces
             if store == "item":
@@ -1078,20 +1077,23 @@ def written(x, dtype, store="cast"):
     return as_tracer(x, dtype)
 
 
-def _check_int_item(x, dtype):
-    """NumPy's int() of a number stored as an item of an integer array, checked when the function
-    runs: NaN raises ValueError, infinity and a value the dtype cannot hold OverflowError (each
-    input fails one check at most, so the order the checks run in does not matter)."""
+def check_converts(x, dtype, past):
+    """Python's int() of the traced number x into `dtype`'s range, checked when the function runs:
+    a float truncates, NaN raises ValueError and infinity OverflowError, a value past the range
+    OverflowError (`past`, its message). Each input fails one check at most, so the order the
+    checks run in does not matter."""
     info, trace = np.iinfo(dtype), x._trace
     if x.dtype.kind == "f":
         t = np.trunc(x.astype(np.float64))
         nan, inf = np.isnan(t), np.isinf(t)
         trace.check_assert(~nan, "cannot convert float NaN to integer", ValueError)
         trace.check_assert(~inf, "cannot convert float infinity to integer", OverflowError)
-        fits = nan | inf | ((t >= float(info.min)) & (t < float(int(info.max) + 1)))
-    else:
-        fits = (x >= int(info.min)) & (x <= int(info.max))
-    trace.check_assert(fits, f"Python integer out of bounds for {dtype}", OverflowError)
+        trace.check_assert(nan | inf | ((t >= float(info.min)) & (t < float(int(info.max) + 1))), past, OverflowError)
+        return
+    own = np.iinfo(x.dtype)  # (a bound x's own dtype keeps is no check)
+    bounds = ([x >= int(info.min)] if info.min > own.min else []) + ([x <= int(info.max)] if info.max < own.max else [])
+    if bounds:
+        trace.check_assert(functools.reduce(operator.and_, bounds), past, OverflowError)
 
 
 def as_text(text, what):
@@ -1106,13 +1108,8 @@ def as_text(text, what):
 
 
 def check_int_of_float(t, what):
-    """Python's int() and round() raise where the float t is NaN or infinite; an int past int64
-    (exact in Python) is refused: checks made when the function runs."""
-    t = t.astype(np.float64)
-    t._trace.check_assert(~np.isnan(t), "cannot convert float NaN to integer", ValueError)
-    t._trace.check_assert(np.isfinite(t), "cannot convert float infinity to integer", OverflowError)
-    t._trace.check_assert((t >= -2.0**63) & (t < 2.0**63), f"{what} of a float past int64's range: strider holds a "
-                          "traced Python int in int64", OverflowError)
+    """Python's int() and round() of the float t: an int past int64 (exact in Python) is refused."""
+    check_converts(t, np.int64, f"{what} of a float past int64's range: strider holds a traced Python int in int64")
 
 
 def holds_traced(items, depth=0):
@@ -1344,8 +1341,8 @@ class Tracer:
             t = t.astype(np.float64)
             check_int_of_float(t, "int()")
         if kind is int and self.dtype == np.uint64:  # (int(a_uint8.sum()): NumPy sums unsigned ints in uint64)
-            self._trace.check_assert(t < np.uint64(2**63), "int() of a uint64 past int64's range: strider holds a "
-                                     "traced Python int in int64", OverflowError)
+            check_converts(t, np.int64, "int() of a uint64 past int64's range: strider holds a traced Python int in "
+                           "int64")
         t = t.astype({float: np.float64, int: np.int64, bool: np.bool_}[kind], copy=True)
         t._weak, t._scalar = kind, False
         return t

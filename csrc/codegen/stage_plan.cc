@@ -203,15 +203,25 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   if (p.compress) p.first_compress = first;
   for (size_t k = first; p.compress && k < p.ops.size(); ++k) {
     const Op& op = p.ops[k];
-    if (op.inputs[1].ndim() != 1 || op.output.ndim() != 1 || rank != 1)
-      refuse(p, k, "a compress of rows runs in the runtime's library");
+    const View &src = op.inputs[1], &out = op.output;
+    if (rank != 1 || src.ndim() != out.ndim()) refuse(p, k, "its domain is not its mask's");
+    if (src.ndim() > 1) {
+      if (first == 0) refuse(p, k, "a compress of rows runs in the runtime's library");
+      // a row: one block where both sides are dense, else a strided walk of one axis
+      for (int d = 1; d < src.ndim(); ++d)
+        if (src.shape[d] != out.shape[d] || src.extent_of(d) >= 0 || out.extent_of(d) >= 0)
+          refuse(p, k, "its rows have run-time or different shapes");
+      if (src.ndim() > 2 && !(row_of(src).is_c_contiguous() && row_of(out).is_c_contiguous()))
+        refuse(p, k, "its rows are neither contiguous nor of one axis");
+    }
     // fuse_stages' own rule, again: a stage it got wrong would write wrong data
     if (std::string why = compress_conflict(g, std::vector<Op>(p.ops.begin(), p.ops.begin() + k), op); !why.empty())
       refuse(p, k, why);
     // the output may be the input moved towards its start (compress_in_place), as the library allows
-    const View &src = op.inputs[1], &out = op.output;
-    if (op.inputs[0].storage == out.storage ||
-        (src.storage == out.storage && (src.strides[0] != 1 || out.strides[0] != 1 || out.offset > src.offset)))
+    const bool moved = src.ndim() == 1 ? src.strides[0] == 1 && out.strides[0] == 1
+                                       : src.strides == out.strides && row_of(src).is_c_contiguous() &&
+                                             src.strides[0] == row_of(src).numel();
+    if (op.inputs[0].storage == out.storage || (src.storage == out.storage && (!moved || out.offset > src.offset)))
       refuse(p, k, "its output overlaps its inputs other than as the input moved towards its start");
   }
   if (p.compress) keep = rank;  // the output's axis is not the domain's: never dropped
@@ -236,10 +246,15 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   }
   for (size_t k = 0; k < p.ops.size(); ++k) {
     Op& op = p.ops[k];
-    for (View& v : op.inputs) fit_view(p, k, v, false);
     // a compress's output runs over its count, not the domain (emit_compress.cc); the count the
-    // ops before it compute is stored once, after every point (stride 0)
-    if (p.compress && k >= p.first_compress) continue;
+    // ops before it compute is stored once, after every point (stride 0); a row of its source
+    // moves whole
+    if (p.compress && k >= p.first_compress) {
+      fit_view(p, k, op.inputs[0], false);
+      if (op.inputs[1].shape[0] != p.domain[0]) refuse(p, k, "its source's rows are not its mask's elements");
+      continue;
+    }
+    for (View& v : op.inputs) fit_view(p, k, v, false);
     fit_view(p, k, op.output, op_kind(op.code) == OpKind::Reduce && !(p.compress && k + 1 == p.first_compress));
   }
   collect_extents(p);
@@ -306,6 +321,14 @@ void address_slabs(StagePlan& p, const std::vector<Stage::Folded>& folded, int s
 }
 
 }  // namespace
+
+View row_of(const View& v) {
+  View r;
+  r.storage = v.storage;
+  r.shape.assign(v.shape.begin() + 1, v.shape.end());
+  r.strides.assign(v.strides.begin() + 1, v.strides.end());
+  return r;
+}
 
 StagePlan make_plan(const Graph& g, const Stage& s, const std::string& backend) {
   StagePlan p = plan_of(g, s, s.shared_loops, backend);

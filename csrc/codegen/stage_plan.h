@@ -29,7 +29,7 @@ struct StagePlan {
   int vector_width = 1;       // a power of two
   int unroll = 1;
   bool parallel = false;      // split axis 0 across the thread pool
-  bool compress = false;      // 1-d compresses by one mask the LLVM backend compiles (emit_compress.cc),
+  bool compress = false;      // compresses by one mask the LLVM backend compiles (emit_compress.cc),
   size_t first_compress = 0;  // after this many ops that make and count the mask (a sum ends them)
   std::string backend;        // "LLVM", "CUDA": who refuses, in messages
   std::vector<TailBound> tails;  // the stage's, by axis
@@ -49,6 +49,9 @@ struct StagePlan {
 /// Normalizes and checks a stage; throws std::invalid_argument naming the op on anything the
 /// backend refuses ("<backend> backend cannot compile op7 (add): ...", stage_plan.cc).
 StagePlan make_plan(const Graph& g, const Stage& s, const std::string& backend);
+
+/// A row of a compress's source or output: its axes after the first, at offset 0.
+View row_of(const View& v);
 
 /// A constant of at most this many bytes is embedded in the generated code, so the compiler sees
 /// its values (a scalar operand folds); its bytes are then part of the stage's cache key.

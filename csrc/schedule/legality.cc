@@ -168,6 +168,17 @@ bool same_value(const Graph& g, const std::vector<Op>& ops, size_t n, size_t ka,
   return true;
 }
 
+// Whether a write through w at point i lands in row i of the dense rows of src (YOLOv5's concat
+// of a detection's columns before its rows compress): the block's rows are whole when they move.
+bool within_row(const View& w, const View& src) {
+  if (w.storage != src.storage || w.ndim() != 1 || src.ndim() < 2 || w.shape[0] != src.shape[0] ||
+      w.strides[0] != src.strides[0])
+    return false;
+  const Shape row(src.shape.begin() + 1, src.shape.end());
+  const int64_t at = w.offset - src.offset;
+  return Shape(src.strides.begin() + 1, src.strides.end()) == contiguous_strides(row) && at >= 0 && at < shape_numel(row);
+}
+
 // compress_conflict's rules for compress c after the ops [0, first) that compute and count its mask.
 std::string counted_conflict(const Graph& g, const std::vector<Op>& ops, size_t first, const Op& c) {
   const View &mask = c.inputs[0], &src = c.inputs[1], &out = c.output;
@@ -189,13 +200,13 @@ std::string counted_conflict(const Graph& g, const std::vector<Op>& ops, size_t 
     return "it touches %s" + std::to_string(count) + ", the count the stage computes";
   for (size_t k = 0; k < first; ++k) {
     const Op& op = ops[k];
-    if (writes(op, src) || op.output.storage == out.storage)
+    if ((writes(op, src) && !within_row(op.output, src)) || op.output.storage == out.storage)
       return "it touches %s" + std::to_string(op.output.storage) + ", which an op of the stage before it computes";
     for (const View& v : op.inputs) {
       for (int e : v.extents)
         if (e == out.storage) return "an op of the stage sizes a loop by %s" + std::to_string(e) + ", which it writes";
       if (v.storage == out.storage &&
-          !(v.ndim() == 1 && out.ndim() == 1 && v.strides[0] == out.strides[0] && v.strides[0] > 0 && v.offset >= out.offset))
+          !(v.ndim() == 1 && v.strides[0] == out.strides[0] && v.strides[0] > 0 && v.offset >= out.offset))
         return "an op of the stage reads %s" + std::to_string(out.storage) + " where it may already have written";
     }
   }
@@ -205,9 +216,12 @@ std::string counted_conflict(const Graph& g, const std::vector<Op>& ops, size_t 
 }  // namespace
 
 std::string compress_conflict(const Graph& g, const std::vector<Op>& ops, const Op& c) {
-  if (c.output.ndim() != 1) return "a compress of rows runs as a stage of its own";
   size_t first = 0;  // the stage's first compress
   while (first < ops.size() && ops[first].code != OpCode::compress) ++first;
+  // a row moves while the predicate's load of it is still in cache; alone, the library's
+  // prefetching compaction moves rows faster
+  if (first == 0 && (c.output.ndim() != 1 || (!ops.empty() && ops[0].output.ndim() != 1)))
+    return "a compress of rows runs as a stage of its own, unless its stage makes and counts the mask";
   if (first < ops.size() && c.inputs[0] != ops[first].inputs[0]) return "it compresses by another mask than the stage's";
   if (first > 0)
     if (std::string why = counted_conflict(g, ops, first, c); !why.empty()) return why;

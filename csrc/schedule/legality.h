@@ -45,12 +45,13 @@ std::string stage_order_conflict(const Stage& s);
 /// of them writes is touched by another), so they may run in parallel; else the reason.
 std::string outer_loop_conflict(const Stage& s);
 
-/// On the CPU, 1-d compresses by one mask share a stage (emit_compress.cc): alone, or after the
+/// On the CPU, compresses by one mask share a stage (emit_compress.cc): alone, or after the
 /// ops that compute that mask and count it (the sum of its int64 cast, the last of them), when
-/// the count is the length of their outputs (an NMS loop's `np.where(ovr <= t)[0]`): one pass
-/// then computes a block of the mask and moves its elements, where a second pass would read the
-/// mask and the columns again. Empty when compress `c` may join the stage whose ops so far are
-/// `ops` (over the same 1-d domain), else why not. No two compresses of the stage may read or
+/// the count is the length of their outputs (an NMS loop's `np.where(ovr <= t)[0]`, YOLOv5's
+/// `x[x[:, 4] > t]`): one pass then computes a block of the mask and moves its elements, where a
+/// second pass would read the mask and the columns again. A compress of rows joins only such a
+/// stage. Empty when compress `c` may join the stage whose ops so far are `ops` (over the same
+/// 1-d domain, the mask's), else why not. No two compresses of the stage may read or
 /// write what another writes; the ops before them may not write what a compress reads or writes,
 /// and read what it writes only at or after where it writes (a block's moves never reach what a
 /// later block reads).

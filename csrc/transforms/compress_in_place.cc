@@ -12,8 +12,9 @@ Graph compress_in_place(const Graph& g, const StorageTable& t, std::vector<std::
   for (int c = 0; c < n; ++c) {
     const Op& op = g.ops[c];
     const View& src = op.inputs[1];
-    if (op.code != OpCode::compress || src.ndim() != 1 || src.strides[0] != 1 || op.inputs[0].storage == src.storage)
-      continue;
+    // elements or dense rows (a detection's): a row moves towards the start whole
+    auto dense = [](const View& v) { return v.ndim() >= 1 && v.strides == contiguous_strides(v.shape); };
+    if (op.code != OpCode::compress || !dense(src) || op.inputs[0].storage == src.storage) continue;
     const int tmp = op.output.storage;
     // the temporary: written by the compress, read once, by a copy of all it holds
     const std::vector<Access>& uses = t.accesses[tmp];
@@ -22,14 +23,14 @@ Graph compress_in_place(const Graph& g, const StorageTable& t, std::vector<std::
     if (k >= n) continue;
     const Op& back = g.ops[k];
     if (back.code != OpCode::copy || !(back.inputs[0] == op.output) || back.output.storage != src.storage ||
-        back.output.ndim() != 1 || back.output.strides[0] != 1 || back.output.offset > src.offset ||
+        back.output.strides != src.strides || back.output.offset > src.offset ||
         back.output.shape != op.output.shape || back.output.extents != op.output.extents)
       continue;
     // nothing between them touches the compressed array (its rows there are still the old ones)
     // or writes the count, and both run in the same region (the copy may sit in a branch)
     bool touched = false;
     for (const Access& a : t.accesses[src.storage]) touched = touched || (a.op > c && a.op < k);
-    for (int e : back.output.extents) touched = touched || written_between(t, e, c, k);
+    for (int e : back.output.extents) touched = touched || (e >= 0 && written_between(t, e, c, k));
     for (int i = c + 1; i < k; ++i) touched = touched || is_control(g.ops[i].code);
     if (touched) continue;
     out.ops[c].output = back.output;

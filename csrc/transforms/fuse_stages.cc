@@ -70,6 +70,8 @@ Placed place(const Op& op, Target target) {
   if (target == Target::Cpu && op.code == OpCode::take && gather_over_domain(p.op)) return over_output(std::move(p));
   if (is_data_dependent(op.code)) {  // a stage of its own, run by the library as it is
     p.domain = op.output.shape;
+    // on the CPU a compress walks its mask: rows move whole (emit_compress.cc)
+    if (target == Target::Cpu && op.code == OpCode::compress && p.domain.size() > 1) p.domain.resize(1);
     return p;
   }
   switch (op_kind(op.code)) {

@@ -144,6 +144,50 @@ def test_compresses_by_one_mask(n):
     check(_shrinking_candidates, s, rng.random(n), (rng.random(n) * 0.05).astype(F32))
 
 
+def _rows_by_one_mask(x, r, w, idx):
+    keep = x[:, 4] > 0.4
+    return x[keep], r[keep], w[:, ::2][keep], idx[keep]
+
+
+def _candidates_concat(x, t):
+    # YOLOv5's shape: columns written into the rows of a new array, then its rows by a mask the
+    # same pass makes
+    box = x[:, :4] * 2
+    conf = x[:, 5:].max(1, keepdims=True)
+    j = x[:, 5:].argmax(1)[:, None]
+    return np.concatenate((box, conf, j.astype(x.dtype)), 1)[conf.reshape(-1) > t]
+
+
+def _shrinking_rows(dets):
+    # the rows of an NMS loop's candidates compacted in place each trip
+    kept = []
+    while dets.shape[0] > 0:
+        kept.append(dets[0, 4])
+        keep = np.abs(dets[1:, 0] - dets[0, 0]) > dets[0, 2]
+        dets = dets[1:][keep]
+    return np.array(kept)
+
+
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 255, 256, 257, 1003])
+def test_rows_by_one_mask(n):
+    # A compress of rows joins the stage that makes and counts its mask on the CPU (fuse_stages,
+    # emit_compress.cc): dense rows of 1-d and 2-d shape move as one block, a strided row element
+    # by element, beside a 1-d compress by the mask; words of 64 mask bytes and their tails; an
+    # NMS loop's rows compressed in place (compress_in_place)
+    rng = np.random.default_rng(n)
+    x = rng.random((n, 6)).astype(F32)
+    args = (x, rng.integers(-9, 9, (n, 2, 3)).astype(np.int16), rng.random((n, 5)), rnd(n, I64, seed=n))
+    f = check(_rows_by_one_mask, *args)
+    if TARGET == "cpu" and n > 1:
+        stages = str(f.explain(*args)).split("== stages")[1].split("\nstage ")
+        assert sum("compress(" in st for st in stages) == 1 and "(compress): " not in str(f.explain(*args))
+    check(_candidates_concat, rng.random((n, 9)).astype(F32), 0.5)
+    dets = np.concatenate([np.sort(rng.random((n, 1)) * 100, 0), rng.random((n, 1)), rng.random((n, 3)) * 5], 1)
+    g = check(_shrinking_rows, dets)
+    if TARGET == "cpu" and n > 1:  # the rows move in place, compiled with the mask that keeps them
+        assert "in place: " in str(g.explain(dets)) and "(compress): " not in str(g.explain(dets))
+
+
 # ---------------------------------------------------------------------------------------------
 # 2. The nonzero family (results are int64 arrays; NaN counts as nonzero, -0.0 as zero)
 # ---------------------------------------------------------------------------------------------

@@ -1,10 +1,11 @@
-// The 1-d compresses of a stage, all by one mask (ops.def), compiled into the stage instead of run
+// The compresses of a stage, all by one mask (ops.def), compiled into the stage instead of run
 // by the runtime's library: an NMS loop compacts its candidates and each of their columns every
 // trip, and the library's calls and byte-wise loops cost more than the trip's arithmetic. The
 // mask is read and counted once for all of them. Elements move as integers of their size (the
-// library copies bytes). Where the ops that make and count the mask lead the stage
-// (legality's compress_conflict), the mask is made a block at a time into a stack slab and the
-// block's elements move while they are still in cache; the count is where the moves end.
+// library copies bytes), dense rows as one block. Where the ops that make and count the mask lead
+// the stage (legality's compress_conflict), the mask is made a block at a time into a stack slab
+// and the block's elements or rows move while they are still in cache (YOLOv5's rows of 85
+// floats, whose column the predicate has just read); the count is where the moves end.
 
 #include <algorithm>
 
@@ -26,9 +27,11 @@ void Emitter::emit_compress() {
     int64_t size;
     llvm::Type* elem;
     Value* room;  // the output's count: no store reaches past it
+    View src_row, out_row;  // for a compress of rows (stage_plan.cc): one row of each side
   };
   std::vector<Move> moves;
-  bool vector = first > 0 || mask.strides[0] == 1;  // a slab is contiguous
+  const bool contiguous = first > 0 || mask.strides[0] == 1;  // a slab is contiguous
+  bool vector = contiguous;
   int64_t narrowest = 8;
   for (size_t k = first; k < p_.ops.size(); ++k) {
     cur_op_ = static_cast<int>(k);
@@ -39,9 +42,9 @@ void Emitter::emit_compress() {
     // a count the stage computes is where the moves end: only the bound limits them
     Value* room = out.extent_of(0) >= 0 && first == 0 ? run_time_extent(base_[out.extent_of(0)], out.shape[0])
                                                       : i64(out.shape[0]);
-    moves.push_back({&src, &out, size, b_.getIntNTy(static_cast<unsigned>(8 * size)), room});
+    moves.push_back({&src, &out, size, b_.getIntNTy(static_cast<unsigned>(8 * size)), room, row_of(src), row_of(out)});
     // contiguous operands of 4 or 8 bytes: vpcompressd/q on AVX-512 (elsewhere LLVM expands the store)
-    vector = vector && (size == 4 || size == 8) && src.strides[0] == 1 && out.strides[0] == 1;
+    vector = vector && src.ndim() == 1 && (size == 4 || size == 8) && src.strides[0] == 1 && out.strides[0] == 1;
     narrowest = std::min(narrowest, size);
   }
   Value* room = moves[0].room;  // the least of the rooms: where whole vectors stop
@@ -71,6 +74,34 @@ void Emitter::emit_compress() {
     b_.CreateBr(next);
     b_.SetInsertPoint(next);
   };
+  // element or row j of a move's source to its output's k: a dense row as one block (moved: the
+  // output may be the source moved towards its start), a row of one axis element by element
+  auto move_one = [&](const Move& mv, Value* j, Value* k) {
+    Value* from = at(*mv.src, mv.elem, j);
+    Value* to = at(*mv.out, mv.elem, k);
+    const llvm::Align align(mv.size);
+    auto element = [&](Value* from, Value* to) {
+      auto* x = b_.CreateAlignedLoad(mv.elem, from, align);
+      set_scopes(x, object_of(*mv.src));
+      set_scopes(b_.CreateAlignedStore(x, to, align), object_of(*mv.out));
+    };
+    if (mv.src->ndim() == 1) return element(from, to);
+    if (mv.src_row.is_c_contiguous() && mv.out_row.is_c_contiguous()) {
+      Value* bytes = i64(mv.src_row.numel() * mv.size);
+      if (mv.src->storage == mv.out->storage) b_.CreateMemMove(to, align, from, align, bytes);
+      else b_.CreateMemCpy(to, align, from, align, bytes);
+      return;
+    }
+    loop(i64(0), i64(mv.src_row.shape[0]), {}, [&](Value* e, const Values&) {
+      element(b_.CreateInBoundsGEP(mv.elem, from, b_.CreateMul(e, i64(mv.src_row.strides[0]))),
+              b_.CreateInBoundsGEP(mv.elem, to, b_.CreateMul(e, i64(mv.out_row.strides[0]))));
+      return Values{};
+    }, nullptr);
+  };
+  // a kept element j, after k kept ones: each output takes it while it has room
+  auto move_kept = [&](Value* j, Value* k) {
+    for (const Move& mv : moves) when(b_.CreateICmpSLT(k, mv.room), [&] { move_one(mv, j, k); });
+  };
   // then() where `cond` holds, else otherwise(): the value of the branch taken
   auto choose = [&](Value* cond, const std::function<Value*()>& then, const std::function<Value*()>& otherwise) {
     llvm::Function* f = b_.GetInsertBlock()->getParent();
@@ -90,19 +121,31 @@ void Emitter::emit_compress() {
     }
     return static_cast<Value*>(phi);
   };
-  // one element: k counts the kept elements before it; each output takes it while it has room
+  // one element: k counts the kept elements before it
   auto one = [&](Value* j, Value* k) -> Value* {
     Value* kept = b_.CreateICmpNE(load_mask(i8t, j), b_.getInt8(0));
-    for (const Move& mv : moves)
-      when(b_.CreateAnd(kept, b_.CreateICmpSLT(k, mv.room)), [&] {
-        auto* x = b_.CreateAlignedLoad(mv.elem, at(*mv.src, mv.elem, j), llvm::Align(mv.size));
-        set_scopes(x, object_of(*mv.src));
-        set_scopes(b_.CreateAlignedStore(x, at(*mv.out, mv.elem, k), llvm::Align(mv.size)), object_of(*mv.out));
-      });
+    when(kept, [&] { move_kept(j, k); });
     return b_.CreateAdd(k, b_.CreateZExt(kept, i64t));
   };
   auto ones = [&](Value* lo, Value* hi, Value* k) {
     return loop(lo, hi, {k}, [&](Value* j, const Values& c) { return Values{one(j, c[0])}; }, outer_hints())[0];
+  };
+  // elements [from, to) of a contiguous mask, 64 at a time: a word of false costs a compare,
+  // each kept element a bit scan (a score threshold keeps a few percent of a prediction's rows)
+  auto sparse = [&](Value* from, Value* to, Value* k) {
+    constexpr int64_t kWord = 64;
+    auto* bytes = llvm::FixedVectorType::get(i8t, kWord);
+    Value* words = b_.CreateSDiv(b_.CreateSub(to, from), i64(kWord));
+    k = loop(i64(0), words, {k}, [&](Value* w, const Values& c) {
+      Value* j = b_.CreateAdd(from, b_.CreateMul(w, i64(kWord), "", true, true));
+      Value* bits = b_.CreateBitCast(b_.CreateICmpNE(load_mask(bytes, j), llvm::Constant::getNullValue(bytes)), i64t);
+      Value* set = b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, bits);
+      return Values{loop(i64(0), set, {bits, c[0]}, [&](Value*, const Values& d) {
+        move_kept(b_.CreateAdd(j, b_.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, d[0], b_.getTrue())), d[1]);
+        return Values{b_.CreateAnd(d[0], b_.CreateSub(d[0], i64(1))), b_.CreateAdd(d[1], i64(1))};
+      }, nullptr)[1]};
+    }, outer_hints())[0];
+    return ones(b_.CreateAdd(from, b_.CreateMul(words, i64(kWord))), to, k);
   };
   // a 64-byte vector of the narrowest elements per step; wider ones move in several
   const int64_t lanes = 64 / narrowest;
@@ -139,7 +182,7 @@ void Emitter::emit_compress() {
   };
   // elements [from, to) after k kept ones; returns the kept ones after them
   auto range = [&](Value* from, Value* to, Value* k) {
-    if (!vector) return ones(from, to, k);
+    if (!vector) return contiguous ? sparse(from, to, k) : ones(from, to, k);
     Value* steps = b_.CreateSDiv(b_.CreateSub(to, from), i64(lanes));
     k = loop(i64(0), steps, {k}, [&](Value* s, const Values& c) {
       Value* j = b_.CreateAdd(from, b_.CreateMul(s, i64(lanes), "", true, true));

@@ -28,6 +28,11 @@ bool has_loop(OpCode op, DType t) {
 
 const char* loop_family(DType t) { return t == DType::Bool ? "bool" : is_float(t) ? "float" : "integer"; }
 
+std::string scalar_function(OpCode op, DType t) {
+  const bool first = t == DType::Float16 && (op == OpCode::maximum || op == OpCode::minimum);
+  return std::string(op_name(op)) + (first ? "_first" : "");
+}
+
 int op_arity(OpCode op) {
   if (carries(op)) return -1;  // any number
   if (is_control(op)) return 1;

@@ -60,6 +60,9 @@ inline std::optional<OpCode> scatter_combines(OpCode op) {
 bool has_loop(OpCode op, DType t);
 /// "bool", "integer" or "float": the loop family of a dtype, as messages name it.
 const char* loop_family(DType t);
+/// The function of ops/scalar_ops.inc (st::) computing elementwise op `op` on dtype t: the op's
+/// name, but float16's maximum and minimum break ties as its own loops do (maximum_first).
+std::string scalar_function(OpCode op, DType t);
 /// NumPy's ValueError where a kMayFail op fails (integer power is the only one): every backend
 /// raises it as std::domain_error.
 constexpr const char* kMayFailMessage = "Integers to negative integer powers are not allowed.";

@@ -80,6 +80,10 @@ template <typename T>
 st::reg_t<T> binary_same(OpCode op, st::reg_t<T> a, st::reg_t<T> b) {
   // <op>_fails is looked up unqualified: a dependent name, never looked up for an op without it
   using namespace st;
+  if constexpr (st::is_half_v<T>) {  // ir/graph.h's scalar_function
+    if (op == OpCode::maximum) return st::as_dtype<T>(st::maximum_first(a, b));
+    if (op == OpCode::minimum) return st::as_dtype<T>(st::minimum_first(a, b));
+  }
   switch (op) {
 #define STRIDER_OP(name, kind, attrs)
 #define STRIDER_BINARY(name, attrs)                                                         \

@@ -600,6 +600,28 @@ def test_clip_forms(case):
         check(fn, x, make(F64, (4,), seed=33, lo=-3, hi=0), make(F32, (3, 1), seed=34, lo=0, hi=3))
 
 
+def _zero_ties(a, b, i):
+    m = a.copy()
+    np.maximum.at(m, i, b[i])
+    return (np.maximum(a, b), np.minimum(a, b), np.maximum(b, a), np.maximum(a[::2], 0.0), np.minimum(-0.0, b),
+            np.maximum(a[1], b[1]), np.maximum.accumulate(a), np.minimum.accumulate(b), m,
+            np.clip(a, -0.0, 1.0), np.clip(a, b[:1], 0.0), np.clip(a, b, 1.0), np.clip(a, None, -0.0))
+
+
+@pytest.mark.parametrize("dt", [np.float16, F32, F64], ids=str)
+def test_zero_ties_take_numpys_operand(dt):
+    # +0 and -0 tie: float32's and float64's maximum and minimum (and their accumulations and
+    # .at) take the second operand, float16's the first; clip between two single values keeps
+    # the element, against an array the bound. The harness takes -0 for 0: signs compared here.
+    a = np.array([0.0, -0.0, 0.0, -0.0, np.nan, 1.0, -0.0, 0.0], dt)
+    b = np.array([-0.0, 0.0, -0.0, 0.0, -0.0, -0.0, np.nan, 0.0], dt)
+    i = np.array([0, 1, 2, 3, 5, 7])
+    f = check(_zero_ties, a, b, i)
+    with np.errstate(invalid="ignore"):
+        for k, (e, g) in enumerate(zip(_zero_ties(a, b, i), f(a, b, i))):
+            assert np.array_equal(np.signbit(e), np.signbit(g)), (k, e, g)
+
+
 def _clip_out_self(x):
     return np.clip(x, 0, 3, out=x)
 

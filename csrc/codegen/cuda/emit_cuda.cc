@@ -218,7 +218,7 @@ std::string CudaEmitter::as_dtype(const std::string& x, DType t) {
 
 std::string CudaEmitter::call(OpCode code, DType t, const std::vector<std::string>& args) const {
   if (!has_loop(code, t)) refuse(std::string(op_name(code)) + " has no " + loop_family(t) + " loop");
-  std::string out = "st::" + std::string(op_name(code)) + "(";
+  std::string out = "st::" + scalar_function(code, t) + "(";
   for (size_t k = 0; k < args.size(); ++k) out += (k ? ", " : "") + args[k];
   out += ")";
   // float16 computes in float and rounds each result to half; bool results stay

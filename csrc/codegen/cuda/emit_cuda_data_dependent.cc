@@ -146,7 +146,7 @@ void DataDependentEmitter::indexed_rows() {
     line("if (i < 0 || i >= " + n + ") continue;");
     line("const long long at = " + row + ";");
     const std::string combined = CudaEmitter::as_dtype(
-        std::string("st::") + op_name(*combine) + "(" + from_memory(to + "[at]", t) + ", " +
+        "st::" + scalar_function(*combine, t) + "(" + from_memory(to + "[at]", t) + ", " +
             from_memory(elem(dp, dense, "j * " + xp + "_row_count + r"), t) + ")", t);
     line(to + "[at] = " + to_memory(combined, t) + ";");
     close_block();

@@ -45,7 +45,7 @@ void DataDependentEmitter::scan() {
   const std::string n = "a0_n" + std::to_string(last), r = reg(in);
   const std::string x = from_memory("s" + std::to_string(in.storage) + "[from + i * " + literal(in.strides[last]) + "]", t);
   const std::string y = "s" + std::to_string(out.storage) + "[to + i * " + literal(out.strides[last]) + "]";
-  auto fold = [&](const std::string& a, const std::string& b) { return "st::" + std::string(op_name(f)) + "(" + a + ", " + b + ")"; };
+  auto fold = [&](const std::string& a, const std::string& b) { return "st::" + scalar_function(f, t) + "(" + a + ", " + b + ")"; };
   if (!is_float(t) && in.shape[last] > 4 * kThreads) {
     const std::string run = std::to_string(kThreads / kRuns);
     open("scan", std::min(rows, kCudaMaxBlocks));

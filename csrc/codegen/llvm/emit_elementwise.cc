@@ -79,7 +79,7 @@ Value* Emitter::scalar_op(OpCode code, DType t, const Values& args) {
     b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt32Ty(), err_), b_.CreateZExt(fails, b_.getInt32Ty())), err_);
   }
   const bool to_bool = is_predicate(code) || is_comparison(code);
-  return call_scalar("st_" + std::string(op_name(code)) + suffix, to_bool ? b_.getInt1Ty() : reg_type(t), args);
+  return call_scalar("st_" + scalar_function(code, t) + suffix, to_bool ? b_.getInt1Ty() : reg_type(t), args);
 }
 
 Value* Emitter::convert(Value* x, DType from, DType to) {

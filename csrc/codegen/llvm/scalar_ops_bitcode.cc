@@ -81,6 +81,9 @@ static_assert(sizeof(kDTypes) / sizeof(kDTypes[0]) == 12, "a new dtype joins ST_
   }                                                                                                                \
   extern "C" bool st_replaces_max_##t(reg_t<T> x, reg_t<T> kept) { return st::replaces<true>(x, kept); }         \
   extern "C" bool st_replaces_min_##t(reg_t<T> x, reg_t<T> kept) { return st::replaces<false>(x, kept); }
+// float16's maximum and minimum (ir/graph.h's scalar_function)
+extern "C" float st_maximum_first_f16(float a, float b) { return st::as_dtype<st::half>(st::maximum_first(a, b)); }
+extern "C" float st_minimum_first_f16(float a, float b) { return st::as_dtype<st::half>(st::minimum_first(a, b)); }
 ST_PER_DTYPE(bool, bool)
 ST_PER_DTYPE(int8_t, i8)
 ST_PER_DTYPE(int16_t, i16)

@@ -89,7 +89,8 @@ def _kind(x):
 
 def compare(expected, got, rtol=0.0, atol=0.0, what="result"):
     """Max abs error between two leaves; raises Mismatch when kinds, dtypes, shapes or values
-    (beyond rtol/atol; exact when both are 0; NaNs equal NaNs) differ."""
+    (beyond rtol/atol; exact when both are 0, -0.0 and 0.0 then told apart; NaNs equal NaNs)
+    differ."""
     if _kind(expected) != _kind(got):
         raise Mismatch(f"{what}: kind {_kind(got)} != NumPy's {_kind(expected)}")
     if not isinstance(expected, (np.ndarray, np.generic)):
@@ -111,6 +112,8 @@ def compare(expected, got, rtol=0.0, atol=0.0, what="result"):
             diff = np.abs(g.astype(np.float64) - e.astype(np.float64))
             diff = np.where((np.isnan(e) & np.isnan(g)) | (e == g), 0.0, diff)
             bad = ~((diff == 0) | (diff <= atol + rtol * np.abs(e.astype(np.float64))))
+            if rtol == 0 and atol == 0:  # the sign of a zero is NumPy's answer too
+                bad = bad | ((e == 0) & (g == 0) & (np.signbit(e) != np.signbit(g)))
         err = float(np.max(diff))
     if np.any(bad):
         first = np.argwhere(bad)[0] if e.ndim else ()

@@ -612,14 +612,10 @@ def _zero_ties(a, b, i):
 def test_zero_ties_take_numpys_operand(dt):
     # +0 and -0 tie: float32's and float64's maximum and minimum (and their accumulations and
     # .at) take the second operand, float16's the first; clip between two single values keeps
-    # the element, against an array the bound. The harness takes -0 for 0: signs compared here.
+    # the element, against an array the bound (the harness tells the zeros apart)
     a = np.array([0.0, -0.0, 0.0, -0.0, np.nan, 1.0, -0.0, 0.0], dt)
     b = np.array([-0.0, 0.0, -0.0, 0.0, -0.0, -0.0, np.nan, 0.0], dt)
-    i = np.array([0, 1, 2, 3, 5, 7])
-    f = check(_zero_ties, a, b, i)
-    with np.errstate(invalid="ignore"):
-        for k, (e, g) in enumerate(zip(_zero_ties(a, b, i), f(a, b, i))):
-            assert np.array_equal(np.signbit(e), np.signbit(g)), (k, e, g)
+    check(_zero_ties, a, b, np.array([0, 1, 2, 3, 5, 7]))
 
 
 def _clip_out_self(x):

@@ -121,6 +121,8 @@ def _reshape_at_run_time(t, shape):
     view = _leading_view(t, dims)
     if view is not None:
         return view
+    if not dims:  # a 0-d view of its one element (checked above), as NumPy's; t[0] is a scalar
+        return t.view_of(_C.View(t._view.storage, [], [], t._view.offset, []))
     flat = 0
     for axis, d in enumerate(dims):  # each element's flat index, in dims' C order
         at = arange_at(0, 1, d).reshape((1,) * axis + (d,) + (1,) * (len(dims) - axis - 1))

@@ -775,6 +775,21 @@ def test_run_time_lengths_through_reshapes(t):
     check_raises(lambda x, t: x[x[:, 0] > t].reshape(-1, 5), b[:, :4] / 80, 0.001, exc=ValueError)
 
 
+def one_kept_as_0d(x, t):
+    kept = x[x > t]
+    r = kept.reshape(())  # a 0-d array viewing the one element (the fuzzer saw a scalar)
+    r += 1
+    return r, kept, kept.reshape(()) * 2
+
+
+@pytest.mark.parametrize("t", [2.5, 0.5, 9.0], ids=["one", "many", "none"])
+def test_a_run_time_length_reshaped_to_0d(t):
+    if t == 2.5:
+        check(one_kept_as_0d, np.array([1.0, 3.0, 2.0]), t)
+    else:
+        check_raises(one_kept_as_0d, np.array([1.0, 3.0, 2.0]), t, exc=ValueError)
+
+
 def reductions_from_initial(x, t):
     a = x[x > t]
     return (a.max(initial=0.0), np.min(a, initial=5.0), a.sum(initial=1.0), x.max(initial=0.5), x[:0].max(initial=-1.0),

@@ -211,16 +211,16 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
       for (int d = 1; d < src.ndim(); ++d)
         if (src.shape[d] != out.shape[d] || src.extent_of(d) >= 0 || out.extent_of(d) >= 0)
           refuse(p, k, "its rows have run-time or different shapes");
-      if (src.ndim() > 2 && !(row_of(src).is_c_contiguous() && row_of(out).is_c_contiguous()))
+      if (src.ndim() > 2 && !(src.tail(1).is_c_contiguous() && out.tail(1).is_c_contiguous()))
         refuse(p, k, "its rows are neither contiguous nor of one axis");
     }
     // fuse_stages' own rule, again: a stage it got wrong would write wrong data
     if (std::string why = compress_conflict(g, std::vector<Op>(p.ops.begin(), p.ops.begin() + k), op); !why.empty())
       refuse(p, k, why);
     // the output may be the input moved towards its start (compress_in_place), as the library allows
+    const View row = src.tail(1);
     const bool moved = src.ndim() == 1 ? src.strides[0] == 1 && out.strides[0] == 1
-                                       : src.strides == out.strides && row_of(src).is_c_contiguous() &&
-                                             src.strides[0] == row_of(src).numel();
+                                       : src.strides == out.strides && row.is_c_contiguous() && src.strides[0] == row.numel();
     if (op.inputs[0].storage == out.storage || (src.storage == out.storage && (!moved || out.offset > src.offset)))
       refuse(p, k, "its output overlaps its inputs other than as the input moved towards its start");
   }
@@ -321,14 +321,6 @@ void address_slabs(StagePlan& p, const std::vector<Stage::Folded>& folded, int s
 }
 
 }  // namespace
-
-View row_of(const View& v) {
-  View r;
-  r.storage = v.storage;
-  r.shape.assign(v.shape.begin() + 1, v.shape.end());
-  r.strides.assign(v.strides.begin() + 1, v.strides.end());
-  return r;
-}
 
 StagePlan make_plan(const Graph& g, const Stage& s, const std::string& backend) {
   StagePlan p = plan_of(g, s, s.shared_loops, backend);

@@ -50,9 +50,6 @@ struct StagePlan {
 /// backend refuses ("<backend> backend cannot compile op7 (add): ...", stage_plan.cc).
 StagePlan make_plan(const Graph& g, const Stage& s, const std::string& backend);
 
-/// A row of a compress's source or output: its axes after the first, at offset 0.
-View row_of(const View& v);
-
 /// A constant of at most this many bytes is embedded in the generated code, so the compiler sees
 /// its values (a scalar operand folds); its bytes are then part of the stage's cache key.
 constexpr size_t kEmbedBytes = 256;

@@ -37,6 +37,24 @@ int64_t View::max_offset() const {
   return hi;
 }
 
+View View::head(int lead) const {
+  View h;
+  h.storage = storage;
+  h.offset = offset;
+  h.shape.assign(shape.begin(), shape.begin() + lead);
+  h.strides.assign(strides.begin(), strides.begin() + lead);
+  return h;
+}
+
+View View::tail(int lead, int64_t at) const {
+  View t;
+  t.storage = storage;
+  t.offset = at;
+  t.shape.assign(shape.begin() + lead, shape.end());
+  t.strides.assign(strides.begin() + lead, strides.end());
+  return t;
+}
+
 bool View::is_c_contiguous() const {
   if (numel() == 0) return true;
   int64_t expect = 1;

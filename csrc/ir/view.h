@@ -45,6 +45,11 @@ struct View {
   /// True when the view covers numel() consecutive elements in C order.
   bool is_c_contiguous() const;
 
+  /// The first `lead` axes (where rows start) and the axes after them from element `at` (one
+  /// row), without run-time extents: their shapes are the static bounds.
+  View head(int lead) const;
+  View tail(int lead, int64_t at = 0) const;
+
   View subscript(const std::vector<IndexItem>& items) const;
   View transpose(const std::vector<int>& perm) const;
   /// NumPy's broadcasting of this view to `to` (run-time extents `to_extents`, empty when none);

@@ -205,26 +205,6 @@ void check_index(const Op& op, char* const* base) {
   });
 }
 
-// The axes of v after its first `lead` ones, starting at element offset `offset`: one row.
-View tail_of(const View& v, int lead, int64_t offset) {
-  View t;
-  t.storage = v.storage;
-  t.offset = offset;
-  t.shape.assign(v.shape.begin() + lead, v.shape.end());
-  t.strides.assign(v.strides.begin() + lead, v.strides.end());
-  return t;
-}
-
-// The first `lead` axes of v: where its rows start.
-View head_of(const View& v, int lead) {
-  View h;
-  h.storage = v.storage;
-  h.offset = v.offset;
-  h.shape.assign(v.shape.begin(), v.shape.begin() + lead);
-  h.strides.assign(v.strides.begin(), v.strides.begin() + lead);
-  return h;
-}
-
 // Moves rows between the trailing axes of two views of the same row shape, each row given by
 // the offset of its first element: dense rows with one memcpy, others element by element
 // (`combine`: the elementwise op that combines each element with the destination's, np.add.at,
@@ -235,7 +215,7 @@ class RowMover {
   RowMover(char* const* base, const View& dst, int dst_lead, const View& src, int src_lead,
            std::optional<OpCode> combine = std::nullopt)
       : dst_(reinterpret_cast<T*>(base[dst.storage])), src_(reinterpret_cast<const T*>(base[src.storage])),
-        dst_row_(tail_of(dst, dst_lead, 0)), src_row_(tail_of(src, src_lead, 0)), combine_(combine),
+        dst_row_(dst.tail(dst_lead)), src_row_(src.tail(src_lead)), combine_(combine),
         n_(dst_row_.numel()), dense_(!combine && dst_row_.is_c_contiguous() && src_row_.is_c_contiguous()) {}
 
   // inline where dense (short rows: boxes, scalars), the strided walk out of line
@@ -437,7 +417,7 @@ void move_indexed_rows(const Graph& g, const Op& op, char* const* base) {
         for (int64_t j = 0; j < n; ++j) table[row(j)] = list[j * ls];
     });
   }
-  const View starts = head_of(dense, lead);
+  const View starts = dense.head(lead);
   dispatch_dtype(g.dtype_of(op.output), [&](auto tag) {
     using T = decltype(tag);
     const RowMover<T> move = gather ? RowMover<T>(base, dense, lead, indexed, 1)

@@ -174,9 +174,9 @@ bool within_row(const View& w, const View& src) {
   if (w.storage != src.storage || w.ndim() != 1 || src.ndim() < 2 || w.shape[0] != src.shape[0] ||
       w.strides[0] != src.strides[0])
     return false;
-  const Shape row(src.shape.begin() + 1, src.shape.end());
+  const View row = src.tail(1);
   const int64_t at = w.offset - src.offset;
-  return Shape(src.strides.begin() + 1, src.strides.end()) == contiguous_strides(row) && at >= 0 && at < shape_numel(row);
+  return row.is_c_contiguous() && at >= 0 && at < row.numel();
 }
 
 // compress_conflict's rules for compress c after the ops [0, first) that compute and count its mask.

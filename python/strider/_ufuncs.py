@@ -411,8 +411,8 @@ def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoVa
         kwargs = dict(kwargs, dtype=np.result_type(*types))
     # where +0 and -0 tie, NumPy's clip between two single values keeps the element (elsewhere
     # it is maximum then minimum, which take the bound in float32 and float64)
-    keep = (lo is not None and hi is not None and all(_single(x) for x in (lo, hi)) and
-            np.result_type(*types, *[kwargs["dtype"]] if "dtype" in kwargs else []) in (np.float32, np.float64))
+    computed = np.dtype(kwargs["dtype"]) if "dtype" in kwargs else np.result_type(*types)
+    keep = lo is not None and hi is not None and _single(lo) and _single(hi) and computed in (np.float32, np.float64)
     if lo is not None:
         r = np.maximum(lo, r, **kwargs) if keep else np.maximum(r, lo, **kwargs)
     if hi is not None:
@@ -433,8 +433,7 @@ def clip(a, a_min=_NoValue, a_max=_NoValue, out=None, *, min=_NoValue, max=_NoVa
 def _single(x):
     """Whether x is one value, however broadcast: a number, a 0-d array or one of one element
     (whose shape is known when tracing)."""
-    return all(type(d) is int and d == 1 for d in np.shape(x)) if not isinstance(x, Tracer) else \
-        all(not isinstance(d, Extent) and d == 1 for d in x.shape)
+    return all(not isinstance(d, Extent) and d == 1 for d in (x.shape if isinstance(x, Tracer) else np.shape(x)))
 
 
 def _by_zero(op, a, b):

@@ -42,7 +42,7 @@ void Emitter::emit_compress() {
     // a count the stage computes is where the moves end: only the bound limits them
     Value* room = out.extent_of(0) >= 0 && first == 0 ? run_time_extent(base_[out.extent_of(0)], out.shape[0])
                                                       : i64(out.shape[0]);
-    moves.push_back({&src, &out, size, b_.getIntNTy(static_cast<unsigned>(8 * size)), room, row_of(src), row_of(out)});
+    moves.push_back({&src, &out, size, b_.getIntNTy(static_cast<unsigned>(8 * size)), room, src.tail(1), out.tail(1)});
     // contiguous operands of 4 or 8 bytes: vpcompressd/q on AVX-512 (elsewhere LLVM expands the store)
     vector = vector && src.ndim() == 1 && (size == 4 || size == 8) && src.strides[0] == 1 && out.strides[0] == 1;
     narrowest = std::min(narrowest, size);

@@ -237,8 +237,9 @@ def _lifted(loop, returns, loads, later, k):
                                      ast.copy_location(ast.Break(), r)]).visit(s) for s in loop.body]
     inside = set(range(loop.lineno, loop.end_lineno + 1))
     tested = _names([loop.test]).loaded if isinstance(loop, ast.While) else set()  # read before every trip
+    first = _reads_first(loop.body)
     loop.strider_guarded = sorted(n for n in guarded - tested if loads.get(n, set()) <= inside
-                                  and (n in target or not _read_first(n, loop.body)))
+                                  and (n in target or n not in first))
     # the returns sit on the loop's last line (within what holds it, before what follows it);
     # what they read counts as read just past the loop, where the loop leaves it
     for r in returns:
@@ -270,8 +271,9 @@ def _assigned_before(stmts, node, read, loads):
         if isinstance(s, ast.If):
             side = s.body if _holds(s.body, node) else s.orelse
             inside = set(range(s.lineno, s.end_lineno + 1))
+            first = _reads_first(side)
             mine = {n for n in _assigned_before(side, node, read, loads)
-                    if loads.get(n, set()) <= inside and not _read_first(n, side)}
+                    if loads.get(n, set()) <= inside and n not in first}
             s.strider_guarded = sorted(set(getattr(s, "strider_guarded", ())) | mine)
             names |= mine
         return names
@@ -726,8 +728,9 @@ class _Rewrite(ast.NodeTransformer):
         k = self.fresh()
         names = _names([node.target] + body).stored
         inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        first = _reads_first(node.body)
         live = [n for n in names if any(line not in inside for line in self.later_loads.get(n, ()))
-                or _read_first(n, node.body)]
+                or n in first]
         out = [_def(f"__strider_for_{k}", names, _with_exits(body, exits, _tuple(names)) + [
             ast.Return(ast.Tuple(elts=[_tuple(names), ast.Constant(False)], ctx=ast.Load()))])]
         target = _target(node.target)
@@ -765,8 +768,8 @@ class _Rewrite(ast.NodeTransformer):
         # the function) loads
         inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
         trip = set(range(self.loop.lineno, (self.loop.end_lineno or self.loop.lineno) + 1)) if self.loop else set()
-        live = [n for n in names if n in tested or n in self.deferred or (self.loop and _read_first(
-            n, self.loop.body)) or any(line not in inside and (line > node.lineno or line < 0 or (
+        first = _reads_first(self.loop.body) if self.loop else set()
+        live = [n for n in names if n in tested or n in self.deferred or n in first or any(line not in inside and (line > node.lineno or line < 0 or (
                 self.loop and line not in trip)) for line in self.later_loads.get(n, ()))]
         out = [_def(f"__strider_then_{k}", names + items, then + [ast.Return(_tuple(names + items))]),
                _def(f"__strider_else_{k}", names + items, other + [ast.Return(_tuple(names + items))])]
@@ -806,9 +809,9 @@ class _Rewrite(ast.NodeTransformer):
             ast.Return(ast.Tuple(elts=[_tuple(names), ast.Constant(False)], ctx=ast.Load()))]
         # what outlives an iteration: read by the condition, after the loop, or before the body assigns it
         inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-        cond_loads = _names([node.test]).loaded
+        cond_loads, first = _names([node.test]).loaded, _reads_first(node.body)
         live = [n for n in names if n in cond_loads or any(line not in inside for line in self.later_loads.get(n, ()))
-                or _read_first(n, node.body)]
+                or n in first]
         out = [_def(f"__strider_cond_{k}", names, [ast.Return(self.test(node.test))]),
                _def(f"__strider_body_{k}", names, new_body)]
         call = _call("while_stmt", _load(f"__strider_cond_{k}"), _load(f"__strider_body_{k}"),
@@ -828,44 +831,41 @@ def _with_exits(body, exits, state):
 
 def _at(stmt, node):
     """A generated statement on the first line of the statement it stands for (a frame running it
-    reports that line: the `while` or `if` line, where ops it records are from)."""
+    reports that line: the `while` or `if` line, where ops it records are from). What it holds
+    without a location takes its line when the module is fixed once, at the end."""
     stmt.lineno = stmt.end_lineno = node.lineno
     stmt.col_offset, stmt.end_col_offset = node.col_offset, node.col_offset
-    return ast.fix_missing_locations(stmt)
+    return stmt
 
 
-def _read_first(name, stmts):
-    """Whether `stmts` may load `name` before they assign it: a value the previous iteration
-    left. An `if` assigns it where both its paths do; a loop's body may not run."""
-    return _first_use(name, stmts) == "read"
+def _reads_first(stmts):
+    """The names `stmts` may load before they assign them: values the previous iteration left.
+    An `if` assigns a name where both its paths do; a loop's body may not run; a `for` assigns its
+    target before each trip."""
+    return _first_uses(stmts, frozenset())[0]
 
 
-def _first_use(name, stmts):
-    """"read" where `stmts` may load `name` before assigning it, "assigned" where every path
-    assigns it first, else None."""
+def _first_uses(stmts, assigned):
+    """(the names `stmts` may load before assigning them, given those assigned before them; the
+    names surely assigned after them)."""
+    read, assigned = set(), set(assigned)
     for s in stmts:
         if isinstance(s, ast.If):
-            if name in _names([s.test]).loaded:
-                return "read"
-            paths = [_first_use(name, s.body), _first_use(name, s.orelse)]
-            if "read" in paths:
-                return "read"
-            if paths == ["assigned", "assigned"]:
-                return "assigned"
-            continue
-        if isinstance(s, (ast.For, ast.While)):
-            head = [s.iter] if isinstance(s, ast.For) else [s.test]
-            # a `for` assigns its target before each trip
-            body = [] if isinstance(s, ast.For) and name in _names([s.target]).stored else s.body
-            if name in _names(head).loaded or _first_use(name, body + s.orelse) == "read":
-                return "read"
-            continue
-        v = _names([s])
-        if name in v.loaded:
-            return "read"
-        if name in v.stored:
-            return "assigned"
-    return None
+            read |= _names([s.test]).loaded - assigned
+            (r1, a1), (r2, a2) = _first_uses(s.body, assigned), _first_uses(s.orelse, assigned)
+            read |= r1 | r2
+            assigned |= a1 & a2
+        elif isinstance(s, (ast.For, ast.While)):
+            read |= _names([s.iter] if isinstance(s, ast.For) else [s.test]).loaded - assigned
+            target = set(_names([s.target]).stored) if isinstance(s, ast.For) else set()
+            # (the target's names: only the `else` may read them first, the trips assign them)
+            read |= _first_uses(s.body + s.orelse, assigned)[0] - target
+            read |= _first_uses(s.orelse, assigned)[0] & target
+        else:
+            v = _names([s])
+            read |= v.loaded - assigned
+            assigned |= set(v.stored)
+    return read, assigned
 
 
 def _loads_by_line(fn_node):

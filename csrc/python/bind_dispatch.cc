@@ -32,6 +32,7 @@ int64_t& counter(Dispatcher& d, const std::string& name) {
   if (name == "graph_breaks") return c.graph_breaks;
   if (name == "regrown") return c.regrown;
   if (name == "runtime_breaks") return c.runtime_breaks;
+  if (name == "region_tries") return c.region_tries;
   throw py::key_error(name);
 }
 
@@ -224,6 +225,7 @@ void bind_dispatch(py::module_& m) {
              out["graph_breaks"] = c.graph_breaks;
              out["regrown"] = c.regrown;
              out["runtime_breaks"] = c.runtime_breaks;
+             out["region_tries"] = c.region_tries;
              return out;
            },
            "Counters: traces (signatures traced), cache_hits (calls served from the memory cache), lowered (programs "
@@ -231,7 +233,9 @@ void bind_dispatch(py::module_& m) {
            "disk cache instead of compiled), specialized (numbers the caller passes made static because tracing "
            "needed their values), graph_breaks (signatures whose calls run in NumPy: their trace met what it cannot "
            "capture), regrown (calls whose loop outgrew the room traced for a list: traced again with more), "
-           "runtime_breaks (calls run in NumPy because a length of 1 known only at run time is broadcast there).")
+           "runtime_breaks (calls run in NumPy because a length of 1 known only at run time is broadcast there), "
+           "region_tries (traces of the bodies of loops and branches on traced conditions: each is traced again "
+           "until what it carries settles).")
       .def("_specialize", &Dispatcher::specialize, py::arg("ordinals"),
            "makes the numbers at these leaf ordinals static; drops the entries kept");
   m.def(

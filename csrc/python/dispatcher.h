@@ -40,7 +40,7 @@ class Dispatcher {
   /// Counters as CompiledFunction.stats() names them.
   struct Counters {
     int64_t traces = 0, cache_hits = 0, lowered = 0, compiles = 0, disk_hits = 0, specialized = 0, graph_breaks = 0, regrown = 0,
-            runtime_breaks = 0;
+            runtime_breaks = 0, region_tries = 0;
   };
 
   Dispatcher(std::vector<Param> params, DevicePolicy policy, bool cache, int max_signatures);

@@ -316,6 +316,8 @@ class CompiledFunction(_C.Dispatcher):
                     posargs.append(value)
             trace.target = self.target
             trace.trip_factor = self._trip_factor
+            trace.longest_axis = max((d for leaf in leaves if isinstance(leaf, (np.ndarray, _C.DeviceArray))
+                                      for d in leaf.shape), default=0)
             try:
                 try:
                     result = converted(with_traced_numpy(self._fn), _control)(*posargs, **kwargs)
@@ -350,6 +352,7 @@ class CompiledFunction(_C.Dispatcher):
                 # it failed on a value read as a constant that is a source (`self.buf[:] = x`)
             finally:
                 effects = capture.restore()
+                self._count("region_tries", trace.region_tries)
             if capture.found:  # reads the walk did not make: walk the call again with them
                 capture.undo()
                 self._sources = self._sources + capture.found

@@ -116,6 +116,16 @@ def _control(trace, name, region, inputs=()):
     return trace.graph.num_ops - 1
 
 
+def _seal(trace, first, carried=()):
+    """Seals the storages a region made from `first` on (Trace.check_unsealed), but those it
+    carries out."""
+    lo = first
+    for sid in sorted(carried) + [trace.graph.num_storages]:
+        if lo < sid:
+            trace.sealed.append((lo, sid))
+        lo = sid + 1
+
+
 def _whole(trace, sid):
     return _C.View(sid, [trace.graph.storage_size(sid)], [1], 0)
 
@@ -923,7 +933,8 @@ def _counter(trace):
 def range_list(make, fn, *args):
     """list(range(...)) (`make` list) or [i for i in range(...)] (`make` None) in rewritten code:
     where a bound is traced (N after `N = N - 1` in a traced branch), a list of a run-time length
-    (the items of an arange) with room for a loop's trips, more where a call outgrows it."""
+    (the items of an arange) with room for the longest axis of the arguments' arrays (or a
+    loop's trips), more where a call outgrows it."""
     trace = current_trace()
     if (make not in (None, list) or fn is not range or trace is None
             or not any(_is_traced(a) or isinstance(a, Extent) for a in args)):
@@ -932,7 +943,9 @@ def range_list(make, fn, *args):
     if type(start) is not int or type(step) is not int or step <= 0:
         raise unsupported("range() of a bound known only when the function runs with a start or step other than "
                           "known ints, made a list", "use np.arange")
-    room = max(0, bound(stop) - start) if isinstance(stop, Extent) else _MIN_TRIPS * trace.trip_factor
+    # a traced bound is most often a count of an argument's rows (Soft-NMS's N after `N = N - 1`)
+    room = max(0, bound(stop) - start) if isinstance(stop, Extent) else trace.trip_factor * max(
+        _MIN_TRIPS, trace.longest_axis - start)
     count = np.maximum(np.floor_divide(np.add(as_tracer(stop).astype(np.int64), step - 1 - start), step), 0)
     # one past the room where more: the append refuses it (LoopBoundExceeded) and the call is
     # traced again with more
@@ -1265,6 +1278,7 @@ def _settle(trace, make, run, error, code=(), state=()):
     own = _held(held)
     for _ in range(_MAX_TRIES):
         region = make(region)
+        trace.region_tries += 1
         try:
             out = run(region)
             after = capture.contents() if capture is not None else {}
@@ -1497,6 +1511,7 @@ class _BranchTrace(_Region):
             cond = _detach(trace, cond)  # what picks the side, as the branch saw it
         before = trace.snapshot()
         first_storage, first_op = trace.graph.num_storages, trace.graph.num_ops
+        late = set()  # the storages of slots the first side made (_merge)
         region = trace.regions
         trace.regions += 1
         _control(trace, "branch_if", region, [cond])
@@ -1510,7 +1525,7 @@ class _BranchTrace(_Region):
                 with knowing(trace, test, side == 0):
                     out = _side_of_branch(fn, state)
                 results.append(out)
-                grow = self._merge(slots, state, out, [n if n in live else None for n in names], side)
+                grow = self._merge(slots, state, out, [n if n in live else None for n in names], side, late)
                 grow_sides = self._write_sides(sides, out, names, side)
                 if grow or grow_sides:
                     self.specs.update(grow)
@@ -1539,7 +1554,7 @@ class _BranchTrace(_Region):
         trace.restore(before, graph=False)
         trace.forget(carried)
         _assume_spans(trace, slots.values())
-        trace.sealed.append((first_storage, trace.graph.num_storages))
+        _seal(trace, first_storage, late)
         merged = []
         for i, name in enumerate(names):
             a, b = results[0][i], results[1][i]
@@ -1558,9 +1573,11 @@ class _BranchTrace(_Region):
                 merged.append(next((Undefined(v.name) for v in (a, b) if isinstance(v, Undefined)), Undefined(name)))
         return tuple(merged)
 
-    def _merge(self, slots, state, out, names, side):
-        """Writes this side's values of the merged variables; learns the ones to merge (specs)
-        on the first try. Returns the specs that must grow."""
+    def _merge(self, slots, state, out, names, side, late):
+        """Writes this side's values of the merged variables. The first side makes the slots of
+        those it is the first to see (their storages join `late`), so that a branch whose sides
+        agree is traced once; ones the second side is the first to see, or whose slots must
+        grow, are learned (specs) for the next try. Returns the specs that must grow."""
         values, grow = {}, {}
         for i, name in enumerate(names):
             value = out[i]
@@ -1575,11 +1592,19 @@ class _BranchTrace(_Region):
                 elif _fits(slots[name], value):
                     values[name] = value
                 continue  # else a value of another kind: a Choice (run)
-            if isinstance(value, Undefined) or value is state[i]:
+            if isinstance(value, Undefined) or (value is state[i] and side):
                 continue
             t = _carryable(value)
-            if t is not None:
+            if t is None:
+                continue
+            if side or name in self.guarded:  # (a placeholder's slot is made before the branch)
                 grow[name] = _spec_of(t)
+                continue
+            # names only what a side assigns: the slot holds what this side leaves, the other's
+            slots[name] = _Slot(self.trace, name, *_spec_of(t))
+            self.specs[name] = _spec_of(t)
+            late.update(slots[name].storages)
+            values[name] = value
         if grow:
             return grow
         return _write_back(self.trace, slots, values)
@@ -1789,7 +1814,7 @@ class _LoopTrace(_Region):
         trace.restore(before, graph=False)
         trace.forget(self.written | carried)
         _assume_spans(trace, self.slots.values())
-        trace.sealed.append((first_storage, trace.graph.num_storages))
+        _seal(trace, first_storage)
         return tuple(self._choice(name, self.slots[name].tracer(trace) if name in self.slots else self.statics[name])
                      if name in self.pairs else self._after(name) if name in self.slots else inside[i] if name in live
                      else Undefined(name) for i, name in enumerate(names))

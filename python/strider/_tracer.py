@@ -285,6 +285,8 @@ class Trace:
         self.loops = []
         self.regions = 0
         self.trip_factor = 1
+        self.region_tries = 0  # traces of a loop's or branch's body (_control._settle)
+        self.longest_axis = 0  # the longest axis of the arguments' arrays (room for a traced range's list)
         # storages of variables a loop carries or a branch merges that held an argument -> the
         # user's (file, line) of that loop or branch
         self.may_be_argument = {}

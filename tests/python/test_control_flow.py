@@ -2424,3 +2424,42 @@ def test_int_and_float_of_an_array_with_dimensions_raise_as_numpys(fn):
     if np.lib.NumpyVersion(np.__version__) < "2.4.0":
         pytest.skip("this NumPy converts a 1-element array with a DeprecationWarning")
     check_raises(fn, np.array([3.7]), exc=TypeError)
+
+
+def three_branches_deep(x):
+    if x[0] > 0:
+        if x[1] > 0:
+            if x[2] > 0:
+                y = x + 1
+            else:
+                y = x - 1
+        else:
+            y = x * 2
+    else:
+        y = x * 3
+    return y
+
+
+@pytest.mark.parametrize("x", [[1.0, 1.0, 1.0], [1.0, 1.0, -1.0], [1.0, -1.0, 0.0], [-1.0, 0.0, 0.0]])
+def test_a_branch_whose_sides_agree_is_traced_once(x):
+    """The first side makes the slots of what it assigns: nested branches cost one trace each,
+    not twice their children's (Soft-NMS's three-deep branches in two loops took 92 tries)."""
+    f = check(three_branches_deep, np.array(x))
+    assert f.stats()["region_tries"] == 3
+
+
+def rows_left(boxes, t):
+    n = boxes.shape[0]
+    for i in range(boxes.shape[0]):
+        if boxes[i, 4] < t:
+            n = n - 1
+    return [i for i in range(n)]
+
+
+def test_a_list_of_a_traced_range_has_room_for_the_arguments_rows():
+    """[i for i in range(N)] with N traced (Soft-NMS's kept count): room for the longest axis of
+    the arguments, so that 100 rows are traced once, not grown."""
+    boxes = np.random.default_rng(5).uniform(0, 1, (100, 5))
+    f = check(rows_left, boxes, 0.1)
+    assert f.stats()["regrown"] == 0
+    check(rows_left, boxes, 2.0)

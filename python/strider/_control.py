@@ -1049,46 +1049,48 @@ def zip_(fn, *args):
     return fn(*args)
 
 
-def for_stmt(iterable, body, state, names, live, target, guarded=()):
+def for_stmt(iterable, body, state, names, live, target, guarded=(), writes=()):
     """`for target in iterable:` (target a name or a tuple of names) as Python runs it, but where
     the iterable is a range or a traced array's rows (or an enumerate of them) whose first trip
     traces a loop or branch on a traced condition or that are many (_unrolled_or_counted), a range
     with a bound known only at run time, or an array (or a list a loop filled) of a run-time
-    length: a loop of the IR, its counter a traced int."""
+    length: a loop of the IR, its counter a traced int. `writes`: the values of the variables
+    whose items the body assigns (_traced_while)."""
     trace = current_trace()
     t = _positions(names, target)
     if trace is not None and isinstance(iterable, TracedRange):
-        return _counted(trace, body, state, names, live, guarded, t, iterable.start, iterable.stop, iterable.step,
-                        lambda i: i)
+        return _counted(trace, body, state, names, live, (guarded, writes), t, iterable.start, iterable.stop,
+                        iterable.step, lambda i: i)
     if trace is not None and (isinstance(iterable, (Enumerated, Zipped)) or _of_rows(iterable)):
         items, first = (iterable.items, iterable.start) if isinstance(iterable, Enumerated) else (iterable, None)
         items = items.array() if isinstance(items, TracedList) else items
         item = (lambda i: items[i]) if first is None else (lambda i: (i + first, items[i]))
         if isinstance(items.shape[0], Extent):
-            return _counted(trace, body, state, names, live, guarded, t, 0, items.shape[0], 1, item)
+            return _counted(trace, body, state, names, live, (guarded, writes), t, 0, items.shape[0], 1, item)
         # its rows, as a range of their indices gives them
-        return _unrolled_or_counted(trace, range(items.shape[0]), item, body, state, names, live, guarded, t)
+        return _unrolled_or_counted(trace, range(items.shape[0]), item, body, state, names, live, (guarded, writes),
+                                    t)
     if trace is None or type(iterable) is not range:
         for value in iterable:
             state, broke = body(*_with(state, t, value))
             if broke:
                 break
         return state
-    return _unrolled_or_counted(trace, iterable, lambda i: i, body, state, names, live, guarded, t)
+    return _unrolled_or_counted(trace, iterable, lambda i: i, body, state, names, live, (guarded, writes), t)
 
 
-def _unrolled_or_counted(trace, r, item, body, state, names, live, guarded, t):
+def _unrolled_or_counted(trace, r, item, body, state, names, live, guards, t):
     """A loop over item(i) for i in the range r: unrolled, as Python's loop, unless its first trip
     traces a loop or branch (a region each trip) where it has more than _UNROLLED trips, or a trip
     meets `if t: break` on a traced t (the loop from that trip on); a long one is a loop of the IR
     first (a trace of every trip would take seconds to compile), unrolled where its body needs a
-    Python counter."""
+    Python counter. `guards`: (guarded, writes) of for_stmt."""
     if len(r) > _LONG:
         snap = trace.snapshot()
         capture = getattr(trace, "capture", None)
         held = (capture.hold() if capture is not None else []) + hold(state)
         try:
-            return _counted_range(trace, r, item, body, state, names, live, guarded, t)
+            return _counted_range(trace, r, item, body, state, names, live, guards, t)
         except (_Retry, _GoTraced):
             raise
         except Exception:  # noqa: BLE001 - unrolled, Python's loop decides
@@ -1106,28 +1108,28 @@ def _unrolled_or_counted(trace, r, item, body, state, names, live, guarded, t):
                 raise
             trace.restore(snap)
             put_back(held)
-            return _counted_range(trace, r[k:], item, body, state, names, live, guarded, t)
+            return _counted_range(trace, r[k:], item, body, state, names, live, guards, t)
         finally:
             trace.loops.pop()
         if k == 0 and trace.regions != regions and len(r) > _UNROLLED:
             trace.restore(snap)
             put_back(held)
-            return _counted_range(trace, r, item, body, state, names, live, guarded, t)
+            return _counted_range(trace, r, item, body, state, names, live, guards, t)
         state = new_state
         if broke:
             break
     return state
 
 
-def _counted_range(trace, r, item, body, state, names, live, guarded, t):
+def _counted_range(trace, r, item, body, state, names, live, guards, t):
     """A loop of the IR over item(i) for the trips i of the range r, one at least: the target
     holds a value after it, as Python's would (its first, until a trip assigns it)."""
     if not isinstance(t, list):
         state = _with(state, t, item(r.start))
-    return _counted(trace, body, state, names, live, guarded, t, r.start, r.stop, r.step, item, trips=len(r))
+    return _counted(trace, body, state, names, live, guards, t, r.start, r.stop, r.step, item, trips=len(r))
 
 
-def _counted(trace, body, state, names, live, guarded, t, start, stop, step, item, trips=None):
+def _counted(trace, body, state, names, live, guards, t, start, stop, step, item, trips=None):
     """A loop of the IR over a counter from start while below stop (above, for a negative step),
     the target given item(counter) each trip; `trips`: the exact count, where known."""
 
@@ -1141,7 +1143,7 @@ def _counted(trace, body, state, names, live, guarded, t, start, stop, step, ite
     # a run-time stop bounds the trips: the room its lists get (none outgrows it)
     most = -(-(bound(stop) - start) // step) if isinstance(stop, Extent) and type(start) is int and step > 0 else None
     out = _traced_while(trace, cond, counted, tuple(state) + (start,), tuple(names) + ("<counter>",),
-                        tuple(live) + ("<counter>",), trips=trips, guarded=guarded, most=most)
+                        tuple(live) + ("<counter>",), trips=trips, guarded=guards[0], most=most, writes=guards[1])
     return out[:-1]
 
 
@@ -1171,12 +1173,12 @@ def _with(state, i, value):
     return tuple(state)
 
 
-def while_stmt(cond, body, state, names, live, guarded=()):
+def while_stmt(cond, body, state, names, live, guarded=(), writes=()):
     trace = current_trace()
     while True:
         c = cond(*state)
         if trace is not None and _is_traced(c):
-            return _traced_while(trace, cond, body, state, names, live, guarded=guarded)
+            return _traced_while(trace, cond, body, state, names, live, guarded=guarded, writes=writes)
         if not c:
             return state
         if trace is None:
@@ -1192,7 +1194,7 @@ def while_stmt(cond, body, state, names, live, guarded=()):
                 trace.loops.pop()
                 trace.restore(snap)
                 put_back(held)  # what the trip appended: it is traced again
-                return _traced_while(trace, cond, body, state, names, live, guarded=guarded)
+                return _traced_while(trace, cond, body, state, names, live, guarded=guarded, writes=writes)
             trace.loops.pop()
             state = new_state
         if broke:
@@ -1928,16 +1930,21 @@ def _same_static(a, b):
         return False
 
 
-def _traced_while(trace, cond, body, state, names, live, trips=None, guarded=(), most=None):
+def _traced_while(trace, cond, body, state, names, live, trips=None, guarded=(), most=None, writes=()):
     """A loop of the IR; `trips` its trip count where known (a range), else its lists get room
     for `most` trips where that bounds them, else for as many as the longest array it carries
     (or _MIN_TRIPS), times the factor calls that outgrew it raised. `guarded`: the variables it
-    may carry from a placeholder where they are unassigned before it (_convert._lifted)."""
+    may carry from a placeholder where they are unassigned before it (_convert._lifted).
+    `writes`: the values of the variables whose items the body assigns (`boxes[i, 4] = w`): the
+    storages the first try takes as written (a storage a try finds written otherwise, through
+    another name or a call, is learned, and the loop traced again)."""
     room = trips if trips is not None else max(0, most) if most is not None else trace.trip_factor * max(
         [_MIN_TRIPS] + [bound(d) + 1 for v in state if isinstance(v, Tracer) for d in v.shape[:1]])
     exact = trips is not None
+    written = {v._view.storage for v in writes if isinstance(v, Tracer)
+               and trace.graph.storage_kind(v._view.storage) != "const"}
     return _settle(trace, lambda last: _LoopTrace(trace, last.specs, last.lists, last.written, room, exact, last.pairs)
-                   if last else _LoopTrace(trace, {}, {}, set(), room, exact),
+                   if last else _LoopTrace(trace, {}, {}, written, room, exact),
                    lambda loop: loop.run(cond, body, state, names, live, guarded),
                    trace_error("a loop on a traced condition whose carried variables keep growing (a variable's "
                                "length grows every trip?)", "keep what a loop carries at most as long as it was "

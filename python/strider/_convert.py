@@ -398,6 +398,11 @@ def _tuple(names, ctx=ast.Load):
     return ast.Tuple(elts=[ast.Name(id=n, ctx=ctx()) for n in names], ctx=ctx())
 
 
+def _values(names):
+    """The variables' values as a tuple, Undefined for one not yet assigned."""
+    return ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load())
+
+
 def _strs(names):
     return ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
 
@@ -734,9 +739,8 @@ class _Rewrite(ast.NodeTransformer):
         out = [_def(f"__strider_for_{k}", names, _with_exits(body, exits, _tuple(names)) + [
             ast.Return(ast.Tuple(elts=[_tuple(names), ast.Constant(False)], ctx=ast.Load()))])]
         target = _target(node.target)
-        call = _call("for_stmt", node.iter, _load(f"__strider_for_{k}"),
-                     ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load()),
-                     _strs(names), _strs(live), target, _strs(getattr(node, "strider_guarded", ())))
+        call = _call("for_stmt", node.iter, _load(f"__strider_for_{k}"), _values(names), _strs(names), _strs(live),
+                     target, _strs(getattr(node, "strider_guarded", ())), _values(_names(body).items))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call))
         return [_at(s, node) for s in out]
 
@@ -769,14 +773,14 @@ class _Rewrite(ast.NodeTransformer):
         inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
         trip = set(range(self.loop.lineno, (self.loop.end_lineno or self.loop.lineno) + 1)) if self.loop else set()
         first = _reads_first(self.loop.body) if self.loop else set()
-        live = [n for n in names if n in tested or n in self.deferred or n in first or any(line not in inside and (line > node.lineno or line < 0 or (
-                self.loop and line not in trip)) for line in self.later_loads.get(n, ()))]
+        live = [n for n in names if n in tested or n in self.deferred or n in first or any(
+            line not in inside and (line > node.lineno or line < 0 or (self.loop and line not in trip))
+            for line in self.later_loads.get(n, ()))]
         out = [_def(f"__strider_then_{k}", names + items, then + [ast.Return(_tuple(names + items))]),
                _def(f"__strider_else_{k}", names + items, other + [ast.Return(_tuple(names + items))])]
         call = _call("if_stmt", test, _load(f"__strider_then_{k}"), _load(f"__strider_else_{k}"),
-                     ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names + items],
-                               ctx=ast.Load()),
-                     _strs(names + items), _strs(live), _strs(items), _strs(getattr(node, "strider_guarded", ())))
+                     _values(names + items), _strs(names + items), _strs(live), _strs(items),
+                     _strs(getattr(node, "strider_guarded", ())))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call) if names else ast.Expr(call))
         out[-1].strider_items = items
         return [_at(s, node) for s in out]
@@ -814,9 +818,9 @@ class _Rewrite(ast.NodeTransformer):
                 or n in first]
         out = [_def(f"__strider_cond_{k}", names, [ast.Return(self.test(node.test))]),
                _def(f"__strider_body_{k}", names, new_body)]
-        call = _call("while_stmt", _load(f"__strider_cond_{k}"), _load(f"__strider_body_{k}"),
-                     ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load()),
-                     _strs(names), _strs(live), _strs(getattr(node, "strider_guarded", ())))
+        call = _call("while_stmt", _load(f"__strider_cond_{k}"), _load(f"__strider_body_{k}"), _values(names),
+                     _strs(names), _strs(live), _strs(getattr(node, "strider_guarded", ())),
+                     _values(_names(body).items))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call) if names else ast.Expr(call))
         return [_at(s, node) for s in out]
 

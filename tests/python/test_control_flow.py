@@ -2463,3 +2463,29 @@ def test_a_list_of_a_traced_range_has_room_for_the_arguments_rows():
     f = check(rows_left, boxes, 0.1)
     assert f.stats()["regrown"] == 0
     check(rows_left, boxes, 2.0)
+
+
+def halve_until_below(s, t):
+    n = 0
+    while s[0] > t:
+        s[0] = s[0] * 0.5
+        n = n + 1
+    return n
+
+
+def halve_through_copyto(s, t):
+    n = 0
+    while s[0] > t:
+        np.copyto(s, s * 0.5)
+        n = n + 1
+    return n
+
+
+def test_a_loop_that_assigns_items_of_an_argument_is_traced_once():
+    """The variables whose items the body assigns name storages it writes: the first try forgets
+    what tracing knew of them. A write the source does not show (np.copyto) is learned by a
+    second try, and the result is the same."""
+    f = check(halve_until_below, np.array([8.0, 1.0]), 1.0)
+    assert f.stats()["region_tries"] == 1
+    f = check(halve_through_copyto, np.array([8.0, 1.0]), 1.0)
+    assert f.stats()["region_tries"] == 2

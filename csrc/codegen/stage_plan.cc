@@ -332,6 +332,7 @@ StagePlan make_plan(const Graph& g, const Stage& s, const std::string& backend) 
     address_slabs(p.members.back(), s.folded, p.shared);
   }
   address_slabs(p, s.folded, p.shared);
+  p.bases = stage_storages(s);
   return p;
 }
 

@@ -40,6 +40,9 @@ struct StagePlan {
   // temporaries held one iteration of the shared axes at a time, in a stack buffer of `slab`
   // elements: their views here have stride 0 on the shared axes and offsets into the buffer
   std::vector<Stage::Folded> folded;
+  // the storages the stage's code names, in the order of stage_storages: the k-th base the
+  // runtime hands the code is that of bases[k]
+  std::vector<int> bases;
 
   int rank() const { return static_cast<int>(domain.size()); }
   /// Axis 0 is split by the (begin, end) arguments of the body: it exists and is not reduced.
@@ -54,9 +57,17 @@ StagePlan make_plan(const Graph& g, const Stage& s, const std::string& backend);
 /// its values (a scalar operand folds); its bytes are then part of the stage's cache key.
 constexpr size_t kEmbedBytes = 256;
 
+/// The storages a stage names, in the order its text first names them (its registers, its
+/// folded temporaries, then each op's views and their run-time extents, computed_at members
+/// first). The text numbers them so: two stages that differ only in the storages they touch
+/// (one loop body unrolled twice, one image of a batch after another) have one text, and the
+/// LLVM backend one machine code for both, reading the bases in this order.
+std::vector<int> stage_storages(const Stage& s);
+
 /// The stage's full text for cache keys: domain, ops and views, registers, schedule, and the
-/// dtype and kind of every storage it touches, with the bytes of the constants code embeds. Op
-/// ids, source lines and the graph's name are left out: they reach only messages and logs.
+/// dtype and kind of every storage it touches, with the bytes of the constants code embeds;
+/// storages are numbered in stage_storages' order, not by id. Op ids, source lines and the
+/// graph's name are left out: they reach only messages and logs.
 std::string stage_text(const Graph& g, const Stage& s);
 
 }  // namespace strider::detail

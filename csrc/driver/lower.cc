@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -43,10 +44,18 @@ void compile_stages(Program& p) {
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return weight[a] > weight[b]; });
   std::vector<std::vector<size_t>> groups(std::min<size_t>(parallel_threads(), order.size()));
   std::vector<size_t> load(groups.size(), 0);
+  // stages of one text (a loop body unrolled, an image of a batch after another) go to one group,
+  // which compiles their code once (compile_stage_group)
+  std::map<std::string, size_t> placed;
+  std::vector<std::string> text(n);
   for (size_t i : order) {
-    const size_t lightest = std::min_element(load.begin(), load.end()) - load.begin();
-    groups[lightest].push_back(i);
-    load[lightest] += weight[i];
+    text[i] = detail::stage_text(p.graph, p.stages.stages[i]);
+    auto [at, first] = placed.emplace(text[i], 0);
+    if (first) {
+      at->second = std::min_element(load.begin(), load.end()) - load.begin();
+      load[at->second] += weight[i];
+    }
+    groups[at->second].push_back(i);
   }
   for (std::vector<size_t>& group : groups) std::sort(group.begin(), group.end());
   parallel_for(static_cast<int64_t>(groups.size()), [&](int64_t begin, int64_t end) {
@@ -64,7 +73,8 @@ void compile_stages(Program& p) {
     if (!p.fallbacks[i].empty())
       log_line("codegen", "stage " + std::to_string(i) + " runs on the reference executor: " + p.fallbacks[i]);
     if (!p.kernels[i]) continue;
-    ++(p.kernels[i]->from_disk() ? p.disk_hits : p.compiled);
+    if (placed.erase(text[i]))  // (a machine code is counted once, however many stages run it)
+      ++(p.kernels[i]->from_disk() ? p.disk_hits : p.compiled);
     debug_dump_text(p.graph.name + ".stage" + std::to_string(i) + ".ll", p.kernels[i]->llvm_ir());
     const Stage& s = p.stages.stages[i];
     p.unstored.resize(p.graph.storages.size(), false);

@@ -229,8 +229,9 @@ void bind_dispatch(py::module_& m) {
              return out;
            },
            "Counters: traces (signatures traced), cache_hits (calls served from the memory cache), lowered (programs "
-           "built), compiles (stages LLVM, or NVRTC for target=\"cuda\", compiled), disk_hits (stages loaded from the "
-           "disk cache instead of compiled), specialized (numbers the caller passes made static because tracing "
+           "built), compiles (machine codes LLVM, or NVRTC for target=\"cuda\", compiled: on the CPU, "
+           "stages alike but for their storages share one), disk_hits (those loaded from the disk cache instead of "
+           "compiled), specialized (numbers the caller passes made static because tracing "
            "needed their values), graph_breaks (signatures whose calls run in NumPy: their trace met what it cannot "
            "capture), regrown (calls whose loop outgrew the room traced for a list: traced again with more), "
            "runtime_breaks (calls run in NumPy because a length of 1 known only at run time is broadcast there), "

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "codegen/llvm/codegen.h"
+#include "codegen/stage_plan.h"
 #include "runtime/kernel_cache.h"
 
 // The disk cache: entries round trip, every kind of damage is recompiled and the file replaced,
@@ -305,6 +306,47 @@ TEST(KernelCache, AGroupOfStagesIsOneEntry) {
   std::vector<std::string> names;
   for (const auto& [name, value] : key.parts()) names.push_back(name);
   EXPECT_EQ(names, (std::vector<std::string>{"strider", "llvm", "codegen", "target", "math", "stage", "stage", "stage", "stage"}));
+}
+
+// The Saxpy stage again on storages of its own (an unrolled loop's next trip): %s5 -> %s9.
+Stage saxpy_twin(Saxpy& w) {
+  const size_t first = w.g.storages.size();
+  for (int k : {0, 3, 4}) w.g.storages.push_back(w.g.storages[k]);
+  const int x = static_cast<int>(first), t = x + 1, y = x + 2;
+  Stage twin = w.s;
+  twin.ops[0].inputs[0].storage = x;
+  twin.ops[0].output.storage = twin.ops[1].inputs[0].storage = t;
+  twin.ops[1].output.storage = y;
+  twin.registers = {t};
+  return twin;
+}
+
+TEST(KernelCache, StagesAlikeButForTheirStoragesShareOneCode) {
+  SKIP_WITHOUT_LLVM();
+  Saxpy w;
+  const Stage twin = saxpy_twin(w);
+  EXPECT_EQ(detail::stage_storages(w.s), (std::vector<int>{3, 0, 1, 2, 4}));  // registers first, then as the ops name them
+  EXPECT_EQ(detail::stage_storages(twin), (std::vector<int>{6, 5, 1, 2, 7}));
+  EXPECT_EQ(stage_cache_key(w.g, twin).text(), stage_cache_key(w.g, w.s).text());
+  CompiledGroup c = compile_stage_group(w.g, {&w.s, &twin}, nullptr);
+  ASSERT_TRUE(c.kernels[0] && c.kernels[1]);
+  const std::string& ir = c.kernels[0]->llvm_ir();
+  const std::string entry = "define i32 @strider_";
+  EXPECT_EQ(ir.find(entry, ir.find(entry) + 1), std::string::npos) << "one function for both";
+  // each reads and writes its own storages through its table
+  std::vector<float> x(1000), y(1000, -1.0f), x2(1000), y2(1000, -1.0f);
+  for (int i = 0; i < 1000; ++i) x[i] = static_cast<float>(i) * 0.25f, x2[i] = -static_cast<float>(i);
+  char* bases[8] = {reinterpret_cast<char*>(x.data()), nullptr, nullptr, nullptr, reinterpret_cast<char*>(y.data()),
+                    reinterpret_cast<char*>(x2.data()), nullptr, reinterpret_cast<char*>(y2.data())};
+  c.kernels[1]->run(bases);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(y2[i], x2[i] * 2.0f + 1.0f) << i;
+  EXPECT_EQ(y[0], -1.0f);  // the other's output untouched
+  c.kernels[0]->run(bases);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(y[i], x[i] * 2.0f + 1.0f) << i;
+  // which storages coincide is part of the text: y = x * 2 + 1 written over x is another code
+  Stage in_place = twin;
+  in_place.ops[1].output.storage = twin.ops[0].inputs[0].storage;
+  EXPECT_NE(stage_cache_key(w.g, in_place).text(), stage_cache_key(w.g, w.s).text());
 }
 
 TEST(KernelCache, StageKeysChangeExactlyWithTheCode) {

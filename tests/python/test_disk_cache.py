@@ -196,3 +196,26 @@ def test_stats_count_compiles_and_disk_hits_per_stage():
     assert s["compiles"] + s["disk_hits"] == sum(kernels)  # each stage compiled or loaded
     f(x)
     assert f.stats()["cache_hits"] == 2 and f.stats()["compiles"] == s["compiles"]  # explain() hit too
+
+
+def kept_per_image(images, t):
+    out = []
+    for x in images:  # unrolled: a body per image, alike but for the storages it touches
+        x = x[x[:, 4] > t]
+        out.append((x[:, :4] * x[:, 4:5]).max(0))
+    return out
+
+
+def test_stages_alike_but_for_their_storages_compile_once():
+    """The stage's text numbers storages as it names them: a batch's images unrolled are one
+    machine code per stage, not one per image, and each image still reads its own arrays."""
+    rng = np.random.default_rng(0)
+    compiles = []
+    for n in (1, 3):
+        images = [rng.uniform(0, 1, (50, 5)) for _ in range(n)]
+        f = strider.compile(kept_per_image, strict=True)
+        for got, expected in zip(f(images, 0.5), kept_per_image(images, 0.5), strict=True):
+            np.testing.assert_array_equal(got, expected, strict=True)
+        compiles.append(f.stats()["compiles"] + f.stats()["disk_hits"])  # (another test may have filled the cache)
+        assert sum(why == "" for why in f.explain(images, 0.5).fallbacks) == n * compiles[0]
+    assert compiles[1] == compiles[0]

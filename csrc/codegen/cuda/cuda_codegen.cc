@@ -37,10 +37,13 @@ Stage standalone(const Stage& s) {
   return t;
 }
 
-// The code a stage's kernel holds: its text, and the op id a data-dependent op's kernel writes
-// into the error record (the same stage in two functions may be two ops: each names its own).
+// The code a stage's kernel holds: its text, the storages it names (its parameters are theirs,
+// in the order of their ids) and the op id a data-dependent op's kernel writes into the error
+// record (the same stage in two functions may be two ops: each names its own).
 std::string kernel_text(const Graph& g, const Stage& s) {
-  std::string text = detail::stage_text(g, s);
+  std::string text = detail::stage_text(g, s) + "storages";
+  for (int sid : detail::stage_storages(s)) text += " " + std::to_string(sid);
+  text += "\n";
   if (s.ops.size() == 1 && runs_in_library(s.ops[0])) text += "error record op " + std::to_string(s.op_ids[0]) + "\n";
   return text;
 }

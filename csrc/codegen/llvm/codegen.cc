@@ -21,16 +21,18 @@ namespace {
 
 class LlvmStage final : public CompiledStage {
  public:
-  // `code` holds the group's object, `ir` its module's text: shared by the group's stages
+  // `code` holds the group's object, `ir` its module's text: shared by the group's stages (and
+  // by stages of one text: `storages`, this one's in stage_storages' order, tells them apart)
   LlvmStage(std::shared_ptr<detail::JitCode> code, std::shared_ptr<const std::string> ir,
-            const KernelBlob::Entry& entry, bool from_disk)
-      : ir_(std::move(ir)), code_(std::move(code)), scratch_bytes_(entry.scratch_bytes), from_disk_(from_disk) {
+            const KernelBlob::Entry& entry, bool from_disk, const std::vector<int>& storages)
+      : ir_(std::move(ir)), code_(std::move(code)), storages_(storages.begin(), storages.end()),
+        scratch_bytes_(entry.scratch_bytes), from_disk_(from_disk) {
     entry_ = reinterpret_cast<Entry>(code_->lookup(entry.symbol));  // links the object
   }
 
   void run(char* const* bases) const override {
     std::unique_ptr<uint64_t[]> scratch(scratch_bytes_ ? new uint64_t[(scratch_bytes_ + 7) / 8] : nullptr);
-    void* args[2] = {const_cast<char**>(bases), scratch.get()};
+    void* args[3] = {const_cast<char**>(bases), scratch.get(), const_cast<int64_t*>(storages_.data())};
     if (entry_(args) != 0) throw std::domain_error(kMayFailMessage);
   }
 
@@ -41,6 +43,7 @@ class LlvmStage final : public CompiledStage {
   using Entry = int32_t (*)(void**);
   std::shared_ptr<const std::string> ir_;
   std::shared_ptr<detail::JitCode> code_;
+  std::vector<int64_t> storages_;  // where the storages its code names are among the bases
   Entry entry_ = nullptr;
   size_t scratch_bytes_;
   bool from_disk_;
@@ -130,14 +133,18 @@ KernelBlob build(detail::Jit& jit, const Graph& g, const std::vector<const Stage
   return blob;
 }
 
-// The group's kernels from a blob: the object linked once, each entry looked up in it.
-CompiledGroup load(detail::Jit& jit, const KernelBlob& blob, bool from_disk) {
+// The group's kernels from a blob (an entry per stage): the object linked once, each entry
+// looked up in it.
+CompiledGroup load(detail::Jit& jit, const KernelBlob& blob, bool from_disk, const std::vector<const Stage*>& stages) {
   CompiledGroup out;
   std::shared_ptr<detail::JitCode> code;
   if (!blob.object.empty()) code = jit.add_object(blob.object);
   auto ir = std::make_shared<const std::string>(blob.ir);
-  for (const KernelBlob::Entry& e : blob.entries) {
-    out.kernels.push_back(e.symbol.empty() ? nullptr : std::make_unique<LlvmStage>(code, ir, e, from_disk));
+  for (size_t i = 0; i < blob.entries.size(); ++i) {
+    const KernelBlob::Entry& e = blob.entries[i];
+    out.kernels.push_back(e.symbol.empty() ? nullptr
+                                           : std::make_unique<LlvmStage>(code, ir, e, from_disk,
+                                                                         detail::stage_storages(*stages[i])));
     out.refused.push_back(e.refused);
   }
   return out;
@@ -157,7 +164,7 @@ CompiledGroup compile(detail::Jit& jit, const Graph& g, const std::vector<const 
     std::optional<KernelBlob> blob = cache->load(key);
     if (blob && blob->entries.size() == stages.size()) {
       try {
-        CompiledGroup out = load(jit, *blob, true);
+        CompiledGroup out = load(jit, *blob, true, stages);
         log_line("codegen", "loaded " + g.name + " " + ops_text(stages) + " from the disk cache in " +
                                 std::to_string(ms_since(start)) + " ms");
         return out;
@@ -180,7 +187,7 @@ CompiledGroup compile(detail::Jit& jit, const Graph& g, const std::vector<const 
     symbols.push_back("strider_" + own.digest().substr(0, 16));
   }
   const KernelBlob blob = build(jit, g, stages, symbols);
-  CompiledGroup out = load(jit, blob, false);
+  CompiledGroup out = load(jit, blob, false, stages);
   if (cache) cache->store(key, blob);  // once it links
   log_line("codegen", "compiled " + g.name + " " + ops_text(stages) + " in " + std::to_string(ms_since(start)) + " ms");
   return out;

@@ -17,6 +17,16 @@ using llvm::Value;
 Emitter::Emitter(const Graph& g, const StagePlan& p, llvm::Module& m, bool vector_math)
     : g_(g), p_(p), m_(m), ctx_(m.getContext()), b_(m.getContext()), vector_math_(vector_math) {}
 
+llvm::Value* Emitter::base_slot(llvm::Value* args, int sid) {
+  const auto at = std::find(p_.bases.begin(), p_.bases.end(), sid);
+  if (at == p_.bases.end()) throw std::logic_error("a storage the stage's text does not name: %s" + std::to_string(sid));
+  // args[2][k]: where the k-th storage the text names is among the bases (args[0])
+  llvm::Value* table = b_.CreateLoad(b_.getPtrTy(), b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), args, 2));
+  llvm::Value* index = b_.CreateLoad(b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), table,
+                                                                                    at - p_.bases.begin()));
+  return b_.CreateInBoundsGEP(b_.getPtrTy(), b_.CreateLoad(b_.getPtrTy(), args), index);
+}
+
 llvm::Type* Emitter::mem_type(DType t) {
   switch (t) {
     case DType::Float16: return b_.getHalfTy();
@@ -330,7 +340,6 @@ void Emitter::emit(const std::string& name) {
   }
   err_ = b_.CreateAlloca(i32);
   b_.CreateStore(b_.getInt32(0), err_);
-  Value* bases = b_.CreateLoad(ptr, args, "bases");
   scratch_ = b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, args, 1), "scratch");
 
   // one alias scope per storage and per scratch array, and one more per region of a storage
@@ -370,8 +379,7 @@ void Emitter::emit(const std::string& name) {
       gv->setAlignment(llvm::Align(8));
       base_[s] = gv;
     } else {
-      auto* slot = b_.CreateConstInBoundsGEP1_64(ptr, bases, s);
-      base_[s] = b_.CreateLoad(ptr, slot, "s" + std::to_string(s));
+      base_[s] = b_.CreateLoad(ptr, base_slot(args, s), "s" + std::to_string(s));
     }
   }
   // a folded temporary: one slab per call of the body (per thread), never in memory outside it
@@ -410,8 +418,7 @@ void Emitter::emit(const std::string& name) {
   if (p_.splits()) {
     n0 = i64(p_.domain[0]);
     if (p_.extent[0] >= 0) {
-      bases = b_.CreateLoad(ptr, args);
-      n0 = run_time_extent(b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, bases, p_.extent[0])), p_.domain[0]);
+      n0 = run_time_extent(b_.CreateLoad(ptr, base_slot(args, p_.extent[0])), p_.domain[0]);
     }
   }
   llvm::FunctionCallee pf = m_.getOrInsertFunction("strider_parallel_for", llvm::FunctionType::get(i32, {i64t, ptr, ptr}, false));

@@ -26,7 +26,8 @@ void drop_unused_vector_math(llvm::Module& m);
 class Emitter {
  public:
   Emitter(const Graph& g, const StagePlan& p, llvm::Module& m, bool vector_math);
-  /// Defines `name`(ptr args) -> i32, which runs the stage (args[0]: the bases, args[1]: scratch),
+  /// Defines `name`(ptr args) -> i32, which runs the stage (args[0]: the bases, args[1]: scratch,
+  /// args[2]: where each storage the stage's text names is among the bases),
   /// and the internal `name`_body(args, begin, end) -> i32 over part of axis 0 (what the thread
   /// pool calls). Nonzero results are errors. The scalar ops it calls are declared only:
   /// link_scalar_ops brings their bodies, once for every stage of a module.
@@ -123,6 +124,9 @@ class Emitter {
   int object_of(const View& v) const;
   /// Accumulator arrays in scratch memory (0 unless the reduced axes are not the innermost ones).
   int scratch_arrays() const;
+  /// The slot of the bases (args[0]) that holds storage `sid`'s base, found through the table
+  /// at args[2] (StagePlan::bases: stages of one text share code, each with its own table).
+  llvm::Value* base_slot(llvm::Value* args, int sid);
 
   const Graph& g_;
   const StagePlan& p_;

@@ -1083,26 +1083,21 @@ def _unrolled_or_counted(trace, r, item, body, state, names, live, guards, t):
     """A loop over item(i) for i in the range r: unrolled, as Python's loop, unless its first trip
     traces a loop or branch (a region each trip) where it has more than _UNROLLED trips, or a trip
     meets `if t: break` on a traced t (the loop from that trip on); a long one is a loop of the IR
-    first (a trace of every trip would take seconds to compile), unrolled where its body needs a
-    Python counter. `guards`: (guarded, writes) of for_stmt."""
-    if len(r) > _LONG:
-        snap = trace.snapshot()
-        capture = getattr(trace, "capture", None)
-        held = (capture.hold() if capture is not None else []) + hold(state)
-        try:
-            return _counted_range(trace, r, item, body, state, names, live, guards, t)
-        except (_Retry, _GoTraced):
-            raise
-        except Exception:  # noqa: BLE001 - unrolled, Python's loop decides
-            trace.restore(snap)
-            put_back(held)
+    first (a trace of every trip would take seconds to compile). Either is unrolled where its body
+    cannot be a loop of the IR (a Python counter it needs: YOLOv5's `output[xi] = x[i]` into a
+    list of images). `guards`: (guarded, writes) of for_stmt."""
+    if len(r) > _LONG and (out := _counted_or_unrolled(trace, r, item, body, state, names, live, guards,
+                                                       t)) is not _UNROLL:
+        return out
+    probe = _UNROLLED < len(r) <= _LONG  # (a long one was tried)
     regions = trace.regions
-    for k, i in enumerate(r):
+    k = 0
+    while k < len(r):
         # the lists a trip fills go back with the trace where the trip is traced again
         snap, marker, held = trace.snapshot(), _PythonLoop(), hold(state)
         trace.loops.append(marker)
         try:
-            new_state, broke = body(*_with(state, t, item(i)))
+            new_state, broke = body(*_with(state, t, item(r[k])))
         except _GoTraced as g:
             if g.loop is not marker:
                 raise
@@ -1111,14 +1106,38 @@ def _unrolled_or_counted(trace, r, item, body, state, names, live, guards, t):
             return _counted_range(trace, r[k:], item, body, state, names, live, guards, t)
         finally:
             trace.loops.pop()
-        if k == 0 and trace.regions != regions and len(r) > _UNROLLED:
+        if probe and trace.regions != regions:
+            probe = False
             trace.restore(snap)
             put_back(held)
-            return _counted_range(trace, r, item, body, state, names, live, guards, t)
+            if (out := _counted_or_unrolled(trace, r, item, body, state, names, live, guards, t)) is not _UNROLL:
+                return out
+            continue  # its first trip again, unrolled
+        probe = False
         state = new_state
         if broke:
             break
+        k += 1
     return state
+
+
+_UNROLL = object()
+
+
+def _counted_or_unrolled(trace, r, item, body, state, names, live, guards, t):
+    """_counted_range, or _UNROLL (the trace and the state put back) where its body cannot be
+    traced as a loop of the IR."""
+    snap = trace.snapshot()
+    capture = getattr(trace, "capture", None)
+    held = (capture.hold() if capture is not None else []) + hold(state)
+    try:
+        return _counted_range(trace, r, item, body, state, names, live, guards, t)
+    except (_Retry, _GoTraced):
+        raise
+    except Exception:  # noqa: BLE001 - unrolled, Python's loop decides
+        trace.restore(snap)
+        put_back(held)
+        return _UNROLL
 
 
 def _counted_range(trace, r, item, body, state, names, live, guards, t):

@@ -2489,3 +2489,23 @@ def test_a_loop_that_assigns_items_of_an_argument_is_traced_once():
     assert f.stats()["region_tries"] == 1
     f = check(halve_through_copyto, np.array([8.0, 1.0]), 1.0)
     assert f.stats()["region_tries"] == 2
+
+
+def boxes_per_image(prediction, t):
+    output = [np.zeros((0, 5))] * prediction.shape[0]
+    for xi, x in enumerate(prediction):
+        x = x[x[:, 4] > t]
+        if not x.shape[0]:
+            continue
+        output[xi] = x[x[:, 4].argsort()[::-1]]
+    return output
+
+
+@pytest.mark.parametrize("images", [2, 10])
+def test_a_loop_over_images_that_cannot_be_a_loop_of_the_ir_unrolls(images):
+    """YOLOv5's non_max_suppression assigns an image's result into a list at the image's index:
+    a loop of the IR cannot (its counter is traced), so a loop of more than _UNROLLED trips whose
+    first trip traces a branch is unrolled after all, as a long one is, where it raised."""
+    prediction = np.random.default_rng(6).uniform(0, 1, (images, 20, 5))
+    prediction[1, :, 4] = 0.0  # no candidates: `continue`
+    check(boxes_per_image, prediction, 0.5)

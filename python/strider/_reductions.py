@@ -371,8 +371,10 @@ def dot(a, b, out=None):
         if x.shape[-1] != y.shape[0]:
             raise ValueError(f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != "
                              f"{y.shape[0]} (dim 0)")
-        if x.ndim == 1 and not isinstance(x.shape[0], Extent) and x.shape[0] == 1:
-            # NumPy's dot of two vectors of one element is their product (a -0.0 stays), not a sum from 0
+        if (x.ndim == 1 and not isinstance(x.shape[0], Extent) and x.shape[0] == 1
+                and np.result_type(x.dtype, y.dtype) != np.float16):
+            # NumPy's dot of two vectors of one element is their product (a -0.0 stays), not a sum
+            # from 0; float16's loop sums (in float32) from +0 all the same
             return finish(np.multiply(x[0], y[0]), out, None)
         r = _contract(x[..., :, None], y[:, None], ir_dtype(np.result_type(x.dtype, y.dtype), "np.dot"))[..., 0]
         return finish(r[()] if r.ndim == 0 else r, out, None)

@@ -1169,7 +1169,7 @@ class Tracer:
     `_readonly` says why the view may not be written ("arg", "broadcast", "const"), or None.
     """
 
-    __slots__ = ("_trace", "_view", "dtype", "_weak", "_scalar", "_readonly")
+    __slots__ = ("_trace", "_view", "dtype", "_weak", "_scalar", "_readonly", "_shape")
     __array_priority__ = 1000
 
     def __init__(self, trace, view, dtype, weak=None, scalar=False, readonly=None):
@@ -1179,6 +1179,7 @@ class Tracer:
         self._weak = weak
         self._scalar = scalar
         self._readonly = readonly
+        self._shape = None  # (the view never changes: its shape is made once, on first use)
 
     # -- metadata (static while tracing) --
     @property
@@ -1194,13 +1195,15 @@ class Tracer:
 
     @property
     def shape(self):
-        v = self._view
-        return tuple(Extent(d, e) if e >= 0 else d for d, e in zip(v.shape, v.extents))
+        if self._shape is None:
+            v = self._view
+            self._shape = tuple(Extent(d, e) if e >= 0 else d for d, e in zip(v.shape, v.extents))
+        return self._shape
 
     @property
     def is_dynamic(self):
         """Whether a dimension's length is known only at run time."""
-        return any(e >= 0 for e in self._view.extents)
+        return any(type(d) is Extent for d in self.shape)
 
     @shape.setter
     def shape(self, value):
@@ -1208,7 +1211,7 @@ class Tracer:
 
     @property
     def ndim(self):
-        return len(self._view.shape)
+        return len(self.shape)
 
     @property
     def size(self):

@@ -15,7 +15,7 @@ import weakref
 import numpy as np
 
 from . import _C, _control, _cuda
-from ._convert import converted
+from ._convert import converted, slice_bound_parameters
 from ._capture import _MISSING, Capture, replay, source_name, static_sources
 from ._errors import (GraphBreakWarning, ScheduleError, StriderError, TraceError, UnsupportedError, located,
                       trace_error, unsupported, user_file)
@@ -296,6 +296,12 @@ class CompiledFunction(_C.Dispatcher):
             values = [without_random_states(v.thaw() if isinstance(v, Frozen) else v)
                       for v in sig.arguments(tracers, _MISSING)]
             nparams = len(self._signature.parameters)
+            bounds = slice_bound_parameters(self._fn)
+            ahead = [i for i, t in enumerate(tracers) if t._view.storage in trace.scalar_arguments
+                     and any(t is v for name, v in zip(self._signature.parameters, values) if name in bounds)]
+            if ahead:  # (their values are needed for a shape: a trace would stop there)
+                self._specialize_numbers(sig, ahead)
+                return None
             capture = Capture(self._fn, list(self._signature.parameters), values[:nparams], self._sources,
                               values[nparams:], self._constants)
             self._capture = trace.capture = capture

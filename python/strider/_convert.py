@@ -22,6 +22,7 @@ from ._errors import user_file
 
 _CF = "__strider_cf"  # the name the rewritten code reaches _control.py by (a closure cell)
 _cache = {}           # code object -> the rewritten code object, or None where nothing changed
+_bounds = {}          # code object -> slice_bound_parameters
 
 
 class _Names(ast.NodeVisitor):
@@ -929,6 +930,30 @@ def _rewritten_code(fn):
     rewritten = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == fn_node.name)
     _cache[code] = rewritten.replace(co_name=code.co_name, co_qualname=code.co_qualname)
     return _cache[code]
+
+
+def slice_bound_parameters(fn):
+    """The parameters fn's source uses, never assigned, as a bound or step of a slice
+    (YOLOv5's `i[:max_det]`): tracing needs the value of a number passed for one (a length), so
+    it is static from the first trace on, not found so halfway through a trace that then starts
+    again (_api)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return frozenset()
+    if code not in _bounds:
+        _bounds[code] = frozenset()
+        try:
+            tree = ast.parse(textwrap.dedent("".join(inspect.getsourcelines(code)[0])))
+        except (OSError, TypeError, SyntaxError):
+            return _bounds[code]
+        node = tree.body[0] if tree.body else None
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
+            args = node.args
+            params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+            used = {part.id for n in ast.walk(node) if isinstance(n, ast.Slice)
+                    for part in (n.lower, n.upper, n.step) if isinstance(part, ast.Name)}
+            _bounds[code] = frozenset((params & used) - set(_names(node.body).stored))
+    return _bounds[code]
 
 
 def user_function(fn):

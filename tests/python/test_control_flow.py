@@ -2509,3 +2509,19 @@ def test_a_loop_over_images_that_cannot_be_a_loop_of_the_ir_unrolls(images):
     prediction = np.random.default_rng(6).uniform(0, 1, (images, 20, 5))
     prediction[1, :, 4] = 0.0  # no candidates: `continue`
     check(boxes_per_image, prediction, 0.5)
+
+
+def top_of_branch(x, k):
+    if x[0] > 0:
+        y = x * 2
+    else:
+        y = -x
+    return np.sort(y)[::-1][:k]
+
+
+def test_a_number_the_source_uses_as_a_slice_bound_is_static_from_the_first_trace():
+    """`y[:k]` needs k's value: k is static before the trace starts, where the trace found so
+    at the slice, after its branch, and started again."""
+    f = check(top_of_branch, np.array([0.5, -1.0, 3.0, 2.0]), 2)
+    assert f.stats()["specialized"] == 1 and f.stats()["region_tries"] == 1
+    check(top_of_branch, np.array([-0.5, -1.0, 3.0, 2.0]), 3)

@@ -708,13 +708,23 @@ def _values(value, dtype, shape, into=None):
     if len(vshape) != v.ndim:
         v = v.reshape(vshape)
     try:
-        if not same_shape(broadcast_shape(vshape, shape), shape):
+        if not same_shape(broadcast_shape(vshape, shape), shape) and not _checked_when_run(vshape, shape):
             raise ValueError
         v = v.broadcast_to(shape)
     except ValueError:
         raise ValueError(f"shape mismatch: value array of shape {v.shape} could not be broadcast to indexing "
                          f"result of shape {shape}") from None
     return v
+
+
+def _checked_when_run(vshape, shape):
+    """Whether a value of vshape goes into shape where each of its run-time lengths equals the
+    static one it meets, which broadcast_to checks when the function runs (`v[:-1, None] = v`
+    with v of a run-time length: NumPy's ValueError unless it is 1)."""
+    return len(vshape) <= len(shape) and all(
+        same_shape((vd,), (d,)) or (not isinstance(vd, Extent) and vd == 1) or (isinstance(vd, Extent)
+                                                                              and not isinstance(d, Extent))
+        for vd, d in zip(vshape[::-1], shape[::-1]))
 
 
 # the ufuncs whose .at has an op: each combines a row with the one it lands on, in index order

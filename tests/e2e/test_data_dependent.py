@@ -1168,3 +1168,22 @@ def test_masks_cropped_to_boxes_in_a_loop():
     rng = np.random.default_rng(44)
     boxes = np.sort(rng.random((3, 2, 2)) * 8, axis=1).transpose(0, 2, 1).reshape(3, 4)[:, [0, 2, 1, 3]]
     check(_masks_in_boxes, rng.random((3, 8, 8)), boxes)
+
+
+def kept_rows_into_a_new_axis(a):
+    v = a[a[:, 0, 0] > 0]
+    v[:-1, None] = v
+    return v
+
+
+@pytest.mark.parametrize("kept, ok", [(1, True), (0, False), (2, False)])
+def test_a_run_time_length_assigned_where_a_length_is_1_is_checked_when_run(kept, ok):
+    """NumPy writes a value of a run-time length into a length of 1 where it is 1 (the other
+    rows broadcast) and raises ValueError otherwise; strider checks that when the function runs
+    (it raised ValueError while tracing, for every length)."""
+    a = np.arange(18, dtype=np.int32).reshape(3, 3, 2) - 20
+    a[:kept, 0, 0] = 1
+    if ok:
+        check(kept_rows_into_a_new_axis, a)
+    else:
+        check_raises(kept_rows_into_a_new_axis, a, exc=ValueError)

@@ -881,22 +881,28 @@ def _loads_by_line(fn_node):
     return found
 
 
+def _parsed(code):
+    """(the module, the function's node, its first line) parsed anew from the source of `code`
+    (of the code: a function's would follow a functools.wraps wrapper's __wrapped__); the node
+    None where the source is not that function's."""
+    try:
+        lines, first = inspect.getsourcelines(code)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return None, None, 0
+    node = tree.body[0] if tree.body else None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != code.co_name:
+        node = None
+    return tree, node, first
+
+
 def _rewritten_code(fn):
     code = fn.__code__
     if code in _cache:
         return _cache[code]
     _cache[code] = None
-    try:
-        # (of the code: a function's would follow a functools.wraps wrapper's __wrapped__)
-        lines, first = inspect.getsourcelines(code)
-    except (OSError, TypeError):
-        return None
-    try:
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-    except SyntaxError:
-        return None
-    fn_node = tree.body[0] if tree.body else None
-    if not isinstance(fn_node, ast.FunctionDef) or fn_node.name != code.co_name:
+    tree, fn_node, first = _parsed(code)
+    if not isinstance(fn_node, ast.FunctionDef):
         return None
     if any(isinstance(n, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)) for n in ast.walk(fn_node)):
         return None
@@ -942,12 +948,8 @@ def slice_bound_parameters(fn):
         return frozenset()
     if code not in _bounds:
         _bounds[code] = frozenset()
-        try:
-            tree = ast.parse(textwrap.dedent("".join(inspect.getsourcelines(code)[0])))
-        except (OSError, TypeError, SyntaxError):
-            return _bounds[code]
-        node = tree.body[0] if tree.body else None
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
+        node = _parsed(code)[1]
+        if node is not None:
             args = node.args
             params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
             used = {part.id for n in ast.walk(node) if isinstance(n, ast.Slice)

@@ -15,6 +15,12 @@ namespace strider {
 /// Compiles every stage to native code where the backend can (LLVM), or loads it from the disk
 /// cache (runtime/kernel_cache.h); records why not elsewhere, and counts compiles and disk hits.
 void compile_stages(Program& p);
+/// compile_stages on background threads (runtime/background_compile.h): returns at once, with
+/// p.background set; p must not move until that compile is done or p is destroyed. A stage runs
+/// on the reference executor until its kernel is ready, unless the reference would compute it
+/// otherwise (float transcendentals, float sums and products: within ulps, codegen/llvm/codegen.h)
+/// or it has more element-ops than the reference runs in microseconds: it waits for its kernel.
+void compile_stages_in_background(Program& p);
 
 /// THE pipeline (driver/lower.cc), one step a line: verify_graph, build_storage_table,
 /// eliminate_dead_ops, inline_producers (eliminate_dead_ops again when it copied any),
@@ -26,6 +32,9 @@ void compile_stages(Program& p);
 /// `jit` false leaves every stage to the reference executor. Target::Cuda stages are fused for a
 /// GPU and left for cuda_program to compile.
 Program lower(Graph g, const std::map<int, std::string>& schedules = {}, bool jit = true, Target target = Target::Cpu);
+/// lower() for the host, its stages compiling in the background (compile_stages_in_background):
+/// what a traced function's first call runs while LLVM works.
+std::shared_ptr<Program> lower_in_background(Graph g, const std::map<int, std::string>& schedules = {});
 
 /// A Target::Cuda program's stages compiled by the CUDA backend (NVRTC, cubins cached on disk)
 /// for device `ordinal` and loaded there; see CudaProgram.

@@ -7,83 +7,12 @@
 #include <stdexcept>
 
 #include "codegen/cuda/cuda_codegen.h"
-#include "codegen/llvm/codegen.h"
-#include "codegen/stage_plan.h"
 #include "driver/driver.h"
 #include "runtime/executor.h"
-#include "runtime/thread_pool.h"
 #include "schedule/default_schedule.h"
 #include "support/flags.h"
 
 namespace strider {
-
-void compile_stages(Program& p) {
-  const size_t n = p.stages.stages.size();
-  p.kernels.assign(n, nullptr);
-  p.fallbacks.assign(n, llvm_backend_available() ? "" : "built without LLVM");
-  if (!llvm_backend_available()) return;
-  // One module per thread of the pool: a module's fixed costs (~3 ms) are paid once per group,
-  // not once per stage (a loop brings tens of them), and the groups compile at once. LLVM's cost
-  // is mostly per function (1-5 ms, little of it from the function's size), so a stage weighs
-  // kFunction plus its ops, a refused one nothing; the heaviest goes to the lightest group, and
-  // the split and the groups' cache keys are the same in every process.
-  constexpr size_t kFunction = 8;
-  std::vector<size_t> order, weight(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    const Stage& s = p.stages.stages[i];
-    if (s.computed_in >= 0) continue;  // its code is part of that stage's
-    try {
-      detail::make_plan(p.graph, s, "LLVM");
-    } catch (const std::invalid_argument& e) {  // refused: nothing to weigh
-      p.fallbacks[i] = e.what();
-      continue;
-    }
-    order.push_back(i);
-    weight[i] = kFunction + s.ops.size();
-  }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return weight[a] > weight[b]; });
-  std::vector<std::vector<size_t>> groups(std::min<size_t>(parallel_threads(), order.size()));
-  std::vector<size_t> load(groups.size(), 0);
-  // stages of one text (a loop body unrolled, an image of a batch after another) go to one group,
-  // which compiles their code once (compile_stage_group)
-  std::map<std::string, size_t> placed;
-  std::vector<std::string> text(n);
-  for (size_t i : order) {
-    text[i] = detail::stage_text(p.graph, p.stages.stages[i]);
-    auto [at, first] = placed.emplace(text[i], 0);
-    if (first) {
-      at->second = std::min_element(load.begin(), load.end()) - load.begin();
-      load[at->second] += weight[i];
-    }
-    groups[at->second].push_back(i);
-  }
-  for (std::vector<size_t>& group : groups) std::sort(group.begin(), group.end());
-  parallel_for(static_cast<int64_t>(groups.size()), [&](int64_t begin, int64_t end) {
-    for (int64_t k = begin; k < end; ++k) {
-      std::vector<const Stage*> stages;
-      for (size_t i : groups[k]) stages.push_back(&p.stages.stages[i]);
-      CompiledGroup compiled = compile_stage_group(p.graph, stages);
-      for (size_t j = 0; j < groups[k].size(); ++j) {
-        p.kernels[groups[k][j]] = std::move(compiled.kernels[j]);
-        p.fallbacks[groups[k][j]] = std::move(compiled.refused[j]);
-      }
-    }
-  });
-  for (size_t i = 0; i < n; ++i) {
-    if (!p.fallbacks[i].empty())
-      log_line("codegen", "stage " + std::to_string(i) + " runs on the reference executor: " + p.fallbacks[i]);
-    if (!p.kernels[i]) continue;
-    if (placed.erase(text[i]))  // (a machine code is counted once, however many stages run it)
-      ++(p.kernels[i]->from_disk() ? p.disk_hits : p.compiled);
-    debug_dump_text(p.graph.name + ".stage" + std::to_string(i) + ".ll", p.kernels[i]->llvm_ir());
-    const Stage& s = p.stages.stages[i];
-    p.unstored.resize(p.graph.storages.size(), false);
-    for (int r : s.registers) p.unstored[r] = true;
-    for (const Stage& m : s.computed_at)
-      for (int r : m.registers) p.unstored[r] = true;
-    for (const Stage::Folded& f : s.folded) p.unstored[f.storage] = true;
-  }
-}
 
 // Where the run goes after each stage of a loop or branch (Program::jumps).
 void link_regions(Program& p) {
@@ -104,10 +33,13 @@ struct Lowering {
     p.graph = std::move(g);
   }
 
-  Program p;
+  // on the heap: a background compile holds its address
+  std::shared_ptr<Program> owner = std::make_shared<Program>();
+  Program& p = *owner;
   std::map<int, std::string> schedules;  // stage index -> the user's primitives
   Target target = Target::Cpu;
   bool jit = true;
+  bool background = false;   // compile_stages starts a background compile (lower_in_background)
   bool hints = false;        // build_dependence_dag keeps the RAR hints (the text tests print them)
   bool table_stale = true;   // the graph changed since p.table was built
   std::vector<std::string> recomputed, buffered;  // inline_producers' and buffer_overlapping_writes' lines
@@ -252,12 +184,17 @@ Result compile(Lowering& l) {
     l.p.fallbacks.assign(l.p.stages.stages.size(), "the JIT is off");
     return {false, "the JIT is off"};
   }
+  if (l.background) {
+    compile_stages_in_background(l.p);
+    return {true, "compiling in the background"};
+  }
   compile_stages(l.p);
   return {l.p.compiled + l.p.disk_hits > 0,
           std::to_string(l.p.compiled) + " compiled, " + std::to_string(l.p.disk_hits) + " from the disk cache"};
 }
 
 std::string kernels_text(const Lowering& l) {
+  l.p.settle();
   std::ostringstream os;
   os << "// kernels\n";
   for (size_t i = 0; i < l.p.stages.stages.size(); ++i) {
@@ -363,8 +300,10 @@ std::shared_ptr<CudaProgram> cuda_program(std::shared_ptr<const Program> p, int 
   });
 }
 
-Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit, Target target) {
-  Lowering l(std::move(g), schedules, target, jit);
+namespace {
+
+void run_pipeline(Lowering& l) {
+  const Target target = l.target;
   run(l, "verify_graph");  // the graph as traced
   run(l, "build_storage_table");
   run(l, "eliminate_dead_ops");
@@ -380,13 +319,27 @@ Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit, Ta
   run(l, "verify_graph");
   run(l, "fuse_stages");
   run(l, "schedule_stages");
-  run(l, "compile_stages");
   link_regions(l.p);
   l.p.stages.recomputed = std::move(l.recomputed);
   l.p.stages.buffered = std::move(l.buffered);
   l.p.stages.in_place = std::move(l.in_place);
   l.p.stages.carried = std::move(l.carried);
+  run(l, "compile_stages");  // last: a background compile reads the program from here on
+}
+
+}  // namespace
+
+Program lower(Graph g, const std::map<int, std::string>& schedules, bool jit, Target target) {
+  Lowering l(std::move(g), schedules, target, jit);
+  run_pipeline(l);
   return std::move(l.p);
+}
+
+std::shared_ptr<Program> lower_in_background(Graph g, const std::map<int, std::string>& schedules) {
+  Lowering l(std::move(g), schedules, Target::Cpu, true);
+  l.background = true;
+  run_pipeline(l);
+  return l.owner;
 }
 
 std::string run_passes(const std::string& ir_text, const std::vector<std::string>& passes,

@@ -20,8 +20,6 @@ namespace strider::python {
 
 namespace {
 
-Dispatcher::Counters& counters(Dispatcher& d) { return d.counters(); }
-
 int64_t& counter(Dispatcher& d, const std::string& name) {
   Dispatcher::Counters& c = d.counters();
   if (name == "traces") return c.traces;
@@ -198,6 +196,8 @@ void bind_dispatch(py::module_& m) {
           },
           py::arg("args"), py::arg("kwargs"), "(entry, leaves) of the call's signature (traced when new)")
       .def("_count", [](Dispatcher& self, const std::string& name, int64_t n) { counter(self, name) += n; })
+      .def("_count_compiles", &Dispatcher::count_compiles, py::arg("program"),
+           "counts the program's compiles and disk hits once its background compile is done")
       .def_property_readonly("_cache", &Dispatcher::entries, "the entries kept")
       .def(
           "_set_sources",
@@ -214,7 +214,7 @@ void bind_dispatch(py::module_& m) {
           "entries kept")
       .def("stats",
            [](Dispatcher& self) {
-             const Dispatcher::Counters& c = counters(self);
+             const Dispatcher::Counters& c = self.settled_counters();
              py::dict out;
              out["traces"] = c.traces;
              out["cache_hits"] = c.cache_hits;

@@ -11,6 +11,18 @@ namespace py = pybind11;
 
 namespace strider::python {
 
+namespace {
+
+const Program& settled(const Program& p) {
+  if (!p.settled()) {
+    py::gil_scoped_release release;
+    p.settle();
+  }
+  return p;
+}
+
+}  // namespace
+
 void bind_runtime(py::module_& m) {
   py::class_<Program, std::shared_ptr<Program>>(m, "Program")
       .def_readonly("graph", &Program::graph)
@@ -37,15 +49,20 @@ void bind_runtime(py::module_& m) {
                                return out;
                              })
       .def_property_readonly("rejections", [](const Program& p) { return p.stages.rejections; })
-      .def_property_readonly("fallbacks", [](const Program& p) { return p.fallbacks; })
-      .def_readonly("compiled", &Program::compiled, "stages LLVM compiled for this program")
-      .def_readonly("disk_hits", &Program::disk_hits, "stages loaded from the disk cache instead")
+      // what a background compile writes: read once it is done
+      .def_property_readonly("fallbacks", [](const Program& p) { return settled(p).fallbacks; })
+      .def_property_readonly("compiled", [](const Program& p) { return settled(p).compiled; },
+                             "machine codes LLVM compiled for this program")
+      .def_property_readonly("disk_hits", [](const Program& p) { return settled(p).disk_hits; },
+                             "machine codes loaded from the disk cache instead")
       .def_property_readonly("code",
                              [](const Program& p) {
                                std::vector<std::string> out;
-                               for (const auto& k : p.kernels) out.push_back(k ? k->llvm_ir() : "");
+                               for (const auto& k : settled(p).kernels) out.push_back(k ? k->llvm_ir() : "");
                                return out;
                              })
+      .def("settle", [](const Program& p) { p.settle(); }, py::call_guard<py::gil_scoped_release>(),
+           "returns once the program's background compile is done (at once without one)")
       .def_property_readonly("schedules",
                              [](const Program& p) {
                                std::map<int, std::string> out;
@@ -72,6 +89,10 @@ void bind_runtime(py::module_& m) {
   m.def("lower", &lower, py::arg("graph"), py::arg("schedules") = std::map<int, std::string>{},
         py::arg("jit") = true, py::arg("target") = Target::Cpu,
         "runs the pass pipeline (lower.cc) on a traced graph; schedules: stage index -> primitives text");
+  m.def("lower_in_background", &lower_in_background, py::arg("graph"), py::arg("schedules") = std::map<int, std::string>{},
+        "lower for the host, returning before LLVM has compiled the stages (driver.h)");
+  m.def("settle_background_compiles", &BackgroundCompile::wait_all, py::call_guard<py::gil_scoped_release>(),
+        "returns once every background compile of the process is done (before a fork, at exit)");
   m.def("llvm_backend_available", &llvm_backend_available);
   py::register_exception<ScheduleError>(m, "ScheduleError", PyExc_ValueError);
   // an assert on a traced value fails with Python's own AssertionError and the user's message;

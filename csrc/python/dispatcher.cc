@@ -179,6 +179,21 @@ Dispatcher::Found Dispatcher::walk_and_find(py::handle self, PyObject* args, PyO
   return d->lookup(owner, sig);
 }
 
+const Dispatcher::Counters& Dispatcher::settled_counters() {
+  // taken out first: another thread may trace (and add one) while this one waits without the GIL
+  const std::vector<std::shared_ptr<const Program>> programs = std::move(uncounted_);
+  uncounted_.clear();
+  for (const std::shared_ptr<const Program>& p : programs) {
+    if (!p->settled()) {
+      pybind11::gil_scoped_release release;
+      p->settle();
+    }
+    counters_.compiles += p->compiled;
+    counters_.disk_hits += p->disk_hits;
+  }
+  return counters_;
+}
+
 Dispatcher::Found Dispatcher::cached(const CallSignature& sig) {
   Item* item = cache_ ? find(sig) : nullptr;
   if (!item) return {};

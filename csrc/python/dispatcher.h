@@ -50,6 +50,12 @@ class Dispatcher {
   /// (entry, leaves) of a call's signature (traced when new), as explain() shows it.
   pybind11::tuple entry(pybind11::handle self, PyObject* args, PyObject* kwargs);
   Counters& counters() { return counters_; }
+  /// counters(), with the compiles and disk hits of the programs given to count_compiles added
+  /// (waits for their background compiles).
+  const Counters& settled_counters();
+  /// Counts p's compiles and disk hits when counters() is next read (a background compile may be
+  /// running: the first call does not wait for it).
+  void count_compiles(std::shared_ptr<const Program> p) { uncounted_.push_back(std::move(p)); }
   /// The entries kept.
   pybind11::list entries() const;
   /// Replaces the sources every call reads (call_signature.h); the entries kept go, as their keys
@@ -100,6 +106,7 @@ class Dispatcher {
   pybind11::object gpu_;  // target="auto": the function compiled for target="cuda", once asked for
   size_t max_signatures_, size_ = 0;
   Counters counters_;
+  std::vector<std::shared_ptr<const Program>> uncounted_;
   uint64_t clock_ = 0;  // ticks at each call that finds or makes an item
   std::unordered_map<size_t, std::vector<Item>> table_;  // by the key's hash
   std::mutex trace_mutex_;          // one trace at a time; waiters release the GIL

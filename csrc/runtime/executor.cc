@@ -317,7 +317,7 @@ bool run_kernels_only(const Program& p, const std::vector<void*>& buffers) {
   const size_t n = p.graph.storages.size();
   if (n > kStackBases || p.unstored.size() != n) return false;
   for (size_t i = 0; i < p.stages.stages.size(); ++i)
-    if (p.stages.stages[i].computed_in < 0 && !(i < p.kernels.size() && p.kernels[i])) return false;
+    if (p.stages.stages[i].computed_in < 0 && !p.kernel(i)) return false;
   std::array<char*, kStackBases> base{};
   for (size_t s = 0; s < n; ++s) {
     const Storage& st = p.graph.storages[s];
@@ -326,7 +326,7 @@ bool run_kernels_only(const Program& p, const std::vector<void*>& buffers) {
     else if (!p.unstored[s]) return false;  // the Executor allocates it (or says what is missing)
   }
   for (size_t i = 0; i < p.stages.stages.size(); ++i)
-    if (p.stages.stages[i].computed_in < 0) p.kernels[i]->run(base.data());
+    if (p.stages.stages[i].computed_in < 0) p.kernel(i)->run(base.data());
   return true;
 }
 
@@ -385,9 +385,13 @@ bool holds(char* const* base, const Op& c, const Graph& g) {
 
 void execute(const Program& p, const std::vector<void*>& buffers, bool latest_first) {
   const bool staged = !latest_first && !p.stages.stages.empty();
-  if (staged && buffers.size() == p.graph.storages.size() && run_kernels_only(p, buffers)) return;
+  // while a background compile runs, stages without their kernel yet store what it would keep
+  // in registers
+  const bool settled = p.settled();
+  const bool unstored_holds = settled && p.unstored_holds;
+  if (staged && unstored_holds && buffers.size() == p.graph.storages.size() && run_kernels_only(p, buffers)) return;
   static const std::vector<bool> kAllStored;
-  Executor ex(p, buffers, staged ? p.unstored : kAllStored);
+  Executor ex(p, buffers, staged && unstored_holds ? p.unstored : kAllStored);
   const auto truth = [&](const Op& c) { return holds(ex.bases(), c, p.graph); };
   if (!staged) {
     std::vector<const Op*> control(p.graph.ops.size(), nullptr);
@@ -407,8 +411,10 @@ void execute(const Program& p, const std::vector<void*>& buffers, bool latest_fi
   run_units(p.stages.stages.size(), p.jumps, [&](size_t i) { return p.stages.stages[i].control(); }, [&](size_t i) {
     const Stage& s = p.stages.stages[i];
     if (s.computed_in >= 0) return;  // run by the stage that computes it
-    if (i < p.kernels.size() && p.kernels[i]) {
-      p.kernels[i]->run(ex.bases());
+    const CompiledStage* kernel = p.kernel(i);
+    if (!kernel && !settled) kernel = p.background.job->await(i);
+    if (kernel) {
+      kernel->run(ex.bases());
       return;
     }
     for (const Stage& m : s.computed_at)

@@ -1,5 +1,6 @@
 """strider.compile and CompiledFunction: the API over the dispatcher (C++: csrc/python/dispatcher.h),
 which owns every call and enters Python only to trace a new signature (CompiledFunction._trace)."""
+import atexit
 import functools
 import importlib
 import inspect
@@ -400,13 +401,14 @@ class CompiledFunction(_C.Dispatcher):
             # CPU code only where the function runs on the CPU; a GPU runs a stage's points at
             # once, which its fusion must allow for
             on_gpu = self.target == "cuda"
-            program = _C.lower(graph, self._schedule, JIT and not on_gpu,
-                               _C.Target.cuda if on_gpu else _C.Target.cpu)
+            if JIT and not on_gpu:  # its first call runs while LLVM compiles its stages
+                program = _C.lower_in_background(graph, self._schedule)
+            else:
+                program = _C.lower(graph, self._schedule, False, _C.Target.cuda if on_gpu else _C.Target.cpu)
         except _C.ScheduleError as e:
             raise ScheduleError(f"{self._fn.__name__}: {e}") from None
         self._count("lowered", 1)
-        self._count("compiles", program.compiled)
-        self._count("disk_hits", program.disk_hits)
+        self._count_compiles(program)
         entry = Entry(program, arg_storages, result_spec, outputs)
         if effects:
             entry.runner.set_post(replay([(kind, source) for kind, source, _ in effects], self._signature))
@@ -545,6 +547,10 @@ _C.install_call_slot(_AutoFunction)
 
 # STRIDER_JIT=0: every stage on the reference executor
 JIT = os.environ.get("STRIDER_JIT", "1") != "0"
+# LLVM may still be compiling stages a first call ran without: a fork's child would wait for
+# threads it does not have, and kernels compiled by exit are stored in the disk cache
+os.register_at_fork(before=_C.settle_background_compiles)
+atexit.register(_C.settle_background_compiles)
 
 def _errstate_raises():
     return any(mode in ("raise", "call") for mode in np.geterr().values())

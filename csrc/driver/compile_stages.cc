@@ -1,0 +1,162 @@
+// compile_stages: every stage's native code, compiled by LLVM (or loaded from the disk cache)
+// in groups of one module each, at once or on background threads while a first call runs.
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <stdexcept>
+
+#include "codegen/llvm/codegen.h"
+#include "codegen/stage_plan.h"
+#include "driver/driver.h"
+#include "runtime/background_compile.h"
+#include "runtime/thread_pool.h"
+#include "support/flags.h"
+
+namespace strider {
+
+namespace {
+
+// What the reference executor runs in microseconds while a background compile runs: a stage
+// with more element-ops waits for its kernel instead (interpreted, it could cost more than that).
+constexpr int64_t kInterpretOps = int64_t{1} << 16;
+
+// The stages compile_stages compiles, in groups of one LLVM module each: one group per thread of
+// the pool, since a module's fixed costs (~3 ms) are paid once per group, not once per stage (a
+// loop brings tens of them). LLVM's cost is mostly per function (1-5 ms, little of it from the
+// function's size), so a stage weighs kFunction plus its ops, a refused one nothing; the heaviest
+// goes to the lightest group, and the split and the groups' cache keys are the same in every
+// process. Stages of one text (a loop body unrolled, an image of a batch after another) go to one
+// group, which compiles their code once (compile_stage_group). Refusals go to p.fallbacks.
+struct Plan {
+  std::vector<std::vector<size_t>> groups;
+  std::vector<std::string> text;  // per stage, where it is in a group
+};
+
+Plan plan_groups(Program& p) {
+  const size_t n = p.stages.stages.size();
+  constexpr size_t kFunction = 8;
+  std::vector<size_t> order, weight(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const Stage& s = p.stages.stages[i];
+    if (s.computed_in >= 0) continue;  // its code is part of that stage's
+    try {
+      detail::make_plan(p.graph, s, "LLVM");
+    } catch (const std::invalid_argument& e) {  // refused: nothing to weigh
+      p.fallbacks[i] = e.what();
+      continue;
+    }
+    order.push_back(i);
+    weight[i] = kFunction + s.ops.size();
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return weight[a] > weight[b]; });
+  Plan plan;
+  plan.groups.resize(std::min<size_t>(parallel_threads(), order.size()));
+  plan.text.resize(n);
+  std::vector<size_t> load(plan.groups.size(), 0);
+  std::map<std::string, size_t> placed;
+  for (size_t i : order) {
+    plan.text[i] = detail::stage_text(p.graph, p.stages.stages[i]);
+    auto [at, first] = placed.emplace(plan.text[i], 0);
+    if (first) {
+      at->second = std::min_element(load.begin(), load.end()) - load.begin();
+      load[at->second] += weight[i];
+    }
+    plan.groups[at->second].push_back(i);
+  }
+  for (std::vector<size_t>& group : plan.groups) std::sort(group.begin(), group.end());
+  return plan;
+}
+
+void compile_group(Program& p, const std::vector<size_t>& group) {
+  std::vector<const Stage*> stages;
+  for (size_t i : group) stages.push_back(&p.stages.stages[i]);
+  CompiledGroup compiled = compile_stage_group(p.graph, stages);
+  for (size_t j = 0; j < group.size(); ++j) {
+    p.kernels[group[j]] = std::move(compiled.kernels[j]);
+    p.fallbacks[group[j]] = std::move(compiled.refused[j]);
+  }
+}
+
+// The storages stage s keeps in registers or stack slabs: never allocated when it runs compiled.
+void mark_unstored(Program& p, const Stage& s) {
+  p.unstored.resize(p.graph.storages.size(), false);
+  for (int r : s.registers) p.unstored[r] = true;
+  for (const Stage& m : s.computed_at)
+    for (int r : m.registers) p.unstored[r] = true;
+  for (const Stage::Folded& f : s.folded) p.unstored[f.storage] = true;
+}
+
+// After every group: the log, the dumps and the counts (a machine code counted once, however
+// many stages run it).
+void finish_compile(Program& p, const Plan& plan) {
+  std::set<std::string> counted;
+  for (size_t i = 0; i < p.stages.stages.size(); ++i) {
+    if (!p.fallbacks[i].empty())
+      log_line("codegen", "stage " + std::to_string(i) + " runs on the reference executor: " + p.fallbacks[i]);
+    if (!p.kernels[i]) continue;
+    if (counted.insert(plan.text[i]).second) ++(p.kernels[i]->from_disk() ? p.disk_hits : p.compiled);
+    debug_dump_text(p.graph.name + ".stage" + std::to_string(i) + ".ll", p.kernels[i]->llvm_ir());
+  }
+}
+
+// Whether the reference executor computes what stage s's kernel computes, bit for bit
+// (codegen/llvm/codegen.h: all but float transcendentals and float sums and products).
+bool interpreted_alike(const Graph& g, const Stage& s) {
+  for (const Op& op : s.ops)
+    if (is_float(g.dtype_of(op.output)) &&
+        ((op_attrs(op.code) & kLibm) || op.code == OpCode::sum || op.code == OpCode::prod))
+      return false;
+  return std::all_of(s.computed_at.begin(), s.computed_at.end(), [&](const Stage& m) { return interpreted_alike(g, m); });
+}
+
+void start_compile(Program& p) {
+  const size_t n = p.stages.stages.size();
+  p.kernels.assign(n, nullptr);
+  p.fallbacks.assign(n, llvm_backend_available() ? "" : "built without LLVM");
+}
+
+}  // namespace
+
+void compile_stages(Program& p) {
+  start_compile(p);
+  if (!llvm_backend_available()) return;
+  const Plan plan = plan_groups(p);
+  parallel_for(static_cast<int64_t>(plan.groups.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) compile_group(p, plan.groups[k]);
+  });
+  finish_compile(p, plan);
+  for (size_t i = 0; i < p.stages.stages.size(); ++i)
+    if (p.kernels[i]) mark_unstored(p, p.stages.stages[i]);
+}
+
+void compile_stages_in_background(Program& p) {
+  start_compile(p);
+  if (!llvm_backend_available()) return;
+  auto plan = std::make_shared<const Plan>(plan_groups(p));
+  const size_t n = p.stages.stages.size();
+  std::vector<char> must_wait(n, 0);
+  for (const std::vector<size_t>& group : plan->groups)
+    for (size_t i : group) {
+      const Stage& s = p.stages.stages[i];
+      mark_unstored(p, s);
+      must_wait[i] = !interpreted_alike(p.graph, s) ||
+                     shape_numel(s.domain) * static_cast<int64_t>(std::max<size_t>(1, s.ops.size())) >= kInterpretOps;
+    }
+  Program* at = &p;
+  auto job = std::make_shared<BackgroundCompile>(
+      n, plan->groups, std::move(must_wait),
+      [at, plan](size_t g) {
+        compile_group(*at, plan->groups[g]);
+        for (size_t i : plan->groups[g]) at->background.job->publish(i, at->kernels[i].get());
+      },
+      [at, plan] {
+        finish_compile(*at, *plan);
+        for (const std::vector<size_t>& group : plan->groups)
+          for (size_t i : group) at->unstored_holds = at->unstored_holds && at->kernels[i];
+      });
+  p.background.job = job;
+  BackgroundCompile::start(job);
+}
+
+}  // namespace strider

@@ -1,0 +1,79 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "runtime/kernel.h"
+
+namespace strider {
+
+/// A program's stages compiling on background threads while its first call runs (the driver's
+/// compile_stages_in_background starts one): LLVM takes a few milliseconds a stage, and the
+/// reference executor runs a small stage in microseconds, so the first call of a function with
+/// tens of stages (an NMS loop) need not wait for all of them.
+///
+/// The stages compile in groups (one LLVM module each), on process-wide workers (one fewer than
+/// the cores, at least one) and on any thread that waits for them, which compiles a group no
+/// worker has taken yet instead of sleeping. A group's kernels are published when it is done:
+/// kernel() is safe to call from any thread at any time. Thread-safe.
+class BackgroundCompile {
+ public:
+  /// `groups`: stage indices, one list per group; `must_wait`: per stage, whether a run needs its
+  /// kernel (await waits for it) rather than the reference executor; `compile(g)` compiles group
+  /// g and publishes its kernels; `finish()` runs once, after the last group, unless cancelled.
+  BackgroundCompile(size_t stages, std::vector<std::vector<size_t>> groups, std::vector<char> must_wait,
+                    std::function<void(size_t)> compile, std::function<void()> finish);
+  BackgroundCompile(const BackgroundCompile&) = delete;
+  BackgroundCompile& operator=(const BackgroundCompile&) = delete;
+
+  /// Queues every group on the workers.
+  static void start(const std::shared_ptr<BackgroundCompile>& job);
+
+  /// Called by compile(g) for each compiled stage of group g (null: it has no kernel).
+  void publish(size_t stage, const CompiledStage* kernel);
+
+  /// The stage's kernel where its group is done and compiled it; else null.
+  const CompiledStage* kernel(size_t stage) const { return ready_[stage].load(std::memory_order_acquire); }
+
+  /// kernel(stage), compiling or waiting for its group first where the stage must wait for it.
+  const CompiledStage* await(size_t stage);
+
+  /// True when every group is done and finish() has run (or was skipped: cancelled).
+  bool done() const { return done_.load(std::memory_order_acquire); }
+
+  /// Returns once done(), compiling the groups no worker has started.
+  void wait();
+
+  /// Drops the groups no thread has started and waits for the others (an owner going away).
+  void cancel();
+
+  /// wait() for every job started and not yet done (before a fork, at exit).
+  static void wait_all();
+
+ private:
+  friend class CompileWorkers;
+  // Compiles group g where no thread has claimed it; false where one had.
+  bool run_group(size_t g);
+  void wait_group(size_t g);
+  // Counts a group run or dropped; the last runs finish() and marks the job done.
+  void group_done();
+
+  std::vector<std::vector<size_t>> groups_;
+  std::vector<size_t> group_of_;  // per stage: its group
+  std::vector<char> must_wait_;
+  std::function<void(size_t)> compile_;
+  std::function<void()> finish_;
+  std::unique_ptr<std::atomic<const CompiledStage*>[]> ready_;
+  std::unique_ptr<std::atomic<int>[]> state_;  // per group: 0 queued, 1 compiling, 2 done
+  std::atomic<size_t> groups_done_{0};
+  std::atomic<bool> cancelled_{false};
+  std::atomic<bool> done_{false};
+  std::mutex m_;
+  std::condition_variable changed_;  // a group done
+};
+
+}  // namespace strider

@@ -1,0 +1,213 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "codegen/llvm/codegen.h"
+#include "driver/driver.h"
+#include "runtime/background_compile.h"
+#include "runtime/executor.h"
+#include "runtime/thread_pool.h"
+
+// A program's stages compiling on background threads while its first call runs: each group
+// compiled once, by a worker or by a caller waiting for it; a stage that must wait gets its
+// kernel, the others run on the reference executor meanwhile; results alike either way.
+namespace strider {
+namespace {
+
+// A flag threads wait on until the test opens it.
+struct Gate {
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = false;
+  void wait() {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return open; });
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(m);
+    open = true;
+    cv.notify_all();
+  }
+};
+
+// Occupies every compile worker until released: groups started after it queue behind.
+struct BusyWorkers {
+  Gate gate;
+  std::shared_ptr<BackgroundCompile> job;
+  BusyWorkers() {
+    const size_t groups = 2 * std::max(2u, std::thread::hardware_concurrency());
+    job = std::make_shared<BackgroundCompile>(0, std::vector<std::vector<size_t>>(groups), std::vector<char>{},
+                                              [this](size_t) { gate.wait(); }, [] {});
+    BackgroundCompile::start(job);
+  }
+  ~BusyWorkers() {
+    gate.release();
+    job->wait();
+  }
+};
+
+class Stub final : public CompiledStage {
+ public:
+  void run(char* const*) const override {}
+  const std::string& llvm_ir() const override { return ir_; }
+  bool from_disk() const override { return false; }
+
+ private:
+  std::string ir_;
+};
+
+TEST(BackgroundCompile, EachGroupCompilesOnceAndFinishesAfterTheLast) {
+  std::vector<Stub> kernels(6);
+  std::vector<std::atomic<int>> runs(3);
+  std::atomic<int> finished{0}, groups_done_at_finish{-1};
+  std::shared_ptr<BackgroundCompile> job;
+  job = std::make_shared<BackgroundCompile>(
+      6, std::vector<std::vector<size_t>>{{0, 3}, {1, 4}, {2, 5}}, std::vector<char>(6, 1),
+      [&](size_t g) {
+        ++runs[g];
+        for (size_t i : {g, g + 3}) job->publish(i, &kernels[i]);
+      },
+      [&] {
+        groups_done_at_finish = runs[0] + runs[1] + runs[2];
+        ++finished;
+      });
+  BackgroundCompile::start(job);
+  EXPECT_EQ(job->await(4), &kernels[4]);  // its group, compiled here or by a worker
+  job->wait();
+  EXPECT_TRUE(job->done());
+  for (auto& r : runs) EXPECT_EQ(r.load(), 1);
+  EXPECT_EQ(finished.load(), 1);
+  EXPECT_EQ(groups_done_at_finish.load(), 3);
+  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(job->kernel(i), &kernels[i]);
+}
+
+TEST(BackgroundCompile, AStageThatNeedNotWaitDoesNotWait) {
+  BusyWorkers busy;
+  Gate compiling;
+  Stub kernel;
+  std::shared_ptr<BackgroundCompile> job;
+  job = std::make_shared<BackgroundCompile>(
+      2, std::vector<std::vector<size_t>>{{0}, {1}}, std::vector<char>{0, 1},
+      [&](size_t g) {
+        if (g == 0) compiling.wait();
+        job->publish(g, &kernel);
+      },
+      [] {});
+  BackgroundCompile::start(job);
+  EXPECT_EQ(job->await(0), nullptr);   // the reference runs it meanwhile
+  EXPECT_EQ(job->await(1), &kernel);   // compiled here: the workers are busy
+  EXPECT_FALSE(job->done());
+  compiling.release();
+  job->wait();  // compiles group 0 here
+  EXPECT_EQ(job->kernel(0), &kernel);
+}
+
+TEST(BackgroundCompile, CancelDropsTheGroupsNotStartedAndSkipsFinish) {
+  BusyWorkers busy;
+  std::atomic<int> runs{0}, finished{0};
+  auto job = std::make_shared<BackgroundCompile>(3, std::vector<std::vector<size_t>>{{0}, {1}, {2}}, std::vector<char>(3, 0),
+                                                 [&](size_t) { ++runs; }, [&] { ++finished; });
+  BackgroundCompile::start(job);
+  job->cancel();
+  EXPECT_EQ(runs.load(), 0);
+  EXPECT_EQ(finished.load(), 0);
+  job->wait();  // returns: nothing is left to run
+}
+
+TEST(BackgroundCompile, CancelWaitsForAFinishUnderWay) {
+  Gate finishing, finish;
+  std::atomic<bool> finished{false}, cancelled{false};
+  auto job = std::make_shared<BackgroundCompile>(1, std::vector<std::vector<size_t>>{{0}}, std::vector<char>{0},
+                                                 [](size_t) {}, [&] {
+                                                   finishing.release();
+                                                   finish.wait();
+                                                   finished = true;
+                                                 });
+  BackgroundCompile::start(job);
+  finishing.wait();
+  std::thread owner([&] {
+    job->cancel();  // the program going away: finish() writes into it
+    cancelled = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(cancelled.load());
+  finish.release();
+  owner.join();
+  EXPECT_TRUE(finished.load());
+}
+
+// Two stages: a fused chain whose middle lives in registers when compiled, ending in a max
+// (the reference runs it alike: it need not wait), then a float32 exp and sum (its kernel may
+// differ from the reference within ulps: it waits for it).
+const char* kProgram = R"(graph @f {
+    %s0 = storage f32[64] arg 0
+    %s1 = storage f32[64] arg 1
+    %s2 = storage f32[64] arg 2
+    %s3 = storage f32[64] arg 3
+    %s4 = storage f32[1] arg 4
+    %s5 = storage f32[1] arg 5
+    %s6 = storage f32[64] temp
+    op0 = multiply(%s0[64]{1}+0, %s1[64]{1}+0) -> %s6[64]{1}+0
+    op1 = add(%s6[64]{1}+0, %s0[64]{1}+0) -> %s2[64]{1}+0
+    op2 = max(%s2[64]{1}+0) axes=[0] -> %s4[]{}+0
+    op3 = exp(%s2[64]{1}+0) -> %s3[64]{1}+0
+    op4 = sum(%s3[64]{1}+0) axes=[0] -> %s5[]{}+0
+    return
+  })";
+
+struct Buffers {
+  std::vector<float> a, b, c, d, e, f;
+  Buffers() : a(64), b(64), c(64, 0), d(64, 0), e(1, 0), f(1, 0) {
+    for (int i = 0; i < 64; ++i) a[i] = 0.25f * i - 3, b[i] = std::sin(0.5f * i);
+  }
+  std::vector<void*> ptrs() { return {a.data(), b.data(), c.data(), d.data(), e.data(), f.data(), nullptr}; }
+  bool operator==(const Buffers& o) const {
+    auto same = [](const std::vector<float>& x, const std::vector<float>& y) {
+      return std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+    };
+    return same(c, o.c) && same(d, o.d) && same(e, o.e) && same(f, o.f);
+  }
+};
+
+TEST(BackgroundCompile, AFirstRunWhileCompilingGivesTheCompiledResults) {
+  if (!llvm_backend_available()) GTEST_SKIP() << "built without LLVM";
+  Program compiled = lower(parse_graph(kProgram));
+  Buffers want;
+  execute(compiled, want.ptrs());
+  std::shared_ptr<Program> p;
+  Buffers first;
+  {
+    BusyWorkers busy;  // the stages that need not wait run on the reference executor
+    p = lower_in_background(parse_graph(kProgram));
+    execute(*p, first.ptrs());
+    ASSERT_EQ(p->stages.stages.size(), 2u);
+    EXPECT_NE(p->kernel(1), nullptr);  // compiled by the call, which waited for it
+    // one group a thread of the pool: the first stage's, queued behind the busy workers, is not
+    // compiled yet, and the reference ran it (storing the register the kernel keeps)
+    if (parallel_threads() > 1) EXPECT_EQ(p->kernel(0), nullptr);
+  }
+  EXPECT_TRUE(first == want);
+  p->settle();
+  EXPECT_EQ(p->compiled + p->disk_hits, compiled.compiled + compiled.disk_hits);
+  EXPECT_EQ(p->fallbacks, compiled.fallbacks);
+  EXPECT_EQ(p->unstored, compiled.unstored);
+  Buffers later;
+  execute(*p, later.ptrs());
+  EXPECT_TRUE(later == want);
+}
+
+TEST(BackgroundCompile, AProgramGoingAwayWhileCompilingWaitsForIt) {
+  if (!llvm_backend_available()) GTEST_SKIP() << "built without LLVM";
+  for (int i = 0; i < 4; ++i) lower_in_background(parse_graph(kProgram));  // destroyed at once
+  BackgroundCompile::wait_all();
+}
+
+}  // namespace
+}  // namespace strider

@@ -1,6 +1,7 @@
 // compile_stages: every stage's native code, compiled by LLVM (or loaded from the disk cache)
 // in groups of one module each, at once or on background threads while a first call runs.
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <set>
@@ -21,22 +22,31 @@ namespace {
 // with more element-ops waits for its kernel instead (interpreted, it could cost more than that).
 constexpr int64_t kInterpretOps = int64_t{1} << 16;
 
-// The stages compile_stages compiles, in groups of one LLVM module each: one group per thread of
-// the pool, since a module's fixed costs (~3 ms) are paid once per group, not once per stage (a
-// loop brings tens of them). LLVM's cost is mostly per function (1-5 ms, little of it from the
-// function's size), so a stage weighs kFunction plus its ops, a refused one nothing; the heaviest
-// goes to the lightest group, and the split and the groups' cache keys are the same in every
-// process. Stages of one text (a loop body unrolled, an image of a batch after another) go to one
-// group, which compiles their code once (compile_stage_group). Refusals go to p.fallbacks.
+// What LLVM takes for a stage's function, roughly (O3 and codegen, measured on a 2-core
+// machine): a loop's a few milliseconds, mostly the vectorizer's and the cleanups after it; a
+// scalar stage's one. A module adds its own fixed cost once (the scalar ops' bitcode, the pass
+// pipelines, linking).
+constexpr std::chrono::microseconds kLoopFunction{5000}, kScalarFunction{1000}, kModule{2000};
+// A background compile's groups are cut in stage order at about this much: the first stages'
+// kernels are ready early, and a caller interpreting a loop compiles only the loop's group.
+constexpr std::chrono::microseconds kGroupCost{20000};
+
+// The stages compile_stages compiles, in groups of one LLVM module each, and each group's
+// expected cost. Stages of one text (a loop body unrolled, an image of a batch after another) go
+// to one group, which compiles their code once (compile_stage_group). The split and the groups'
+// cache keys are the same in every process. Refusals go to p.fallbacks.
 struct Plan {
-  std::vector<std::vector<size_t>> groups;
+  std::vector<BackgroundCompile::Group> groups;
   std::vector<std::string> text;  // per stage, where it is in a group
 };
 
-Plan plan_groups(Program& p) {
+// At once: one group per thread of the pool, since a module's fixed costs are paid once per
+// group, not once per stage (a loop brings tens of them); the heaviest stage goes to the lightest
+// group. In the background: groups in stage order, cut at kGroupCost.
+Plan plan_groups(Program& p, bool in_order) {
   const size_t n = p.stages.stages.size();
-  constexpr size_t kFunction = 8;
-  std::vector<size_t> order, weight(n, 0);
+  std::vector<size_t> order;
+  std::vector<std::chrono::microseconds> cost(n, std::chrono::microseconds(0));
   for (size_t i = 0; i < n; ++i) {
     const Stage& s = p.stages.stages[i];
     if (s.computed_in >= 0) continue;  // its code is part of that stage's
@@ -47,24 +57,31 @@ Plan plan_groups(Program& p) {
       continue;
     }
     order.push_back(i);
-    weight[i] = kFunction + s.ops.size();
+    cost[i] = shape_numel(s.domain) > 1 ? kLoopFunction : kScalarFunction;
   }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return weight[a] > weight[b]; });
+  if (!in_order)
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
   Plan plan;
-  plan.groups.resize(std::min<size_t>(parallel_threads(), order.size()));
+  if (!in_order) plan.groups.resize(std::min<size_t>(parallel_threads(), order.size()));
   plan.text.resize(n);
-  std::vector<size_t> load(plan.groups.size(), 0);
   std::map<std::string, size_t> placed;
   for (size_t i : order) {
     plan.text[i] = detail::stage_text(p.graph, p.stages.stages[i]);
     auto [at, first] = placed.emplace(plan.text[i], 0);
     if (first) {
-      at->second = std::min_element(load.begin(), load.end()) - load.begin();
-      load[at->second] += weight[i];
+      if (!in_order) {
+        at->second = std::min_element(plan.groups.begin(), plan.groups.end(), [](const auto& a, const auto& b) {
+                       return a.cost < b.cost;
+                     }) - plan.groups.begin();
+      } else {
+        if (plan.groups.empty() || plan.groups.back().cost >= kGroupCost) plan.groups.push_back({{}, kModule});
+        at->second = plan.groups.size() - 1;
+      }
+      plan.groups[at->second].cost += cost[i];
     }
-    plan.groups[at->second].push_back(i);
+    plan.groups[at->second].stages.push_back(i);
   }
-  for (std::vector<size_t>& group : plan.groups) std::sort(group.begin(), group.end());
+  for (BackgroundCompile::Group& group : plan.groups) std::sort(group.stages.begin(), group.stages.end());
   return plan;
 }
 
@@ -121,9 +138,9 @@ void start_compile(Program& p) {
 void compile_stages(Program& p) {
   start_compile(p);
   if (!llvm_backend_available()) return;
-  const Plan plan = plan_groups(p);
+  const Plan plan = plan_groups(p, false);
   parallel_for(static_cast<int64_t>(plan.groups.size()), [&](int64_t begin, int64_t end) {
-    for (int64_t k = begin; k < end; ++k) compile_group(p, plan.groups[k]);
+    for (int64_t k = begin; k < end; ++k) compile_group(p, plan.groups[k].stages);
   });
   finish_compile(p, plan);
   for (size_t i = 0; i < p.stages.stages.size(); ++i)
@@ -133,11 +150,11 @@ void compile_stages(Program& p) {
 void compile_stages_in_background(Program& p) {
   start_compile(p);
   if (!llvm_backend_available()) return;
-  auto plan = std::make_shared<const Plan>(plan_groups(p));
+  auto plan = std::make_shared<const Plan>(plan_groups(p, true));
   const size_t n = p.stages.stages.size();
   std::vector<char> must_wait(n, 0);
-  for (const std::vector<size_t>& group : plan->groups)
-    for (size_t i : group) {
+  for (const BackgroundCompile::Group& group : plan->groups)
+    for (size_t i : group.stages) {
       const Stage& s = p.stages.stages[i];
       mark_unstored(p, s);
       must_wait[i] = !interpreted_alike(p.graph, s) ||
@@ -147,13 +164,13 @@ void compile_stages_in_background(Program& p) {
   auto job = std::make_shared<BackgroundCompile>(
       n, plan->groups, std::move(must_wait),
       [at, plan](size_t g) {
-        compile_group(*at, plan->groups[g]);
-        for (size_t i : plan->groups[g]) at->background.job->publish(i, at->kernels[i].get());
+        compile_group(*at, plan->groups[g].stages);
+        for (size_t i : plan->groups[g].stages) at->background.job->publish(i, at->kernels[i].get());
       },
       [at, plan] {
         finish_compile(*at, *plan);
-        for (const std::vector<size_t>& group : plan->groups)
-          for (size_t i : group) at->unstored_holds = at->unstored_holds && at->kernels[i];
+        for (const BackgroundCompile::Group& group : plan->groups)
+          for (size_t i : group.stages) at->unstored_holds = at->unstored_holds && at->kernels[i];
       });
   p.background.job = job;
   BackgroundCompile::start(job);

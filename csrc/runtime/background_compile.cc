@@ -64,15 +64,16 @@ class CompileWorkers {
   unsigned started_ = 0;
 };
 
-BackgroundCompile::BackgroundCompile(size_t stages, std::vector<std::vector<size_t>> groups, std::vector<char> must_wait,
+BackgroundCompile::BackgroundCompile(size_t stages, std::vector<Group> groups, std::vector<char> must_wait,
                                      std::function<void(size_t)> compile, std::function<void()> finish)
-    : groups_(std::move(groups)), group_of_(stages, 0), must_wait_(std::move(must_wait)), compile_(std::move(compile)),
-      finish_(std::move(finish)), ready_(new std::atomic<const CompiledStage*>[stages]),
-      state_(new std::atomic<int>[groups_.size()]) {
+    : groups_(std::move(groups)), group_of_(stages, kNoGroup), must_wait_(std::move(must_wait)),
+      compile_(std::move(compile)), finish_(std::move(finish)), ready_(new std::atomic<const CompiledStage*>[stages]),
+      state_(new std::atomic<int>[groups_.size()]), interpreted_ns_(new std::atomic<int64_t>[groups_.size()]) {
   for (size_t i = 0; i < stages; ++i) ready_[i].store(nullptr, std::memory_order_relaxed);
   for (size_t g = 0; g < groups_.size(); ++g) {
     state_[g].store(0, std::memory_order_relaxed);
-    for (size_t i : groups_[g]) group_of_[i] = g;
+    interpreted_ns_[g].store(0, std::memory_order_relaxed);
+    for (size_t i : groups_[g].stages) group_of_[i] = g;
   }
   must_wait_.resize(stages, 0);
 }
@@ -115,13 +116,22 @@ void BackgroundCompile::group_done() {
 
 void BackgroundCompile::wait_group(size_t g) {
   if (run_group(g)) return;
+  // another thread compiles it: compile the next groups meanwhile, as a worker would
+  for (size_t h = g + 1; h < groups_.size() && state_[g].load(std::memory_order_acquire) != 2; ++h) run_group(h);
   std::unique_lock<std::mutex> lock(m_);
   changed_.wait(lock, [&] { return state_[g].load(std::memory_order_acquire) == 2; });
 }
 
 const CompiledStage* BackgroundCompile::await(size_t stage) {
-  if (must_wait_[stage] && state_[group_of_[stage]].load(std::memory_order_acquire) != 2) wait_group(group_of_[stage]);
+  const size_t g = group_of_[stage];
+  if (g != kNoGroup && must_wait_[stage] && state_[g].load(std::memory_order_acquire) != 2) wait_group(g);
   return kernel(stage);
+}
+
+void BackgroundCompile::interpreted(size_t stage, std::chrono::nanoseconds spent) {
+  const size_t g = group_of_[stage];
+  if (g == kNoGroup || state_[g].load(std::memory_order_relaxed) != 0) return;
+  if (interpreted_ns_[g].fetch_add(spent.count()) + spent.count() >= groups_[g].cost.count()) run_group(g);
 }
 
 void BackgroundCompile::wait() {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -22,10 +23,16 @@ namespace strider {
 /// kernel() is safe to call from any thread at any time. Thread-safe.
 class BackgroundCompile {
  public:
-  /// `groups`: stage indices, one list per group; `must_wait`: per stage, whether a run needs its
-  /// kernel (await waits for it) rather than the reference executor; `compile(g)` compiles group
-  /// g and publishes its kernels; `finish()` runs once, after the last group, unless cancelled.
-  BackgroundCompile(size_t stages, std::vector<std::vector<size_t>> groups, std::vector<char> must_wait,
+  /// One module's stages, and what compiling it is expected to take.
+  struct Group {
+    std::vector<size_t> stages;
+    std::chrono::nanoseconds cost{0};
+  };
+
+  /// `groups`: compiled in this order by the workers; `must_wait`: per stage, whether a run needs
+  /// its kernel (await waits for it) rather than the reference executor; `compile(g)` compiles
+  /// group g and publishes its kernels; `finish()` runs once, after the last group, unless cancelled.
+  BackgroundCompile(size_t stages, std::vector<Group> groups, std::vector<char> must_wait,
                     std::function<void(size_t)> compile, std::function<void()> finish);
   BackgroundCompile(const BackgroundCompile&) = delete;
   BackgroundCompile& operator=(const BackgroundCompile&) = delete;
@@ -41,6 +48,12 @@ class BackgroundCompile {
 
   /// kernel(stage), compiling or waiting for its group first where the stage must wait for it.
   const CompiledStage* await(size_t stage);
+
+  /// Counts time the reference executor spent on a stage whose kernel is not ready. Once its
+  /// group's stages have taken as long as compiling the group would, and no worker has started
+  /// it, the caller compiles it (a loop's body interpreted trip after trip: as a ski rental, at
+  /// most twice the better of interpreting on and compiling at once).
+  void interpreted(size_t stage, std::chrono::nanoseconds spent);
 
   /// True when every group is done and finish() has run (or was skipped: cancelled).
   bool done() const { return done_.load(std::memory_order_acquire); }
@@ -62,13 +75,15 @@ class BackgroundCompile {
   // Counts a group run or dropped; the last runs finish() and marks the job done.
   void group_done();
 
-  std::vector<std::vector<size_t>> groups_;
-  std::vector<size_t> group_of_;  // per stage: its group
+  static constexpr size_t kNoGroup = ~size_t{0};
+  std::vector<Group> groups_;
+  std::vector<size_t> group_of_;  // per stage: its group, or kNoGroup
   std::vector<char> must_wait_;
   std::function<void(size_t)> compile_;
   std::function<void()> finish_;
   std::unique_ptr<std::atomic<const CompiledStage*>[]> ready_;
   std::unique_ptr<std::atomic<int>[]> state_;  // per group: 0 queued, 1 compiling, 2 done
+  std::unique_ptr<std::atomic<int64_t>[]> interpreted_ns_;  // per group
   std::atomic<size_t> groups_done_{0};
   std::atomic<bool> cancelled_{false};
   std::atomic<bool> done_{false};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -417,9 +418,11 @@ void execute(const Program& p, const std::vector<void*>& buffers, bool latest_fi
       kernel->run(ex.bases());
       return;
     }
+    const auto start = settled ? std::chrono::steady_clock::time_point() : std::chrono::steady_clock::now();
     for (const Stage& m : s.computed_at)
       for (int id : m.op_ids) ex.run(p.graph.ops[id]);
     for (int id : s.op_ids) ex.run(p.graph.ops[id]);
+    if (!settled) p.background.job->interpreted(i, std::chrono::steady_clock::now() - start);
   }, truth);
 }
 

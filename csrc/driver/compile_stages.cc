@@ -23,30 +23,38 @@ namespace {
 constexpr int64_t kInterpretOps = int64_t{1} << 16;
 
 // What LLVM takes for a stage's function, roughly (O3 and codegen, measured on a 2-core
-// machine): a loop's a few milliseconds, mostly the vectorizer's and the cleanups after it; a
-// scalar stage's one. A module adds its own fixed cost once (the scalar ops' bitcode, the pass
-// pipelines, linking).
-constexpr std::chrono::microseconds kLoopFunction{5000}, kScalarFunction{1000}, kModule{2000};
-// A background compile's groups are cut in stage order at about this much: the first stages'
-// kernels are ready early, and a caller interpreting a loop compiles only the loop's group.
+// machine): a loop's a few milliseconds, mostly the vectorizer's and the cleanups after it, more
+// with more ops; a scalar stage's one. A module adds its own fixed cost once (the scalar ops'
+// bitcode, the pass pipelines, linking).
+constexpr std::chrono::microseconds kLoopFunction{3000}, kPerOp{250}, kScalarFunction{1000}, kModule{2000};
+// A background compile's groups are cut in stage order at about this much, or at a share of
+// the whole per thread where that is less: the first stages' kernels come first, a caller
+// interpreting a loop compiles only the loop's group, and a caller waiting for kernels compiles
+// as much as a worker does.
 constexpr std::chrono::microseconds kGroupCost{20000};
 
 // The stages compile_stages compiles, in groups of one LLVM module each, and each group's
 // expected cost. Stages of one text (a loop body unrolled, an image of a batch after another) go
 // to one group, which compiles their code once (compile_stage_group). The split and the groups'
-// cache keys are the same in every process. Refusals go to p.fallbacks.
+// cache keys are the same in every process with as many threads. Refusals go to p.fallbacks.
 struct Plan {
   std::vector<BackgroundCompile::Group> groups;
   std::vector<std::string> text;  // per stage, where it is in a group
 };
 
-// At once: one group per thread of the pool, since a module's fixed costs are paid once per
-// group, not once per stage (a loop brings tens of them); the heaviest stage goes to the lightest
-// group. In the background: groups in stage order, cut at kGroupCost.
-Plan plan_groups(Program& p, bool in_order) {
+// One group per thread of the pool, since a module's fixed costs are paid once per group, not
+// once per stage (a loop brings tens of them); the heaviest stage goes to the lightest group. In
+// the background (`must_wait` given), groups in stage order (see kGroupCost), those with a stage
+// that must wait for its kernel first; unless such stages weigh half the whole or more: the
+// first call then waits for most of the compile anyway, fastest in groups of equal weight.
+Plan plan_groups(Program& p, const std::vector<char>& must_wait = {}) {
   const size_t n = p.stages.stages.size();
   std::vector<size_t> order;
   std::vector<std::chrono::microseconds> cost(n, std::chrono::microseconds(0));
+  Plan plan;
+  plan.text.resize(n);
+  std::map<std::string, size_t> placed;  // text -> its group
+  std::chrono::microseconds total(0);
   for (size_t i = 0; i < n; ++i) {
     const Stage& s = p.stages.stages[i];
     if (s.computed_in >= 0) continue;  // its code is part of that stage's
@@ -57,31 +65,41 @@ Plan plan_groups(Program& p, bool in_order) {
       continue;
     }
     order.push_back(i);
-    cost[i] = shape_numel(s.domain) > 1 ? kLoopFunction : kScalarFunction;
-  }
-  if (!in_order)
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
-  Plan plan;
-  if (!in_order) plan.groups.resize(std::min<size_t>(parallel_threads(), order.size()));
-  plan.text.resize(n);
-  std::map<std::string, size_t> placed;
-  for (size_t i : order) {
-    plan.text[i] = detail::stage_text(p.graph, p.stages.stages[i]);
-    auto [at, first] = placed.emplace(plan.text[i], 0);
-    if (first) {
-      if (!in_order) {
-        at->second = std::min_element(plan.groups.begin(), plan.groups.end(), [](const auto& a, const auto& b) {
-                       return a.cost < b.cost;
-                     }) - plan.groups.begin();
-      } else {
-        if (plan.groups.empty() || plan.groups.back().cost >= kGroupCost) plan.groups.push_back({{}, kModule});
-        at->second = plan.groups.size() - 1;
-      }
-      plan.groups[at->second].cost += cost[i];
+    plan.text[i] = detail::stage_text(p.graph, s);
+    if (placed.emplace(plan.text[i], 0).second) {  // (a stage alike an earlier one costs nothing more)
+      cost[i] = shape_numel(s.domain) > 1 ? kLoopFunction + kPerOp * static_cast<int64_t>(s.ops.size()) : kScalarFunction;
+      total += cost[i];
     }
-    plan.groups[at->second].stages.push_back(i);
+  }
+  const int threads = parallel_threads();
+  std::chrono::microseconds waiting(0);
+  for (size_t i : order)
+    if (!must_wait.empty() && must_wait[i]) waiting += cost[i];
+  const bool in_order = !must_wait.empty() && 2 * waiting < total;
+  if (!in_order) {
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost[a] > cost[b]; });
+    plan.groups.resize(std::min<size_t>(threads, order.size()));
+  }
+  const auto cut = std::clamp<std::chrono::microseconds>(total / threads, kLoopFunction, kGroupCost);
+  for (size_t i : order) {
+    size_t& at = placed.at(plan.text[i]);
+    if (cost[i].count() > 0) {  // the first of its text
+      if (!in_order) {
+        at = std::min_element(plan.groups.begin(), plan.groups.end(),
+                              [](const auto& a, const auto& b) { return a.cost < b.cost; }) - plan.groups.begin();
+      } else {
+        if (plan.groups.empty() || plan.groups.back().cost - kModule >= cut) plan.groups.push_back({{}, kModule});
+        at = plan.groups.size() - 1;
+      }
+      plan.groups[at].cost += cost[i];
+    }
+    plan.groups[at].stages.push_back(i);
   }
   for (BackgroundCompile::Group& group : plan.groups) std::sort(group.stages.begin(), group.stages.end());
+  if (in_order)  // a stage that must wait holds the call up, one the reference runs does not: first
+    std::stable_partition(plan.groups.begin(), plan.groups.end(), [&](const BackgroundCompile::Group& group) {
+      return std::any_of(group.stages.begin(), group.stages.end(), [&](size_t i) { return must_wait[i]; });
+    });
   return plan;
 }
 
@@ -138,7 +156,7 @@ void start_compile(Program& p) {
 void compile_stages(Program& p) {
   start_compile(p);
   if (!llvm_backend_available()) return;
-  const Plan plan = plan_groups(p, false);
+  const Plan plan = plan_groups(p);
   parallel_for(static_cast<int64_t>(plan.groups.size()), [&](int64_t begin, int64_t end) {
     for (int64_t k = begin; k < end; ++k) compile_group(p, plan.groups[k].stages);
   });
@@ -150,16 +168,16 @@ void compile_stages(Program& p) {
 void compile_stages_in_background(Program& p) {
   start_compile(p);
   if (!llvm_backend_available()) return;
-  auto plan = std::make_shared<const Plan>(plan_groups(p, true));
   const size_t n = p.stages.stages.size();
   std::vector<char> must_wait(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const Stage& s = p.stages.stages[i];
+    must_wait[i] = !interpreted_alike(p.graph, s) ||
+                   shape_numel(s.domain) * static_cast<int64_t>(std::max<size_t>(1, s.ops.size())) >= kInterpretOps;
+  }
+  auto plan = std::make_shared<const Plan>(plan_groups(p, must_wait));
   for (const BackgroundCompile::Group& group : plan->groups)
-    for (size_t i : group.stages) {
-      const Stage& s = p.stages.stages[i];
-      mark_unstored(p, s);
-      must_wait[i] = !interpreted_alike(p.graph, s) ||
-                     shape_numel(s.domain) * static_cast<int64_t>(std::max<size_t>(1, s.ops.size())) >= kInterpretOps;
-    }
+    for (size_t i : group.stages) mark_unstored(p, p.stages.stages[i]);
   Program* at = &p;
   auto job = std::make_shared<BackgroundCompile>(
       n, plan->groups, std::move(must_wait),

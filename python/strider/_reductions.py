@@ -367,15 +367,18 @@ def dot(a, b, out=None):
     x, y = as_tracer(a), as_tracer(b)
     if x.ndim == 0 or y.ndim == 0:
         return np.multiply(x, y) if out is None else np.multiply(x, y, out=out)
+    if (x.ndim <= 2 and y.ndim <= 2 and all(not isinstance(d, Extent) and d == 1 for d in x.shape + y.shape)
+            and np.result_type(x.dtype, y.dtype) != np.float16):
+        # NumPy's dot of two arrays of one element, of at most 2 dimensions each, is their product
+        # (BLAS takes both as scalars: a -0.0 stays), not a sum from 0; float16's loop sums (in
+        # float32) from +0 all the same
+        shape = x.shape[:-1] + y.shape[:-2] + y.shape[-1:] if y.ndim == 2 else x.shape[:-1]
+        r = np.multiply(x.reshape(()), y.reshape(()))
+        return finish(r.reshape(shape) if shape else r[()], out, None)
     if y.ndim == 1:
         if x.shape[-1] != y.shape[0]:
             raise ValueError(f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != "
                              f"{y.shape[0]} (dim 0)")
-        if (x.ndim == 1 and not isinstance(x.shape[0], Extent) and x.shape[0] == 1
-                and np.result_type(x.dtype, y.dtype) != np.float16):
-            # NumPy's dot of two vectors of one element is their product (a -0.0 stays), not a sum
-            # from 0; float16's loop sums (in float32) from +0 all the same
-            return finish(np.multiply(x[0], y[0]), out, None)
         r = _contract(x[..., :, None], y[:, None], ir_dtype(np.result_type(x.dtype, y.dtype), "np.dot"))[..., 0]
         return finish(r[()] if r.ndim == 0 else r, out, None)
     if x.shape[-1] != y.shape[-2]:

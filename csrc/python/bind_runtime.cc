@@ -6,22 +6,11 @@
 #include "runtime/data_dependent.h"
 #include "runtime/executor.h"
 #include "driver/driver.h"
+#include "runner.h"
 
 namespace py = pybind11;
 
 namespace strider::python {
-
-namespace {
-
-const Program& settled(const Program& p) {
-  if (!p.settled()) {
-    py::gil_scoped_release release;
-    p.settle();
-  }
-  return p;
-}
-
-}  // namespace
 
 void bind_runtime(py::module_& m) {
   py::class_<Program, std::shared_ptr<Program>>(m, "Program")
@@ -61,8 +50,6 @@ void bind_runtime(py::module_& m) {
                                for (const auto& k : settled(p).kernels) out.push_back(k ? k->llvm_ir() : "");
                                return out;
                              })
-      .def("settle", [](const Program& p) { p.settle(); }, py::call_guard<py::gil_scoped_release>(),
-           "returns once the program's background compile is done (at once without one)")
       .def_property_readonly("schedules",
                              [](const Program& p) {
                                std::map<int, std::string> out;

@@ -184,11 +184,7 @@ const Dispatcher::Counters& Dispatcher::settled_counters() {
   const std::vector<std::shared_ptr<const Program>> programs = std::move(uncounted_);
   uncounted_.clear();
   for (const std::shared_ptr<const Program>& p : programs) {
-    if (!p->settled()) {
-      pybind11::gil_scoped_release release;
-      p->settle();
-    }
-    counters_.compiles += p->compiled;
+    counters_.compiles += settled(*p).compiled;
     counters_.disk_hits += p->disk_hits;
   }
   return counters_;

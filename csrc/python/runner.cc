@@ -112,6 +112,14 @@ Runner::Runner(py::object program, std::vector<std::pair<int, int>> groups, std:
   }
 }
 
+const Program& settled(const Program& p) {
+  if (!p.settled()) {
+    py::gil_scoped_release release;
+    p.settle();
+  }
+  return p;
+}
+
 int Runner::group_of(int storage) const {
   auto it = std::find_if(groups_.begin(), groups_.end(), [&](const auto& gs) { return gs.first == storage; });
   return it->second;
@@ -185,10 +193,7 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
     temps.push_back(py::reinterpret_steal<py::object>(arr));
     buffers[t.storage] = PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr));
   }
-  if (std::exchange(ran_, true) && !program_->settled()) {
-    py::gil_scoped_release release;
-    program_->settle();
-  }
+  if (std::exchange(ran_, true)) settled(*program_);
   auto go = [&] {
     if (cuda_) cuda_->run(buffers, device, stream);
     else execute(*program_, buffers, latest_first);

@@ -20,6 +20,10 @@
 
 namespace strider::python {
 
+/// p once its background compile is done (runtime/background_compile.h), waited for without the
+/// GIL, which the compile never takes.
+const Program& settled(const Program& p);
+
 /// What one of a traced function's results is.
 enum class ResultKind {
   Argument,  // an array argument, returned as the caller passed it

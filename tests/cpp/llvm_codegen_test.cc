@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <regex>
@@ -1036,47 +1037,68 @@ TEST(ThreadPool, CoversTheRangeOnceAndNestsInline) {
   EXPECT_EQ(calls, 1);
 }
 
+// Runs `body` for each way of compressing vectors the host has (codegen.h's use_vector_compress),
+// then puts the host's own back.
+void for_each_vector_compress(const std::function<void(const std::string&)>& body) {
+  const std::string host = vector_compress();
+  for (const char* how : {"none", "avx2", "avx512"})
+    if (use_vector_compress(how)) {
+      SCOPED_TRACE(how);
+      body(how);
+    }
+  use_vector_compress(host);
+}
+
+// Whether a compress compiled the way `how` moves vectors (emit_compress.cc): AVX-512's
+// compressing store, AVX2's permutation.
+bool moves_vectors(const std::string& ir, const std::string& how) {
+  return ir.find(how == "avx512" ? "masked.compressstore" : "avx2.permd") != std::string::npos;
+}
+
 TEST(LlvmCodegen, CompressMatchesTheLibraryOnEveryLayout) {
   SKIP_WITHOUT_LLVM();
-  // A 1-d compress is compiled (emit_compress.cc): 64-byte vectors where the mask, input and output
-  // are contiguous and elements have 4 or 8 bytes, one element at a time elsewhere. Every layout
+  // A 1-d compress is compiled (emit_compress.cc): vectors, each way the host has (AVX-512, AVX2),
+  // where the mask, input and output are contiguous and elements have 4 or 8 bytes, one element
+  // at a time elsewhere (and with neither). Every layout
   // the library takes: into another array, in place (the input moved towards the start, as
   // compress_in_place leaves it), reversed; counts below the kept elements end the room inside a
   // vector. The whole of every buffer must match the library's.
   constexpr int64_t kN = 1003;
-  std::mt19937 rng(17);
-  for (const char* dt : {"bool", "f16", "f32", "i64"})
-    for (const std::string layout : {"into", "in place", "reversed"})
-      for (int keep_in_8 : {8, 5, 0}) {
-        const int64_t n = layout == "in place" ? kN - 1 : kN;
-        const std::string ns = std::to_string(n), N = std::to_string(kN);
-        const std::string src = layout == "in place" ? "%s2[" + ns + "]{1}+1"
-                                : layout == "reversed" ? "%s2[" + ns + "]{-1}+" + std::to_string(kN - 1)
-                                                       : "%s2[" + ns + "]{1}+0";
-        const std::string out = layout == "in place" ? "%s2" : "%s3";
-        const Graph g = parse_graph("graph @f {\n  %s0 = storage bool[" + ns + "] arg 0\n  %s1 = storage i64[1] arg 1\n"
-                                    "  %s2 = storage " + dt + "[" + N + "] arg 2\n  %s3 = storage " + dt + "[" + N + "] arg 3\n"
-                                    "  op0 = compress(%s0[" + ns + "]{1}+0, " + src + ") -> " + out + "[?%s1<=" + ns +
-                                    "]{1}+0\n  return\n}");
-        const Program compiled = lower(g), reference = lower(g, {}, false);
-        ASSERT_TRUE(compiled.kernels.at(0)) << compiled.fallbacks.at(0);
-        const bool vector = layout != "reversed" && (dt[1] == '3' || dt[1] == '6');
-        EXPECT_EQ(compiled.kernels[0]->llvm_ir().find("masked.compressstore") != std::string::npos, vector) << dt << " " << layout;
-        std::vector<char> mask(n);
-        for (char& b : mask) b = static_cast<int>(rng() % 8) < keep_in_8;
-        const int64_t kept = std::count(mask.begin(), mask.end(), 1);
-        const size_t bytes = kN * itemsize(g.storages[2].dtype);
-        std::vector<char> x(bytes);
-        for (char& b : x) b = static_cast<char>(dt[0] == 'b' ? rng() % 2 : rng());
-        for (int64_t count : {kept, kept / 2 + 3, int64_t{0}}) {
-          std::vector<char> want_x = x, got_x = x, want_out(bytes, 7), got_out(bytes, 7);
-          int64_t c = std::min(count, kept);
-          execute(reference, {mask.data(), &c, want_x.data(), want_out.data()});
-          execute(compiled, {mask.data(), &c, got_x.data(), got_out.data()});
-          ASSERT_EQ(got_x, want_x) << dt << " " << layout << " " << keep_in_8 << " " << c;
-          ASSERT_EQ(got_out, want_out) << dt << " " << layout << " " << keep_in_8 << " " << c;
+  for_each_vector_compress([&](const std::string& how) {
+    std::mt19937 rng(17);
+    for (const char* dt : {"bool", "f16", "f32", "i64"})
+      for (const std::string layout : {"into", "in place", "reversed"})
+        for (int keep_in_8 : {8, 5, 0}) {
+          const int64_t n = layout == "in place" ? kN - 1 : kN;
+          const std::string ns = std::to_string(n), N = std::to_string(kN);
+          const std::string src = layout == "in place" ? "%s2[" + ns + "]{1}+1"
+                                  : layout == "reversed" ? "%s2[" + ns + "]{-1}+" + std::to_string(kN - 1)
+                                                         : "%s2[" + ns + "]{1}+0";
+          const std::string out = layout == "in place" ? "%s2" : "%s3";
+          const Graph g = parse_graph("graph @f {\n  %s0 = storage bool[" + ns + "] arg 0\n  %s1 = storage i64[1] arg 1\n"
+                                      "  %s2 = storage " + dt + "[" + N + "] arg 2\n  %s3 = storage " + dt + "[" + N + "] arg 3\n"
+                                      "  op0 = compress(%s0[" + ns + "]{1}+0, " + src + ") -> " + out + "[?%s1<=" + ns +
+                                      "]{1}+0\n  return\n}");
+          const Program compiled = lower(g), reference = lower(g, {}, false);
+          ASSERT_TRUE(compiled.kernels.at(0)) << compiled.fallbacks.at(0);
+          const bool vector = how != "none" && layout != "reversed" && (dt[1] == '3' || dt[1] == '6');
+          EXPECT_EQ(moves_vectors(compiled.kernels[0]->llvm_ir(), how), vector) << dt << " " << layout;
+          std::vector<char> mask(n);
+          for (char& b : mask) b = static_cast<int>(rng() % 8) < keep_in_8;
+          const int64_t kept = std::count(mask.begin(), mask.end(), 1);
+          const size_t bytes = kN * itemsize(g.storages[2].dtype);
+          std::vector<char> x(bytes);
+          for (char& b : x) b = static_cast<char>(dt[0] == 'b' ? rng() % 2 : rng());
+          for (int64_t count : {kept, kept / 2 + 3, int64_t{0}}) {
+            std::vector<char> want_x = x, got_x = x, want_out(bytes, 7), got_out(bytes, 7);
+            int64_t c = std::min(count, kept);
+            execute(reference, {mask.data(), &c, want_x.data(), want_out.data()});
+            execute(compiled, {mask.data(), &c, got_x.data(), got_out.data()});
+            ASSERT_EQ(got_x, want_x) << dt << " " << layout << " " << keep_in_8 << " " << c;
+            ASSERT_EQ(got_out, want_out) << dt << " " << layout << " " << keep_in_8 << " " << c;
+          }
         }
-      }
+  });
 }
 
 // The compresses of the two tests below, ops `op` on, by `mask` (a view without its strides) over
@@ -1102,47 +1124,50 @@ TEST(LlvmCodegen, CompressesByOneMaskShareAStageAndMatchTheLibrary) {
   SKIP_WITHOUT_LLVM();
   // Compresses by one mask share a stage (fuse_stages) and its one pass over the mask
   // (emit_compress.cc): 8-byte outputs move in two compressing stores of a 16-lane step, and
-  // each output keeps its own room. Contiguous 4- and 8-byte operands only: vectors; with a
-  // 2-byte or a reversed one, one element at a time. The whole of every buffer must match.
+  // each output keeps its own room. Contiguous 4- and 8-byte operands only: vectors (each way the host
+  // has: AVX-512, AVX2); with a 2-byte or a reversed one, one element at a time. The whole of
+  // every buffer must match.
   constexpr int64_t kN = 1003;
   const std::string n = std::to_string(kN - 1), N = std::to_string(kN);
-  std::mt19937 rng(23);
-  for (const bool narrow : {false, true}) {
-    std::string text = "graph @f {\n  %s0 = storage bool[" + n + "] arg 0\n  %s1 = storage i64[1] arg 1\n"
-                       "  %s2 = storage i64[1] arg 2\n  %s3 = storage f32[" + N + "] arg 3\n"
-                       "  %s4 = storage i64[" + N + "] arg 4\n  %s5 = storage f64[" + N + "] arg 5\n"
-                       "  %s6 = storage f64[" + N + "] arg 6\n  %s7 = storage i16[" + N + "] arg 7\n"
-                       "  %s8 = storage i16[" + N + "] arg 8\n  %s9 = storage f32[" + N + "] arg 9\n"
-                       "  %s10 = storage f32[" + N + "] arg 10\n"
-                       + compress_columns("%s0[" + n + "]", "[" + n + "]", "%s1", "%s2", n, narrow, 0);
-    const Graph g = parse_graph(text + "  return\n}");
-    const Program compiled = lower(g), reference = lower(g, {}, false);
-    ASSERT_EQ(compiled.stages.stages.size(), 1u);
-    ASSERT_TRUE(compiled.kernels.at(0)) << compiled.fallbacks.at(0);
-    EXPECT_EQ(compiled.kernels[0]->llvm_ir().find("masked.compressstore") != std::string::npos, !narrow);
-    for (int keep_in_8 : {8, 5, 0}) {
-      std::vector<char> mask(kN - 1);
-      for (char& b : mask) b = static_cast<int>(rng() % 8) < keep_in_8;
-      const int64_t kept = std::count(mask.begin(), mask.end(), 1);
-      std::vector<std::vector<char>> data;
-      for (size_t s = 3; s < g.storages.size(); ++s) {
-        data.emplace_back(kN * itemsize(g.storages[s].dtype));
-        for (char& b : data.back()) b = static_cast<char>(rng());
-      }
-      for (int64_t room : {kept, kept / 2 + 3, int64_t{0}}) {
-        int64_t a = kept, b = std::min(room, kept);  // the outputs' counts: their rooms
-        std::vector<std::vector<char>> want = data, got = data;
-        std::vector<void*> want_args = {mask.data(), &a, &b}, got_args = want_args;
-        int64_t ga = a, gb = b;
-        got_args[1] = &ga, got_args[2] = &gb;
-        for (size_t k = 0; k < data.size(); ++k) want_args.push_back(want[k].data()), got_args.push_back(got[k].data());
-        execute(reference, want_args);
-        execute(compiled, got_args);
-        for (size_t k = 0; k < data.size(); ++k)
-          ASSERT_EQ(got[k], want[k]) << "storage %s" << k + 3 << (narrow ? " narrow" : "") << " " << keep_in_8 << " " << room;
+  for_each_vector_compress([&](const std::string& how) {
+    std::mt19937 rng(23);
+    for (const bool narrow : {false, true}) {
+      std::string text = "graph @f {\n  %s0 = storage bool[" + n + "] arg 0\n  %s1 = storage i64[1] arg 1\n"
+                         "  %s2 = storage i64[1] arg 2\n  %s3 = storage f32[" + N + "] arg 3\n"
+                         "  %s4 = storage i64[" + N + "] arg 4\n  %s5 = storage f64[" + N + "] arg 5\n"
+                         "  %s6 = storage f64[" + N + "] arg 6\n  %s7 = storage i16[" + N + "] arg 7\n"
+                         "  %s8 = storage i16[" + N + "] arg 8\n  %s9 = storage f32[" + N + "] arg 9\n"
+                         "  %s10 = storage f32[" + N + "] arg 10\n"
+                         + compress_columns("%s0[" + n + "]", "[" + n + "]", "%s1", "%s2", n, narrow, 0);
+      const Graph g = parse_graph(text + "  return\n}");
+      const Program compiled = lower(g), reference = lower(g, {}, false);
+      ASSERT_EQ(compiled.stages.stages.size(), 1u);
+      ASSERT_TRUE(compiled.kernels.at(0)) << compiled.fallbacks.at(0);
+      EXPECT_EQ(moves_vectors(compiled.kernels[0]->llvm_ir(), how), how != "none" && !narrow);
+      for (int keep_in_8 : {8, 5, 0}) {
+        std::vector<char> mask(kN - 1);
+        for (char& b : mask) b = static_cast<int>(rng() % 8) < keep_in_8;
+        const int64_t kept = std::count(mask.begin(), mask.end(), 1);
+        std::vector<std::vector<char>> data;
+        for (size_t s = 3; s < g.storages.size(); ++s) {
+          data.emplace_back(kN * itemsize(g.storages[s].dtype));
+          for (char& b : data.back()) b = static_cast<char>(rng());
+        }
+        for (int64_t room : {kept, kept / 2 + 3, int64_t{0}}) {
+          int64_t a = kept, b = std::min(room, kept);  // the outputs' counts: their rooms
+          std::vector<std::vector<char>> want = data, got = data;
+          std::vector<void*> want_args = {mask.data(), &a, &b}, got_args = want_args;
+          int64_t ga = a, gb = b;
+          got_args[1] = &ga, got_args[2] = &gb;
+          for (size_t k = 0; k < data.size(); ++k) want_args.push_back(want[k].data()), got_args.push_back(got[k].data());
+          execute(reference, want_args);
+          execute(compiled, got_args);
+          for (size_t k = 0; k < data.size(); ++k)
+            ASSERT_EQ(got[k], want[k]) << "storage %s" << k + 3 << (narrow ? " narrow" : "") << " " << keep_in_8 << " " << room;
+        }
       }
     }
-  }
+  });
 }
 
 
@@ -1152,52 +1177,54 @@ TEST(LlvmCodegen, CompressesRunInThePassThatMakesAndCountsTheirMask) {
   // compress_conflict): blocks of the mask go to a stack slab and their elements move before the
   // next block is made (emit_compress.cc); the count is where the moves end. In place (the input
   // moved towards the start, read by the mask's op too) and into another array; run-time lengths
-  // around the block and the step (the last step's lanes past the length masked off); with a
-  // 2-byte or a reversed operand, one element at a time.
+  // around the block and the step (the last step's lanes past the length masked off, each way the
+  // host has: AVX-512, AVX2); with a 2-byte or a reversed operand, one element at a time.
   // The whole of every buffer and the count must match the reference's.
   constexpr int64_t kN = 1003;
   const std::string n = std::to_string(kN - 1), N = std::to_string(kN), dyn = "[?%s1<=" + n + "]";
-  std::mt19937 rng(29);
-  for (const bool narrow : {false, true}) {
-    std::string text = "graph @f {\n  %s0 = storage f32[1] arg 0\n  %s1 = storage i64[1] arg 1\n"
-                       "  %s2 = storage i64[1] arg 2\n  %s3 = storage f32[" + N + "] arg 3\n"
-                       "  %s4 = storage i64[" + N + "] arg 4\n  %s5 = storage f64[" + N + "] arg 5\n"
-                       "  %s6 = storage f64[" + N + "] arg 6\n  %s7 = storage i16[" + N + "] arg 7\n"
-                       "  %s8 = storage i16[" + N + "] arg 8\n  %s9 = storage f32[" + N + "] arg 9\n"
-                       "  %s10 = storage f32[" + N + "] arg 10\n  %s11 = storage bool[" + n + "] temp\n"
-                       "  %s12 = storage i64[" + n + "] temp\n"
-                       "  op0 = less_equal(%s3" + dyn + "{1}+1, %s0" + dyn + "{0}+0) -> %s11" + dyn + "{1}+0\n"
-                       "  op1 = cast(%s11" + dyn + "{1}+0) -> %s12" + dyn + "{1}+0\n"
-                       "  op2 = sum(%s12" + dyn + "{1}+0) axes=[0] -> %s2[]{}+0\n"
-                       + compress_columns("%s11" + dyn, dyn, "%s2", "%s2", n, narrow, 3);
-    const Graph g = parse_graph(text + "  return\n}");
-    const Program compiled = lower(g), reference = lower(g, {}, false);
-    ASSERT_EQ(compiled.stages.stages.size(), 1u) << print_stages(compiled.graph, compiled.stages);
-    ASSERT_TRUE(compiled.kernels.at(0)) << compiled.fallbacks.at(0);
-    EXPECT_EQ(compiled.kernels[0]->llvm_ir().find("masked.compressstore") != std::string::npos, !narrow);
-    for (float threshold : {2.0f, 0.6f, -1.0f})
-      for (int64_t len : {int64_t{0}, int64_t{1}, int64_t{15}, int64_t{16}, int64_t{17}, int64_t{255}, int64_t{256},
-                          int64_t{257}, int64_t{600}, kN - 1}) {
-        std::vector<std::vector<char>> data;
-        for (size_t s = 3; s <= 10; ++s) {
-          data.emplace_back(kN * itemsize(g.storages[s].dtype));
-          for (char& b : data.back()) b = static_cast<char>(rng());
+  for_each_vector_compress([&](const std::string& how) {
+    std::mt19937 rng(29);
+    for (const bool narrow : {false, true}) {
+      std::string text = "graph @f {\n  %s0 = storage f32[1] arg 0\n  %s1 = storage i64[1] arg 1\n"
+                         "  %s2 = storage i64[1] arg 2\n  %s3 = storage f32[" + N + "] arg 3\n"
+                         "  %s4 = storage i64[" + N + "] arg 4\n  %s5 = storage f64[" + N + "] arg 5\n"
+                         "  %s6 = storage f64[" + N + "] arg 6\n  %s7 = storage i16[" + N + "] arg 7\n"
+                         "  %s8 = storage i16[" + N + "] arg 8\n  %s9 = storage f32[" + N + "] arg 9\n"
+                         "  %s10 = storage f32[" + N + "] arg 10\n  %s11 = storage bool[" + n + "] temp\n"
+                         "  %s12 = storage i64[" + n + "] temp\n"
+                         "  op0 = less_equal(%s3" + dyn + "{1}+1, %s0" + dyn + "{0}+0) -> %s11" + dyn + "{1}+0\n"
+                         "  op1 = cast(%s11" + dyn + "{1}+0) -> %s12" + dyn + "{1}+0\n"
+                         "  op2 = sum(%s12" + dyn + "{1}+0) axes=[0] -> %s2[]{}+0\n"
+                         + compress_columns("%s11" + dyn, dyn, "%s2", "%s2", n, narrow, 3);
+      const Graph g = parse_graph(text + "  return\n}");
+      const Program compiled = lower(g), reference = lower(g, {}, false);
+      ASSERT_EQ(compiled.stages.stages.size(), 1u) << print_stages(compiled.graph, compiled.stages);
+      ASSERT_TRUE(compiled.kernels.at(0)) << compiled.fallbacks.at(0);
+      EXPECT_EQ(moves_vectors(compiled.kernels[0]->llvm_ir(), how), how != "none" && !narrow);
+      for (float threshold : {2.0f, 0.6f, -1.0f})
+        for (int64_t len : {int64_t{0}, int64_t{1}, int64_t{15}, int64_t{16}, int64_t{17}, int64_t{255}, int64_t{256},
+                            int64_t{257}, int64_t{600}, kN - 1}) {
+          std::vector<std::vector<char>> data;
+          for (size_t s = 3; s <= 10; ++s) {
+            data.emplace_back(kN * itemsize(g.storages[s].dtype));
+            for (char& b : data.back()) b = static_cast<char>(rng());
+          }
+          std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+          for (int64_t i = 0; i < kN; ++i) reinterpret_cast<float*>(data[0].data())[i] = unit(rng);
+          std::vector<std::vector<char>> want = data, got = data;
+          int64_t want_len = len, got_len = len, want_count = -1, got_count = -1;
+          float want_t = threshold, got_t = threshold;
+          std::vector<void*> want_args = {&want_t, &want_len, &want_count}, got_args = {&got_t, &got_len, &got_count};
+          for (size_t k = 0; k < data.size(); ++k) want_args.push_back(want[k].data()), got_args.push_back(got[k].data());
+          for (auto* args : {&want_args, &got_args}) args->resize(g.storages.size(), nullptr);  // the temporaries
+          execute(reference, want_args);
+          execute(compiled, got_args);
+          ASSERT_EQ(got_count, want_count) << (narrow ? "narrow " : "") << threshold << " " << len;
+          for (size_t k = 0; k < data.size(); ++k)
+            ASSERT_EQ(got[k], want[k]) << "storage %s" << k + 3 << (narrow ? " narrow " : " ") << threshold << " " << len;
         }
-        std::uniform_real_distribution<float> unit(0.0f, 1.0f);
-        for (int64_t i = 0; i < kN; ++i) reinterpret_cast<float*>(data[0].data())[i] = unit(rng);
-        std::vector<std::vector<char>> want = data, got = data;
-        int64_t want_len = len, got_len = len, want_count = -1, got_count = -1;
-        float want_t = threshold, got_t = threshold;
-        std::vector<void*> want_args = {&want_t, &want_len, &want_count}, got_args = {&got_t, &got_len, &got_count};
-        for (size_t k = 0; k < data.size(); ++k) want_args.push_back(want[k].data()), got_args.push_back(got[k].data());
-        for (auto* args : {&want_args, &got_args}) args->resize(g.storages.size(), nullptr);  // the temporaries
-        execute(reference, want_args);
-        execute(compiled, got_args);
-        ASSERT_EQ(got_count, want_count) << (narrow ? "narrow " : "") << threshold << " " << len;
-        for (size_t k = 0; k < data.size(); ++k)
-          ASSERT_EQ(got[k], want[k]) << "storage %s" << k + 3 << (narrow ? " narrow " : " ") << threshold << " " << len;
-      }
-  }
+    }
+  });
 }
 
 }  // namespace

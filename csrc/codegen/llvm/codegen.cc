@@ -238,4 +238,25 @@ int host_vector_width(DType t) {
   return std::max<int>(1, bits / (8 * static_cast<int>(itemsize(t))));
 }
 
+namespace {
+constexpr std::pair<detail::Jit::VectorCompress, const char*> kCompressNames[] = {
+    {detail::Jit::VectorCompress::kNone, "none"},
+    {detail::Jit::VectorCompress::kPermute, "avx2"},
+    {detail::Jit::VectorCompress::kCompressStore, "avx512"}};
+}  // namespace
+
+std::string vector_compress() {
+  detail::Jit* jit = detail::Jit::get();
+  for (auto [how, name] : kCompressNames)
+    if (jit && jit->vector_compress() == how) return name;
+  return "none";
+}
+
+bool use_vector_compress(const std::string& how) {
+  detail::Jit* jit = detail::Jit::get();
+  for (auto [kind, name] : kCompressNames)
+    if (how == name) return jit ? jit->set_vector_compress(kind) : kind == detail::Jit::VectorCompress::kNone;
+  return false;
+}
+
 }  // namespace strider

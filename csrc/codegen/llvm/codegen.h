@@ -74,4 +74,11 @@ CacheKey stage_cache_key(const Graph& g, const std::vector<const Stage*>& stages
 /// Schedule::vector_width); 1 without LLVM.
 int host_vector_width(DType t);
 
+/// How compiled compresses move contiguous 4- and 8-byte elements (emit_compress.cc, jit.h's
+/// VectorCompress): "avx512", "avx2" or "none" (one at a time; also without LLVM).
+std::string vector_compress();
+/// Makes later compiles move them that way, where the host can (tests run every way their host
+/// has): false, changing nothing, where it cannot. A stage's key names the way.
+bool use_vector_compress(const std::string& how);
+
 }  // namespace strider

@@ -6,12 +6,16 @@
 // the stage (legality's compress_conflict), the mask is made a block at a time into a stack slab
 // and the block's elements or rows move while they are still in cache (YOLOv5's rows of 85
 // floats, whose column the predicate has just read); the count is where the moves end.
+// Contiguous 4- and 8-byte elements move a vector at a time where the host has AVX-512 or AVX2
+// (jit.h's VectorCompress), else one at a time.
 
 #include <algorithm>
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 
 #include "codegen/llvm/emitter.h"
+#include "codegen/llvm/jit.h"
 
 namespace strider::detail {
 
@@ -31,7 +35,8 @@ void Emitter::emit_compress() {
   };
   std::vector<Move> moves;
   const bool contiguous = first > 0 || mask.strides[0] == 1;  // a slab is contiguous
-  bool vector = contiguous;
+  const Jit::VectorCompress how = Jit::get()->vector_compress();
+  bool vector = contiguous && how != Jit::VectorCompress::kNone;
   int64_t narrowest = 8;
   for (size_t k = first; k < p_.ops.size(); ++k) {
     cur_op_ = static_cast<int>(k);
@@ -43,7 +48,7 @@ void Emitter::emit_compress() {
     Value* room = out.extent_of(0) >= 0 && first == 0 ? run_time_extent(base_[out.extent_of(0)], out.shape[0])
                                                       : i64(out.shape[0]);
     moves.push_back({&src, &out, size, b_.getIntNTy(static_cast<unsigned>(8 * size)), room, src.tail(1), out.tail(1)});
-    // contiguous operands of 4 or 8 bytes: vpcompressd/q on AVX-512 (elsewhere LLVM expands the store)
+    // contiguous operands of 4 or 8 bytes, where the host compresses vectors (jit.h)
     vector = vector && src.ndim() == 1 && (size == 4 || size == 8) && src.strides[0] == 1 && out.strides[0] == 1;
     narrowest = std::min(narrowest, size);
   }
@@ -102,24 +107,26 @@ void Emitter::emit_compress() {
   auto move_kept = [&](Value* j, Value* k) {
     for (const Move& mv : moves) when(b_.CreateICmpSLT(k, mv.room), [&] { move_one(mv, j, k); });
   };
-  // then() where `cond` holds, else otherwise(): the value of the branch taken
-  auto choose = [&](Value* cond, const std::function<Value*()>& then, const std::function<Value*()>& otherwise) {
+  // then() where `cond` holds, else otherwise(): the values of the branch taken
+  auto choose = [&](Value* cond, const std::function<Values()>& then, const std::function<Values()>& otherwise) {
     llvm::Function* f = b_.GetInsertBlock()->getParent();
     auto* yes = llvm::BasicBlock::Create(ctx_, "then", f);
     auto* no = llvm::BasicBlock::Create(ctx_, "else", f);
     auto* join = llvm::BasicBlock::Create(ctx_, "join", f);
     b_.CreateCondBr(cond, yes, no);
-    llvm::PHINode* phi = nullptr;
+    Values phis;
     for (auto [from, value] : {std::pair{yes, &then}, {no, &otherwise}}) {
       b_.SetInsertPoint(from);
-      Value* v = (*value)();
+      const Values v = (*value)();
       llvm::BasicBlock* end = b_.GetInsertBlock();
       b_.CreateBr(join);
       b_.SetInsertPoint(join);
-      if (!phi) phi = b_.CreatePHI(v->getType(), 2);
-      phi->addIncoming(v, end);
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (phis.size() == i) phis.push_back(b_.CreatePHI(v[i]->getType(), 2));
+        llvm::cast<llvm::PHINode>(phis[i])->addIncoming(v[i], end);
+      }
     }
-    return static_cast<Value*>(phi);
+    return phis;
   };
   // one element: k counts the kept elements before it
   auto one = [&](Value* j, Value* k) -> Value* {
@@ -161,11 +168,145 @@ void Emitter::emit_compress() {
     for (int64_t l = 0; l < per; ++l) idx.push_back(static_cast<int>(part + l));
     return b_.CreateShuffleVector(v, idx);
   };
+  // With AVX2 (no compressing store: jit.h) each output's kept elements gather in a register, its
+  // pending ones, and store a whole vector at a time, where a vector ends: a masked store of the
+  // kept lanes alone is slow on AMD (an NMS loop 3x slower), and nothing past them may be written
+  // (an output in place may be an array whose elements past the count NumPy keeps).
+  const bool buffered = vector && how == Jit::VectorCompress::kPermute;
+  const int64_t vector_bytes = buffered ? 32 : 64;
+  auto* words = llvm::FixedVectorType::get(b_.getInt32Ty(), 8);
+  // for `per` lanes of 32 / per bytes, row m: the 4-byte words of the lanes m's bits keep, in
+  // order, as byte indices
+  auto rows_of = [&](unsigned per) {
+    const std::string name = "strider.compress.lanes" + std::to_string(per);
+    if (llvm::GlobalVariable* rows = m_.getNamedGlobal(name)) return rows;
+    std::vector<uint64_t> packed;
+    const unsigned size = 8 / per;  // words in a lane
+    for (unsigned m = 0; m < (1u << per); ++m) {
+      uint64_t row = 0;
+      unsigned at = 0;
+      for (unsigned l = 0; l < per; ++l)
+        if (m >> l & 1)
+          for (unsigned w = 0; w < size; ++w) row |= uint64_t{l * size + w} << (8 * at++);
+      packed.push_back(row);
+    }
+    auto* data = llvm::ConstantDataArray::get(ctx_, packed);
+    auto* rows = new llvm::GlobalVariable(m_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data, name);
+    rows->setAlignment(llvm::Align(64));
+    return rows;
+  };
+  // the loop-carried state of the buffered moves: each move's pending words, then, for 4- and
+  // 8-byte elements, the output element the pending ones store from (the kept ones before it
+  // are stored)
+  Values pend;
+  auto from_of = [&](int64_t size) -> Value*& { return pend[moves.size() + (size == 4 ? 0 : 1)]; };
+  auto with_pending = [&](Value* k) {
+    Values v{k};
+    v.insert(v.end(), pend.begin(), pend.end());
+    return v;
+  };
+  auto take_pending = [&](const Values& v) {
+    pend.assign(v.begin() + 1, v.end());
+    return v[0];
+  };
+  auto start_pending = [&](Value* k) {
+    if (!buffered) return;
+    pend.assign(moves.size(), llvm::Constant::getNullValue(words));
+    pend.push_back(k);
+    pend.push_back(k);
+  };
+  // stores each move's pending elements (the kept ones before k), a masked store of as many lanes
+  auto drain = [&](Value* k) {
+    if (!buffered) return;
+    for (size_t m = 0; m < moves.size(); ++m) {
+      const Move& mv = moves[m];
+      const unsigned per = static_cast<unsigned>(vector_bytes / mv.size);
+      llvm::SmallVector<llvm::Constant*, 8> ids;
+      for (unsigned l = 0; l < per; ++l) ids.push_back(b_.getInt64(l));
+      Value* from = from_of(mv.size);
+      Value* lanes = b_.CreateICmpULT(llvm::ConstantVector::get(ids), b_.CreateVectorSplat(per, b_.CreateSub(k, from)));
+      auto* vec = llvm::FixedVectorType::get(mv.elem, per);
+      set_scopes(b_.CreateMaskedStore(b_.CreateBitCast(pend[m], vec), at(*mv.out, mv.elem, from), llvm::Align(mv.size), lanes),
+                 object_of(*mv.out));
+    }
+    from_of(4) = from_of(8) = k;
+  };
+  // elements [lo, hi) one at a time after k kept ones, the pending ones stored first
+  auto singly = [&](Value* lo, Value* hi, Value* k) {
+    drain(k);
+    k = ones(lo, hi, k);
+    if (buffered) from_of(4) = from_of(8) = k;
+    return k;
+  };
+  // the step's lanes [part, part + per) of the moves of `size`-byte elements, `bits` of which are
+  // kept, after k kept ones (buffered): each move's kept words, permuted (vpermd) to follow its
+  // pending ones (the permutation's row rotated by them), join them; where they fill a vector, it
+  // stores and those left over are pending
+  auto append = [&](int64_t size, Value* j, int64_t part, Value* bits, Value* active, Value* k) {
+    const unsigned per = static_cast<unsigned>(vector_bytes / size);
+    Value*& from = from_of(size);
+    Value* row = b_.CreateAlignedLoad(i64t, b_.CreateInBoundsGEP(i64t, rows_of(per), bits), llvm::Align(8));
+    Value* b = b_.CreateSub(k, from);  // pending: fewer than per
+    Value* shift = b_.CreateMul(b, i64(8 / per));  // in words
+    Value* turned = b_.CreateIntrinsic(llvm::Intrinsic::fshl, {i64t}, {row, row, b_.CreateMul(shift, i64(8))});
+    Value* order = b_.CreateZExt(b_.CreateBitCast(turned, llvm::FixedVectorType::get(i8t, 8)), words);
+    // the words below `shift`, from a table: fewer instructions than comparing with a splat
+    llvm::GlobalVariable* below = m_.getNamedGlobal("strider.compress.below");
+    if (!below) {
+      std::vector<uint32_t> rows;
+      for (unsigned r = 0; r < 8; ++r)
+        for (unsigned w = 0; w < 8; ++w) rows.push_back(w < r ? ~0u : 0u);
+      auto* data = llvm::ConstantDataArray::get(ctx_, rows);
+      below = new llvm::GlobalVariable(m_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data, "strider.compress.below");
+      below->setAlignment(llvm::Align(64));
+    }
+    Value* old = b_.CreateICmpNE(b_.CreateAlignedLoad(words, b_.CreateInBoundsGEP(b_.getInt32Ty(), below, b_.CreateMul(shift, i64(8))), llvm::Align(32)),
+                                 llvm::Constant::getNullValue(words));
+    Value* full = b_.CreateICmpSGE(b_.CreateAdd(b, b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, bits)), i64(per));
+    std::vector<std::pair<size_t, Value*>> led, joined;
+    for (size_t m = 0; m < moves.size(); ++m) {
+      const Move& mv = moves[m];
+      if (mv.size != size) continue;
+      auto* vec = llvm::FixedVectorType::get(mv.elem, per);
+      Value* src = at(*mv.src, mv.elem, b_.CreateAdd(j, i64(part)));
+      llvm::Instruction* x = active ? static_cast<llvm::Instruction*>(b_.CreateMaskedLoad(vec, src, llvm::Align(mv.size), part_of(active, part, per)))
+                                    : b_.CreateAlignedLoad(vec, src, llvm::Align(mv.size));
+      set_scopes(x, object_of(*mv.src));
+      led.emplace_back(m, b_.CreateIntrinsic(llvm::Intrinsic::x86_avx2_permd, {}, {b_.CreateBitCast(x, words), order}));
+      joined.emplace_back(m, b_.CreateSelect(old, pend[m], led.back().second));
+    }
+    when(full, [&] {
+      for (auto [m, v] : joined) {
+        const Move& mv = moves[m];
+        auto* vec = llvm::FixedVectorType::get(mv.elem, per);
+        set_scopes(b_.CreateAlignedStore(b_.CreateBitCast(v, vec), at(*mv.out, mv.elem, from), llvm::Align(mv.size)),
+                   object_of(*mv.out));
+      }
+    });
+    for (size_t i = 0; i < led.size(); ++i) pend[led[i].first] = b_.CreateSelect(full, led[i].second, joined[i].second);
+    from = b_.CreateSelect(full, b_.CreateAdd(from, i64(per)), from);
+  };
   // the step from element j, after k kept ones: each output's elements where `bits` holds, a
-  // compressing store per 64 bytes; only the `active` lanes load (null: all)
+  // compressing store per 64 bytes, or (buffered) joined to its pending ones 32 bytes at a time;
+  // only the `active` lanes load (null: all)
   auto move_step = [&](Value* j, Value* k, Value* bits, Value* active) {
+    if (buffered) {
+      // the step's lanes as bits of an integer: a part's are a shift and a mask away
+      Value* all = b_.CreateZExt(b_.CreateBitCast(bits, b_.getIntNTy(static_cast<unsigned>(lanes))), i64t);
+      for (int64_t size : {4, 8}) {
+        if (std::none_of(moves.begin(), moves.end(), [&](const Move& mv) { return mv.size == size; })) continue;
+        const int64_t per = vector_bytes / size;
+        Value* to = k;
+        for (int64_t part = 0; part < lanes; part += per) {
+          Value* sel = b_.CreateAnd(b_.CreateLShr(all, i64(part)), i64((int64_t{1} << per) - 1));
+          append(size, j, part, sel, active, to);
+          to = b_.CreateAdd(to, b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, sel));
+        }
+      }
+      return;
+    }
     for (const Move& mv : moves) {
-      const int64_t per = 64 / mv.size;
+      const int64_t per = vector_bytes / mv.size;
       auto* vec = llvm::FixedVectorType::get(mv.elem, static_cast<unsigned>(per));
       Value* to = k;
       for (int64_t part = 0; part < lanes; part += per) {
@@ -180,29 +321,35 @@ void Emitter::emit_compress() {
       }
     }
   };
-  // elements [from, to) after k kept ones; returns the kept ones after them
+  // elements [from, to) after k kept ones; returns the kept ones after them (pending ones stored)
   auto range = [&](Value* from, Value* to, Value* k) {
     if (!vector) return contiguous ? sparse(from, to, k) : ones(from, to, k);
     Value* steps = b_.CreateSDiv(b_.CreateSub(to, from), i64(lanes));
-    k = loop(i64(0), steps, {k}, [&](Value* s, const Values& c) {
+    k = take_pending(loop(i64(0), steps, with_pending(k), [&](Value* s, const Values& c) {
+      Value* k = take_pending(c);
       Value* j = b_.CreateAdd(from, b_.CreateMul(s, i64(lanes), "", true, true));
       Value* bits = b_.CreateICmpNE(load_mask(bytes, j), llvm::Constant::getNullValue(bytes));
-      Value* after = b_.CreateAdd(c[0], kept(bits));
-      return Values{choose(b_.CreateICmpSLE(after, room), [&] {
-        move_step(j, c[0], bits, nullptr);
-        return after;
-      }, [&] { return ones(j, b_.CreateAdd(j, i64(lanes)), c[0]); })};  // a room ends inside this vector: one at a time
-    }, outer_hints())[0];
-    return ones(b_.CreateAdd(from, b_.CreateMul(steps, i64(lanes))), to, k);
+      Value* after = b_.CreateAdd(k, kept(bits));
+      const Values before = pend;
+      return choose(b_.CreateICmpSLE(after, room), [&] {
+        move_step(j, k, bits, nullptr);
+        return with_pending(after);
+      }, [&] {  // a room ends inside this vector: one at a time
+        pend = before;
+        return with_pending(singly(j, b_.CreateAdd(j, i64(lanes)), k));
+      });
+    }, outer_hints()));
+    return singly(b_.CreateAdd(from, b_.CreateMul(steps, i64(lanes))), to, k);
   };
   if (first == 0) {
+    start_pending(i64(0));
     range(i64(0), n, i64(0));
     return;
   }
   // where no output's room ends before the elements do (the count the stage computes is at most
   // the bound), every step moves whole vectors: plain loads while whole steps remain (masked
   // ones cost an NMS trip 3-4%), then one step with the lanes past `to` masked off; no element
-  // goes one at a time
+  // goes one at a time, and pending ones (AVX2) stay pending from block to block
   bool roomy = vector;
   for (const Move& mv : moves) roomy = roomy && mv.out->shape[0] >= p_.domain[0];
   auto steps_of = [&](Value* from, Value* to, Value* k) {
@@ -210,21 +357,23 @@ void Emitter::emit_compress() {
     for (int64_t l = 0; l < lanes; ++l) ids.push_back(b_.getInt8(static_cast<uint8_t>(l)));
     Value* lane = llvm::ConstantVector::get(ids);
     Value* whole = b_.CreateSDiv(b_.CreateSub(to, from), i64(lanes));
-    k = loop(i64(0), whole, {k}, [&](Value* s, const Values& c) {
+    k = take_pending(loop(i64(0), whole, with_pending(k), [&](Value* s, const Values& c) {
+      Value* k = take_pending(c);
       Value* j = b_.CreateAdd(from, b_.CreateMul(s, i64(lanes), "", true, true));
       Value* bits = b_.CreateICmpNE(load_mask(bytes, j), llvm::Constant::getNullValue(bytes));
-      move_step(j, c[0], bits, nullptr);
-      return Values{b_.CreateAdd(c[0], kept(bits))};
-    }, outer_hints())[0];
+      move_step(j, k, bits, nullptr);
+      return with_pending(b_.CreateAdd(k, kept(bits)));
+    }, outer_hints()));
     // the last, partial step: the lanes past `to` masked off
     Value* j = b_.CreateAdd(from, b_.CreateMul(whole, i64(lanes), "", true, true));
     Value* left = b_.CreateSub(to, j);
-    return choose(b_.CreateICmpSGT(left, i64(0)), [&] {
+    const Values before = with_pending(k);
+    return take_pending(choose(b_.CreateICmpSGT(left, i64(0)), [&] {
       Value* active = b_.CreateICmpULT(lane, b_.CreateVectorSplat(static_cast<unsigned>(lanes), b_.CreateTrunc(left, i8t)));
       Value* bits = b_.CreateAnd(b_.CreateICmpNE(load_mask(bytes, j), llvm::Constant::getNullValue(bytes)), active);
       move_step(j, k, bits, active);
-      return b_.CreateAdd(k, kept(bits));
-    }, [&] { return k; });
+      return with_pending(b_.CreateAdd(k, kept(bits)));
+    }, [&] { return before; }));
   };
   // ops [0, first - 1) make the mask over a block into the slab, ops[first - 1] counts it; a
   // block is whole steps of every width
@@ -233,7 +382,9 @@ void Emitter::emit_compress() {
   block->setAlignment(llvm::Align(64));
   slab = block;
   Value* blocks = b_.CreateSDiv(b_.CreateAdd(n, i64(kBlock - 1)), i64(kBlock));
-  Value* count = loop(i64(0), blocks, {i64(0)}, [&](Value* bi, const Values& c) {
+  start_pending(i64(0));
+  Value* count = take_pending(loop(i64(0), blocks, with_pending(i64(0)), [&](Value* bi, const Values& c) {
+    Value* k = take_pending(c);
     lo = b_.CreateMul(bi, i64(kBlock), "", true, true);
     Value* end = b_.CreateAdd(lo, i64(kBlock), "", true, true);
     Value* hi = b_.CreateSelect(b_.CreateICmpSLT(end, n), end, n);
@@ -248,8 +399,9 @@ void Emitter::emit_compress() {
       return Values{};
     }, loop_hints(0));
     idx_[0] = nullptr;
-    return Values{roomy ? steps_of(lo, hi, c[0]) : range(lo, hi, c[0])};
-  }, outer_hints())[0];
+    return with_pending(roomy ? steps_of(lo, hi, k) : range(lo, hi, k));
+  }, outer_hints()));
+  drain(count);
   store(p_.ops[first - 1].output, count);
 }
 

@@ -107,6 +107,11 @@ Jit* Jit::get() {
             tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector).getFixedValue());
       }
       j->vector_math_512_ = j->vector_math_ && features.lookup("avx512f") && j->vector_bits_ >= 512;
+      if (jtmb.getTargetTriple().isX86())
+        j->best_compress_ = features.lookup("avx512f") ? VectorCompress::kCompressStore
+                            : features.lookup("avx2")  ? VectorCompress::kPermute
+                                                       : VectorCompress::kNone;
+      j->vector_compress_ = j->best_compress_;
       j->target_ = jtmb.getTargetTriple().str() + " cpu=" + jtmb.getCPU() + " features=" + jtmb.getFeatures().getString() +
                    " libmvec=" + (j->vector_math_512_ ? "avx512" : j->vector_math_ ? "avx2" : "off") + " glibc=" +
                    gnu_get_libc_version();
@@ -123,6 +128,12 @@ Jit* Jit::get() {
     }
   }();
   return instance;
+}
+
+bool Jit::set_vector_compress(VectorCompress how) {
+  if (how > best_compress_) return false;  // each way needs what the ones before it need
+  vector_compress_ = how;
+  return true;
 }
 
 llvm::TargetMachine& Jit::target_machine() {

@@ -2,6 +2,7 @@
 
 // Internal to the LLVM backend: the process-wide ORC JIT and the optimization pipeline.
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -39,6 +40,16 @@ class Jit {
   bool vector_math_512() const { return vector_math_512_; }
   /// Bits in the widest vector register LLVM's cost model uses on this host.
   int vector_bits() const { return vector_bits_; }
+  /// How compiled compresses move contiguous 4- and 8-byte elements a vector at a time: with x86's
+  /// AVX512F compressing store (vpcompressd/q), or, with AVX2, a permutation of each 32-byte vector
+  /// looked up by its mask (vpermd); otherwise one at a time (LLVM would expand a compressing
+  /// store into a branch per lane, which a mask of random survivors mispredicts: an NMS loop 10x
+  /// slower on AVX2). The best the host has unless set_vector_compress chose another.
+  enum class VectorCompress { kNone, kPermute, kCompressStore };
+  VectorCompress vector_compress() const { return vector_compress_.load(); }
+  /// Makes later compiles use `how` (tests run every way their host can); false, changing
+  /// nothing, where the host lacks it.
+  bool set_vector_compress(VectorCompress how);
   /// Whether a loaded library defines the symbol (a libmvec older than the function list).
   bool has_symbol(const std::string& name) const;
   /// Sets the module's triple and data layout for the host.
@@ -62,6 +73,8 @@ class Jit {
   bool vector_math_ = false;
   bool vector_math_512_ = false;
   int vector_bits_ = 0;
+  VectorCompress best_compress_ = VectorCompress::kNone;
+  std::atomic<VectorCompress> vector_compress_{VectorCompress::kNone};
   std::string target_;
 };
 

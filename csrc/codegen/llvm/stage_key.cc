@@ -33,7 +33,7 @@ CacheKey stage_cache_key(const Graph& g, const std::vector<const Stage*>& stages
   key.add("llvm", LLVM_VERSION_STRING);
   key.add("codegen", std::to_string(kCodegenFormat) + "-" + STRIDER_CODEGEN_ID);
   detail::Jit* jit = detail::Jit::get();
-  key.add("target", jit ? jit->target_description() : "none");
+  key.add("target", jit ? jit->target_description() + " compress=" + vector_compress() : "none");
   // their code calls NumPy's loops where the Python module installed them, libm where not
   key.add("math", numpy_loops_installed() ? "numpy" : "libm");
   for (const Stage* s : stages) key.add("stage", detail::stage_text(g, *s));

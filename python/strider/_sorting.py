@@ -312,7 +312,9 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
             raise unsupported("np.unique of an array of several axes whose length is known only at run time",
                               "np.unique of a 1-d array")
         flat = t.reshape(-1) if t.ndim != 1 else t
-        perm = argsort(flat, kind="stable")
+        # as NumPy: without indices to return, its default sort of the values, whose order of
+        # equal ones (0.0 and -0.0) is the one NumPy's sort gives on this CPU (sort calls it)
+        perm = argsort(flat, kind="stable" if return_index else None) if return_index or return_inverse else None
     else:
         # rows along `axis`, in lexicographic order (NumPy compares them as records: no NaN is
         # equal to another)
@@ -327,7 +329,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
             columns = flat.reshape(flat.shape[0], -1) if flat.ndim > 2 else flat
             perm = lexsort([columns[:, j] for j in reversed(range(columns.shape[1]))])
         equal_nan = False
-    aux = getitem(flat, perm)
+    aux = sort(flat) if perm is None else getitem(flat, perm)
     mask = _starts(aux, equal_nan)
     out = [compress(mask, aux, axis=0)]
     if axis is not None:

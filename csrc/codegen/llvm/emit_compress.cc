@@ -175,11 +175,17 @@ void Emitter::emit_compress() {
   const bool buffered = vector && how == Jit::VectorCompress::kPermute;
   const int64_t vector_bytes = buffered ? 32 : 64;
   auto* words = llvm::FixedVectorType::get(b_.getInt32Ty(), 8);
+  // a constant table, made once per module (the stages of a group share it)
+  auto table = [&](const std::string& name, auto values) {
+    if (llvm::GlobalVariable* t = m_.getNamedGlobal(name)) return t;
+    auto* data = llvm::ConstantDataArray::get(ctx_, values);
+    auto* t = new llvm::GlobalVariable(m_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data, name);
+    t->setAlignment(llvm::Align(64));
+    return t;
+  };
   // for `per` lanes of 32 / per bytes, row m: the 4-byte words of the lanes m's bits keep, in
   // order, as byte indices
   auto rows_of = [&](unsigned per) {
-    const std::string name = "strider.compress.lanes" + std::to_string(per);
-    if (llvm::GlobalVariable* rows = m_.getNamedGlobal(name)) return rows;
     std::vector<uint64_t> packed;
     const unsigned size = 8 / per;  // words in a lane
     for (unsigned m = 0; m < (1u << per); ++m) {
@@ -190,10 +196,17 @@ void Emitter::emit_compress() {
           for (unsigned w = 0; w < size; ++w) row |= uint64_t{l * size + w} << (8 * at++);
       packed.push_back(row);
     }
-    auto* data = llvm::ConstantDataArray::get(ctx_, packed);
-    auto* rows = new llvm::GlobalVariable(m_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data, name);
-    rows->setAlignment(llvm::Align(64));
-    return rows;
+    return table("strider.compress.lanes" + std::to_string(per), packed);
+  };
+  // lanes [part, part + per) of a step from element j of a move's source; only the `active`
+  // lanes load (null: all)
+  auto load_part = [&](const Move& mv, Value* j, int64_t part, int64_t per, Value* active) {
+    auto* vec = llvm::FixedVectorType::get(mv.elem, static_cast<unsigned>(per));
+    Value* from = at(*mv.src, mv.elem, b_.CreateAdd(j, i64(part)));
+    llvm::Instruction* x = active ? static_cast<llvm::Instruction*>(b_.CreateMaskedLoad(vec, from, llvm::Align(mv.size), part_of(active, part, per)))
+                                  : b_.CreateAlignedLoad(vec, from, llvm::Align(mv.size));
+    set_scopes(x, object_of(*mv.src));
+    return x;
   };
   // the loop-carried state of the buffered moves: each move's pending words, then, for 4- and
   // 8-byte elements, the output element the pending ones store from (the kept ones before it
@@ -251,15 +264,10 @@ void Emitter::emit_compress() {
     Value* turned = b_.CreateIntrinsic(llvm::Intrinsic::fshl, {i64t}, {row, row, b_.CreateMul(shift, i64(8))});
     Value* order = b_.CreateZExt(b_.CreateBitCast(turned, llvm::FixedVectorType::get(i8t, 8)), words);
     // the words below `shift`, from a table: fewer instructions than comparing with a splat
-    llvm::GlobalVariable* below = m_.getNamedGlobal("strider.compress.below");
-    if (!below) {
-      std::vector<uint32_t> rows;
-      for (unsigned r = 0; r < 8; ++r)
-        for (unsigned w = 0; w < 8; ++w) rows.push_back(w < r ? ~0u : 0u);
-      auto* data = llvm::ConstantDataArray::get(ctx_, rows);
-      below = new llvm::GlobalVariable(m_, data->getType(), true, llvm::GlobalValue::PrivateLinkage, data, "strider.compress.below");
-      below->setAlignment(llvm::Align(64));
-    }
+    std::vector<uint32_t> rows;
+    for (unsigned r = 0; r < 8; ++r)
+      for (unsigned w = 0; w < 8; ++w) rows.push_back(w < r ? ~0u : 0u);
+    llvm::GlobalVariable* below = table("strider.compress.below", rows);
     Value* old = b_.CreateICmpNE(b_.CreateAlignedLoad(words, b_.CreateInBoundsGEP(b_.getInt32Ty(), below, b_.CreateMul(shift, i64(8))), llvm::Align(32)),
                                  llvm::Constant::getNullValue(words));
     Value* full = b_.CreateICmpSGE(b_.CreateAdd(b, b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, bits)), i64(per));
@@ -267,11 +275,7 @@ void Emitter::emit_compress() {
     for (size_t m = 0; m < moves.size(); ++m) {
       const Move& mv = moves[m];
       if (mv.size != size) continue;
-      auto* vec = llvm::FixedVectorType::get(mv.elem, per);
-      Value* src = at(*mv.src, mv.elem, b_.CreateAdd(j, i64(part)));
-      llvm::Instruction* x = active ? static_cast<llvm::Instruction*>(b_.CreateMaskedLoad(vec, src, llvm::Align(mv.size), part_of(active, part, per)))
-                                    : b_.CreateAlignedLoad(vec, src, llvm::Align(mv.size));
-      set_scopes(x, object_of(*mv.src));
+      Value* x = load_part(mv, j, part, per, active);
       led.emplace_back(m, b_.CreateIntrinsic(llvm::Intrinsic::x86_avx2_permd, {}, {b_.CreateBitCast(x, words), order}));
       joined.emplace_back(m, b_.CreateSelect(old, pend[m], led.back().second));
     }
@@ -288,7 +292,7 @@ void Emitter::emit_compress() {
   };
   // the step from element j, after k kept ones: each output's elements where `bits` holds, a
   // compressing store per 64 bytes, or (buffered) joined to its pending ones 32 bytes at a time;
-  // only the `active` lanes load (null: all)
+  // only the `active` lanes load
   auto move_step = [&](Value* j, Value* k, Value* bits, Value* active) {
     if (buffered) {
       // the step's lanes as bits of an integer: a part's are a shift and a mask away
@@ -311,10 +315,7 @@ void Emitter::emit_compress() {
       Value* to = k;
       for (int64_t part = 0; part < lanes; part += per) {
         Value* sel = part_of(bits, part, per);
-        Value* from = at(*mv.src, mv.elem, b_.CreateAdd(j, i64(part)));
-        llvm::Instruction* x = active ? static_cast<llvm::Instruction*>(b_.CreateMaskedLoad(vec, from, llvm::Align(mv.size), part_of(active, part, per)))
-                                      : b_.CreateAlignedLoad(vec, from, llvm::Align(mv.size));
-        set_scopes(x, object_of(*mv.src));
+        Value* x = load_part(mv, j, part, per, active);
         auto* st = b_.CreateIntrinsic(llvm::Intrinsic::masked_compressstore, {vec}, {x, at(*mv.out, mv.elem, to), sel});
         set_scopes(st, object_of(*mv.out));
         if (part + per < lanes) to = b_.CreateAdd(to, kept(sel));

@@ -182,6 +182,12 @@ void check_index(const Op& op, char* const* base) {
   const View& idx = op.inputs[0];
   const int64_t n = *at<int64_t>(base, op.inputs[1], op.inputs[1].offset);
   const View& out = op.output;
+  if (out.ndim() == 0) {  // one index (an NMS trip's order[0])
+    const int64_t i = *at<int64_t>(base, idx, idx.offset);
+    if (i < -n || i >= n) throw_check_failure(op, i, n, base);
+    *at<int64_t>(base, out, out.offset) = i < 0 ? i + n : i;
+    return;
+  }
   if (out.ndim() == 1 && idx.strides[0] == 1 && out.strides[0] == 1) {
     // contiguous (gathers in an NMS loop's body, every trip): one branch-free pass, then the
     // first bad index found again for NumPy's message
@@ -393,16 +399,17 @@ void move_indexed_rows(const Graph& g, const Op& op, char* const* base) {
   const View& indexed = gather ? op.inputs[0] : op.output;
   const View& dense = gather ? op.output : op.inputs[1];
   const int lead = idx.ndim();
-  if (lead == 1 && indexed.ndim() == 1 && dense.ndim() == 1 && !scatter_combines(op.code)) {
+  if (lead <= 1 && indexed.ndim() == 1 && dense.ndim() == lead && !scatter_combines(op.code)) {
     // single elements by one axis of indices (x[i + 1:, 4] *= w written back from a traced
-    // position, thousands an iteration): a plain loop, without walk's and the row mover's steps
+    // position, thousands an iteration) or by one index (keep.append(i), every trip of an NMS
+    // loop): a plain loop, without walk's and the row mover's steps
     return dispatch_dtype(g.dtype_of(op.output), [&](auto tag) {
       using T = decltype(tag);
       // strides and direction in locals, a loop each way: a store of a byte (bool, int8) may
       // alias what the lambda captures, which the loop would otherwise read again after every
       // element (greedy NMS's suppressed[rest] = m spent 40% of its time so)
-      const int64_t n = idx.shape[0], rows = indexed.shape[0];
-      const int64_t xs = idx.strides[0], ts = indexed.strides[0], ls = dense.strides[0];
+      const int64_t n = lead ? idx.shape[0] : 1, rows = indexed.shape[0];
+      const int64_t xs = lead ? idx.strides[0] : 0, ts = indexed.strides[0], ls = lead ? dense.strides[0] : 0;
       const int64_t* ix = at<int64_t>(base, idx, idx.offset);
       T* table = at<T>(base, indexed, indexed.offset);
       T* list = at<T>(base, dense, dense.offset);

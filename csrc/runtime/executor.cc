@@ -75,6 +75,9 @@ class Executor {
       : g_(p.graph) {
     if (buffers.size() != g_.storages.size()) throw std::invalid_argument("one buffer per storage expected");
     base_.resize(g_.storages.size());
+    // the temporaries' memory, one allocation for all: an NMS function has a hundred of them
+    std::vector<int64_t> at(g_.storages.size(), -1);
+    int64_t words = 0;
     for (size_t s = 0; s < g_.storages.size(); ++s) {
       const Storage& st = g_.storages[s];
       if (st.kind == StorageKind::Const) {
@@ -86,10 +89,15 @@ class Executor {
       } else if (!unstored.empty() && unstored[s]) {
         base_[s] = nullptr;
       } else {
-        owned_.emplace_back(new double[(st.size * itemsize(st.dtype) + 7) / 8 + 1]);
-        base_[s] = reinterpret_cast<char*>(owned_.back().get());
+        at[s] = words;  // each from a cache line of its own, a word to spare after it
+        words += ((st.size * static_cast<int64_t>(itemsize(st.dtype)) + 7) / 8 + 1 + 7) / 8 * 8;
       }
     }
+    if (!words) return;
+    owned_.reset(new double[words + 8]);
+    double* first = owned_.get() + (8 - reinterpret_cast<uintptr_t>(owned_.get()) / 8 % 8) % 8;
+    for (size_t s = 0; s < g_.storages.size(); ++s)
+      if (at[s] >= 0) base_[s] = reinterpret_cast<char*>(first + at[s]);
   }
 
   char* const* bases() const { return base_.data(); }
@@ -302,7 +310,7 @@ class Executor {
   const Graph& g_;
   Op scratch_;
   std::vector<char*> base_;
-  std::vector<std::unique_ptr<double[]>> owned_;
+  std::unique_ptr<double[]> owned_;
 };
 
 }  // namespace

@@ -1227,5 +1227,60 @@ TEST(LlvmCodegen, CompressesRunInThePassThatMakesAndCountsTheirMask) {
   });
 }
 
+TEST(LlvmCodegen, CompressesInPlaceInTemporariesStoreWholeVectors) {
+  SKIP_WITHOUT_LLVM();
+  // An NMS trip's candidates: temporaries compressed in place (the input moved towards the start)
+  // by a mask the stage makes and counts. With AVX2 each step's permuted vector stores whole, its
+  // lanes past the kept ones on elements already read (emit_compress.cc), and a step the length
+  // ends inside stores its kept lanes alone. The kept elements and the count, copied out, must
+  // match the reference's, and nothing past them may be written; lengths around the block and
+  // the step.
+  constexpr int64_t kN = 1003;
+  const std::string n = std::to_string(kN - 1), N = std::to_string(kN), dyn = "[?%s1<=" + n + "]";
+  const std::string kept = "[?%s2<=" + n + "]";
+  for_each_vector_compress([&](const std::string& how) {
+    std::mt19937 rng(31);
+    const Graph g = parse_graph(
+        "graph @f {\n  %s0 = storage f32[1] arg 0\n  %s1 = storage i64[1] arg 1\n  %s2 = storage i64[1] arg 2\n"
+        "  %s3 = storage f32[" + N + "] arg 3\n  %s4 = storage i64[" + N + "] arg 4\n"
+        "  %s5 = storage f32[" + N + "] arg 5\n  %s6 = storage i64[" + N + "] arg 6\n"
+        "  %s7 = storage f32[" + N + "] temp\n  %s8 = storage i64[" + N + "] temp\n"
+        "  %s9 = storage bool[" + n + "] temp\n  %s10 = storage i64[" + n + "] temp\n"
+        "  op0 = copy(%s3[" + N + "]{1}+0) -> %s7[" + N + "]{1}+0\n  op1 = copy(%s4[" + N + "]{1}+0) -> %s8[" + N + "]{1}+0\n"
+        "  op2 = less_equal(%s7" + dyn + "{1}+1, %s0" + dyn + "{0}+0) -> %s9" + dyn + "{1}+0\n"
+        "  op3 = cast(%s9" + dyn + "{1}+0) -> %s10" + dyn + "{1}+0\n"
+        "  op4 = sum(%s10" + dyn + "{1}+0) axes=[0] -> %s2[]{}+0\n"
+        "  op5 = compress(%s9" + dyn + "{1}+0, %s7" + dyn + "{1}+1) -> %s7" + kept + "{1}+0\n"
+        "  op6 = compress(%s9" + dyn + "{1}+0, %s8" + dyn + "{1}+1) -> %s8" + kept + "{1}+0\n"
+        "  op7 = copy(%s7" + kept + "{1}+0) -> %s5" + kept + "{1}+0\n  op8 = copy(%s8" + kept + "{1}+0) -> %s6" + kept + "{1}+0\n"
+        "  return\n}");
+    const Program compiled = lower(g), reference = lower(g, {}, false);
+    for (size_t i = 0; i < compiled.stages.stages.size(); ++i) ASSERT_TRUE(compiled.kernels.at(i)) << compiled.fallbacks.at(i);
+    std::string ir;
+    for (const auto& k : compiled.kernels) ir += k->llvm_ir();
+    EXPECT_EQ(moves_vectors(ir, how), how != "none");
+    // AVX2's whole stores keep nothing pending: no table of the lanes below a pending count
+    EXPECT_EQ(ir.find("strider.compress.below") == std::string::npos, true) << how;
+    for (float threshold : {2.0f, 0.97f, 0.6f, -1.0f})
+      for (int64_t len : {int64_t{0}, int64_t{1}, int64_t{15}, int64_t{16}, int64_t{17}, int64_t{255}, int64_t{256},
+                          int64_t{257}, int64_t{600}, kN - 1}) {
+        std::vector<float> x(kN), want_x(kN, -5.0f), got_x(kN, -5.0f);
+        std::vector<int64_t> order(kN), want_order(kN, -5), got_order(kN, -5);
+        std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+        for (int64_t i = 0; i < kN; ++i) x[i] = unit(rng), order[i] = static_cast<int64_t>(rng());
+        int64_t want_len = len, got_len = len, want_count = -1, got_count = -1;
+        float want_t = threshold, got_t = threshold;
+        std::vector<void*> want_args = {&want_t, &want_len, &want_count, x.data(), order.data(), want_x.data(), want_order.data()};
+        std::vector<void*> got_args = {&got_t, &got_len, &got_count, x.data(), order.data(), got_x.data(), got_order.data()};
+        for (auto* args : {&want_args, &got_args}) args->resize(g.storages.size(), nullptr);  // the temporaries
+        execute(reference, want_args);
+        execute(compiled, got_args);
+        ASSERT_EQ(got_count, want_count) << threshold << " " << len;
+        ASSERT_EQ(got_x, want_x) << threshold << " " << len;
+        ASSERT_EQ(got_order, want_order) << threshold << " " << len;
+      }
+  });
+}
+
 }  // namespace
 }  // namespace strider

@@ -171,9 +171,18 @@ void Emitter::emit_compress() {
   // With AVX2 (no compressing store: jit.h) each output's kept elements gather in a register, its
   // pending ones, and store a whole vector at a time, where a vector ends: a masked store of the
   // kept lanes alone is slow on AMD (an NMS loop 3x slower), and nothing past them may be written
-  // (an output in place may be an array whose elements past the count NumPy keeps).
-  const bool buffered = vector && how == Jit::VectorCompress::kPermute;
-  const int64_t vector_bytes = buffered ? 32 : 64;
+  // (an output in place may be an array whose elements past the count NumPy keeps). Where every
+  // output is its own source moved towards its start in a temporary (an NMS loop's candidates,
+  // compress_in_place), a permuted vector stores whole: its lanes past the kept ones land on
+  // source elements already read, which nothing reads again (an array's elements end at its
+  // count); only a step the elements end inside stores its kept lanes alone (past them may be
+  // elements still to read, or the storage's end).
+  bool in_place = vector && how == Jit::VectorCompress::kPermute;
+  for (const Move& mv : moves)
+    in_place = in_place && mv.out->storage == mv.src->storage && g_.storages[mv.src->storage].kind == StorageKind::Temp &&
+               std::count_if(moves.begin(), moves.end(), [&](const Move& o) { return o.src->storage == mv.src->storage; }) == 1;
+  const bool buffered = vector && how == Jit::VectorCompress::kPermute && !in_place;
+  const int64_t vector_bytes = vector && how == Jit::VectorCompress::kPermute ? 32 : 64;
   auto* words = llvm::FixedVectorType::get(b_.getInt32Ty(), 8);
   // a constant table, made once per module (the stages of a group share it)
   auto table = [&](const std::string& name, auto values) {
@@ -294,6 +303,36 @@ void Emitter::emit_compress() {
   // compressing store per 64 bytes, or (buffered) joined to its pending ones 32 bytes at a time;
   // only the `active` lanes load
   auto move_step = [&](Value* j, Value* k, Value* bits, Value* active) {
+    if (in_place) {
+      Value* all = b_.CreateZExt(b_.CreateBitCast(bits, b_.getIntNTy(static_cast<unsigned>(lanes))), i64t);
+      for (int64_t size : {4, 8}) {
+        const int64_t per = vector_bytes / size;
+        Value* to = k;
+        for (int64_t part = 0; part < lanes; part += per) {
+          Value* sel = b_.CreateAnd(b_.CreateLShr(all, i64(part)), i64((int64_t{1} << per) - 1));
+          Value* row = b_.CreateAlignedLoad(i64t, b_.CreateInBoundsGEP(i64t, rows_of(static_cast<unsigned>(per)), sel), llvm::Align(8));
+          Value* order = b_.CreateZExt(b_.CreateBitCast(row, llvm::FixedVectorType::get(i8t, 8)), words);
+          Value* count = b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, sel);
+          for (const Move& mv : moves) {
+            if (mv.size != size) continue;
+            auto* vec = llvm::FixedVectorType::get(mv.elem, static_cast<unsigned>(per));
+            Value* v = b_.CreateBitCast(b_.CreateIntrinsic(llvm::Intrinsic::x86_avx2_permd, {},
+                                                           {b_.CreateBitCast(load_part(mv, j, part, per, active), words), order}), vec);
+            Value* at_to = at(*mv.out, mv.elem, to);
+            if (!active) {
+              set_scopes(b_.CreateAlignedStore(v, at_to, llvm::Align(mv.size)), object_of(*mv.out));
+              continue;
+            }
+            llvm::SmallVector<llvm::Constant*, 8> ids;
+            for (int64_t l = 0; l < per; ++l) ids.push_back(b_.getInt64(l));
+            Value* kept_lanes = b_.CreateICmpULT(llvm::ConstantVector::get(ids), b_.CreateVectorSplat(static_cast<unsigned>(per), count));
+            set_scopes(b_.CreateMaskedStore(v, at_to, llvm::Align(mv.size), kept_lanes), object_of(*mv.out));
+          }
+          to = b_.CreateAdd(to, count);
+        }
+      }
+      return;
+    }
     if (buffered) {
       // the step's lanes as bits of an integer: a part's are a shift and a mask away
       Value* all = b_.CreateZExt(b_.CreateBitCast(bits, b_.getIntNTy(static_cast<unsigned>(lanes))), i64t);

@@ -1282,5 +1282,38 @@ TEST(LlvmCodegen, CompressesInPlaceInTemporariesStoreWholeVectors) {
   });
 }
 
+TEST(LlvmCodegen, ARowCompactionPrefetchesItsPredicatesColumn) {
+  SKIP_WITHOUT_LLVM();
+  // YOLOv5's x[x[:, 4] > t]: the predicate reads a float per row of 85, a cache line apart, which
+  // the stage making the mask prefetches a page ahead (emit_compress.cc); past the last row the
+  // address leaves the array, which a prefetch may. The rows and the count must match.
+  constexpr int64_t kRows = 3000, kCols = 85;
+  const std::string n = std::to_string(kRows), size = std::to_string(kRows * kCols);
+  const Graph g = parse_graph(
+      "graph @f {\n  %s0 = storage f32[" + size + "] arg 0\n  %s1 = storage f32[1] arg 1\n  %s2 = storage i64[1] arg 2\n"
+      "  %s3 = storage f32[" + size + "] arg 3\n  %s4 = storage bool[" + n + "] temp\n  %s5 = storage i64[" + n + "] temp\n"
+      "  op0 = greater(%s0[" + n + "]{85}+4, %s1[" + n + "]{0}+0) -> %s4[" + n + "]{1}+0\n"
+      "  op1 = cast(%s4[" + n + "]{1}+0) -> %s5[" + n + "]{1}+0\n"
+      "  op2 = sum(%s5[" + n + "]{1}+0) axes=[0] -> %s2[]{}+0\n"
+      "  op3 = compress(%s4[" + n + "]{1}+0, %s0[" + n + ",85]{85,1}+0) -> %s3[?%s2<=" + n + ",85]{85,1}+0\n  return\n}");
+  const Program compiled = lower(g), reference = lower(g, {}, false);
+  ASSERT_EQ(compiled.stages.stages.size(), 1u) << print_stages(compiled.graph, compiled.stages);
+  ASSERT_TRUE(compiled.kernels.at(0)) << compiled.fallbacks.at(0);
+  EXPECT_NE(compiled.kernels[0]->llvm_ir().find("llvm.prefetch"), std::string::npos);
+  std::mt19937 rng(37);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  std::vector<float> x(kRows * kCols);
+  for (float& v : x) v = unit(rng);
+  for (float threshold : {0.9f, 0.25f, -1.0f, 2.0f}) {
+    std::vector<float> want(x.size(), -3.0f), got(x.size(), -3.0f);
+    int64_t want_count = -1, got_count = -1;
+    float t = threshold;
+    execute(reference, {x.data(), &t, &want_count, want.data(), nullptr, nullptr});
+    execute(compiled, {x.data(), &t, &got_count, got.data(), nullptr, nullptr});
+    ASSERT_EQ(got_count, want_count) << threshold;
+    ASSERT_EQ(got, want) << threshold;
+  }
+}
+
 }  // namespace
 }  // namespace strider

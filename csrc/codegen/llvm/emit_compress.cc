@@ -10,7 +10,6 @@
 // (jit.h's VectorCompress), else one at a time.
 
 #include <algorithm>
-#include <cstdlib>
 
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
@@ -418,19 +417,6 @@ void Emitter::emit_compress() {
   };
   // ops [0, first - 1) make the mask over a block into the slab, ops[first - 1] counts it; a
   // block is whole steps of every width
-  // the mask's operands that read an element per cache line or fewer (YOLOv5's confidence column,
-  // a row of 85 floats apart), prefetched kAhead bytes ahead: the hardware's stream prefetch stops
-  // at every page (YOLOv5's prologue on one image ~1.15x)
-  constexpr int64_t kAhead = 4096;
-  std::vector<std::pair<View, int64_t>> strided;  // a view, and the elements ahead it prefetches
-  for (size_t k = 0; k + 1 < first; ++k)
-    for (const View& v : p_.ops[k].inputs) {
-      const int64_t bytes = std::abs(v.strides[0] * static_cast<int64_t>(itemsize(g_.dtype_of(v))));
-      if (v.ndim() == 1 && bytes >= 64 && std::none_of(strided.begin(), strided.end(), [&](const auto& s) {
-            return s.first.storage == v.storage && s.first.offset == v.offset && s.first.strides == v.strides;
-          }))
-        strided.emplace_back(v, std::max<int64_t>(1, kAhead / bytes));
-    }
   constexpr int64_t kBlock = 256;
   llvm::AllocaInst* block = b_.CreateAlloca(llvm::ArrayType::get(i8t, kBlock), nullptr, "mask.block");
   block->setAlignment(llvm::Align(64));
@@ -444,12 +430,7 @@ void Emitter::emit_compress() {
     Value* hi = b_.CreateSelect(b_.CreateICmpSLT(end, n), end, n);
     loop(lo, hi, {}, [&](Value* j, const Values&) {
       idx_[0] = j;
-      for (const auto& [v, ahead] : strided) {  // a plain GEP: the address may lie past the storage
-        Value* e = b_.CreateAdd(i64(v.offset), b_.CreateMul(b_.CreateAdd(j, i64(ahead)), i64(v.strides[0])));
-        llvm::Type* elem = b_.getIntNTy(static_cast<unsigned>(8 * itemsize(g_.dtype_of(v))));
-        b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
-                           {b_.CreateGEP(elem, base_[v.storage], e), b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
-      }
+      prefetch_strided(0, first - 1, 0);
       for (size_t k = 0; k + 1 < first; ++k) {
         cur_op_ = static_cast<int>(k);
         emit_op(p_.ops[k]);

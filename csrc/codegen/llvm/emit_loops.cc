@@ -165,6 +165,27 @@ Value* Emitter::run_time_extent(Value* at, int64_t bound) {
   return b_.CreateSelect(b_.CreateICmpSGT(v, i64(bound)), i64(bound), v);
 }
 
+void Emitter::prefetch_strided(size_t begin, size_t end, int axis) {
+  // the hardware's stream prefetch stops at every page: YOLOv5's confidence column, a row of 85
+  // floats apart, is read ~1.15x faster so where the compaction of one image's rows reads it (the
+  // same in a plain loop over the batch's column, parallel over images, measured no faster)
+  constexpr int64_t kAhead = 4096;
+  std::vector<const View*> seen;
+  for (size_t k = begin; k < end; ++k)
+    for (const View& v : p_.ops[k].inputs) {
+      const int64_t bytes = std::abs(v.strides[axis] * static_cast<int64_t>(itemsize(g_.dtype_of(v))));
+      if (p_.registers.count(v.storage) || bytes < 64 || std::any_of(seen.begin(), seen.end(), [&](const View* s) {
+            return s->storage == v.storage && s->offset == v.offset && s->strides == v.strides;
+          }))
+        continue;
+      seen.push_back(&v);
+      // a plain GEP: the address may lie past the storage, which a prefetch may
+      Value* at = b_.CreateAdd(element_index(v), i64(std::max<int64_t>(1, kAhead / bytes) * v.strides[axis]));
+      b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
+                         {b_.CreateGEP(mem_type(g_.dtype_of(v)), base_[v.storage], at), b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+    }
+}
+
 Value* Emitter::element_index(const View& v) {
   Value* at = i64(v.offset);
   for (int d = 0; d < v.ndim(); ++d) {

@@ -63,6 +63,9 @@ class Emitter {
   /// The run-time extent held at `at` (an i64), clamped to [0, bound] as the reference does.
   llvm::Value* run_time_extent(llvm::Value* at, int64_t bound);
   llvm::Value* element_index(const View& v);
+  // Prefetches, a page ahead along `axis`, the memory the ops in [begin, end) read an element
+  // per cache line or fewer of (a column of rows: a compaction's predicate).
+  void prefetch_strided(size_t begin, size_t end, int axis);
   llvm::Value* load(const View& v, llvm::Value* shift = nullptr);  // shift: elements past v's element
   void store(const View& v, llvm::Value* x);
   /// Memory accesses to different storages (and scratch arrays) never alias: one scope each.

@@ -182,12 +182,6 @@ void check_index(const Op& op, char* const* base) {
   const View& idx = op.inputs[0];
   const int64_t n = *at<int64_t>(base, op.inputs[1], op.inputs[1].offset);
   const View& out = op.output;
-  if (out.ndim() == 0) {  // one index (an NMS trip's order[0])
-    const int64_t i = *at<int64_t>(base, idx, idx.offset);
-    if (i < -n || i >= n) throw_check_failure(op, i, n, base);
-    *at<int64_t>(base, out, out.offset) = i < 0 ? i + n : i;
-    return;
-  }
   if (out.ndim() == 1 && idx.strides[0] == 1 && out.strides[0] == 1) {
     // contiguous (gathers in an NMS loop's body, every trip): one branch-free pass, then the
     // first bad index found again for NumPy's message

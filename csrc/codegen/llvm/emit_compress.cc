@@ -177,12 +177,13 @@ void Emitter::emit_compress() {
   // source elements already read, which nothing reads again (an array's elements end at its
   // count); only a step the elements end inside stores its kept lanes alone (past them may be
   // elements still to read, or the storage's end).
-  bool in_place = vector && how == Jit::VectorCompress::kPermute;
+  const bool permute = vector && how == Jit::VectorCompress::kPermute;
+  bool in_place = permute;
   for (const Move& mv : moves)
     in_place = in_place && mv.out->storage == mv.src->storage && g_.storages[mv.src->storage].kind == StorageKind::Temp &&
                std::count_if(moves.begin(), moves.end(), [&](const Move& o) { return o.src->storage == mv.src->storage; }) == 1;
-  const bool buffered = vector && how == Jit::VectorCompress::kPermute && !in_place;
-  const int64_t vector_bytes = vector && how == Jit::VectorCompress::kPermute ? 32 : 64;
+  const bool buffered = permute && !in_place;
+  const int64_t vector_bytes = permute ? 32 : 64;
   auto* words = llvm::FixedVectorType::get(b_.getInt32Ty(), 8);
   // a constant table, made once per module (the stages of a group share it)
   auto table = [&](const std::string& name, auto values) {
@@ -206,6 +207,19 @@ void Emitter::emit_compress() {
       packed.push_back(row);
     }
     return table("strider.compress.lanes" + std::to_string(per), packed);
+  };
+  // the vpermd order that moves the lanes `bits` keeps (of `per`) to the front, rotated by
+  // `shift` words (null: none)
+  auto permutation = [&](unsigned per, Value* bits, Value* shift) {
+    Value* row = b_.CreateAlignedLoad(i64t, b_.CreateInBoundsGEP(i64t, rows_of(per), bits), llvm::Align(8));
+    if (shift) row = b_.CreateIntrinsic(llvm::Intrinsic::fshl, {i64t}, {row, row, b_.CreateMul(shift, i64(8))});
+    return b_.CreateZExt(b_.CreateBitCast(row, llvm::FixedVectorType::get(i8t, 8)), words);
+  };
+  // the first `count` of `per` lanes
+  auto lanes_below = [&](unsigned per, Value* count) {
+    llvm::SmallVector<llvm::Constant*, 8> ids;
+    for (unsigned l = 0; l < per; ++l) ids.push_back(b_.getInt64(l));
+    return b_.CreateICmpULT(llvm::ConstantVector::get(ids), b_.CreateVectorSplat(per, count));
   };
   // lanes [part, part + per) of a step from element j of a move's source; only the `active`
   // lanes load (null: all)
@@ -243,10 +257,8 @@ void Emitter::emit_compress() {
     for (size_t m = 0; m < moves.size(); ++m) {
       const Move& mv = moves[m];
       const unsigned per = static_cast<unsigned>(vector_bytes / mv.size);
-      llvm::SmallVector<llvm::Constant*, 8> ids;
-      for (unsigned l = 0; l < per; ++l) ids.push_back(b_.getInt64(l));
       Value* from = from_of(mv.size);
-      Value* lanes = b_.CreateICmpULT(llvm::ConstantVector::get(ids), b_.CreateVectorSplat(per, b_.CreateSub(k, from)));
+      Value* lanes = lanes_below(per, b_.CreateSub(k, from));
       auto* vec = llvm::FixedVectorType::get(mv.elem, per);
       set_scopes(b_.CreateMaskedStore(b_.CreateBitCast(pend[m], vec), at(*mv.out, mv.elem, from), llvm::Align(mv.size), lanes),
                  object_of(*mv.out));
@@ -267,11 +279,9 @@ void Emitter::emit_compress() {
   auto append = [&](int64_t size, Value* j, int64_t part, Value* bits, Value* active, Value* k) {
     const unsigned per = static_cast<unsigned>(vector_bytes / size);
     Value*& from = from_of(size);
-    Value* row = b_.CreateAlignedLoad(i64t, b_.CreateInBoundsGEP(i64t, rows_of(per), bits), llvm::Align(8));
     Value* b = b_.CreateSub(k, from);  // pending: fewer than per
     Value* shift = b_.CreateMul(b, i64(8 / per));  // in words
-    Value* turned = b_.CreateIntrinsic(llvm::Intrinsic::fshl, {i64t}, {row, row, b_.CreateMul(shift, i64(8))});
-    Value* order = b_.CreateZExt(b_.CreateBitCast(turned, llvm::FixedVectorType::get(i8t, 8)), words);
+    Value* order = permutation(per, bits, shift);
     // the words below `shift`, from a table: fewer instructions than comparing with a splat
     std::vector<uint32_t> rows;
     for (unsigned r = 0; r < 8; ++r)
@@ -299,41 +309,29 @@ void Emitter::emit_compress() {
     for (size_t i = 0; i < led.size(); ++i) pend[led[i].first] = b_.CreateSelect(full, led[i].second, joined[i].second);
     from = b_.CreateSelect(full, b_.CreateAdd(from, i64(per)), from);
   };
-  // the step from element j, after k kept ones: each output's elements where `bits` holds, a
-  // compressing store per 64 bytes, or (buffered) joined to its pending ones 32 bytes at a time;
-  // only the `active` lanes load
-  auto move_step = [&](Value* j, Value* k, Value* bits, Value* active) {
-    if (in_place) {
-      Value* all = b_.CreateZExt(b_.CreateBitCast(bits, b_.getIntNTy(static_cast<unsigned>(lanes))), i64t);
-      for (int64_t size : {4, 8}) {
-        const int64_t per = vector_bytes / size;
-        Value* to = k;
-        for (int64_t part = 0; part < lanes; part += per) {
-          Value* sel = b_.CreateAnd(b_.CreateLShr(all, i64(part)), i64((int64_t{1} << per) - 1));
-          Value* row = b_.CreateAlignedLoad(i64t, b_.CreateInBoundsGEP(i64t, rows_of(static_cast<unsigned>(per)), sel), llvm::Align(8));
-          Value* order = b_.CreateZExt(b_.CreateBitCast(row, llvm::FixedVectorType::get(i8t, 8)), words);
-          Value* count = b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, sel);
-          for (const Move& mv : moves) {
-            if (mv.size != size) continue;
-            auto* vec = llvm::FixedVectorType::get(mv.elem, static_cast<unsigned>(per));
-            Value* v = b_.CreateBitCast(b_.CreateIntrinsic(llvm::Intrinsic::x86_avx2_permd, {},
-                                                           {b_.CreateBitCast(load_part(mv, j, part, per, active), words), order}), vec);
-            Value* at_to = at(*mv.out, mv.elem, to);
-            if (!active) {
-              set_scopes(b_.CreateAlignedStore(v, at_to, llvm::Align(mv.size)), object_of(*mv.out));
-              continue;
-            }
-            llvm::SmallVector<llvm::Constant*, 8> ids;
-            for (int64_t l = 0; l < per; ++l) ids.push_back(b_.getInt64(l));
-            Value* kept_lanes = b_.CreateICmpULT(llvm::ConstantVector::get(ids), b_.CreateVectorSplat(static_cast<unsigned>(per), count));
-            set_scopes(b_.CreateMaskedStore(v, at_to, llvm::Align(mv.size), kept_lanes), object_of(*mv.out));
-          }
-          to = b_.CreateAdd(to, count);
-        }
-      }
-      return;
+  // the same lanes of the moves in place in temporaries (in_place): each move's kept words,
+  // permuted to the front, store whole at k; where only the `active` lanes load (the elements
+  // end inside the step), the kept ones alone
+  auto place = [&](int64_t size, Value* j, int64_t part, Value* bits, Value* active, Value* k) {
+    const unsigned per = static_cast<unsigned>(vector_bytes / size);
+    Value* order = permutation(per, bits, nullptr);
+    for (const Move& mv : moves) {
+      if (mv.size != size) continue;
+      auto* vec = llvm::FixedVectorType::get(mv.elem, per);
+      Value* v = b_.CreateBitCast(b_.CreateIntrinsic(llvm::Intrinsic::x86_avx2_permd, {},
+                                                     {b_.CreateBitCast(load_part(mv, j, part, per, active), words), order}), vec);
+      Value* to = at(*mv.out, mv.elem, k);
+      llvm::Instruction* st = active ? static_cast<llvm::Instruction*>(b_.CreateMaskedStore(
+                                           v, to, llvm::Align(mv.size), lanes_below(per, b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, bits))))
+                                     : b_.CreateAlignedStore(v, to, llvm::Align(mv.size));
+      set_scopes(st, object_of(*mv.out));
     }
-    if (buffered) {
+  };
+  // the step from element j, after k kept ones: each output's elements where `bits` holds, a
+  // compressing store per 64 bytes, or with AVX2 32 bytes at a time, joined to its pending ones
+  // (buffered) or stored whole (in_place); only the `active` lanes load
+  auto move_step = [&](Value* j, Value* k, Value* bits, Value* active) {
+    if (permute) {
       // the step's lanes as bits of an integer: a part's are a shift and a mask away
       Value* all = b_.CreateZExt(b_.CreateBitCast(bits, b_.getIntNTy(static_cast<unsigned>(lanes))), i64t);
       for (int64_t size : {4, 8}) {
@@ -342,7 +340,8 @@ void Emitter::emit_compress() {
         Value* to = k;
         for (int64_t part = 0; part < lanes; part += per) {
           Value* sel = b_.CreateAnd(b_.CreateLShr(all, i64(part)), i64((int64_t{1} << per) - 1));
-          append(size, j, part, sel, active, to);
+          if (in_place) place(size, j, part, sel, active, to);
+          else append(size, j, part, sel, active, to);
           to = b_.CreateAdd(to, b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, sel));
         }
       }

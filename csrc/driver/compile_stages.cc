@@ -2,6 +2,7 @@
 // in groups of one module each, at once or on background threads while a first call runs.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
@@ -47,7 +48,8 @@ struct Plan {
 // the background (`must_wait` given), groups in stage order (see kGroupCost), those with a stage
 // that must wait for its kernel first; unless such stages weigh half the whole or more: the
 // first call then waits for most of the compile anyway, fastest in groups of equal weight.
-Plan plan_groups(Program& p, const std::vector<char>& must_wait = {}) {
+// `only` given: the stages it marks alone.
+Plan plan_groups(Program& p, const std::vector<char>& must_wait = {}, const std::vector<char>& only = {}) {
   const size_t n = p.stages.stages.size();
   std::vector<size_t> order;
   std::vector<std::chrono::microseconds> cost(n, std::chrono::microseconds(0));
@@ -57,7 +59,7 @@ Plan plan_groups(Program& p, const std::vector<char>& must_wait = {}) {
   std::chrono::microseconds total(0);
   for (size_t i = 0; i < n; ++i) {
     const Stage& s = p.stages.stages[i];
-    if (s.computed_in >= 0) continue;  // its code is part of that stage's
+    if (s.computed_in >= 0 || (!only.empty() && !only[i])) continue;  // (computed_in: its code is that stage's)
     try {
       detail::make_plan(p.graph, s, "LLVM");
     } catch (const std::invalid_argument& e) {  // refused: nothing to weigh
@@ -103,11 +105,17 @@ Plan plan_groups(Program& p, const std::vector<char>& must_wait = {}) {
   return plan;
 }
 
-void compile_group(Program& p, const std::vector<size_t>& group) {
+// Its kernels into p.kernels and p.fallbacks; kQuick's into p.quick_kernels alone (the full
+// compile says why a stage has no kernel).
+void compile_group(Program& p, const std::vector<size_t>& group, Effort effort = Effort::kFull) {
   std::vector<const Stage*> stages;
   for (size_t i : group) stages.push_back(&p.stages.stages[i]);
-  CompiledGroup compiled = compile_stage_group(p.graph, stages);
+  CompiledGroup compiled = compile_stage_group(p.graph, stages, DiskCache::process(), effort);
   for (size_t j = 0; j < group.size(); ++j) {
+    if (effort == Effort::kQuick) {
+      p.quick_kernels[group[j]] = std::move(compiled.kernels[j]);
+      continue;
+    }
     p.kernels[group[j]] = std::move(compiled.kernels[j]);
     p.fallbacks[group[j]] = std::move(compiled.refused[j]);
   }
@@ -145,6 +153,16 @@ bool interpreted_alike(const Graph& g, const Stage& s) {
   return std::all_of(s.computed_at.begin(), s.computed_at.end(), [&](const Stage& m) { return interpreted_alike(g, m); });
 }
 
+// Whether the process's disk cache has an entry for the group (linking it takes a millisecond or two).
+bool in_disk_cache(const Program& p, const BackgroundCompile::Group& group) {
+  DiskCache* cache = DiskCache::process();
+  if (!cache || !cache->enabled()) return false;
+  std::vector<const Stage*> stages;
+  for (size_t i : group.stages) stages.push_back(&p.stages.stages[i]);
+  std::error_code ignored;
+  return std::filesystem::exists(cache->path(stage_cache_key(p.graph, stages)), ignored);
+}
+
 void start_compile(Program& p) {
   const size_t n = p.stages.stages.size();
   p.kernels.assign(n, nullptr);
@@ -169,21 +187,44 @@ void compile_stages_in_background(Program& p) {
   start_compile(p);
   if (!llvm_backend_available()) return;
   const size_t n = p.stages.stages.size();
-  std::vector<char> must_wait(n, 0);
+  // a stage that must wait and that the reference computes alike gets a quick kernel first (its
+  // values are the full one's bit for bit: Effort::kQuick), which the call runs while the full
+  // compile goes on: a first call's long loop picks the full kernels up as they come
+  // compile goes on: a first call's long loop picks the full kernels up as they come (unless the
+  // disk cache holds the full one: loading it is quicker still)
+  std::vector<char> must_wait(n, 0), quick(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const Stage& s = p.stages.stages[i];
-    must_wait[i] = !interpreted_alike(p.graph, s) ||
+    const bool alike = interpreted_alike(p.graph, s);
+    must_wait[i] = !alike ||
                    shape_numel(s.domain) * static_cast<int64_t>(std::max<size_t>(1, s.ops.size())) >= kInterpretOps;
+    quick[i] = must_wait[i] && alike;
   }
   auto plan = std::make_shared<const Plan>(plan_groups(p, must_wait));
-  for (const BackgroundCompile::Group& group : plan->groups)
-    for (size_t i : group.stages) mark_unstored(p, p.stages.stages[i]);
+  for (const BackgroundCompile::Group& group : plan->groups) {
+    const bool stored = in_disk_cache(p, group);
+    for (size_t i : group.stages) {
+      mark_unstored(p, p.stages.stages[i]);
+      if (stored) quick[i] = 0;
+    }
+  }
+  Plan first = std::count(quick.begin(), quick.end(), 1) ? plan_groups(p, {}, quick) : Plan();
+  const size_t quick_groups = first.groups.size();
+  p.quick_kernels.assign(quick_groups ? n : 0, nullptr);
+  std::vector<BackgroundCompile::Group> groups = first.groups;
+  groups.insert(groups.end(), plan->groups.begin(), plan->groups.end());
   Program* at = &p;
   auto job = std::make_shared<BackgroundCompile>(
-      n, plan->groups, std::move(must_wait),
-      [at, plan](size_t g) {
-        compile_group(*at, plan->groups[g].stages);
-        for (size_t i : plan->groups[g].stages) at->background.job->publish(i, at->kernels[i].get());
+      n, std::move(groups), std::move(must_wait),
+      [at, plan, quick_groups, first = std::make_shared<const Plan>(std::move(first))](size_t g) {
+        if (g < quick_groups) {
+          compile_group(*at, first->groups[g].stages, Effort::kQuick);
+          for (size_t i : first->groups[g].stages) at->background.job->publish(i, at->quick_kernels[i].get(), true);
+          return;
+        }
+        const BackgroundCompile::Group& group = plan->groups[g - quick_groups];
+        compile_group(*at, group.stages);
+        for (size_t i : group.stages) at->background.job->publish(i, at->kernels[i].get());
       },
       [at, plan] {
         finish_compile(*at, *plan);

@@ -19,7 +19,8 @@ void compile_stages(Program& p);
 /// p.background set; p must not move until that compile is done or p is destroyed. A stage runs
 /// on the reference executor until its kernel is ready, unless the reference would compute it
 /// otherwise (float transcendentals, float sums and products: within ulps, codegen/llvm/codegen.h)
-/// or it has more element-ops than the reference runs in microseconds: it waits for its kernel.
+/// or it has more element-ops than the reference runs in microseconds: it waits for its kernel,
+/// a quick one first where the reference computes it alike (Effort::kQuick, p.quick_kernels).
 void compile_stages_in_background(Program& p);
 
 /// THE pipeline (driver/lower.cc), one step a line: verify_graph, build_storage_table,

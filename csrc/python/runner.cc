@@ -193,7 +193,6 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
     temps.push_back(py::reinterpret_steal<py::object>(arr));
     buffers[t.storage] = PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr));
   }
-  if (std::exchange(ran_, true)) settled(*program_);
   auto go = [&] {
     if (cuda_) cuda_->run(buffers, device, stream);
     else execute(*program_, buffers, latest_first);

@@ -100,9 +100,6 @@ class Runner {
   pybind11::object program_obj_;
   const Program* program_ = nullptr;
   bool release_gil_ = true;            // the program is large enough to run with the GIL released
-  // set by the first run: later ones wait for a background compile (the first alone runs stages
-  // on the reference executor while LLVM compiles them). Read and set holding the GIL
-  mutable bool ran_ = false;
   std::shared_ptr<CudaProgram> cuda_;  // set: the stages run on a CUDA device
   pybind11::object post_;              // set: what each result goes through
   std::vector<std::pair<int, int>> groups_;   // (storage, aliasing group)

@@ -73,7 +73,8 @@ BackgroundCompile::BackgroundCompile(size_t stages, std::vector<Group> groups, s
   for (size_t g = 0; g < groups_.size(); ++g) {
     state_[g].store(0, std::memory_order_relaxed);
     interpreted_ns_[g].store(0, std::memory_order_relaxed);
-    for (size_t i : groups_[g].stages) group_of_[i] = g;
+    for (size_t i : groups_[g].stages)
+      if (group_of_[i] == kNoGroup) group_of_[i] = g;
   }
   must_wait_.resize(stages, 0);
 }
@@ -87,8 +88,10 @@ void BackgroundCompile::start(const std::shared_ptr<BackgroundCompile>& job) {
   CompileWorkers::get().push(job);
 }
 
-void BackgroundCompile::publish(size_t stage, const CompiledStage* kernel) {
-  ready_[stage].store(kernel, std::memory_order_release);
+void BackgroundCompile::publish(size_t stage, const CompiledStage* kernel, bool provisional) {
+  const CompiledStage* none = nullptr;
+  if (!provisional) ready_[stage].store(kernel, std::memory_order_release);
+  else if (kernel) ready_[stage].compare_exchange_strong(none, kernel, std::memory_order_acq_rel);
 }
 
 bool BackgroundCompile::run_group(size_t g) {

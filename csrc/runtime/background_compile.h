@@ -29,9 +29,11 @@ class BackgroundCompile {
     std::chrono::nanoseconds cost{0};
   };
 
-  /// `groups`: compiled in this order by the workers; `must_wait`: per stage, whether a run needs
-  /// its kernel (await waits for it) rather than the reference executor; `compile(g)` compiles
-  /// group g and publishes its kernels; `finish()` runs once, after the last group, unless cancelled.
+  /// `groups`: compiled in this order by the workers; a stage may be in two, the first making a
+  /// kernel quickly that the second's replaces (driver/compile_stages.cc: a stage that must wait
+  /// waits for the first); `must_wait`: per stage, whether a run needs its kernel (await waits
+  /// for it) rather than the reference executor; `compile(g)` compiles group g and publishes its
+  /// kernels; `finish()` runs once, after the last group, unless cancelled.
   BackgroundCompile(size_t stages, std::vector<Group> groups, std::vector<char> must_wait,
                     std::function<void(size_t)> compile, std::function<void()> finish);
   BackgroundCompile(const BackgroundCompile&) = delete;
@@ -40,8 +42,11 @@ class BackgroundCompile {
   /// Queues every group on the workers.
   static void start(const std::shared_ptr<BackgroundCompile>& job);
 
-  /// Called by compile(g) for each compiled stage of group g (null: it has no kernel).
-  void publish(size_t stage, const CompiledStage* kernel);
+  /// Called by compile(g) for each compiled stage of group g (null: it has no kernel). A
+  /// `provisional` kernel (the quick one) is published only where the stage has none yet: the
+  /// other group's may have come first. The caller keeps every kernel it published alive while
+  /// this job lives: a run may hold the one another replaced.
+  void publish(size_t stage, const CompiledStage* kernel, bool provisional = false);
 
   /// The stage's kernel where its group is done and compiled it; else null.
   const CompiledStage* kernel(size_t stage) const { return ready_[stage].load(std::memory_order_acquire); }
@@ -77,7 +82,7 @@ class BackgroundCompile {
 
   static constexpr size_t kNoGroup = ~size_t{0};
   std::vector<Group> groups_;
-  std::vector<size_t> group_of_;  // per stage: its group, or kNoGroup
+  std::vector<size_t> group_of_;  // per stage: the first group it is in, or kNoGroup
   std::vector<char> must_wait_;
   std::function<void(size_t)> compile_;
   std::function<void()> finish_;

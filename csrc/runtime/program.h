@@ -40,6 +40,9 @@ struct Program {
   // through kernel(); the compile writes it, and the fields below but unstored, until it is done
   std::vector<std::shared_ptr<const CompiledStage>> kernels;
   std::vector<std::string> fallbacks;  // per stage: why it has no kernel (empty when it has one)
+  // per stage: its quick kernel (Effort::kQuick), where a background compile made one for a first
+  // call; kept while the program lives, since a run may still hold it after kernels' replaced it
+  std::vector<std::shared_ptr<const CompiledStage>> quick_kernels;
   // per storage: never allocated when the stages run (registers and folded slabs of compiled
   // stages); empty when nothing is compiled. A background compile sets it before it starts, from
   // the stages it will compile, and clears unstored_holds should one of them get no kernel

@@ -108,6 +108,39 @@ TEST(BackgroundCompile, AStageThatNeedNotWaitDoesNotWait) {
   EXPECT_EQ(job->kernel(0), &kernel);
 }
 
+TEST(BackgroundCompile, AStageInTwoGroupsWaitsForTheFirstWhoseKernelTheSecondsReplaces) {
+  BusyWorkers busy;
+  Stub quick, full;
+  std::vector<std::atomic<int>> runs(2);
+  std::shared_ptr<BackgroundCompile> job;
+  job = std::make_shared<BackgroundCompile>(
+      1, std::vector<BackgroundCompile::Group>{{{0}}, {{0}}}, std::vector<char>{1},
+      [&](size_t g) {
+        ++runs[g];
+        if (g == 0) job->publish(0, &quick, true);
+        else job->publish(0, &full);
+      },
+      [] {});
+  BackgroundCompile::start(job);
+  EXPECT_EQ(job->await(0), &quick);  // the first group, compiled here: the workers are busy
+  EXPECT_EQ(runs[1].load(), 0);
+  EXPECT_EQ(job->await(0), &quick);  // it has a kernel: no wait for the second
+  job->wait();
+  EXPECT_EQ(job->kernel(0), &full);
+  EXPECT_EQ(runs[0] + runs[1], 2);
+}
+
+TEST(BackgroundCompile, AProvisionalKernelNeverReplacesAPublishedOne) {
+  Stub quick, full;
+  auto job = std::make_shared<BackgroundCompile>(1, std::vector<BackgroundCompile::Group>{}, std::vector<char>{1},
+                                                 [](size_t) {}, [] {});
+  job->publish(0, nullptr, true);  // (a quick compile that made none: nothing to publish)
+  EXPECT_EQ(job->kernel(0), nullptr);
+  job->publish(0, &full);
+  job->publish(0, &quick, true);  // came later than the full compile's
+  EXPECT_EQ(job->kernel(0), &full);
+}
+
 TEST(BackgroundCompile, CancelDropsTheGroupsNotStartedAndSkipsFinish) {
   BusyWorkers busy;
   std::atomic<int> runs{0}, finished{0};
@@ -252,6 +285,42 @@ TEST(BackgroundCompile, AFirstRunWhileCompilingGivesTheCompiledResults) {
   Buffers later;
   execute(*p, later.ptrs());
   EXPECT_TRUE(later == want);
+}
+
+// One stage of 2^17 element-ops that the reference computes alike: it must wait for a kernel.
+const char* kBigProgram = R"(graph @f {
+    %s0 = storage f32[65536] arg 0
+    %s1 = storage f32[65536] arg 1
+    %s2 = storage f32[65536] arg 2
+    op0 = multiply(%s0[65536]{1}+0, %s1[65536]{1}+0) -> %s2[65536]{1}+0
+    op1 = add(%s2[65536]{1}+0, %s0[65536]{1}+0) -> %s2[65536]{1}+0
+    return
+  })";
+
+TEST(BackgroundCompile, AFirstRunOfABigStageTheReferenceComputesAlikeRunsItsQuickKernel) {
+  if (!llvm_backend_available()) GTEST_SKIP() << "built without LLVM";
+  std::vector<float> a(65536), b(65536), want(65536, 0), got(65536, 0);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(0.01f * i), b[i] = 0.5f * i - 7;
+  Program compiled = lower(parse_graph(kBigProgram));
+  execute(compiled, {a.data(), b.data(), want.data()});
+  std::shared_ptr<Program> p;
+  {
+    BusyWorkers busy;  // the full compile's group queues behind them
+    p = lower_in_background(parse_graph(kBigProgram));
+    execute(*p, {a.data(), b.data(), got.data()});
+    ASSERT_EQ(p->stages.stages.size(), 1u);
+    ASSERT_EQ(p->quick_kernels.size(), 1u);
+    EXPECT_NE(p->quick_kernels[0], nullptr);
+    EXPECT_EQ(p->kernel(0), p->quick_kernels[0].get());  // compiled here, quickly
+  }
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), 4 * want.size()), 0);
+  p->settle();
+  EXPECT_NE(p->kernel(0), p->quick_kernels[0].get());
+  EXPECT_EQ(p->kernel(0), p->kernels[0].get());
+  EXPECT_EQ(p->compiled + p->disk_hits, compiled.compiled + compiled.disk_hits);  // the quick one is not counted
+  std::fill(got.begin(), got.end(), 0.0f);
+  execute(*p, {a.data(), b.data(), got.data()});
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), 4 * want.size()), 0);
 }
 
 TEST(BackgroundCompile, AProgramGoingAwayWhileCompilingWaitsForIt) {

@@ -46,11 +46,25 @@ print(json.dumps(dict(f.stats(), digest=digest)))
 """
 
 
-def _run(cache_dir, extra_env=None):
+# A child whose one stage has 2^18 element-ops that the reference computes alike: its first call
+# waits for a quick kernel (codegen.h's Effort::kQuick), unless the disk cache holds the full one.
+_BIG_CHILD = r"""
+import hashlib, json
+import numpy as np
+import strider
+
+f = strider.compile(lambda x, w: x * w + x)
+x = np.linspace(-2.0, 2.0, 512 * 256, dtype=np.float32).reshape(512, 256)
+y = f(x, np.float32(0.75))
+print(json.dumps(dict(f.stats(), digest=hashlib.sha256(y.tobytes()).hexdigest())))
+"""
+
+
+def _run(cache_dir, extra_env=None, child=_CHILD):
     env = dict(os.environ, STRIDER_CACHE_DIR=str(cache_dir))
     env.pop("STRIDER_CACHE", None)
     env.update(extra_env or {})
-    return subprocess.Popen([sys.executable, "-c", _CHILD], env=env, stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-c", child], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 
@@ -75,6 +89,16 @@ def test_a_new_process_loads_instead_of_compiling(tmp_path):
     assert second["compiles"] == 0 and second["disk_hits"] == first["compiles"], second
     assert second["digest"] == first["digest"]
     assert _entries(cache) == entries
+
+
+def test_a_big_stage_compiles_quickly_first_unless_the_cache_holds_it(tmp_path):
+    first, err = _result(_run(tmp_path, {"STRIDER_LOG": "codegen"}, _BIG_CHILD))
+    assert "quickly compiled" in err and first["compiles"] == 1, err
+    second, err = _result(_run(tmp_path, {"STRIDER_LOG": "codegen"}, _BIG_CHILD))
+    assert "quickly compiled" not in err and err.count("from the disk cache") == 1, err  # loaded once
+    assert second["compiles"] == 0 and second["disk_hits"] == 1, second
+    assert second["digest"] == first["digest"] == hashlib.sha256(
+        (lambda x: x * np.float32(0.75) + x)(np.linspace(-2.0, 2.0, 512 * 256, dtype=np.float32)).tobytes()).hexdigest()
 
 
 def test_a_damaged_entry_is_compiled_again_and_replaced(tmp_path):

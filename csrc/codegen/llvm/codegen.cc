@@ -81,7 +81,7 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 // and linked into one; then the scalar ops, O3 and machine code once: the blob a cache stores.
 // Stage i's entry function is symbols[i].
 KernelBlob build(detail::Jit& jit, const Graph& g, const std::vector<const Stage*>& stages,
-                 const std::vector<std::string>& symbols) {
+                 const std::vector<std::string>& symbols, Effort effort) {
   auto ctx = std::make_unique<llvm::LLVMContext>();
   ctx->setDiagnosticHandlerCallBack(on_diagnostic, nullptr, /*RespectFilters=*/true);
   auto module = std::make_unique<llvm::Module>(symbols.front(), *ctx);
@@ -124,12 +124,12 @@ KernelBlob build(detail::Jit& jit, const Graph& g, const std::vector<const Stage
   if (std::all_of(blob.entries.begin(), blob.entries.end(), [](const KernelBlob::Entry& e) { return e.symbol.empty(); }))
     return blob;  // every stage refused: no module to compile
   detail::Emitter(g, widest, *module, jit.vector_math()).link_scalar_ops(calls);
-  jit.optimize(*module);
+  jit.optimize(*module, effort);
   detail::drop_unused_vector_math(*module);
   llvm::raw_string_ostream irs(blob.ir);
   module->print(irs, nullptr);
   irs.flush();
-  blob.object = jit.emit_object(*module);
+  blob.object = jit.emit_object(*module, effort);
   return blob;
 }
 
@@ -156,7 +156,8 @@ std::string ops_text(const std::vector<const Stage*>& stages) {
   return out;
 }
 
-CompiledGroup compile(detail::Jit& jit, const Graph& g, const std::vector<const Stage*>& stages, DiskCache* cache) {
+CompiledGroup compile(detail::Jit& jit, const Graph& g, const std::vector<const Stage*>& stages, DiskCache* cache,
+                      Effort effort) {
   const auto start = std::chrono::steady_clock::now();
   const CacheKey key = stage_cache_key(g, stages);
   log_line("cache", "key " + key.digest().substr(0, 16) + ": " + key.summary());
@@ -186,16 +187,18 @@ CompiledGroup compile(detail::Jit& jit, const Graph& g, const std::vector<const 
     own.add(parts[common + i].first, parts[common + i].second);
     symbols.push_back("strider_" + own.digest().substr(0, 16));
   }
-  const KernelBlob blob = build(jit, g, stages, symbols);
+  const KernelBlob blob = build(jit, g, stages, symbols, effort);
   CompiledGroup out = load(jit, blob, false, stages);
-  if (cache) cache->store(key, blob);  // once it links
-  log_line("codegen", "compiled " + g.name + " " + ops_text(stages) + " in " + std::to_string(ms_since(start)) + " ms");
+  if (cache && effort == Effort::kFull) cache->store(key, blob);  // once it links
+  log_line("codegen", std::string(effort == Effort::kQuick ? "quickly " : "") + "compiled " + g.name + " " +
+                          ops_text(stages) + " in " + std::to_string(ms_since(start)) + " ms");
   return out;
 }
 
 }  // namespace
 
-CompiledGroup compile_stage_group(const Graph& g, const std::vector<const Stage*>& stages, DiskCache* cache) {
+CompiledGroup compile_stage_group(const Graph& g, const std::vector<const Stage*>& stages, DiskCache* cache,
+                                  Effort effort) {
   detail::Jit* jit = detail::Jit::get();
   if (!jit) {
     CompiledGroup out;
@@ -205,7 +208,7 @@ CompiledGroup compile_stage_group(const Graph& g, const std::vector<const Stage*
   }
   if (stages.empty()) return {};
   try {
-    return compile(*jit, g, stages, cache);
+    return compile(*jit, g, stages, cache, effort);
   } catch (const std::exception& e) {
     if (stages.size() == 1) {
       CompiledGroup out;
@@ -218,7 +221,7 @@ CompiledGroup compile_stage_group(const Graph& g, const std::vector<const Stage*
                             e.what() + "): one at a time");
     CompiledGroup out;
     for (const Stage* s : stages) {
-      CompiledGroup one = compile_stage_group(g, {s}, cache);
+      CompiledGroup one = compile_stage_group(g, {s}, cache, effort);
       out.kernels.push_back(std::move(one.kernels[0]));
       out.refused.push_back(std::move(one.refused[0]));
     }
@@ -226,8 +229,8 @@ CompiledGroup compile_stage_group(const Graph& g, const std::vector<const Stage*
   }
 }
 
-std::unique_ptr<CompiledStage> compile_stage(const Graph& g, const Stage& s, DiskCache* cache) {
-  CompiledGroup one = compile_stage_group(g, {&s}, cache);
+std::unique_ptr<CompiledStage> compile_stage(const Graph& g, const Stage& s, DiskCache* cache, Effort effort) {
+  CompiledGroup one = compile_stage_group(g, {&s}, cache, effort);
   if (!one.kernels[0]) throw std::invalid_argument(one.refused[0]);
   return std::move(one.kernels[0]);
 }

@@ -34,6 +34,14 @@ namespace strider {
 /// False when built without LLVM (a stub is compiled then) or when the JIT cannot start.
 bool llvm_backend_available();
 
+/// How much work LLVM puts into a stage's code. kFull: O3 and the aggressive code generator.
+/// kQuick, what a first call can wait for: a few cleanups after the scalar ops are inlined (no
+/// loop or SLP vectorizer, no unrolling), then the fast instruction selector and register
+/// allocator; about a sixth of kFull's compile time for code two to four times slower, computing
+/// the same values bit for bit (the vectorizers never reassociate an op or call libmvec here:
+/// background_compile.h's stages that may use it are those the reference executor computes alike).
+enum class Effort { kQuick, kFull };
+
 /// Compiles one stage (shapes, strides, offsets are compile-time constants: the graph is specialized
 /// per call signature). Throws std::invalid_argument naming the op for anything it cannot compile
 /// (the caller then falls back to the reference executor for that stage): an op/dtype pair the
@@ -45,7 +53,8 @@ bool llvm_backend_available();
 /// With a cache, an intact entry for the stage's key is linked instead (no IR, no optimization,
 /// no codegen), and a compiled stage is stored; a missing or damaged entry is compiled and
 /// written over.
-std::unique_ptr<CompiledStage> compile_stage(const Graph& g, const Stage& s, DiskCache* cache = DiskCache::process());
+std::unique_ptr<CompiledStage> compile_stage(const Graph& g, const Stage& s, DiskCache* cache = DiskCache::process(),
+                                             Effort effort = Effort::kFull);
 
 /// Stages compiled together, and why the others are refused.
 struct CompiledGroup {
@@ -58,9 +67,10 @@ struct CompiledGroup {
 /// ops' bitcode, the pass pipelines, linking) is paid once. Identical stages share one function.
 /// Results are each stage's as compile_stage gives them; with a cache, the group is one entry,
 /// keyed by all its stages. Should LLVM fail on the module, each stage is compiled alone, so
-/// that only the one it fails on is refused. Thread-safe.
+/// that only the one it fails on is refused. Thread-safe. A kQuick compile loads the cache's
+/// entry where there is one but never stores its own.
 CompiledGroup compile_stage_group(const Graph& g, const std::vector<const Stage*>& stages,
-                                  DiskCache* cache = DiskCache::process());
+                                  DiskCache* cache = DiskCache::process(), Effort effort = Effort::kFull);
 
 /// The stage's disk-cache key, from named parts: strider (the package version), llvm (its
 /// version), codegen (the entry format and a hash of the backend's sources), target (triple, CPU,

@@ -12,11 +12,11 @@ namespace {
 const char* const kWithout = "strider was built without LLVM: every stage runs on the reference executor";
 }  // namespace
 
-std::unique_ptr<CompiledStage> compile_stage(const Graph&, const Stage&, DiskCache*) {
+std::unique_ptr<CompiledStage> compile_stage(const Graph&, const Stage&, DiskCache*, Effort) {
   throw std::invalid_argument(kWithout);
 }
 
-CompiledGroup compile_stage_group(const Graph&, const std::vector<const Stage*>& stages, DiskCache*) {
+CompiledGroup compile_stage_group(const Graph&, const std::vector<const Stage*>& stages, DiskCache*, Effort) {
   CompiledGroup out;
   out.kernels.resize(stages.size());
   out.refused.assign(stages.size(), kWithout);

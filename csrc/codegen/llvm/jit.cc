@@ -136,10 +136,15 @@ bool Jit::set_vector_compress(VectorCompress how) {
   return true;
 }
 
-llvm::TargetMachine& Jit::target_machine() {
-  thread_local std::unique_ptr<llvm::TargetMachine> tm;
-  if (!tm) tm = take(state_->jtmb.createTargetMachine(), "creating a target machine");
-  return *tm;
+llvm::TargetMachine& Jit::target_machine(Effort effort) {
+  thread_local std::unique_ptr<llvm::TargetMachine> tm[2];
+  std::unique_ptr<llvm::TargetMachine>& at = tm[effort == Effort::kFull];
+  if (!at) {
+    llvm::orc::JITTargetMachineBuilder jtmb = state_->jtmb;
+    if (effort == Effort::kQuick) jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::None);
+    at = take(jtmb.createTargetMachine(), "creating a target machine");
+  }
+  return *at;
 }
 
 bool Jit::has_symbol(const std::string& name) const {
@@ -151,8 +156,8 @@ void Jit::prepare(llvm::Module& m) {
   m.setDataLayout(state_->layout);
 }
 
-void Jit::optimize(llvm::Module& m) {
-  llvm::TargetMachine& tm = target_machine();
+void Jit::optimize(llvm::Module& m, Effort effort) {
+  llvm::TargetMachine& tm = target_machine(effort);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -173,13 +178,19 @@ void Jit::optimize(llvm::Module& m) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager mpm;
+  if (effort == Effort::kFull) {
+    mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  } else if (llvm::Error e = pb.parsePassPipeline(mpm, "always-inline,function(sroa,early-cse,instcombine,simplifycfg)")) {
+    throw std::logic_error("the quick pipeline does not parse: " + message(std::move(e)));
+  }
   mpm.run(m, mam);
 }
 
-std::string Jit::emit_object(llvm::Module& m) {
+std::string Jit::emit_object(llvm::Module& m, Effort effort) {
   // what LLJIT's own IR layer runs, on this thread's target machine
-  std::unique_ptr<llvm::MemoryBuffer> object = take(llvm::orc::SimpleCompiler(target_machine())(m), "LLVM codegen");
+  std::unique_ptr<llvm::MemoryBuffer> object =
+      take(llvm::orc::SimpleCompiler(target_machine(effort))(m), "LLVM codegen");
   return object->getBuffer().str();
 }
 

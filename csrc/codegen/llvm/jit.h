@@ -10,6 +10,8 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "codegen/llvm/codegen.h"
+
 namespace strider::detail {
 
 /// The machine code of one object file, linked in a JITDylib of its own (so that one object may
@@ -29,8 +31,9 @@ class Jit {
   /// Null when LLVM cannot target the host; the backend is then unavailable.
   static Jit* get();
 
-  /// A target machine for the host owned by the calling thread (they are not thread-safe).
-  llvm::TargetMachine& target_machine();
+  /// A target machine for the host at that effort owned by the calling thread (they are not
+  /// thread-safe).
+  llvm::TargetMachine& target_machine(Effort effort = Effort::kFull);
   /// Whether loops may call libmvec's SSE4 ('b') and AVX2 ('d') variants: libmvec.so.1 is loaded
   /// and the CPU has AVX2.
   bool vector_math() const { return vector_math_; }
@@ -54,10 +57,11 @@ class Jit {
   bool has_symbol(const std::string& name) const;
   /// Sets the module's triple and data layout for the host.
   void prepare(llvm::Module& m);
-  /// The O3 pipeline with the target's cost model and libmvec as TargetLibraryInfo's vector library.
-  void optimize(llvm::Module& m);
+  /// kFull: the O3 pipeline with the target's cost model and libmvec as TargetLibraryInfo's vector
+  /// library. kQuick: the scalar ops inlined, SROA, early CSE, InstCombine and SimplifyCFG.
+  void optimize(llvm::Module& m, Effort effort = Effort::kFull);
   /// Compiles the module to a relocatable object file (the bytes the disk cache stores).
-  std::string emit_object(llvm::Module& m);
+  std::string emit_object(llvm::Module& m, Effort effort = Effort::kFull);
   /// Links an object file into the JIT; its symbols resolve against the process, libmvec and
   /// strider_parallel_for. Throws std::runtime_error when LLVM rejects it.
   std::unique_ptr<JitCode> add_object(const std::string& object);

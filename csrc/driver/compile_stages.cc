@@ -107,10 +107,11 @@ Plan plan_groups(Program& p, const std::vector<char>& must_wait = {}, const std:
 
 // Its kernels into p.kernels and p.fallbacks; kQuick's into p.quick_kernels alone (the full
 // compile says why a stage has no kernel).
-void compile_group(Program& p, const std::vector<size_t>& group, Effort effort = Effort::kFull) {
+void compile_group(Program& p, const std::vector<size_t>& group, DiskCache* cache = DiskCache::process(),
+                   Effort effort = Effort::kFull) {
   std::vector<const Stage*> stages;
   for (size_t i : group) stages.push_back(&p.stages.stages[i]);
-  CompiledGroup compiled = compile_stage_group(p.graph, stages, DiskCache::process(), effort);
+  CompiledGroup compiled = compile_stage_group(p.graph, stages, cache, effort);
   for (size_t j = 0; j < group.size(); ++j) {
     if (effort == Effort::kQuick) {
       p.quick_kernels[group[j]] = std::move(compiled.kernels[j]);
@@ -153,9 +154,8 @@ bool interpreted_alike(const Graph& g, const Stage& s) {
   return std::all_of(s.computed_at.begin(), s.computed_at.end(), [&](const Stage& m) { return interpreted_alike(g, m); });
 }
 
-// Whether the process's disk cache has an entry for the group (linking it takes a millisecond or two).
-bool in_disk_cache(const Program& p, const BackgroundCompile::Group& group) {
-  DiskCache* cache = DiskCache::process();
+// Whether the disk cache has an entry for the group (linking it takes a millisecond or two).
+bool in_disk_cache(const Program& p, const BackgroundCompile::Group& group, DiskCache* cache) {
   if (!cache || !cache->enabled()) return false;
   std::vector<const Stage*> stages;
   for (size_t i : group.stages) stages.push_back(&p.stages.stages[i]);
@@ -183,7 +183,7 @@ void compile_stages(Program& p) {
     if (p.kernels[i]) mark_unstored(p, p.stages.stages[i]);
 }
 
-void compile_stages_in_background(Program& p) {
+void compile_stages_in_background(Program& p, DiskCache* cache) {
   start_compile(p);
   if (!llvm_backend_available()) return;
   const size_t n = p.stages.stages.size();
@@ -202,7 +202,7 @@ void compile_stages_in_background(Program& p) {
   }
   auto plan = std::make_shared<const Plan>(plan_groups(p, must_wait));
   for (const BackgroundCompile::Group& group : plan->groups) {
-    const bool stored = in_disk_cache(p, group);
+    const bool stored = in_disk_cache(p, group, cache);
     for (size_t i : group.stages) {
       mark_unstored(p, p.stages.stages[i]);
       if (stored) quick[i] = 0;
@@ -216,14 +216,14 @@ void compile_stages_in_background(Program& p) {
   Program* at = &p;
   auto job = std::make_shared<BackgroundCompile>(
       n, std::move(groups), std::move(must_wait),
-      [at, plan, quick_groups, first = std::make_shared<const Plan>(std::move(first))](size_t g) {
+      [at, plan, cache, quick_groups, first = std::make_shared<const Plan>(std::move(first))](size_t g) {
         if (g < quick_groups) {
-          compile_group(*at, first->groups[g].stages, Effort::kQuick);
+          compile_group(*at, first->groups[g].stages, cache, Effort::kQuick);
           for (size_t i : first->groups[g].stages) at->background.job->publish(i, at->quick_kernels[i].get(), true);
           return;
         }
         const BackgroundCompile::Group& group = plan->groups[g - quick_groups];
-        compile_group(*at, group.stages);
+        compile_group(*at, group.stages, cache);
         for (size_t i : group.stages) at->background.job->publish(i, at->kernels[i].get());
       },
       [at, plan] {

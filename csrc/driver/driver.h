@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "runtime/cuda_executor.h"
+#include "runtime/kernel_cache.h"
 #include "runtime/program.h"
 #include "transforms/passes.h"
 
@@ -20,8 +21,9 @@ void compile_stages(Program& p);
 /// on the reference executor until its kernel is ready, unless the reference would compute it
 /// otherwise (float transcendentals, float sums and products: within ulps, codegen/llvm/codegen.h)
 /// or it has more element-ops than the reference runs in microseconds: it waits for its kernel,
-/// a quick one first where the reference computes it alike (Effort::kQuick, p.quick_kernels).
-void compile_stages_in_background(Program& p);
+/// a quick one first where the reference computes it alike (Effort::kQuick, p.quick_kernels) and
+/// `cache` has no entry for its group.
+void compile_stages_in_background(Program& p, DiskCache* cache = DiskCache::process());
 
 /// THE pipeline (driver/lower.cc), one step a line: verify_graph, build_storage_table,
 /// eliminate_dead_ops, inline_producers (eliminate_dead_ops again when it copied any),

@@ -21,7 +21,8 @@ class CompiledStage {
   /// std::domain_error where the reference throws at run time (kMayFail ops: an integer power with
   /// a negative exponent); elements before it may have been written, as in the reference.
   virtual void run(char* const* bases) const = 0;
-  /// The optimized module as .ll text (dumps, tests).
+  /// The optimized module as .ll text (dumps, tests); empty for a quick kernel (codegen.h's
+  /// Effort::kQuick).
   virtual const std::string& llvm_ir() const = 0;
   /// True when the machine code was loaded from the disk cache, false when LLVM compiled it.
   virtual bool from_disk() const = 0;

@@ -126,9 +126,10 @@ KernelBlob build(detail::Jit& jit, const Graph& g, const std::vector<const Stage
   detail::Emitter(g, widest, *module, jit.vector_math()).link_scalar_ops(calls);
   jit.optimize(*module, effort);
   detail::drop_unused_vector_math(*module);
-  llvm::raw_string_ostream irs(blob.ir);
-  module->print(irs, nullptr);
-  irs.flush();
+  if (effort == Effort::kFull) {  // (a quick kernel's is never read: its full one replaces it)
+    llvm::raw_string_ostream irs(blob.ir);
+    module->print(irs, nullptr);
+  }
   blob.object = jit.emit_object(*module, effort);
   return blob;
 }

@@ -16,7 +16,7 @@ import pytest
 from emulated_cuda import BackgroundRuns, emulated_cuda
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-# the e2e files whose checks also run on the device, every other test of them (the rest: on a
+# the e2e files whose checks also run on the device, every third test of them (the rest: on a
 # GPU, see README); STRIDER_EMULATED_ALL=1 runs all of their tests and adds the data-dependent,
 # sorting and array-editing files and every control-flow test, about 8 minutes more, mostly the host compiler building their stages: a
 # campaign by hand (tests/cpp/cuda_data_dependent_test.cc runs each data-dependent op on the
@@ -49,10 +49,10 @@ BACKGROUND = BackgroundRuns(max(1, (os.cpu_count() or 1) - 1))
 def suite_run(suite):
     """The subprocess that runs `suite` on the emulated device: its arguments and environment."""
     env = dict(os.environ, **emulated_cuda(), STRIDER_TEST_TARGET="cuda", STRIDER_EMU_REVERSE="1")
-    if not ALL:  # the property suite's first 50 programs, half the e2e files' tests (all with ALL)
+    if not ALL:  # the property suite's first 50 programs, a third of the e2e files' tests (all with ALL)
         env.setdefault("HYPOTHESIS_PROFILE", "device")
         if suite.startswith("e2e/"):
-            env.setdefault("STRIDER_TEST_SLICE", "0/2")
+            env.setdefault("STRIDER_TEST_SLICE", "0/3")
     extra = CONTROL if suite.endswith("test_control_flow.py") else DTYPES if suite.endswith("test_dtypes.py") else []
     args = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", str(ROOT / "tests" / suite)]
     return args + extra, env

@@ -105,13 +105,17 @@ Plan plan_groups(Program& p, const std::vector<char>& must_wait = {}, const std:
   return plan;
 }
 
+std::vector<const Stage*> stages_of(const Program& p, const std::vector<size_t>& group) {
+  std::vector<const Stage*> stages;
+  for (size_t i : group) stages.push_back(&p.stages.stages[i]);
+  return stages;
+}
+
 // Its kernels into p.kernels and p.fallbacks; kQuick's into p.quick_kernels alone (the full
 // compile says why a stage has no kernel).
 void compile_group(Program& p, const std::vector<size_t>& group, DiskCache* cache = DiskCache::process(),
                    Effort effort = Effort::kFull) {
-  std::vector<const Stage*> stages;
-  for (size_t i : group) stages.push_back(&p.stages.stages[i]);
-  CompiledGroup compiled = compile_stage_group(p.graph, stages, cache, effort);
+  CompiledGroup compiled = compile_stage_group(p.graph, stages_of(p, group), cache, effort);
   for (size_t j = 0; j < group.size(); ++j) {
     if (effort == Effort::kQuick) {
       p.quick_kernels[group[j]] = std::move(compiled.kernels[j]);
@@ -157,10 +161,8 @@ bool interpreted_alike(const Graph& g, const Stage& s) {
 // Whether the disk cache has an entry for the group (linking it takes a millisecond or two).
 bool in_disk_cache(const Program& p, const BackgroundCompile::Group& group, DiskCache* cache) {
   if (!cache || !cache->enabled()) return false;
-  std::vector<const Stage*> stages;
-  for (size_t i : group.stages) stages.push_back(&p.stages.stages[i]);
   std::error_code ignored;
-  return std::filesystem::exists(cache->path(stage_cache_key(p.graph, stages)), ignored);
+  return std::filesystem::exists(cache->path(stage_cache_key(p.graph, stages_of(p, group.stages))), ignored);
 }
 
 void start_compile(Program& p) {
@@ -189,7 +191,6 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
   const size_t n = p.stages.stages.size();
   // a stage that must wait and that the reference computes alike gets a quick kernel first (its
   // values are the full one's bit for bit: Effort::kQuick), which the call runs while the full
-  // compile goes on: a first call's long loop picks the full kernels up as they come
   // compile goes on: a first call's long loop picks the full kernels up as they come (unless the
   // disk cache holds the full one: loading it is quicker still)
   std::vector<char> must_wait(n, 0), quick(n, 0);
@@ -208,15 +209,16 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
       if (stored) quick[i] = 0;
     }
   }
-  Plan first = std::count(quick.begin(), quick.end(), 1) ? plan_groups(p, {}, quick) : Plan();
-  const size_t quick_groups = first.groups.size();
+  const bool any_quick = std::count(quick.begin(), quick.end(), 1) > 0;
+  auto first = std::make_shared<const Plan>(any_quick ? plan_groups(p, {}, quick) : Plan());
+  const size_t quick_groups = first->groups.size();
   p.quick_kernels.assign(quick_groups ? n : 0, nullptr);
-  std::vector<BackgroundCompile::Group> groups = first.groups;
+  std::vector<BackgroundCompile::Group> groups = first->groups;
   groups.insert(groups.end(), plan->groups.begin(), plan->groups.end());
   Program* at = &p;
   auto job = std::make_shared<BackgroundCompile>(
       n, std::move(groups), std::move(must_wait),
-      [at, plan, cache, quick_groups, first = std::make_shared<const Plan>(std::move(first))](size_t g) {
+      [at, plan, cache, quick_groups, first](size_t g) {
         if (g < quick_groups) {
           compile_group(*at, first->groups[g].stages, cache, Effort::kQuick);
           for (size_t i : first->groups[g].stages) at->background.job->publish(i, at->quick_kernels[i].get(), true);

@@ -19,8 +19,9 @@ namespace strider {
 ///
 /// The stages compile in groups (one LLVM module each), on process-wide workers (one fewer than
 /// the cores, at least one) and on any thread that waits for them, which compiles a group no
-/// worker has taken yet instead of sleeping. A group's kernels are published when it is done:
-/// kernel() is safe to call from any thread at any time. Thread-safe.
+/// worker has taken yet, and expected to take no longer than the one it waits for, instead of
+/// sleeping. A group's kernels are published when it is done: kernel() is safe to call from any
+/// thread at any time. Thread-safe.
 class BackgroundCompile {
  public:
   /// One module's stages, and what compiling it is expected to take.

@@ -205,6 +205,41 @@ TEST(BackgroundCompile, AThreadWaitingForAGroupAnotherCompilesCompilesTheNextMea
   opener.join();
 }
 
+TEST(BackgroundCompile, AThreadWaitingForAGroupTakesNoneExpectedToTakeLongerMeanwhile) {
+  // a quick group's waiter that took a full group would wait for that instead
+  BusyWorkers busy;
+  Gate started, go;
+  Stub kernel;
+  std::atomic<bool> second_started{false};
+  std::shared_ptr<BackgroundCompile> job;
+  using std::chrono::milliseconds;
+  job = std::make_shared<BackgroundCompile>(
+      2, std::vector<BackgroundCompile::Group>{{{0}, milliseconds(2)}, {{1}, milliseconds(60)}}, std::vector<char>{1, 1},
+      [&](size_t g) {
+        if (g == 0) {
+          started.release();
+          go.wait();
+        } else {
+          second_started = true;
+        }
+        job->publish(g, &kernel);
+      },
+      [] {});
+  BackgroundCompile::start(job);
+  std::thread first([&] { job->await(0); });  // compiles group 0, held at the gate
+  started.wait();
+  std::thread opener([&] {  // (the group the waiter must not take would start within 200 ms)
+    std::this_thread::sleep_for(milliseconds(200));
+    go.release();
+  });
+  EXPECT_EQ(job->await(0), &kernel);
+  EXPECT_FALSE(second_started);
+  first.join();
+  opener.join();
+  job->wait();
+  EXPECT_TRUE(second_started);
+}
+
 TEST(BackgroundCompile, CancelWaitsForAFinishUnderWay) {
   Gate finishing, finish;
   std::atomic<bool> finished{false}, cancelled{false};
@@ -322,6 +357,23 @@ TEST(BackgroundCompile, AFirstRunOfABigStageTheReferenceComputesAlikeRunsItsQuic
   std::fill(got.begin(), got.end(), 0.0f);
   execute(*p, {a.data(), b.data(), got.data()});
   EXPECT_EQ(std::memcmp(got.data(), want.data(), 4 * want.size()), 0);
+}
+
+TEST(BackgroundCompile, EveryStageTheReferenceComputesAlikeGetsAQuickKernel) {
+  // a loop's small stages run quick code once it comes, not the reference for as long as the
+  // full compile takes (hard_nms's first call: 245 -> 96 ms)
+  if (!llvm_backend_available()) GTEST_SKIP() << "built without LLVM";
+  Program compiled = lower(parse_graph(kProgram));
+  auto p = std::make_shared<Program>(lower(parse_graph(kProgram), {}, false));
+  compile_stages_in_background(*p, nullptr);
+  p->settle();
+  ASSERT_EQ(p->quick_kernels.size(), 2u);
+  EXPECT_NE(p->quick_kernels[0], nullptr);  // the small chain ending in a max
+  EXPECT_EQ(p->quick_kernels[1], nullptr);  // exp and sum: O3's values may differ from quick code's
+  Buffers want, got;
+  execute(compiled, want.ptrs());
+  execute(*p, got.ptrs());
+  EXPECT_TRUE(got == want);
 }
 
 TEST(BackgroundCompile, AProgramGoingAwayWhileCompilingWaitsForIt) {

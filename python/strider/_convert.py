@@ -14,6 +14,7 @@ import ast
 import copy
 import inspect
 import itertools
+import linecache
 import operator
 import textwrap
 import types
@@ -25,75 +26,79 @@ _cache = {}           # code object -> the rewritten code object, or None where 
 _bounds = {}          # code object -> slice_bound_parameters
 
 
-class _Names(ast.NodeVisitor):
+class _Names:
     """Names a statement list assigns and loads, not looking into nested functions or classes;
-    and the names whose items it assigns (`lst[k] = v`, in a converted `if` too: `items`)."""
+    and the names whose items it assigns (`lst[k] = v`, in a converted `if` too: `items`). A
+    walk of its own, in the order of ast.NodeVisitor's: the rewrite asks this of every loop and
+    branch, and a visitor's method lookups made it a tenth of a first call's conversion."""
 
-    def __init__(self):
+    def __init__(self, nodes):
         self.stored, self.loaded, self.items = [], set(), []
-
-    def visit(self, node):
-        for n in getattr(node, "strider_items", ()):  # a converted `if`'s
-            self._item(n)
-        return super().visit(node)
-
-    def visit_Subscript(self, node):
-        if isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
-            self._item(node.value.id)
-        self.generic_visit(node)
-
-    def visit_Call(self, node):
-        f = node.func  # `x[k] op= v` rewritten: augitem_(op, x, k, v)
-        if (isinstance(f, ast.Attribute) and f.attr == "augitem_" and isinstance(f.value, ast.Name) and f.value.id == _CF
-                and isinstance(node.args[1], ast.Name)):
-            self._item(node.args[1].id)
-        self.generic_visit(node)
+        stack = list(reversed(nodes))
+        while stack:
+            node = stack.pop()
+            for n in getattr(node, "strider_items", ()):  # a converted `if`'s
+                self._item(n)
+            kind = type(node)
+            if kind is ast.Name:
+                if isinstance(node.ctx, ast.Store):
+                    if node.id not in self.stored:
+                        self.stored.append(node.id)
+                else:
+                    self.loaded.add(node.id)
+                continue
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                if node.name not in self.stored:
+                    self.stored.append(node.name)
+                continue
+            if kind is ast.Lambda:  # a lambda reads the names it closes over
+                self.loaded.update(n.id for n in ast.walk(node.body) if isinstance(n, ast.Name))
+                continue
+            if kind is ast.Subscript:
+                if isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
+                    self._item(node.value.id)
+            elif kind is ast.Call:
+                f = node.func  # `x[k] op= v` rewritten: augitem_(op, x, k, v)
+                if (isinstance(f, ast.Attribute) and f.attr == "augitem_" and isinstance(f.value, ast.Name)
+                        and f.value.id == _CF and isinstance(node.args[1], ast.Name)):
+                    self._item(node.args[1].id)
+            children = []
+            for field in node._fields:
+                value = getattr(node, field, None)
+                if isinstance(value, list):
+                    children.extend(c for c in value if isinstance(c, ast.AST))
+                elif isinstance(value, ast.AST):
+                    children.append(value)
+            stack.extend(reversed(children))
 
     def _item(self, name):
         if name not in self.items:
             self.items.append(name)
 
-    def visit_Name(self, node):
-        if isinstance(node.ctx, ast.Store):
-            if node.id not in self.stored:
-                self.stored.append(node.id)
-        else:
-            self.loaded.add(node.id)
-
-    def visit_FunctionDef(self, node):
-        if node.name not in self.stored:
-            self.stored.append(node.name)
-
-    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
-
-    def visit_Lambda(self, node):
-        for n in ast.walk(node.body):  # a lambda reads the names it closes over
-            if isinstance(n, ast.Name):
-                self.loaded.add(n.id)
-
 
 def _names(nodes):
-    v = _Names()
-    for n in nodes:
-        v.visit(n)
-    return v
+    return _Names(nodes)
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _jumps(nodes):
-    """The return, yield, break and continue statements in `nodes` that leave them (not those of
-    nested functions, nor break and continue of loops nested inside)."""
+    """The return, break and continue statements in `nodes` that leave them (not those of nested
+    functions, nor break and continue of loops nested inside). Statements alone are searched: a
+    function holding a yield or an await is not rewritten (_rewritten_code), and the rewrite runs
+    this on every loop and branch."""
     found = []
 
     def walk(node, in_loop):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return
-        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await)):
+        if isinstance(node, ast.Return) or (isinstance(node, (ast.Break, ast.Continue)) and not in_loop):
             found.append(node)
-        if isinstance(node, (ast.Break, ast.Continue)) and not in_loop:
-            found.append(node)
-        nested = in_loop or isinstance(node, (ast.For, ast.While, ast.AsyncFor))
-        for child in ast.iter_child_nodes(node):
-            walk(child, nested and not (isinstance(node, (ast.For, ast.While)) and child in node.orelse))
+        loop = isinstance(node, (ast.For, ast.While, ast.AsyncFor))
+        for field in _BLOCKS:
+            for child in getattr(node, field, ()):
+                walk(child, in_loop or (loop and field == "body"))
 
     for n in nodes:
         walk(n, False)
@@ -791,8 +796,7 @@ class _Rewrite(ast.NodeTransformer):
         loop's `else` where there are none), asked through python_test: a traced value there is
         refused saying why, not with bool()'s generic message."""
         self.changed = True
-        kinds = sorted({"a `return`" if isinstance(j, ast.Return) else "a `yield`" if isinstance(j, (ast.Yield, ast.YieldFrom))
-                        else "an `await`" if isinstance(j, ast.Await) else f"a `{type(j).__name__.lower()}`" for j in jumps})
+        kinds = sorted({f"a `{type(j).__name__.lower()}`" for j in jumps})
         why = (f"around {' and '.join(kinds)}" if kinds else "with an `else` clause") + (" inside a loop" if self.loops else "")
         return ast.copy_location(_call("python_test", self.test(test), ast.Constant(f"{what} {why}")), test)
 
@@ -881,19 +885,39 @@ def _loads_by_line(fn_node):
     return found
 
 
+def _last_line(code):
+    """The last line `code` (and the functions, lambdas and comprehensions in it) has code on."""
+    last = code.co_firstlineno
+    for _, end, _, _ in code.co_positions():
+        if end is not None and end > last:
+            last = end
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            last = max(last, _last_line(c))
+    return last
+
+
 def _parsed(code):
     """(the module, the function's node, its first line) parsed anew from the source of `code`
     (of the code: a function's would follow a functools.wraps wrapper's __wrapped__); the node
-    None where the source is not that function's."""
-    try:
-        lines, first = inspect.getsourcelines(code)
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-    except (OSError, TypeError, SyntaxError):
+    None where the source is not that function's. Its lines run to the last its code is on
+    (inspect finds the end by tokenizing the file from the function on: ten times slower); where
+    they do not parse as the function (a `pass` ending it leaves no code), inspect's."""
+    if code.co_name == "<lambda>":
         return None, None, 0
-    node = tree.body[0] if tree.body else None
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != code.co_name:
-        node = None
-    return tree, node, first
+    first = code.co_firstlineno
+    lines = linecache.getlines(code.co_filename)[first - 1:_last_line(code)]
+    for attempt in range(2):
+        try:
+            if attempt:
+                lines, first = inspect.getsourcelines(code)
+            tree = ast.parse(textwrap.dedent("".join(lines)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        node = tree.body[0] if tree.body else None
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
+            return tree, node, first
+    return None, None, 0
 
 
 def _rewritten_code(fn):

@@ -2525,3 +2525,19 @@ def test_a_number_the_source_uses_as_a_slice_bound_is_static_from_the_first_trac
     f = check(top_of_branch, np.array([0.5, -1.0, 3.0, 2.0]), 2)
     assert f.stats()["specialized"] == 1 and f.stats()["region_tries"] == 1
     check(top_of_branch, np.array([-0.5, -1.0, 3.0, 2.0]), 3)
+
+
+def halves_the_top_then_shifts(s, t):
+    # its source is read to the last line its code is on (_convert._parsed), here a `pass`: read
+    # short of it, the `else:` would not parse and the loop would be left to Python (a TraceError)
+    while s.max() > t:
+        s[s.argmax()] *= 0.5
+    if t > 0.5:
+        s -= t
+    else:
+        pass
+
+
+@pytest.mark.parametrize("t", [0.25, 0.75])
+def test_a_function_whose_last_line_has_no_code_is_rewritten_whole(t):
+    check(halves_the_top_then_shifts, np.array([0.9, 0.1, 3.0, 0.6], np.float32), t)

@@ -206,7 +206,23 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
                    shape_numel(s.domain) * static_cast<int64_t>(std::max<size_t>(1, s.ops.size())) >= kInterpretOps;
     quick[i] = alike;
   }
-  auto plan = std::make_shared<const Plan>(plan_groups(p, must_wait));
+  // Plans of the stages `only` marks: those that must wait balanced over the threads, the others
+  // in stage order.
+  auto plan_of = [&](const std::vector<char>& only, bool waiting) {
+    return std::count(only.begin(), only.end(), 1) ? plan_groups(p, waiting ? std::vector<char>{} : std::vector<char>(n, 0), only)
+                                                   : Plan();
+  };
+  // the full compile: first the stages no quick kernel can stand in for that must wait (a
+  // transcendental's, a float sum's), in groups of their own; then the others
+  std::vector<char> slow(n, 0), full(n, 0);
+  for (size_t i = 0; i < n; ++i) (must_wait[i] && !quick[i] ? slow : full)[i] = 1;
+  auto plan = std::make_shared<Plan>(plan_of(slow, true));
+  const size_t slow_groups = plan->groups.size();
+  Plan later = plan_of(full, false);
+  plan->groups.insert(plan->groups.end(), later.groups.begin(), later.groups.end());
+  plan->text.resize(n);
+  for (size_t i = 0; i < later.text.size(); ++i)
+    if (plan->text[i].empty()) plan->text[i] = later.text[i];
   for (const BackgroundCompile::Group& group : plan->groups) {
     const bool stored = in_disk_cache(p, group, cache);
     for (size_t i : group.stages) {
@@ -214,33 +230,42 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
       if (stored) quick[i] = 0;
     }
   }
-  // the quick groups of the stages that must wait first, balanced over the threads; then the
-  // others', in stage order
   std::vector<char> waits(n, 0), rest(n, 0);
   for (size_t i = 0; i < n; ++i) (must_wait[i] ? waits : rest)[i] = quick[i];
-  auto quick_plan = [&](const std::vector<char>& only, const std::vector<char>& order) {
-    return std::count(only.begin(), only.end(), 1) ? plan_groups(p, order, only).groups : std::vector<BackgroundCompile::Group>{};
+  auto quick_waits = std::make_shared<const Plan>(plan_of(waits, true));
+  auto quick_rest = std::make_shared<const Plan>(plan_of(rest, false));
+  p.quick_kernels.assign(quick_waits->groups.empty() && quick_rest->groups.empty() ? 0 : n, nullptr);
+  // the groups in the order the workers take them: what a first call waits for (quick kernels,
+  // then full ones no quick kernel stands in for), then the quick kernels of the rest, then
+  // their full ones
+  struct Part {
+    const Plan* plan;
+    size_t group;
+    Effort effort;
   };
-  auto first = std::make_shared<Plan>();
-  first->groups = quick_plan(waits, {});
-  for (BackgroundCompile::Group& group : quick_plan(rest, std::vector<char>(n, 0))) first->groups.push_back(std::move(group));
-  const size_t quick_groups = first->groups.size();
-  p.quick_kernels.assign(quick_groups ? n : 0, nullptr);
-  std::vector<BackgroundCompile::Group> groups = first->groups;
-  for (BackgroundCompile::Group& group : groups) group.cost /= kQuickFaster;
-  groups.insert(groups.end(), plan->groups.begin(), plan->groups.end());
+  std::vector<Part> parts;
+  std::vector<BackgroundCompile::Group> groups;
+  auto add = [&](const Plan& from, size_t begin, size_t end, Effort effort) {
+    for (size_t g = begin; g < end; ++g) {
+      parts.push_back({&from, g, effort});
+      groups.push_back(from.groups[g]);
+      if (effort == Effort::kQuick) groups.back().cost /= kQuickFaster;
+    }
+  };
+  add(*quick_waits, 0, quick_waits->groups.size(), Effort::kQuick);
+  add(*plan, 0, slow_groups, Effort::kFull);
+  add(*quick_rest, 0, quick_rest->groups.size(), Effort::kQuick);
+  add(*plan, slow_groups, plan->groups.size(), Effort::kFull);
   Program* at = &p;
   auto job = std::make_shared<BackgroundCompile>(
       n, std::move(groups), std::move(must_wait),
-      [at, plan, cache, quick_groups, first](size_t g) {
-        if (g < quick_groups) {
-          compile_group(*at, first->groups[g].stages, cache, Effort::kQuick);
-          for (size_t i : first->groups[g].stages) at->background.job->publish(i, at->quick_kernels[i].get(), true);
-          return;
-        }
-        const BackgroundCompile::Group& group = plan->groups[g - quick_groups];
-        compile_group(*at, group.stages, cache);
-        for (size_t i : group.stages) at->background.job->publish(i, at->kernels[i].get());
+      [at, plan, cache, quick_waits, quick_rest, parts](size_t g) {
+        const Part& part = parts[g];
+        const std::vector<size_t>& stages = part.plan->groups[part.group].stages;
+        compile_group(*at, stages, cache, part.effort);
+        const bool quick = part.effort == Effort::kQuick;
+        for (size_t i : stages)
+          at->background.job->publish(i, (quick ? at->quick_kernels[i] : at->kernels[i]).get(), quick);
       },
       [at, plan] {
         finish_compile(*at, *plan);

@@ -259,7 +259,7 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
   Program* at = &p;
   auto job = std::make_shared<BackgroundCompile>(
       n, std::move(groups), std::move(must_wait),
-      [at, plan, cache, quick_waits, quick_rest, parts](size_t g) {
+      [at, plan, cache, quick_waits, quick_rest, parts](size_t g) {  // (parts point into the plans)
         const Part& part = parts[g];
         const std::vector<size_t>& stages = part.plan->groups[part.group].stages;
         compile_group(*at, stages, cache, part.effort);

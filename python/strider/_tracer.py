@@ -76,6 +76,8 @@ def _asserts(code):
     """The jumps of a code object that decide an assert (the offset of the test, which calls
     __bool__; the next instruction loads AssertionError) -> (a constant message, or '' for none,
     or None for a computed one; the line)."""
+    if dis.opmap["LOAD_ASSERTION_ERROR"] not in code.co_code[::2]:  # (opcodes at even offsets)
+        return {}
     found, ins = {}, list(dis.get_instructions(code))
     for i in range(len(ins) - 1):
         if ins[i + 1].opname != "LOAD_ASSERTION_ERROR" or "JUMP" not in ins[i].opname:
@@ -188,6 +190,8 @@ _CHECKED = {"check_index": "an index", "check_assert": "a condition", "check_equ
 @functools.lru_cache(maxsize=1024)
 def _try_ranges(code):
     """The bytecode ranges of code that an exception handler covers, but a `with` block's."""
+    if not getattr(code, "co_exceptiontable", True):  # (no handler: most code; dis takes milliseconds)
+        return ()
     names = {i.offset: i.opname for i in dis.get_instructions(code)}
     offsets = sorted(names)
     ranges = []

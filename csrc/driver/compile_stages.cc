@@ -215,7 +215,7 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
   // the full compile: first the stages no quick kernel can stand in for that must wait (a
   // transcendental's, a float sum's), in groups of their own; then the others
   std::vector<char> slow(n, 0), full(n, 0);
-  for (size_t i = 0; i < n; ++i) (must_wait[i] && !quick[i] ? slow : full)[i] = 1;
+  for (size_t i = 0; i < n; ++i) (quick[i] ? full : slow)[i] = 1;  // (a stage not alike must wait)
   auto plan = std::make_shared<Plan>(plan_of(slow, true));
   const size_t slow_groups = plan->groups.size();
   Plan later = plan_of(full, false);

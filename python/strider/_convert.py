@@ -76,10 +76,6 @@ class _Names:
             self.items.append(name)
 
 
-def _names(nodes):
-    return _Names(nodes)
-
-
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
@@ -242,7 +238,7 @@ def _lifted(loop, returns, loads, later, k):
     loop.body = [_Returns(lambda r: [ast.copy_location(_assign(flags[id(r)], ast.Constant(True)), r),
                                      ast.copy_location(ast.Break(), r)]).visit(s) for s in loop.body]
     inside = set(range(loop.lineno, loop.end_lineno + 1))
-    tested = _names([loop.test]).loaded if isinstance(loop, ast.While) else set()  # read before every trip
+    tested = _Names([loop.test]).loaded if isinstance(loop, ast.While) else set()  # read before every trip
     first = _reads_first(loop.body)
     loop.strider_guarded = sorted(n for n in guarded - tested if loads.get(n, set()) <= inside
                                   and (n in target or n not in first))
@@ -296,7 +292,7 @@ def _surely_assigned(stmts):
         elif isinstance(s, (ast.For, ast.While)):
             names |= set(getattr(s, "strider_guarded", ()))
         elif not isinstance(s, (ast.With, ast.Try, ast.AsyncWith, ast.AsyncFor)) and not hasattr(s, "cases"):
-            names |= set(_names([s]).stored)
+            names |= set(_Names([s]).stored)
     return names
 
 
@@ -737,7 +733,7 @@ class _Rewrite(ast.NodeTransformer):
         # run-time length; Python's loop otherwise
         self.changed = True
         k = self.fresh()
-        names = _names([node.target] + body).stored
+        names = _Names([node.target] + body).stored
         inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
         first = _reads_first(node.body)
         live = [n for n in names if any(line not in inside for line in self.later_loads.get(n, ()))
@@ -746,7 +742,7 @@ class _Rewrite(ast.NodeTransformer):
             ast.Return(ast.Tuple(elts=[_tuple(names), ast.Constant(False)], ctx=ast.Load()))])]
         target = _target(node.target)
         call = _call("for_stmt", node.iter, _load(f"__strider_for_{k}"), _values(names), _strs(names), _strs(live),
-                     target, _strs(getattr(node, "strider_guarded", ())), _values(_names(body).items))
+                     target, _strs(getattr(node, "strider_guarded", ())), _values(_Names(body).items))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call))
         return [_at(s, node) for s in out]
 
@@ -766,7 +762,7 @@ class _Rewrite(ast.NodeTransformer):
         test = self.test(node.test)
         then = self.body(node.body, False) or [ast.Pass()]
         other = self.body(node.orelse, False) or [ast.Pass()]
-        found = _names(then + other)
+        found = _Names(then + other)
         names = found.stored
         # the names whose items it assigns and that it does not assign: where they hold Python
         # lists, each side gets copies and the items merge (if_stmt); the sides take and return
@@ -813,19 +809,19 @@ class _Rewrite(ast.NodeTransformer):
             return node
         self.changed = True
         k = self.fresh()
-        names = _names(body).stored
+        names = _Names(body).stored
         new_body = _with_exits(body, exits, _tuple(names)) + [
             ast.Return(ast.Tuple(elts=[_tuple(names), ast.Constant(False)], ctx=ast.Load()))]
         # what outlives an iteration: read by the condition, after the loop, or before the body assigns it
         inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-        cond_loads, first = _names([node.test]).loaded, _reads_first(node.body)
+        cond_loads, first = _Names([node.test]).loaded, _reads_first(node.body)
         live = [n for n in names if n in cond_loads or any(line not in inside for line in self.later_loads.get(n, ()))
                 or n in first]
         out = [_def(f"__strider_cond_{k}", names, [ast.Return(self.test(node.test))]),
                _def(f"__strider_body_{k}", names, new_body)]
         call = _call("while_stmt", _load(f"__strider_cond_{k}"), _load(f"__strider_body_{k}"), _values(names),
                      _strs(names), _strs(live), _strs(getattr(node, "strider_guarded", ())),
-                     _values(_names(body).items))
+                     _values(_Names(body).items))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call) if names else ast.Expr(call))
         return [_at(s, node) for s in out]
 
@@ -860,18 +856,18 @@ def _first_uses(stmts, assigned):
     read, assigned = set(), set(assigned)
     for s in stmts:
         if isinstance(s, ast.If):
-            read |= _names([s.test]).loaded - assigned
+            read |= _Names([s.test]).loaded - assigned
             (r1, a1), (r2, a2) = _first_uses(s.body, assigned), _first_uses(s.orelse, assigned)
             read |= r1 | r2
             assigned |= a1 & a2
         elif isinstance(s, (ast.For, ast.While)):
-            read |= _names([s.iter] if isinstance(s, ast.For) else [s.test]).loaded - assigned
-            target = set(_names([s.target]).stored) if isinstance(s, ast.For) else set()
+            read |= _Names([s.iter] if isinstance(s, ast.For) else [s.test]).loaded - assigned
+            target = set(_Names([s.target]).stored) if isinstance(s, ast.For) else set()
             # (the target's names: only the `else` may read them first, the trips assign them)
             read |= _first_uses(s.body + s.orelse, assigned)[0] - target
             read |= _first_uses(s.orelse, assigned)[0] & target
         else:
-            v = _names([s])
+            v = _Names([s])
             read |= v.loaded - assigned
             assigned |= set(v.stored)
     return read, assigned
@@ -978,7 +974,7 @@ def slice_bound_parameters(fn):
             params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
             used = {part.id for n in ast.walk(node) if isinstance(n, ast.Slice)
                     for part in (n.lower, n.upper, n.step) if isinstance(part, ast.Name)}
-            _bounds[code] = frozenset((params & used) - set(_names(node.body).stored))
+            _bounds[code] = frozenset((params & used) - set(_Names(node.body).stored))
     return _bounds[code]
 
 

@@ -249,6 +249,49 @@ TEST(LlvmCodegen, FloatSpecialCases) {
   EXPECT_TRUE(mn[7] == 0 && !std::signbit(mn[7]));  // float64's loop takes the second operand of a tie
 }
 
+TEST(LlvmCodegen, AnExtremumOfALoopInvariantOperandRunsInAVersionForNoNaN) {
+  SKIP_WITHOUT_LLVM();
+  // NMS's np.maximum(x1[i], x1[order[1:]]): the stage tests the invariant operands for a NaN once
+  // and runs one of two loops; both must be NumPy's maximum and minimum: the NaN of either
+  // operand, the second operand of a tie of zeros
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f32[64] arg 0
+    %s1 = storage f32[1] arg 1
+    %s2 = storage f32[64] arg 2
+    %s3 = storage f32[64] arg 3
+    %s4 = storage f64[64] arg 4
+    %s5 = storage f64[1] arg 5
+    %s6 = storage f64[64] arg 6
+    op0 = maximum(%s1[64]{0}+0, %s0[64]{1}+0) -> %s2[64]{1}+0
+    op1 = minimum(%s1[64]{0}+0, %s0[64]{1}+0) -> %s3[64]{1}+0
+    op2 = maximum(%s5[64]{0}+0, %s4[64]{1}+0) -> %s6[64]{1}+0
+    return
+  })");
+  const Stage s = stage_of(g, {64}, {0, 1, 2});
+  auto c = compile_stage(g, s, nullptr);
+  const std::string ir = c->llvm_ir();
+  const std::regex loop("\\nvector\\.body[0-9]*:");  // the vectorizer's loops, one per version
+  EXPECT_EQ(std::distance(std::sregex_iterator(ir.begin(), ir.end(), loop), std::sregex_iterator()), 2) << ir;
+  const float values[] = {NAN, -0.0f, 0.0f, 1.5f, -1.0f, 2.0f, INFINITY, -INFINITY, -NAN, 0.75f};
+  for (float a : values) {
+    Memory ref(g), got(g);
+    for (Memory* m : {&ref, &got}) {
+      for (int i = 0; i < 64; ++i) {
+        reinterpret_cast<float*>(m->at(0))[i] = values[(i * 7) % 10];
+        reinterpret_cast<double*>(m->at(4))[i] = values[(i * 3) % 10];
+      }
+      *reinterpret_cast<float*>(m->at(1)) = a;
+      *reinterpret_cast<double*>(m->at(5)) = a;
+    }
+    run_reference(g, ref.ptrs);
+    c->run(got.bases().data());
+    for (int k : {2, 3, 6}) {
+      const size_t bytes = g.storages[k].size * itemsize(g.storages[k].dtype);
+      EXPECT_EQ(std::memcmp(ref.at(k), got.at(k), bytes), 0) << "a=" << a << " %s" << k << "\n" << compare(g, k, ref.at(k), got.at(k), {});
+    }
+  }
+}
+
 TEST(LlvmCodegen, WhereOnEveryDtype) {
   SKIP_WITHOUT_LLVM();
   for (DType t : kDTypes) {

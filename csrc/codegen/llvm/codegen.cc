@@ -102,7 +102,7 @@ KernelBlob build(detail::Jit& jit, const Graph& g, const std::vector<const Stage
       const detail::StagePlan plan = detail::make_plan(g, *stages[i], "LLVM");
       auto part = std::make_unique<llvm::Module>(symbols[i], *ctx);
       jit.prepare(*part);
-      detail::Emitter emitter(g, plan, *part, jit.vector_math());
+      detail::Emitter emitter(g, plan, *part, jit.vector_math(), effort == Effort::kFull);
       emitter.emit(symbols[i]);
       std::string problems;
       llvm::raw_string_ostream os(problems);

@@ -38,6 +38,10 @@ void Emitter::emit_op(const Op& op) {
       if (g_.dtype_of(op.inputs[1]) != t) refuse("its inputs do not share one dtype");
       Value* a = load(op.inputs[0]);
       Value* c = load(op.inputs[1]);
+      if (no_nan_ && nan_tested(op)) {  // a is no NaN: c where c is one or they tie, as NumPy's
+        Value* first = op.code == OpCode::maximum ? b_.CreateFCmpOGT(a, c) : b_.CreateFCmpOLT(a, c);
+        return store(op.output, convert(b_.CreateSelect(first, a, c), t, out));
+      }
       return store(op.output, convert(scalar_op(op.code, t, {a, c}), is_comparison(op.code) ? DType::Bool : t, out));
     }
     case OpKind::Ternary: {
@@ -67,6 +71,22 @@ void Emitter::emit_op(const Op& op) {
     default: break;  // stage_plan refuses the other data-dependent kinds before any emitter sees them
   }
   refuse("a data-dependent op runs in the runtime's library");
+}
+
+bool Emitter::nan_tested(const Op& op) const {
+  if (op.code != OpCode::maximum && op.code != OpCode::minimum) return false;
+  const DType t = g_.dtype_of(op.inputs[0]);
+  const View& a = op.inputs[0];
+  if ((t != DType::Float32 && t != DType::Float64) || g_.dtype_of(op.inputs[1]) != t || p_.registers.count(a.storage))
+    return false;
+  if (std::any_of(a.strides.begin(), a.strides.end(), [](int64_t s) { return s != 0; })) return false;
+  const Storage& st = g_.storages[a.storage];
+  if (st.kind == StorageKind::Const && !st.data.empty()) return false;  // known, and folded by LLVM
+  auto writes = [&](const std::vector<Op>& ops) {
+    return std::any_of(ops.begin(), ops.end(), [&](const Op& o) { return o.output.storage == a.storage; });
+  };
+  if (writes(p_.ops)) return false;
+  return std::none_of(p_.members.begin(), p_.members.end(), [&](const StagePlan& m) { return writes(m.ops); });
 }
 
 Value* Emitter::scalar_op(OpCode code, DType t, const Values& args) {

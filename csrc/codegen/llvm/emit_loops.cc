@@ -14,8 +14,8 @@ namespace strider::detail {
 
 using llvm::Value;
 
-Emitter::Emitter(const Graph& g, const StagePlan& p, llvm::Module& m, bool vector_math)
-    : g_(g), p_(p), m_(m), ctx_(m.getContext()), b_(m.getContext()), vector_math_(vector_math) {}
+Emitter::Emitter(const Graph& g, const StagePlan& p, llvm::Module& m, bool vector_math, bool versions)
+    : g_(g), p_(p), m_(m), ctx_(m.getContext()), b_(m.getContext()), vector_math_(vector_math), versions_(versions) {}
 
 llvm::Value* Emitter::base_slot(llvm::Value* args, int sid) {
   const auto at = std::find(p_.bases.begin(), p_.bases.end(), sid);
@@ -420,15 +420,45 @@ void Emitter::emit(const std::string& name) {
     end_ = p_.splits() ? bound_[0] : i64(1);
   }
 
-  if (p_.members.empty()) {
-    emit_body();
-  } else {
-    std::vector<int> shared(p_.shared);
-    for (int a = 0; a < p_.shared; ++a) shared[a] = a;
-    nest(shared, [&] {
-      for (const StagePlan& m : p_.members) emit_member(m);
+  auto run = [&] {
+    if (p_.members.empty()) {
       emit_body();
-    }, outer_hints());
+    } else {
+      std::vector<int> shared(p_.shared);
+      for (int a = 0; a < p_.shared; ++a) shared[a] = a;
+      nest(shared, [&] {
+        for (const StagePlan& m : p_.members) emit_member(m);
+        emit_body();
+      }, outer_hints());
+    }
+  };
+  // the version where no nan_tested operand holds a NaN (each tested once, here), else the other
+  Value* nan = nullptr;
+  std::vector<const View*> tested;
+  for (const Op& op : p_.ops)
+    if (versions_ && rank > 0 && nan_tested(op) && std::none_of(tested.begin(), tested.end(), [&](const View* v) { return *v == op.inputs[0]; })) {
+      tested.push_back(&op.inputs[0]);
+      Value* x = load(op.inputs[0]);
+      Value* is_nan = b_.CreateFCmpUNO(x, x);
+      nan = nan ? b_.CreateOr(nan, is_nan) : is_nan;
+    }
+  if (!nan) {
+    run();
+  } else {
+    llvm::Function* f = b_.GetInsertBlock()->getParent();
+    auto* plain = llvm::BasicBlock::Create(ctx_, "no.nan", f);
+    auto* general = llvm::BasicBlock::Create(ctx_, "nan", f);
+    auto* join = llvm::BasicBlock::Create(ctx_, "versions.end", f);
+    b_.CreateCondBr(nan, general, plain);
+    for (auto [block, no_nan] : {std::pair{plain, true}, {general, false}}) {
+      b_.SetInsertPoint(block);
+      no_nan_ = no_nan;
+      std::fill(reg_.begin(), reg_.end(), nullptr);
+      run();
+      b_.CreateBr(join);
+    }
+    no_nan_ = false;
+    b_.SetInsertPoint(join);
   }
   b_.CreateRet(b_.CreateLoad(i32, err_));
 

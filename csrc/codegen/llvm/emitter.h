@@ -25,7 +25,8 @@ void drop_unused_vector_math(llvm::Module& m);
 
 class Emitter {
  public:
-  Emitter(const Graph& g, const StagePlan& p, llvm::Module& m, bool vector_math);
+  /// `versions`: the stage may run in versions (nan_tested), where the code is optimized anyway.
+  Emitter(const Graph& g, const StagePlan& p, llvm::Module& m, bool vector_math, bool versions = false);
   /// Defines `name`(ptr args) -> i32, which runs the stage (args[0]: the bases, args[1]: scratch,
   /// args[2]: where each storage the stage's text names is among the bases),
   /// and the internal `name`_body(args, begin, end) -> i32 over part of axis 0 (what the thread
@@ -72,6 +73,11 @@ class Emitter {
   void set_scopes(llvm::Instruction* access, int object);
 
   // --- emit_elementwise.cc
+  /// Whether op is a float maximum or minimum whose first operand is loop-invariant, read from
+  /// memory the stage does not write (NMS's x1[i] in np.maximum(x1[i], x1[order[1:]])): where
+  /// that operand is no NaN, NumPy's maximum is a > b ? a : b, one vector max. emit() then runs
+  /// the stage in two versions: one where no such operand holds a NaN, one as written.
+  bool nan_tested(const Op& op) const;
   /// Runs one non-reduction op at the current point.
   void emit_op(const Op& op);
   /// st::<op> of ops/scalar_ops.inc on inputs of dtype t (refused where ops.def has no loop);
@@ -137,6 +143,8 @@ class Emitter {
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
   bool vector_math_;
+  bool versions_;
+  bool no_nan_ = false;              // emitting the version where no nan_tested operand is a NaN
   int cur_op_ = -1;                  // index into p_.ops, for messages
   llvm::Value* begin_ = nullptr;     // the body's range of axis 0
   llvm::Value* end_ = nullptr;

@@ -292,6 +292,41 @@ TEST(LlvmCodegen, AnExtremumOfALoopInvariantOperandRunsInAVersionForNoNaN) {
   }
 }
 
+TEST(LlvmCodegen, AnExtremumOfAnOperandReusedAlongALoopRunsInAVersionForNoNaN) {
+  SKIP_WITHOUT_LLVM();
+  // mmdet's bbox_overlaps: every anchor's corner (reused along the gt boxes' loop) against every
+  // gt box's; the stage tests the anchors' corners for a NaN before its loops, serial or split
+  // across the thread pool, and either version must be the reference's bit for bit
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f32[160] arg 0
+    %s1 = storage f32[64] arg 1
+    %s2 = storage f32[640] arg 2
+    %s3 = storage f32[640] arg 3
+    op0 = maximum(%s0[40,16]{4,0}+0, %s1[40,16]{0,4}+0) -> %s2[40,16]{16,1}+0
+    op1 = minimum(%s0[40,16]{4,0}+2, %s1[40,16]{0,4}+2) -> %s3[40,16]{16,1}+0
+    return
+  })");
+  for (bool parallel : {false, true}) {
+    auto c = compile_stage(g, stage_of(g, {40, 16}, {0, 1}, {}, 8, parallel), nullptr);
+    EXPECT_NE(c->llvm_ir().find("versions.end"), std::string::npos) << c->llvm_ir();  // the two versions
+    for (int nan_at : {-1, 0, 2, 77, 159, 158}) {
+      Memory ref(g), got(g);
+      for (Memory* m : {&ref, &got}) {
+        float* a = reinterpret_cast<float*>(m->at(0));
+        float* b = reinterpret_cast<float*>(m->at(1));
+        for (int i = 0; i < 160; ++i) a[i] = (i % 5 == 0) ? -0.0f : static_cast<float>((i * 37) % 23) - 11.0f;
+        for (int i = 0; i < 64; ++i) b[i] = (i % 7 == 0) ? 0.0f : (i % 11 == 0) ? NAN : static_cast<float>((i * 13) % 17) - 8.0f;
+        if (nan_at >= 0) a[nan_at] = NAN;
+      }
+      run_reference(g, ref.ptrs);
+      c->run(got.bases().data());
+      for (int k : {2, 3})
+        EXPECT_EQ(std::memcmp(ref.at(k), got.at(k), 640 * sizeof(float)), 0)
+            << "parallel=" << parallel << " NaN at " << nan_at << " %s" << k << "\n" << compare(g, k, ref.at(k), got.at(k), {});
+    }
+  }
+}
+
 TEST(LlvmCodegen, WhereOnEveryDtype) {
   SKIP_WITHOUT_LLVM();
   for (DType t : kDTypes) {

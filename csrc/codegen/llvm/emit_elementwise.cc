@@ -79,7 +79,16 @@ bool Emitter::nan_tested(const Op& op) const {
   const View& a = op.inputs[0];
   if ((t != DType::Float32 && t != DType::Float64) || g_.dtype_of(op.inputs[1]) != t || p_.registers.count(a.storage))
     return false;
-  if (std::any_of(a.strides.begin(), a.strides.end(), [](int64_t s) { return s != 0; })) return false;
+  // invariant, or (in a plain loop nest) reused along a loop: its elements, tested before the
+  // loops, are at most a quarter of the points (mmdet's bbox_overlaps: an anchor's corner against
+  // every gt box)
+  if (std::any_of(a.strides.begin(), a.strides.end(), [](int64_t s) { return s != 0; })) {
+    if (a.ndim() != p_.rank() || !p_.tails.empty() || !p_.members.empty() || !p_.folded.empty()) return false;
+    int64_t footprint = 1;
+    for (int d = 0; d < a.ndim(); ++d)
+      if (a.strides[d] != 0) footprint *= p_.domain[d];
+    if (footprint * 4 > shape_numel(p_.domain)) return false;
+  }
   const Storage& st = g_.storages[a.storage];
   if (st.kind == StorageKind::Const && !st.data.empty()) return false;  // known, and folded by LLVM
   auto writes = [&](const std::vector<Op>& ops) {

@@ -188,6 +188,30 @@ void Emitter::prefetch_strided(size_t begin, size_t end, int axis) {
     }
 }
 
+Value* Emitter::any_nan(const View& v) {
+  // the elements the stage's points read: loops over the axes v walks (axis 0 within the body's
+  // range where the body splits it), the others at 0
+  std::vector<int> walked;
+  for (int d = 0; d < v.ndim(); ++d)
+    if (v.strides[d] != 0) walked.push_back(d);
+  std::function<Value*(size_t, Value*)> over = [&](size_t k, Value* nan) -> Value* {
+    if (k == walked.size()) {
+      Value* x = load(v);
+      return b_.CreateOr(nan, b_.CreateFCmpUNO(x, x));
+    }
+    const int d = walked[k];
+    Value* lo = d == 0 && p_.splits() ? begin_ : i64(0);
+    Value* hi = d == 0 && p_.splits() ? end_ : bound_[d];
+    const Values out = loop(lo, hi, {nan}, [&](Value* i, const Values& c) {
+      idx_[d] = i;
+      return Values{over(k + 1, c[0])};
+    }, nullptr);
+    idx_[d] = nullptr;
+    return out[0];
+  };
+  return over(0, b_.getFalse());
+}
+
 Value* Emitter::element_index(const View& v) {
   Value* at = i64(v.offset);
   for (int d = 0; d < v.ndim(); ++d) {
@@ -438,8 +462,7 @@ void Emitter::emit(const std::string& name) {
   for (const Op& op : p_.ops)
     if (versions_ && rank > 0 && nan_tested(op) && std::none_of(tested.begin(), tested.end(), [&](const View* v) { return *v == op.inputs[0]; })) {
       tested.push_back(&op.inputs[0]);
-      Value* x = load(op.inputs[0]);
-      Value* is_nan = b_.CreateFCmpUNO(x, x);
+      Value* is_nan = any_nan(op.inputs[0]);
       nan = nan ? b_.CreateOr(nan, is_nan) : is_nan;
     }
   if (!nan) {

@@ -64,6 +64,8 @@ class Emitter {
   /// The run-time extent held at `at` (an i64), clamped to [0, bound] as the reference does.
   llvm::Value* run_time_extent(llvm::Value* at, int64_t bound);
   llvm::Value* element_index(const View& v);
+  /// Whether any element of v that the stage's points read is a NaN (loops over the axes v walks).
+  llvm::Value* any_nan(const View& v);
   // Prefetches, a page ahead along `axis`, the memory the ops in [begin, end) read an element
   // per cache line or fewer of (a column of rows: a compaction's predicate).
   void prefetch_strided(size_t begin, size_t end, int axis);
@@ -73,10 +75,11 @@ class Emitter {
   void set_scopes(llvm::Instruction* access, int object);
 
   // --- emit_elementwise.cc
-  /// Whether op is a float maximum or minimum whose first operand is loop-invariant, read from
-  /// memory the stage does not write (NMS's x1[i] in np.maximum(x1[i], x1[order[1:]])): where
-  /// that operand is no NaN, NumPy's maximum is a > b ? a : b, one vector max. emit() then runs
-  /// the stage in two versions: one where no such operand holds a NaN, one as written.
+  /// Whether op is a float maximum or minimum whose first operand is loop-invariant or reused
+  /// along a loop, read from memory the stage does not write (NMS's x1[i] in
+  /// np.maximum(x1[i], x1[order[1:]])): where that operand is no NaN, NumPy's maximum is
+  /// a > b ? a : b, one vector max. emit() then runs the stage in two versions: one where no such
+  /// operand holds a NaN, one as written.
   bool nan_tested(const Op& op) const;
   /// Runs one non-reduction op at the current point.
   void emit_op(const Op& op);

@@ -137,46 +137,49 @@ void Emitter::emit_compress() {
   auto ones = [&](Value* lo, Value* hi, Value* k) {
     return loop(lo, hi, {k}, [&](Value* j, const Values& c) { return Values{one(j, c[0])}; }, outer_hints())[0];
   };
+  // elements [from, from + 64 * words) of a contiguous mask, a word of 64 at a time: a word of
+  // false costs a compare, each kept element j a bit scan and kept(j, c), with c carried
+  constexpr int64_t kWord = 64;
+  auto each_kept = [&](Value* from, Value* words, const Values& init, const std::function<Values(Value*, const Values&)>& kept) {
+    auto* bytes = llvm::FixedVectorType::get(i8t, kWord);
+    return loop(i64(0), words, init, [&](Value* w, const Values& c) {
+      Value* j = b_.CreateAdd(from, b_.CreateMul(w, i64(kWord), "", true, true));
+      Value* bits = b_.CreateBitCast(b_.CreateICmpNE(load_mask(bytes, j), llvm::Constant::getNullValue(bytes)), i64t);
+      Values carried{bits};
+      carried.insert(carried.end(), c.begin(), c.end());
+      const Values out = loop(i64(0), b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, bits), carried, [&](Value*, const Values& d) {
+        Values next{b_.CreateAnd(d[0], b_.CreateSub(d[0], i64(1)))};
+        const Values rest = kept(b_.CreateAdd(j, b_.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, d[0], b_.getTrue())),
+                                 Values(d.begin() + 1, d.end()));
+        next.insert(next.end(), rest.begin(), rest.end());
+        return next;
+      }, nullptr);
+      return Values(out.begin() + 1, out.end());
+    }, outer_hints());
+  };
   // Rows of a cache line or more, a few percent of a large prediction kept: each one's lines are
   // requested for all the block's kept rows before any moves, so their misses overlap instead of
   // each row's waiting in turn (YOLOv5's rows of 85 floats out of memory, 7% of the stage)
   auto far = [](const Move& mv) { return mv.src->ndim() > 1 && mv.src_row.is_c_contiguous() && mv.src_row.numel() * mv.size >= 64; };
   const bool far_rows = std::any_of(moves.begin(), moves.end(), far);
-  auto prefetch_kept = [&](Value* from, Value* words, llvm::Type* bytes) {
-    loop(i64(0), words, {}, [&](Value* w, const Values&) {
-      Value* j = b_.CreateAdd(from, b_.CreateMul(w, i64(64), "", true, true));
-      Value* bits = b_.CreateBitCast(b_.CreateICmpNE(load_mask(bytes, j), llvm::Constant::getNullValue(bytes)), i64t);
-      loop(i64(0), b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, bits), {bits}, [&](Value*, const Values& d) {
-        Value* r = b_.CreateAdd(j, b_.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, d[0], b_.getTrue()));
-        for (const Move& mv : moves) {
-          if (!far(mv)) continue;
-          const int64_t row = mv.src_row.numel() * mv.size;
-          Value* first = at(*mv.src, mv.elem, r);
-          for (int64_t off = 0; off < row + 63; off += 64)  // the row's last byte's line too
-            b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
-                               {b_.CreateGEP(i8t, first, i64(std::min(off, row - 1))), b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
-        }
-        return Values{b_.CreateAnd(d[0], b_.CreateSub(d[0], i64(1)))};
-      }, nullptr);
-      return Values{};
-    }, outer_hints());
+  auto prefetch_row = [&](Value* j, const Values&) {
+    for (const Move& mv : moves) {
+      if (!far(mv)) continue;
+      const int64_t row = mv.src_row.numel() * mv.size;
+      Value* first = at(*mv.src, mv.elem, j);
+      for (int64_t off = 0; off < row + 63; off += 64) prefetch(b_.CreateGEP(i8t, first, i64(std::min(off, row - 1))));  // the last byte's line too
+    }
+    return Values{};
   };
-  // elements [from, to) of a contiguous mask, 64 at a time: a word of false costs a compare,
-  // each kept element a bit scan (a score threshold keeps a few percent of a prediction's rows)
+  // elements [from, to) of a contiguous mask (a score threshold keeps a few percent of a
+  // prediction's rows): whole words by each_kept, then one at a time
   auto sparse = [&](Value* from, Value* to, Value* k) {
-    constexpr int64_t kWord = 64;
-    auto* bytes = llvm::FixedVectorType::get(i8t, kWord);
     Value* words = b_.CreateSDiv(b_.CreateSub(to, from), i64(kWord));
-    if (slab && far_rows) prefetch_kept(from, words, bytes);
-    k = loop(i64(0), words, {k}, [&](Value* w, const Values& c) {
-      Value* j = b_.CreateAdd(from, b_.CreateMul(w, i64(kWord), "", true, true));
-      Value* bits = b_.CreateBitCast(b_.CreateICmpNE(load_mask(bytes, j), llvm::Constant::getNullValue(bytes)), i64t);
-      Value* set = b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, bits);
-      return Values{loop(i64(0), set, {bits, c[0]}, [&](Value*, const Values& d) {
-        move_kept(b_.CreateAdd(j, b_.CreateBinaryIntrinsic(llvm::Intrinsic::cttz, d[0], b_.getTrue())), d[1]);
-        return Values{b_.CreateAnd(d[0], b_.CreateSub(d[0], i64(1))), b_.CreateAdd(d[1], i64(1))};
-      }, nullptr)[1]};
-    }, outer_hints())[0];
+    if (slab && far_rows) each_kept(from, words, {}, prefetch_row);
+    k = each_kept(from, words, {k}, [&](Value* j, const Values& c) {
+      move_kept(j, c[0]);
+      return Values{b_.CreateAdd(c[0], i64(1))};
+    })[0];
     return ones(b_.CreateAdd(from, b_.CreateMul(words, i64(kWord))), to, k);
   };
   // a 64-byte vector of the narrowest elements per step; wider ones move in several

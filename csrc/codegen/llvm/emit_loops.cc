@@ -183,9 +183,13 @@ void Emitter::prefetch_strided(size_t begin, size_t end, int axis) {
       seen.push_back(&v);
       // a plain GEP: the address may lie past the storage, which a prefetch may
       Value* at = b_.CreateAdd(element_index(v), i64(std::max<int64_t>(1, kAhead / bytes) * v.strides[axis]));
-      b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()},
-                         {b_.CreateGEP(mem_type(g_.dtype_of(v)), base_[v.storage], at), b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+      prefetch(b_.CreateGEP(mem_type(g_.dtype_of(v)), base_[v.storage], at));
     }
+}
+
+void Emitter::prefetch(Value* address) {
+  // for reading, into every cache level, as data
+  b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {b_.getPtrTy()}, {address, b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
 }
 
 Value* Emitter::any_nan(const View& v) {
@@ -459,12 +463,14 @@ void Emitter::emit(const std::string& name) {
   // the version where no nan_tested operand holds a NaN (each tested once, here), else the other
   Value* nan = nullptr;
   std::vector<const View*> tested;
-  for (const Op& op : p_.ops)
-    if (versions_ && rank > 0 && nan_tested(op) && std::none_of(tested.begin(), tested.end(), [&](const View* v) { return *v == op.inputs[0]; })) {
-      tested.push_back(&op.inputs[0]);
-      Value* is_nan = any_nan(op.inputs[0]);
-      nan = nan ? b_.CreateOr(nan, is_nan) : is_nan;
-    }
+  for (const Op& op : p_.ops) {
+    if (!versions_ || rank == 0 || !nan_tested(op) ||
+        std::any_of(tested.begin(), tested.end(), [&](const View* v) { return *v == op.inputs[0]; }))
+      continue;
+    tested.push_back(&op.inputs[0]);
+    Value* is_nan = any_nan(op.inputs[0]);
+    nan = nan ? b_.CreateOr(nan, is_nan) : is_nan;
+  }
   if (!nan) {
     run();
   } else {

@@ -69,6 +69,8 @@ class Emitter {
   // Prefetches, a page ahead along `axis`, the memory the ops in [begin, end) read an element
   // per cache line or fewer of (a column of rows: a compaction's predicate).
   void prefetch_strided(size_t begin, size_t end, int axis);
+  /// A prefetch of the line holding `address` (which may lie outside every storage).
+  void prefetch(llvm::Value* address);
   llvm::Value* load(const View& v, llvm::Value* shift = nullptr);  // shift: elements past v's element
   void store(const View& v, llvm::Value* x);
   /// Memory accesses to different storages (and scratch arrays) never alias: one scope each.

@@ -81,7 +81,7 @@ void check_hazards(const Graph& g, const StagePlan& p, size_t n) {
       if (!p.registers.count(v.storage)) list.push_back({&v, false, k});
     if (!p.registers.count(op.output.storage)) list.push_back({&op.output, true, k});
   }
-  if (n == 0) return;
+  if (n == 0 || p.rank() == 0) return;  // one point: its ops run in program order
   const size_t last = n - 1;
   const bool reduction = op_kind(p.ops[last].code) == OpKind::Reduce;
   for (size_t i = 0; i < list.size(); ++i)
@@ -228,7 +228,10 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const Op& op = p.ops[k];
     if (static_cast<int>(op.inputs.size()) != op_arity(op.code)) refuse(p, k, "wrong number of inputs");
-    if (runs_in_library(op) && !(p.compress && k >= p.first_compress)) refuse(p, k, "a data-dependent op runs in the runtime's library");
+    const bool scalar = joins_scalar_stage(op) && backend == "LLVM";
+    if (scalar && rank != 0) refuse(p, k, "a check or append of one element runs in a 0-d stage");
+    if (runs_in_library(op) && !scalar && !(p.compress && k >= p.first_compress))
+      refuse(p, k, "a data-dependent op runs in the runtime's library");
     for (const View& v : op.inputs)
       if (v.storage < 0 || v.storage >= static_cast<int>(g.storages.size())) refuse(p, k, "unknown storage");
     if (op.output.storage < 0 || op.output.storage >= static_cast<int>(g.storages.size())) refuse(p, k, "unknown storage");
@@ -254,6 +257,7 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
       if (op.inputs[1].shape[0] != p.domain[0]) refuse(p, k, "its source's rows are not its mask's elements");
       continue;
     }
+    if (joins_scalar_stage(op)) continue;  // 0-d values, an append's list and a message the emitter addresses itself
     for (View& v : op.inputs) fit_view(p, k, v, false);
     fit_view(p, k, op.output, op_kind(op.code) == OpKind::Reduce && !(p.compress && k + 1 == p.first_compress));
   }

@@ -125,6 +125,15 @@ inline bool is_domain_gather(const Op& op) { return op.code == OpCode::take && o
 /// Whether the runtime's library runs `op`, as a stage of its own: a data-dependent op but a
 /// domain gather, which stages compile.
 inline bool runs_in_library(const Op& op) { return is_data_dependent(op.code) && !is_domain_gather(op); }
+/// Whether `op` tests or appends one element: a Check of a 0-d value, or an append of a 0-d
+/// value to a 1-d list of static extent. On the CPU such an op joins a 0-d stage, which compiles
+/// it (a loop's trip then runs its index checks and list appends in one kernel with its scalar
+/// ops); elsewhere the library runs it, a stage of its own.
+inline bool joins_scalar_stage(const Op& op) {
+  if (op_kind(op.code) == OpKind::Check) return op.output.ndim() == 0 && op.inputs[0].ndim() == 0;
+  return op.code == OpCode::append && op.inputs[0].ndim() == 0 && op.inputs[1].ndim() == 0 &&
+         op.output.ndim() == 1 && !op.output.is_dynamic();
+}
 
 /// A traced function: storages, ops in program order, and the views it returns.
 struct Graph {

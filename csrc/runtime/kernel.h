@@ -19,7 +19,9 @@ class CompiledStage {
   /// Runs the whole loop nest. bases[s] is the base address of storage s (indexed like
   /// Graph::storages; entries for the stage's register storages may be null). Throws
   /// std::domain_error where the reference throws at run time (kMayFail ops: an integer power with
-  /// a negative exponent); elements before it may have been written, as in the reference.
+  /// a negative exponent); elements before it may have been written, as in the reference. A check
+  /// or append compiled in the stage (joins_scalar_stage) throws what the library's would, the
+  /// ops before it having run and none after.
   virtual void run(char* const* bases) const = 0;
   /// The optimized module as .ll text (dumps, tests); empty for a quick kernel (codegen.h's
   /// Effort::kQuick).

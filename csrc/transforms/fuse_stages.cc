@@ -68,6 +68,7 @@ bool gather_over_domain(Op& op) {
 Placed place(const Op& op, Target target) {
   Placed p{{}, op, {}};
   if (target == Target::Cpu && op.code == OpCode::take && gather_over_domain(p.op)) return over_output(std::move(p));
+  if (target == Target::Cpu && joins_scalar_stage(op)) return p;  // one point, among a 0-d stage's ops
   if (is_data_dependent(op.code)) {  // a stage of its own, run by the library as it is
     p.domain = op.output.shape;
     // on the CPU a compress walks its mask: rows move whole (emit_compress.cc)
@@ -186,10 +187,11 @@ class Fuser {
       return why;
     }
     if (cur_.is_reduction()) return "a reduction ends its stage";
-    if (runs_in_library(cur_.ops.back())) return std::string(op_name(cur_.ops.back().code)) + " runs as a stage of its own";
-    if (runs_in_library(p.op)) return std::string(op_name(p.op.code)) + " runs as a stage of its own";
+    if (alone(cur_.ops.back())) return std::string(op_name(cur_.ops.back().code)) + " runs as a stage of its own";
+    if (alone(p.op)) return std::string(op_name(p.op.code)) + " runs as a stage of its own";
     if (p.domain != cur_.domain)
       return "its loop domain " + shape_text(p.domain) + " differs from the stage's " + shape_text(cur_.domain);
+    if (p.domain.empty()) return "";  // one point: the stage runs its ops in program order
     // a gather may read any row of its source: no op of its stage may write there
     for (const Op& op : cur_.ops) {
       if (is_domain_gather(p.op) && op.output.storage == p.op.inputs[0].storage)
@@ -208,6 +210,10 @@ class Fuser {
             return "it reduces into %s" + std::to_string(p.op.output.storage) + ", which an earlier op of the stage touches";
     return point_conflict(open_accesses_, accesses);
   }
+
+  // Whether op runs as a stage of its own: the library's ops, but on the CPU a check or append of
+  // one element, which a 0-d stage compiles.
+  bool alone(const Op& op) const { return runs_in_library(op) && !(target_ == Target::Cpu && joins_scalar_stage(op)); }
 
   // On the CPU a reduction over axis 0 makes its stage serial. Where the open stage stores a
   // result read outside it anyway and has the points to run in parallel (default_schedule's
@@ -261,7 +267,9 @@ class Fuser {
     open_.push_back(std::move(p));
   }
 
-  // Closes the open stage, after a 0-d stage of the ops hoisted before it.
+  // Closes the open stage, after a 0-d stage of the ops hoisted before it: the 0-d stage closed
+  // just before it where that one may take them (a loop's trip then runs its scalar ops in one
+  // kernel, in the order they ran in two).
   void close() {
     if (open_.empty()) return;
     if (!hoisted_.empty()) {
@@ -273,6 +281,11 @@ class Fuser {
       cur_ = Stage{};
       open_.clear();
       open_accesses_.clear();
+      if (!sg_.stages.empty() && takes_scalar_ops(sg_.stages.back())) {
+        Stage last = std::move(sg_.stages.back());
+        sg_.stages.pop_back();
+        for (size_t k = 0; k < last.ops.size(); ++k) join(last.op_ids[k], Placed{{}, last.ops[k], {}});
+      }
       for (auto& [id, p] : hoisted) join(id, std::move(p));
       close_open();
       cur_ = std::move(later);
@@ -280,6 +293,11 @@ class Fuser {
       open_accesses_ = std::move(later_accesses);
     }
     close_open();
+  }
+
+  // Whether 0-d ops may join stage s after its own (why_not's rules for a 0-d stage).
+  bool takes_scalar_ops(const Stage& s) const {
+    return s.domain.empty() && !s.is_reduction() && std::none_of(s.ops.begin(), s.ops.end(), [&](const Op& op) { return alone(op); });
   }
 
   // A temporary the stage writes once and reads only through the same view, that nothing

@@ -15,6 +15,7 @@
 #include "codegen/llvm/codegen.h"
 #include "driver/driver.h"
 #include "ops/numpy_loops.h"
+#include "runtime/data_dependent.h"
 #include "runtime/elementwise.h"
 #include "runtime/executor.h"
 #include "runtime/thread_pool.h"
@@ -905,6 +906,76 @@ TEST(LlvmCodegen, StagesFromTheFusionPassMatchTheReference) {
   execute(jit, got.ptrs);
   EXPECT_EQ(compare(g, 0, ref.at(0), got.at(0), {4, 10}), "");
   for (size_t i = 0; i < jit.kernels.size(); ++i) EXPECT_TRUE(jit.kernels[i]) << jit.fallbacks[i];
+}
+
+TEST(LlvmCodegen, ChecksAndAppendsOfOneElementRunInTheirZeroDStage) {
+  SKIP_WITHOUT_LLVM();
+  // an NMS loop's trip: i = order[0] checked against the order's length, keep.append(i), a read
+  // at i, a length checked nonempty and the list's length checked against it; the argument
+  // writes before a failing check happen and those after it do not, and each failure is the
+  // library's own exception
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage i64[1] arg 0
+    %s1 = storage i64[1] arg 1
+    %s2 = storage f32[8] arg 2
+    %s3 = storage f32[1] arg 3
+    %s4 = storage i64[1] temp
+    %s5 = storage i64[1] arg 4
+    %s6 = storage i64[4] arg 5
+    %s7 = storage f32[1] arg 6
+    %s8 = storage i64[1] const 0x0100000000000000
+    %s9 = storage i64[1] arg 7
+    %s10 = storage i32[2] const 0x2800000029000000
+    %s11 = storage i64[1] temp
+    %s12 = storage i64[1] temp
+    %s13 = storage i64[1] temp
+    op0 = copy(%s2[]{}+7) -> %s3[]{}+0
+    op1 = check_index(%s0[]{}+0, %s1[]{}+0) axes=[0] -> %s4[]{}+0
+    op2 = append(%s5[]{}+0, %s4[]{}+0) -> %s6[4]{1}+0
+    op3 = add(%s5[]{}+0, %s8[]{}+0) -> %s13[]{}+0
+    op4 = copy(%s13[]{}+0) -> %s5[]{}+0
+    op5 = take(%s2[8]{1}+0, %s4[]{}+0) -> %s7[]{}+0
+    op6 = check_nonempty(%s9[]{}+0) axes=[2] -> %s11[]{}+0
+    op7 = check_equal(%s5[]{}+0, %s11[]{}+0, %s10[2]{1}+0) -> %s12[]{}+0
+    op8 = copy(%s12[]{}+0) -> %s9[]{}+0
+    return
+  })");
+  Program jit = lower(g);
+  ASSERT_EQ(jit.stages.stages.size(), 1u) << print_stages(g, jit.stages);
+  ASSERT_TRUE(jit.kernels[0]) << jit.fallbacks[0];
+  ASSERT_EQ(print_graph(jit.graph), print_graph(g));  // the same storages: one Memory layout serves both
+  auto outcome = [&](Memory& m, auto&& run) {
+    try {
+      run(m);
+    } catch (const LoopBoundExceeded& e) {
+      return std::string("LoopBoundExceeded: ") + e.what();
+    } catch (const std::out_of_range& e) {
+      return std::string("IndexError: ") + e.what();
+    } catch (const std::invalid_argument& e) {
+      return std::string("ValueError: ") + e.what();
+    }
+    return std::string("ok");
+  };
+  int failures = 0;
+  for (int64_t i : {-9, -8, -1, 0, 5, 7, 8})
+    for (int64_t length : {-1, 0, 2, 3, 4})
+      for (int64_t expected : {0, 3, 4}) {
+        Memory ref(g), got(g);
+        for (Memory* m : {&ref, &got}) {
+          fill(DType::Float32, m->at(2), 8, 3);
+          *reinterpret_cast<int64_t*>(m->at(0)) = i;
+          *reinterpret_cast<int64_t*>(m->at(1)) = 8;
+          *reinterpret_cast<int64_t*>(m->at(5)) = length;
+          *reinterpret_cast<int64_t*>(m->at(9)) = expected;
+        }
+        const std::string want = outcome(ref, [&](Memory& m) { run_reference(g, m.ptrs); });
+        const std::string have = outcome(got, [&](Memory& m) { execute(jit, m.ptrs); });
+        failures += want != "ok";
+        EXPECT_EQ(have, want) << "i=" << i << " length=" << length << " expected=" << expected;
+        for (int s : {3, 5, 6, 7, 9})
+          EXPECT_EQ(compare(g, s, ref.at(s), got.at(s), {}), "") << "i=" << i << " length=" << length << " expected=" << expected;
+      }
+  EXPECT_GT(failures, 20);  // every check fails somewhere
 }
 
 TEST(LlvmCodegen, ScalarEmptyAndUnrolledStages) {

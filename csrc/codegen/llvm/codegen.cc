@@ -13,6 +13,7 @@
 
 #include "codegen/llvm/emitter.h"
 #include "codegen/llvm/jit.h"
+#include "runtime/data_dependent.h"
 #include "support/flags.h"
 
 namespace strider {
@@ -24,16 +25,22 @@ class LlvmStage final : public CompiledStage {
   // `code` holds the group's object, `ir` its module's text: shared by the group's stages (and
   // by stages of one text: `storages`, this one's in stage_storages' order, tells them apart)
   LlvmStage(std::shared_ptr<detail::JitCode> code, std::shared_ptr<const std::string> ir,
-            const KernelBlob::Entry& entry, bool from_disk, const std::vector<int>& storages)
-      : ir_(std::move(ir)), code_(std::move(code)), storages_(storages.begin(), storages.end()),
-        scratch_bytes_(entry.scratch_bytes), from_disk_(from_disk) {
+            const KernelBlob::Entry& entry, bool from_disk, const Stage& stage)
+      : ir_(std::move(ir)), code_(std::move(code)), scratch_bytes_(entry.scratch_bytes), from_disk_(from_disk) {
+    const std::vector<int> storages = detail::stage_storages(stage);
+    storages_.assign(storages.begin(), storages.end());
+    if (std::any_of(stage.ops.begin(), stage.ops.end(), joins_scalar_stage)) ops_ = stage.ops;
     entry_ = reinterpret_cast<Entry>(code_->lookup(entry.symbol));  // links the object
   }
 
   void run(char* const* bases) const override {
     std::unique_ptr<uint64_t[]> scratch(scratch_bytes_ ? new uint64_t[(scratch_bytes_ + 7) / 8] : nullptr);
-    void* args[3] = {const_cast<char**>(bases), scratch.get(), const_cast<int64_t*>(storages_.data())};
-    if (entry_(args) != 0) throw std::domain_error(kMayFailMessage);
+    int64_t failed[2] = {0, 0};  // what a failing check reports (Emitter::fail_if)
+    void* args[4] = {const_cast<char**>(bases), scratch.get(), const_cast<int64_t*>(storages_.data()), failed};
+    const int32_t code = entry_(args);
+    if (code == 0) return;
+    if (code == 1) throw std::domain_error(kMayFailMessage);
+    throw_check_failure(ops_.at(code - 2), failed[0], failed[1], bases);
   }
 
   const std::string& llvm_ir() const override { return *ir_; }
@@ -44,6 +51,7 @@ class LlvmStage final : public CompiledStage {
   std::shared_ptr<const std::string> ir_;
   std::shared_ptr<detail::JitCode> code_;
   std::vector<int64_t> storages_;  // where the storages its code names are among the bases
+  std::vector<Op> ops_;            // the stage's ops where one may fail (joins_scalar_stage)
   Entry entry_ = nullptr;
   size_t scratch_bytes_;
   bool from_disk_;
@@ -144,8 +152,7 @@ CompiledGroup load(detail::Jit& jit, const KernelBlob& blob, bool from_disk, con
   for (size_t i = 0; i < blob.entries.size(); ++i) {
     const KernelBlob::Entry& e = blob.entries[i];
     out.kernels.push_back(e.symbol.empty() ? nullptr
-                                           : std::make_unique<LlvmStage>(code, ir, e, from_disk,
-                                                                         detail::stage_storages(*stages[i])));
+                                           : std::make_unique<LlvmStage>(code, ir, e, from_disk, *stages[i]));
     out.refused.push_back(e.refused);
   }
   return out;

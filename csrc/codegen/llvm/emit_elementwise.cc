@@ -60,6 +60,43 @@ void Emitter::emit_op(const Op& op) {
                                           {load(op.inputs[0]), load(op.inputs[1]), i}));
     }
     case OpKind::Reduce: refuse("a reduction must be the last op of its stage");
+    case OpKind::Check: {
+      if (!joins_scalar_stage(op)) break;
+      // the value passes through where it holds; else the stage stops here (ops.def)
+      Value* x = load(op.inputs[0]);
+      Value* bad = nullptr;
+      Value* a = i64(0);
+      Value* n = i64(0);
+      switch (op.code) {
+        case OpCode::check_index:
+          a = x;
+          n = load(op.inputs[1]);
+          bad = b_.CreateOr(b_.CreateICmpSLT(x, b_.CreateNeg(n)), b_.CreateICmpSGE(x, n));
+          fail_if(bad, a, n);
+          return store(op.output, b_.CreateSelect(b_.CreateICmpSLT(x, i64(0)), b_.CreateAdd(x, n), x));
+        case OpCode::check_nonempty: bad = b_.CreateICmpEQ(x, i64(0)); break;
+        case OpCode::check_assert: bad = b_.CreateNot(x); break;
+        case OpCode::check_equal:
+          a = x;
+          n = load(op.inputs[1]);
+          bad = b_.CreateICmpNE(x, n);
+          break;
+        default: refuse("an unknown check");
+      }
+      fail_if(bad, a, n);
+      return store(op.output, x);
+    }
+    case OpKind::Scatter: {
+      if (!joins_scalar_stage(op)) break;
+      // append: the element at the list's length, which stays within its room (ops.def)
+      if (g_.dtype_of(op.inputs[1]) != out) refuse("it appends another dtype than its list's");
+      Value* at = load(op.inputs[0]);
+      Value* x = load(op.inputs[1]);
+      const int64_t rows = op.output.shape[0];
+      fail_if(b_.CreateOr(b_.CreateICmpSLT(at, i64(0)), b_.CreateICmpSGE(at, i64(rows))), at, i64(rows));
+      const View element{op.output.storage, {}, {}, op.output.offset, {}};
+      return store(element, x, b_.CreateMul(at, i64(op.output.strides[0]), "", false, true));
+    }
     case OpKind::Gather: {
       if (!is_domain_gather(op)) break;
       // the point's element of the row its index names (ops.def), the index checked before

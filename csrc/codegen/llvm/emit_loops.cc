@@ -259,16 +259,37 @@ Value* Emitter::load(const View& v, Value* shift) {
   return t == DType::Bool ? b_.CreateICmpNE(x, b_.getInt8(0)) : x;
 }
 
-void Emitter::store(const View& v, Value* x) {
+void Emitter::store(const View& v, Value* x, Value* shift) {
   const DType t = g_.dtype_of(v);
   if (p_.registers.count(v.storage)) {
+    if (shift) refuse("it scatters into register %s" + std::to_string(v.storage));
     reg_[v.storage] = x;
     return;
   }
   if (t == DType::Bool) x = b_.CreateZExt(x, b_.getInt8Ty());
   if (t == DType::Float16) x = b_.CreateFPTrunc(x, b_.getHalfTy());  // exact: the value is rounded
-  Value* ptr = b_.CreateInBoundsGEP(mem_type(t), base_[v.storage], element_index(v));
+  Value* at = element_index(v);
+  if (shift) at = b_.CreateAdd(at, shift, "", false, true);
+  Value* ptr = b_.CreateInBoundsGEP(mem_type(t), base_[v.storage], at);
   set_scopes(b_.CreateAlignedStore(x, ptr, llvm::Align(itemsize(t))), object_of(v));
+}
+
+void Emitter::fail_if(Value* bad, Value* a, Value* b) {
+  if (p_.rank() != 0 || p_.parallel || !p_.members.empty()) refuse("a check runs in a 0-d stage");
+  llvm::Function* f = b_.GetInsertBlock()->getParent();
+  auto* fail = llvm::BasicBlock::Create(ctx_, "check.fail", f);
+  auto* ok = llvm::BasicBlock::Create(ctx_, "check.ok", f);
+  llvm::MDBuilder mdb(ctx_);
+  b_.CreateCondBr(bad, fail, ok, mdb.createBranchWeights(1, 1 << 20));
+  b_.SetInsertPoint(fail);
+  llvm::Type* ptr = b_.getPtrTy();
+  Value* record = b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, args_, 3));
+  b_.CreateStore(a, record);
+  b_.CreateStore(b, b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), record, 1));
+  // an integer power that failed before it stops the reference there: its error wins
+  Value* flagged = b_.CreateLoad(b_.getInt32Ty(), err_);
+  b_.CreateRet(b_.CreateSelect(b_.CreateICmpNE(flagged, b_.getInt32(0)), flagged, b_.getInt32(2 + cur_op_)));
+  b_.SetInsertPoint(ok);
 }
 
 namespace {
@@ -385,6 +406,7 @@ void Emitter::emit(const std::string& name) {
   }
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", body));
   Value* args = body->getArg(0);
+  args_ = args;
   if (p_.parallel) {
     begin_ = body->getArg(1);
     end_ = body->getArg(2);

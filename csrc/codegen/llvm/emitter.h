@@ -28,7 +28,8 @@ class Emitter {
   /// `versions`: the stage may run in versions (nan_tested), where the code is optimized anyway.
   Emitter(const Graph& g, const StagePlan& p, llvm::Module& m, bool vector_math, bool versions = false);
   /// Defines `name`(ptr args) -> i32, which runs the stage (args[0]: the bases, args[1]: scratch,
-  /// args[2]: where each storage the stage's text names is among the bases),
+  /// args[2]: where each storage the stage's text names is among the bases, args[3]: two i64 an
+  /// op that fails fills, fail_if),
   /// and the internal `name`_body(args, begin, end) -> i32 over part of axis 0 (what the thread
   /// pool calls). Nonzero results are errors. The scalar ops it calls are declared only:
   /// link_scalar_ops brings their bodies, once for every stage of a module.
@@ -72,7 +73,11 @@ class Emitter {
   /// A prefetch of the line holding `address` (which may lie outside every storage).
   void prefetch(llvm::Value* address);
   llvm::Value* load(const View& v, llvm::Value* shift = nullptr);  // shift: elements past v's element
-  void store(const View& v, llvm::Value* x);
+  void store(const View& v, llvm::Value* x, llvm::Value* shift = nullptr);
+  /// Where `bad` holds, the stage stops: the entry returns 2 + the current op's index with (a, b)
+  /// in the error record args[3] (for throw_check_failure), or the error already flagged. 0-d
+  /// stages only (one point, its ops in program order).
+  void fail_if(llvm::Value* bad, llvm::Value* a, llvm::Value* b);
   /// Memory accesses to different storages (and scratch arrays) never alias: one scope each.
   void set_scopes(llvm::Instruction* access, int object);
 
@@ -154,6 +159,7 @@ class Emitter {
   llvm::Value* begin_ = nullptr;     // the body's range of axis 0
   llvm::Value* end_ = nullptr;
   llvm::Value* scratch_ = nullptr;
+  llvm::Value* args_ = nullptr;      // the entry's args
   llvm::Value* err_ = nullptr;       // i32 slot, nonzero after a run-time error
   std::vector<llvm::Value*> base_;   // per storage
   std::vector<llvm::Value*> idx_;    // per axis: the loop index in scope

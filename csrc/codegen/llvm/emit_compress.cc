@@ -358,7 +358,7 @@ void Emitter::emit_compress() {
   // the step from element j, after k kept ones: each output's elements where `bits` holds, a
   // compressing store per 64 bytes, or with AVX2 32 bytes at a time, joined to its pending ones
   // (buffered) or stored whole (in_place); only the `active` lanes load
-  auto move_step = [&](Value* j, Value* k, Value* bits, Value* active) {
+  auto compact_step = [&](Value* j, Value* k, Value* bits, Value* active) {
     if (permute) {
       // the step's lanes as bits of an integer: a part's are a shift and a mask away
       Value* all = b_.CreateZExt(b_.CreateBitCast(bits, b_.getIntNTy(static_cast<unsigned>(lanes))), i64t);
@@ -387,6 +387,30 @@ void Emitter::emit_compress() {
         if (part + per < lanes) to = b_.CreateAdd(to, kept(sel));
       }
     }
+  };
+  // the same where every lane of a whole step is kept (an NMS trip drops a few of thousands of
+  // candidates): its lanes move as they are, plain loads and stores (the same memory written;
+  // buffered moves keep their pending words first)
+  auto move_step = [&](Value* j, Value* k, Value* bits, Value* active) {
+    if (active || buffered) return compact_step(j, k, bits, active);
+    llvm::IntegerType* lane_bits = b_.getIntNTy(static_cast<unsigned>(lanes));
+    Value* every = b_.CreateICmpEQ(b_.CreateBitCast(bits, lane_bits), llvm::Constant::getAllOnesValue(lane_bits));
+    llvm::Function* f = b_.GetInsertBlock()->getParent();
+    auto* whole = llvm::BasicBlock::Create(ctx_, "step.whole", f);
+    auto* compacted = llvm::BasicBlock::Create(ctx_, "step.compacted", f);
+    auto* done = llvm::BasicBlock::Create(ctx_, "step.done", f);
+    b_.CreateCondBr(every, whole, compacted);
+    b_.SetInsertPoint(whole);
+    for (const Move& mv : moves)
+      for (int64_t part = 0, per = vector_bytes / mv.size; part < lanes; part += per)
+        set_scopes(b_.CreateAlignedStore(load_part(mv, j, part, per, nullptr),
+                                         at(*mv.out, mv.elem, b_.CreateAdd(k, i64(part))), llvm::Align(mv.size)),
+                   object_of(*mv.out));
+    b_.CreateBr(done);
+    b_.SetInsertPoint(compacted);
+    compact_step(j, k, bits, nullptr);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
   };
   // elements [from, to) after k kept ones; returns the kept ones after them (pending ones stored)
   auto range = [&](Value* from, Value* to, Value* k) {

@@ -151,6 +151,28 @@ void finish_compile(Program& p, const Plan& plan) {
   }
 }
 
+// Appends `from`'s groups to `to`'s, and the texts of its stages.
+void append_plan(Plan& to, const Plan& from) {
+  to.groups.insert(to.groups.end(), from.groups.begin(), from.groups.end());
+  to.text.resize(std::max(to.text.size(), from.text.size()));
+  for (size_t i = 0; i < from.text.size(); ++i)
+    if (to.text[i].empty()) to.text[i] = from.text[i];
+}
+
+// Per stage: whether it runs inside a loop (between its loop_begin's and loop_end's stages),
+// every trip.
+std::vector<char> in_loops(const Program& p) {
+  std::vector<char> in_loop(p.stages.stages.size(), 0);
+  int depth = 0;
+  for (size_t i = 0; i < in_loop.size(); ++i) {
+    const Op* c = p.stages.stages[i].control();
+    if (c && c->code == OpCode::loop_end) --depth;
+    in_loop[i] = depth > 0;
+    if (c && c->code == OpCode::loop_begin) ++depth;
+  }
+  return in_loop;
+}
+
 // Whether the reference executor computes what stage s's kernel computes, bit for bit
 // (codegen/llvm/codegen.h: all but float transcendentals and float sums and products).
 bool interpreted_alike(const Graph& g, const Stage& s) {
@@ -212,17 +234,26 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
     return std::count(only.begin(), only.end(), 1) ? plan_groups(p, waiting ? std::vector<char>{} : std::vector<char>(n, 0), only)
                                                    : Plan();
   };
+  // Plans of the stages `only` marks in stage order, those inside loops first, in groups of
+  // their own: while a first call runs a loop on quick kernels (a few times slower, nothing
+  // vectorized), their O3 ones come first (greedy NMS on 6000 boxes ran its whole first call on
+  // them, the loop's O3 code waiting in a group with the stages before the loop).
+  const std::vector<char> in_loop = in_loops(p);
+  auto loops_first = [&](const std::vector<char>& only) {
+    std::vector<char> inner(n, 0), outer(n, 0);
+    for (size_t i = 0; i < n; ++i) (in_loop[i] ? inner : outer)[i] = only[i];
+    Plan plan = plan_of(inner, false);
+    append_plan(plan, plan_of(outer, false));
+    return plan;
+  };
   // the full compile: first the stages no quick kernel can stand in for that must wait (a
   // transcendental's, a float sum's), in groups of their own; then the others
   std::vector<char> slow(n, 0), full(n, 0);
   for (size_t i = 0; i < n; ++i) (quick[i] ? full : slow)[i] = 1;  // (a stage not alike must wait)
   auto plan = std::make_shared<Plan>(plan_of(slow, true));
   const size_t slow_groups = plan->groups.size();
-  Plan later = plan_of(full, false);
-  plan->groups.insert(plan->groups.end(), later.groups.begin(), later.groups.end());
+  append_plan(*plan, loops_first(full));
   plan->text.resize(n);
-  for (size_t i = 0; i < later.text.size(); ++i)
-    if (plan->text[i].empty()) plan->text[i] = later.text[i];
   for (const BackgroundCompile::Group& group : plan->groups) {
     const bool stored = in_disk_cache(p, group, cache);
     for (size_t i : group.stages) {
@@ -233,7 +264,7 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
   std::vector<char> waits(n, 0), rest(n, 0);
   for (size_t i = 0; i < n; ++i) (must_wait[i] ? waits : rest)[i] = quick[i];
   auto quick_waits = std::make_shared<const Plan>(plan_of(waits, true));
-  auto quick_rest = std::make_shared<const Plan>(plan_of(rest, false));
+  auto quick_rest = std::make_shared<const Plan>(loops_first(rest));
   p.quick_kernels.assign(quick_waits->groups.empty() && quick_rest->groups.empty() ? 0 : n, nullptr);
   // the groups in the order the workers take them: what a first call waits for (quick kernels,
   // then full ones no quick kernel stands in for), then the quick kernels of the rest, then

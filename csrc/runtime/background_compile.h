@@ -61,6 +61,9 @@ class BackgroundCompile {
   /// most twice the better of interpreting on and compiling at once).
   void interpreted(size_t stage, std::chrono::nanoseconds spent);
 
+  /// The groups, in the order the workers take them.
+  const std::vector<Group>& groups() const { return groups_; }
+
   /// True when every group is done and finish() has run (or was skipped: cancelled).
   bool done() const { return done_.load(std::memory_order_acquire); }
 

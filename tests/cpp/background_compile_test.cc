@@ -412,6 +412,68 @@ TEST(BackgroundCompile, EveryStageTheReferenceComputesAlikeGetsAQuickKernel) {
   EXPECT_TRUE(got == want);
 }
 
+// A stage before a loop (a product over 64 elements), then a loop summing x[i] while i < n.
+const char* kLoopProgram = R"(graph @f {
+    %s0 = storage f64[64] arg 0
+    %s1 = storage i64[1] arg 1
+    %s2 = storage i64[1] const 0x0000000000000000
+    %s3 = storage f64[1] temp
+    %s4 = storage i64[1] temp
+    %s5 = storage bool[1] temp
+    %s6 = storage bool[1] temp
+    %s7 = storage bool[1] temp
+    %s8 = storage f64[64] arg 2
+    %s9 = storage f64[1] temp
+    %s10 = storage f64[1] temp
+    %s11 = storage i64[1] const 0x0100000000000000
+    %s12 = storage i64[1] temp
+    %s13 = storage bool[1] temp
+    op0 = multiply(%s0[64]{1}+0, %s0[64]{1}+0) -> %s8[64]{1}+0
+    op1 = copy(%s8[]{}+0) -> %s3[]{}+0
+    op2 = copy(%s2[]{}+0) -> %s4[]{}+0
+    op3 = loop_begin(%s3[1]{1}+0, %s4[1]{1}+0) axes=[0] -> %s5[]{}+0
+    op4 = less(%s4[]{}+0, %s1[]{}+0) -> %s6[]{}+0
+    op5 = loop_while(%s6[]{}+0) axes=[0] -> %s7[]{}+0
+    op6 = take(%s8[64]{1}+0, %s4[]{}+0) -> %s9[]{}+0
+    op7 = add(%s3[]{}+0, %s9[]{}+0) -> %s10[]{}+0
+    op8 = copy(%s10[]{}+0) -> %s3[]{}+0
+    op9 = add(%s4[]{}+0, %s11[]{}+0) -> %s12[]{}+0
+    op10 = copy(%s12[]{}+0) -> %s4[]{}+0
+    op11 = loop_end(%s3[1]{1}+0, %s4[1]{1}+0) axes=[0] -> %s13[]{}+0
+    return %s3[]{}+0
+  })";
+
+TEST(BackgroundCompile, ALoopsStagesCompileBeforeTheStagesOutsideIt) {
+  // while a first call runs a loop on quick kernels, the loop's O3 ones come first, in groups of
+  // their own (greedy NMS on 6000 boxes ran its whole first call on quick kernels, the loop's O3
+  // code queued with the stages before it); the quick kernels too
+  if (!llvm_backend_available()) GTEST_SKIP() << "built without LLVM";
+  BusyWorkers busy;
+  Program p = lower(parse_graph(kLoopProgram), {}, false);
+  compile_stages_in_background(p, nullptr);
+  size_t first_body = p.stages.stages.size(), before = 0;
+  for (size_t i = 0; i < p.stages.stages.size(); ++i) {
+    const bool body = std::any_of(p.stages.stages[i].ops.begin(), p.stages.stages[i].ops.end(),
+                                  [](const Op& op) { return op.code == OpCode::take; });
+    if (body) first_body = i;
+    if (std::any_of(p.stages.stages[i].ops.begin(), p.stages.stages[i].ops.end(), [](const Op& op) { return op.code == OpCode::multiply; }))
+      before = i;
+  }
+  ASSERT_LT(before, first_body) << print_stages(p.graph, p.stages);
+  // each of the stage's groups (its quick kernel's, its O3 kernel's) after the body's of its kind
+  std::vector<size_t> body_at, before_at;
+  const auto& groups = p.background.job->groups();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const auto& stages = groups[g].stages;
+    if (std::count(stages.begin(), stages.end(), first_body)) body_at.push_back(g);
+    if (std::count(stages.begin(), stages.end(), before)) before_at.push_back(g);
+  }
+  ASSERT_EQ(body_at.size(), 2u);
+  ASSERT_EQ(before_at.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) EXPECT_LT(body_at[k], before_at[k]) << k;
+  p.background = {};
+}
+
 TEST(BackgroundCompile, AProgramGoingAwayWhileCompilingWaitsForIt) {
   if (!llvm_backend_available()) GTEST_SKIP() << "built without LLVM";
   for (int i = 0; i < 4; ++i) lower_in_background(parse_graph(kProgram));  // destroyed at once

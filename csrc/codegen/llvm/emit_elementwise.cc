@@ -74,7 +74,10 @@ void Emitter::emit_op(const Op& op) {
           bad = b_.CreateOr(b_.CreateICmpSLT(x, b_.CreateNeg(n)), b_.CreateICmpSGE(x, n));
           fail_if(bad, a, n);
           return store(op.output, b_.CreateSelect(b_.CreateICmpSLT(x, i64(0)), b_.CreateAdd(x, n), x));
-        case OpCode::check_nonempty: bad = b_.CreateICmpEQ(x, i64(0)); break;
+        case OpCode::check_nonempty:
+          a = x;
+          bad = b_.CreateICmpSLE(x, i64(0));
+          break;
         case OpCode::check_assert: bad = b_.CreateNot(x); break;
         case OpCode::check_equal:
           a = x;
@@ -83,8 +86,8 @@ void Emitter::emit_op(const Op& op) {
           break;
         default: refuse("an unknown check");
       }
-      fail_if(bad, a, n);
-      return store(op.output, x);
+      store(op.output, x);  // passed through before it fails, as the library does
+      return fail_if(bad, a, n);
     }
     case OpKind::Scatter: {
       if (!joins_scalar_stage(op)) break;

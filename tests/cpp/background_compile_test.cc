@@ -412,6 +412,30 @@ TEST(BackgroundCompile, EveryStageTheReferenceComputesAlikeGetsAQuickKernel) {
   EXPECT_TRUE(got == want);
 }
 
+TEST(BackgroundCompile, Float32ExpAndLogGetAQuickKernelAndFloat64ExpNone) {
+  // float32 exp and log are scalar_ops.inc's arithmetic wherever they run (Soft-NMS's Gaussian
+  // decay, exp(-ov * ov / sigma), no longer waits for O3 on a first call); float64 exp calls libm,
+  // whose vector variants O3 may call instead
+  if (!llvm_backend_available()) GTEST_SKIP() << "built without LLVM";
+  const char* text = R"(graph @f {
+    %s0 = storage f32[64] arg 0
+    %s1 = storage f32[64] arg 1
+    %s2 = storage f64[32] arg 2
+    %s3 = storage f64[32] arg 3
+    op0 = exp(%s0[64]{1}+0) -> %s1[64]{1}+0
+    op1 = log(%s1[64]{1}+0) -> %s1[64]{1}+0
+    op2 = exp(%s2[32]{1}+0) -> %s3[32]{1}+0
+    return
+  })";
+  auto p = std::make_shared<Program>(lower(parse_graph(text), {}, false));
+  compile_stages_in_background(*p, nullptr);
+  p->settle();
+  ASSERT_EQ(p->stages.stages.size(), 2u);
+  ASSERT_EQ(p->quick_kernels.size(), 2u);
+  EXPECT_NE(p->quick_kernels[0], nullptr);
+  EXPECT_EQ(p->quick_kernels[1], nullptr);
+}
+
 // A stage before a loop (a product over 64 elements), then a loop summing x[i] while i < n.
 const char* kLoopProgram = R"(graph @f {
     %s0 = storage f64[64] arg 0

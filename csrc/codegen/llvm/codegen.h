@@ -14,7 +14,7 @@
 // by one process-wide ORC LLJIT.
 //
 // Results are bit-identical to the reference executor (ops/scalar_ops.inc) for every op except:
-// - the unary transcendentals of float32 and float64 (float32 exp aside, which scalar_ops.inc
+// - the unary transcendentals of float32 and float64 (float32 exp and log aside, which scalar_ops.inc
 //   computes) call NumPy's own loops where the Python module installed them (ops/numpy_loops.h:
 //   STRIDER_NUMPY_MATH=1), as the reference does: a scalar call passes one element, its vector
 //   variants a whole vector;

@@ -1546,27 +1546,28 @@ class _BranchTrace(_Region):
                 with knowing(trace, test, side == 0):
                     out = _side_of_branch(fn, state)
                 results.append(out)
-                grow = self._merge(slots, state, out, [n if n in live else None for n in names], side, late)
+                grow = self._merge(slots, state, out, [n if n in live else None for n in names], side, late, results[0])
                 grow_sides = self._write_sides(sides, out, names, side)
                 if grow or grow_sides:
                     self.specs.update(grow)
                     raise _Retry(self)
+            mixed = [n for i, n in enumerate(names)
+                     if n in live and n not in self.choices and (_kinds_differ(results[0][i], results[1][i]) or (
+                         _one_side_assigns(results[0][i], results[1][i]) and n not in self.guarded
+                         and not _carrying_loops(trace, n)))]
+            for name in mixed:  # learned from this try's values: the next one writes them
+                i = names.index(name)
+                loops = _carrying_loops(trace, name)
+                if (len(loops) == 1 and name not in loops[0].pairs
+                        and loops[0].learn_pair(name, [out[i] for out in results])):
+                    raise _Retry(loops[0])
+                self.specs.pop(name, None)
+                self.choices[name] = [_side(out[i]) for out in results]
+            if self.lists_learned() or (mixed and not self._choose_now(mixed, names, results, slots, sides, late, cond,
+                                                                       _written_since(trace, first_op, first_storage))):
+                raise _Retry(self)
         finally:
             trace.loops.pop()
-        mixed = [n for i, n in enumerate(names)
-                 if n in live and n not in self.choices and (_kinds_differ(results[0][i], results[1][i]) or (
-                     _one_side_assigns(results[0][i], results[1][i]) and n not in self.guarded
-                     and not _carrying_loops(trace, n)))]
-        for name in mixed:  # learned from this try's values: the next one writes them
-            i = names.index(name)
-            loops = _carrying_loops(trace, name)
-            if (len(loops) == 1 and name not in loops[0].pairs
-                    and loops[0].learn_pair(name, [out[i] for out in results])):
-                raise _Retry(loops[0])
-            self.specs.pop(name, None)
-            self.choices[name] = [_side(out[i]) for out in results]
-        if mixed or self.lists_learned():
-            raise _Retry(self)
         end = _control(trace, "branch_end", region)
         written = _written_since(trace, first_op, first_storage)
         carried = sorted(written | self.made_storages | {s for slot in slots.values() for s in slot.storages}
@@ -1576,6 +1577,8 @@ class _BranchTrace(_Region):
         trace.forget(carried)
         _assume_spans(trace, slots.values())
         _seal(trace, first_storage, late)
+        if mixed:  # (chosen now: the condition as the branch saw it, whatever writes it later)
+            cond = _detach(trace, cond)
         merged = []
         for i, name in enumerate(names):
             a, b = results[0][i], results[1][i]
@@ -1594,11 +1597,31 @@ class _BranchTrace(_Region):
                 merged.append(next((Undefined(v.name) for v in (a, b) if isinstance(v, Undefined)), Undefined(name)))
         return tuple(merged)
 
-    def _merge(self, slots, state, out, names, side, late):
+    def _choose_now(self, mixed, names, results, slots, sides, late, cond, written):
+        """Where the first side's values of the variables just learned as Choices (`mixed`) hold
+        no array (`if not n: return None` before a function's result), writes the second side's,
+        traced last and its region not yet ended, into slots of their own: no second try (YOLOX's
+        class-agnostic NMS traced its loop twice). Whether it did; not where a slot of theirs, a
+        loop carrying them or a write of the condition inside the branch needs the second try."""
+        trace = self.trace
+        if cond._view.storage in written:
+            return False
+        for name in mixed:
+            loops = _carrying_loops(trace, name)
+            if name in slots or self.choices[name][0][1] or loops:
+                return False
+        now = {}
+        for name in mixed:
+            now[name] = sides[name] = [[], [_Slot(trace, name, *spec) for spec in self.choices[name][1][1]]]
+            late.update(s for slot in now[name][1] for s in slot.storages)
+        return not self._write_sides(now, results[1], names, 1)
+
+    def _merge(self, slots, state, out, names, side, late, first):
         """Writes this side's values of the merged variables. The first side makes the slots of
         those it is the first to see (their storages join `late`), so that a branch whose sides
         agree is traced once; ones the second side is the first to see, or whose slots must
-        grow, are learned (specs) for the next try. Returns the specs that must grow."""
+        grow, are learned (specs) for the next try, but where the first side's value (`first`)
+        holds no array (None): a Choice (run). Returns the specs that must grow."""
         values, grow = {}, {}
         for i, name in enumerate(names):
             value = out[i]
@@ -1617,6 +1640,8 @@ class _BranchTrace(_Region):
                 continue
             t = _carryable(value)
             if t is None:
+                continue
+            if side and name not in self.guarded and not _side(first[i])[1] and _kinds_differ(first[i], value):
                 continue
             if side or name in self.guarded:  # (a placeholder's slot is made before the branch)
                 grow[name] = _spec_of(t)

@@ -2448,6 +2448,40 @@ def test_a_branch_whose_sides_agree_is_traced_once(x):
     assert f.stats()["region_tries"] == 3
 
 
+def kept_rows_or_none(boxes, t):
+    mask = boxes[:, 4] > t
+    if mask.sum() == 0:
+        return None
+    rows = boxes[mask]
+    out = None
+    if rows.shape[0] > 1:
+        out = rows[np.argsort(-rows[:, 4])]
+    return out
+
+
+def none_or_max_then_flag_written(boxes, t):
+    flag = boxes[:, 4] <= t
+    if flag[0]:
+        n = None
+    else:
+        n = boxes[1:, 4].max()
+    flag[0] = ~flag[0]  # the condition's element, written after the branch
+    return n, flag
+
+
+@pytest.mark.parametrize("t", [0.3, 0.95, 2.0])
+def test_a_branch_whose_first_side_leaves_no_array_is_traced_once(t):
+    """`if not found: return None` before a result that is itself None or rows: the value the
+    first side leaves holds no array, so the second side's, traced last, are written while its
+    region is still open, with no second try (YOLOX's class-agnostic NMS traced its loop twice);
+    the inner branch, whose first side leaves the rows, still takes two."""
+    boxes = np.random.default_rng(7).uniform(0, 1, (40, 5))
+    f = check(kept_rows_or_none, boxes, t)
+    assert f.stats()["region_tries"] == 3
+    f = check(none_or_max_then_flag_written, boxes, t)
+    assert f.stats()["region_tries"] == 1
+
+
 def rows_left(boxes, t):
     n = boxes.shape[0]
     for i in range(boxes.shape[0]):

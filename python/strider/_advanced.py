@@ -549,6 +549,13 @@ def _slice_positions(s, n):
     cache = ("traced slice", key_of(s.start), key_of(s.stop), n.storage if isinstance(n, Extent) else int(n))
     if (idx := trace.sliced.get(cache)) is not None:
         return idx
+    if (s.start is None or (not _run_time(s.start) and int(s.start) == 0)) and isinstance(s.stop, Extent) and (
+            s.stop.storage == getattr(n, "storage", None) or (not isinstance(n, Extent) and bound(s.stop) <= n)):
+        # a run-time length no longer than the axis (SSD's out[:len(keep)] = keep): its positions
+        # have that very length, so that what has it broadcasts with them
+        idx = trace.sliced[cache] = arange_at(0, 1, s.stop)
+        trace.ranges[idx._view.storage] = (0, bound(n))
+        return idx
     length = _length(n)
 
     def clip(v, default):
@@ -573,10 +580,24 @@ def _one_bool(key):
     return None
 
 
+def _chosen_ints(key):
+    """The Choices of integers in a key, as indices or slice bounds (builtin min(n, k) of a traced
+    count and a Python int: FCOS's x[:pre_nms_top_n]), as one traced int64 each: no index minds
+    which kind of integer it is."""
+    def one(k):
+        if isinstance(k, slice) and any(type(p) is Choice for p in (k.start, k.stop, k.step)):
+            return slice(*(one(p) for p in (k.start, k.stop, k.step)))
+        if type(k) is Choice and all(np.ndim(x) == 0 and (type(x) is int or isinstance(x, (Tracer, np.generic))
+                                                          and x.dtype.kind in "iu") for _, x in sides(k)):
+            return as_one(k, np.int64)
+        return k
+    return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)
+
+
 def getitem(t, key):
     if (mask := _one_bool(key)) is not None:
         return getitem(t[None], mask)
-    key = _lists_as_arrays(key)
+    key = _lists_as_arrays(_chosen_ints(key))
     if (traced := _traced_slices(t, key)) is not None:  # a copy where NumPy's is a view: written back only by x[key] op= v
         r = getitem_plain(t, traced)
         if r._trace.graph.storage_kind(t._view.storage) == "arg":  # returned, NumPy's would be the argument's memory
@@ -653,7 +674,7 @@ def setitem(t, key, value):
     check_writeable(t)
     if (mask := _one_bool(key)) is not None:
         return setitem(t[None], mask, value)
-    key = _lists_as_arrays(key)
+    key = _lists_as_arrays(_chosen_ints(key))
     if type(value) is Choice and number_sides(value):
         # a number of one of several kinds (a Python float, a float32 scalar) is stored as t's dtype either way
         value = as_one(value, t.dtype)

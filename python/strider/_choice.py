@@ -59,10 +59,11 @@ class Choice:
         self.cond, self.then, self.other, self.name = cond, then, other, name
 
     def _fail(self, *args, **kwargs):
-        raise trace_error(f"{self.name!r} holds {_kinds(self.then, self.other)}, as a condition known only "
-                          "when the function runs says: strider can return it, test it with `is None` or compute with "
-                          "it (arithmetic, comparisons, NumPy's elementwise functions), not use it otherwise",
-                          "give it the same kind of value on both paths (an empty array for None)")
+        what = f"the result of {self.name}" if self.name.endswith("()") else repr(self.name)
+        raise trace_error(f"{what} holds {_kinds(self.then, self.other)} depending on a condition known only when the "
+                          "function runs; such a value strider can return, test with `is None` or compute with "
+                          "(arithmetic, comparisons, NumPy's elementwise functions), not use otherwise",
+                          "give it the same kind of value on every path (an empty array for None, one dtype)")
 
     def __repr__(self):
         return f"<{self.name}: {_kinds(self.then, self.other)}>"

@@ -501,6 +501,10 @@ def in_(item, container, negate):
     (YOLOv5's `if k in unique_classes`); else Python's."""
     if item_list(container):
         container = container.array()
+    if type(container) is Choice and all(isinstance(v, (Tracer, np.ndarray)) for _, v in sides(container)):
+        # arrays of two dtypes (SORT's matched indices: np.where's int64 or an int32 assignment)
+        found = apply(lambda c: np.any(np.equal(c, item)), (container,), "in")
+        return python_bool(np.logical_not(found) if negate else found)
     if not isinstance(container, Tracer):
         return (item not in container) if negate else (item in container)
     found = np.any(np.equal(container, item))

@@ -1187,3 +1187,34 @@ def test_a_run_time_length_assigned_where_a_length_is_1_is_checked_when_run(kept
         check(kept_rows_into_a_new_axis, a)
     else:
         check_raises(kept_rows_into_a_new_axis, a, exc=ValueError)
+
+
+def detections_padded(scores, boxes, t):
+    out = np.zeros((10, 5), np.float32)
+    keep = scores > t
+    out[:len(boxes[keep]), :4] = boxes[keep]
+    out[:np.count_nonzero(keep), 4] = scores[keep]
+    return out
+
+
+@pytest.mark.parametrize("t", [0.5, 2.0, -1.0])
+def test_a_prefix_as_long_as_a_masks_result_takes_it(t):
+    """SSD's `output[cl, :count] = ...`: a slice to a run-time length no longer than the axis has
+    that very length, so the mask's rows fill it (none, some, all eight)."""
+    rng = np.random.default_rng(4)
+    check(detections_padded, rng.random(8).astype(F32), rng.random((8, 4)).astype(F32), t)
+
+
+def top_n_of_kept(scores, x, n):
+    k = min((scores > 0.5).sum(), n)
+    y = x[:k] * 2
+    x[:k] = -1
+    return y, x[max(k - 1, 0)], x[k:].sum()
+
+
+@pytest.mark.parametrize("n", [0, 3, 9])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_builtin_min_of_a_count_and_an_int_bounds_a_slice(n, seed):
+    """FCOS's pre_nms_top_n: builtin min() leaves a NumPy int64 or a Python int as the run says;
+    as an index or a slice bound either is the same number."""
+    check(top_n_of_kept, rnd(6, seed=seed), rnd(6, I64, seed=seed + 7), n)

@@ -2575,3 +2575,18 @@ def halves_the_top_then_shifts(s, t):
 @pytest.mark.parametrize("t", [0.25, 0.75])
 def test_a_function_whose_last_line_has_no_code_is_rewritten_whole(t):
     check(halves_the_top_then_shifts, np.array([0.9, 0.1, 3.0, 0.6], np.float32), t)
+
+
+def membership_of_either_dtype(a, v):
+    if a.sum() > 0:
+        m = np.arange(3, dtype=np.int64)
+    else:
+        m = np.zeros(3, np.int32) + 5
+    return v in m, v not in m
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+@pytest.mark.parametrize("v", [1, 5, 7])
+def test_membership_in_arrays_a_branch_left_of_two_dtypes(sign, v):
+    """SORT's matched indices, np.where's int64 or an int32 assignment: `in` tests each side."""
+    check(membership_of_either_dtype, np.ones(3) * sign, v)

@@ -62,6 +62,16 @@ def test_bool_of_traced_value():
     raises_at(f, (arr(),), r"bool")
 
 
+def test_a_grid_bound_from_the_data():
+    def f(a):
+        m = int(a[0])
+        y, x = np.ogrid[-m:m + 1, -m:m + 1]  # <- error (CenterNet's gaussian2D of a radius the data gives)
+        return x * y
+
+    msg = raises_at(f, (np.array([2.0]),), r"np\.ogrid")
+    assert "truth value" not in msg
+
+
 def test_float_of_traced_values():
     def f(x):
         t = x[:2] * x.sum()

@@ -353,6 +353,12 @@ def int_(x=0, *base):
     return int(x, *base) if base else _number(int, x)
 
 
+def bool_(x=False):
+    """Builtin bool, a traced Python bool where only the run knows x's truth (a one-element
+    array's, with NumPy's rules: `keep = bool((iou > t).any())`)."""
+    return python_bool(_condition(x)) if _is_traced(x) else bool(x)
+
+
 # (np.add.at's index, its second argument, may be a tuple of index arrays: not an array)
 _UFUNC_METHODS = {"reduce": (0,), "accumulate": (0,), "reduceat": (0,), "outer": (0, 1), "at": (2,)}
 _ARRAY_PARAMETERS = ("a", "A", "m", "ar", "x", "arr", "ary")
@@ -541,8 +547,8 @@ def type_(*args):
 
 
 any_, all_ = _truth_of_items(any, np.any), _truth_of_items(all, np.all)
-_BUILTINS = ((max, max_), (min, min_), (float, float_), (int, int_), (print, print_), (sorted, sorted_), (any, any_),
-             (all, all_), (type, type_))
+_BUILTINS = ((max, max_), (min, min_), (float, float_), (int, int_), (bool, bool_), (print, print_), (sorted, sorted_),
+             (any, any_), (all, all_), (type, type_))
 
 
 def _extreme(builtin, better, args, kwargs):

@@ -2590,3 +2590,19 @@ def membership_of_either_dtype(a, v):
 def test_membership_in_arrays_a_branch_left_of_two_dtypes(sign, v):
     """SORT's matched indices, np.where's int64 or an int32 assignment: `in` tests each side."""
     check(membership_of_either_dtype, np.ones(3) * sign, v)
+
+
+def truths_of_one_element(iou, t):
+    keep = bool((iou > t).any())
+    off = bool(iou[0] - 0.5)
+    if keep:
+        iou = iou * 2
+    return keep, off, bool(np.array([t])), iou + 0
+
+
+@pytest.mark.parametrize("t", [0.0, 0.5, 2.0])
+@pytest.mark.parametrize("iou", [[0.5, 0.7, 0.1], [0.2, 0.9, 3.0]])
+def test_builtin_bool_of_a_traced_value_is_a_traced_bool(iou, t):
+    """`bool((iou > t).any())`: NumPy's truth of one element, a Python bool only the run knows,
+    returned and branched on."""
+    check(truths_of_one_element, np.array(iou), t)

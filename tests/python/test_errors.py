@@ -55,11 +55,14 @@ def test_error_classes():
 # --- Python needs a concrete value from a traced one ---------------------------------------------
 
 
-def test_bool_of_traced_value():
+def test_bool_of_several_traced_values():
     def f(x):
-        return bool((x > 0).any())  # <- error (`and`, `or`, `if` and ternaries on it are branches)
+        return bool(x > 0)  # NumPy's ValueError: the truth of four elements
 
-    raises_at(f, (arr(),), r"bool")
+    with pytest.raises(ValueError, match="truth value of an array with more than one element"):
+        f(arr())
+    with pytest.raises(ValueError, match="truth value of an array with more than one element"):
+        strider.compile(f, strict=True)(arr())
 
 
 def test_a_grid_bound_from_the_data():

@@ -587,6 +587,10 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         n = t.shape[axis]
         assign(result[(slice(None),) * axis + (slice(off, off + n),)], t)
         off += n
+    trace = current_trace()
+    spans = [trace.ranges.get(t._view.storage) for t in ts]
+    if dt.kind in "iu" and builtins.all(r is not None for r in spans):  # np.argwhere's columns: bincount can bound them
+        trace.ranges[result._view.storage] = (builtins.min(r[0] for r in spans), builtins.max(r[1] for r in spans))
     return finish(result, out, None)
 
 

@@ -115,7 +115,7 @@ IR_DTYPES = {np.dtype(name): short for name, short in _C.dtype_names().items()}
 _WEAK_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
 _TOLIST_ITEMS = 4096  # .tolist() of more: a number each, too many to trace
 _SPAN_OPS = frozenset({"argsort", "argmax", "argmin", "nonzero", "check_index", "copy", "take", "cast", "compress",
-                       "add", "subtract"})
+                       "add", "subtract", "remainder", "floor_divide"})
 _INT_SHORT = {IR_DTYPES[np.dtype(t)] for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
               if np.dtype(t) in IR_DTYPES}
 
@@ -385,6 +385,14 @@ class Trace:
         if name in ("copy", "take", "cast", "compress"):
             src = _elements_source(name, inputs)
             return self.ranges.get(src._view.storage) if src.dtype.kind in "iu" else None
+        if name in ("remainder", "floor_divide"):  # by a positive constant (np.unravel_index's, argwhere's)
+            k = self._uniform(inputs[1])
+            if k is None or k <= 0 or inputs[0].dtype.kind not in "iu":
+                return None
+            if name == "remainder":
+                return 0, k
+            r = self.ranges.get(inputs[0]._view.storage)
+            return (r[0] // k, (r[1] - 1) // k + 1) if r is not None else None
         r, k = self._shifted(name, inputs, self.ranges)
         return (r[0] + k, r[1] + k) if r is not None else None
 

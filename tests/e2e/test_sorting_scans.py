@@ -212,6 +212,19 @@ def test_bincount_of_bounded_labels(n, rows):
     check(_class_counts, rnd((rows, 4), F32, seed=rows), n, static_argnames=("n",))
 
 
+def _per_class_hits(scores, t):
+    hits = np.argwhere(scores > t)  # (row, class) pairs: columns bounded by the shape
+    rows, cols = np.unravel_index(np.flatnonzero(scores > t), scores.shape)
+    return np.bincount(hits[:, 1], minlength=scores.shape[1]), np.bincount(rows), np.bincount(cols // 2)
+
+
+@pytest.mark.parametrize("t", [0.3, 0.9, 2.0])
+def test_bincount_of_positions_the_shape_bounds(t):
+    # np.argwhere's and np.unravel_index's positions (remainders and quotients by the shape)
+    # bound the bins; no position above t gives int64 bins of minlength or none
+    check(_per_class_hits, rnd((6, 4), F32, seed=3), t)
+
+
 @pytest.mark.parametrize("x", [np.array([3, 0, 200, 3], np.uint8), np.array([True, False, True]),
                                np.array([5, 1, 300], np.uint16), np.array([], np.int8)])
 def test_bincount_of_small_integers(x):

@@ -65,6 +65,18 @@ def _leaves_refusal(leaves):
             "pass one of them as a copy")
 
 
+def _returned_containers(value, params, path=()):
+    """(path, parameter index) of each list or dict the caller passed that the result holds
+    itself (YOLOv5's `output[xi] = x; return output`, with output passed): NumPy's result is the
+    caller's object, where strider's would be built anew (capture.replay puts it back)."""
+    for k, p in enumerate(params):
+        if value is p and type(p) in (list, dict):
+            return [(path, k)]
+    if type(value) in (tuple, list) and len(path) < 4:
+        return [x for i, v in enumerate(value) for x in _returned_containers(v, params, path + (i,))]
+    return []
+
+
 class CompiledFunction(_C.Dispatcher):
     """A function compiled by strider.compile; call it like the original. Its calls are the
     dispatcher's (C++: csrc/python/dispatcher.h), which enters Python only to trace a new
@@ -365,6 +377,7 @@ class CompiledFunction(_C.Dispatcher):
                 self._sources = self._sources + capture.found
                 self._set_sources(self._sources)
                 return None
+            passed = _returned_containers(result, values[:nparams])
             if effects:
                 result = (result, [v for _, _, v in effects])
             out_leaves = []
@@ -410,8 +423,8 @@ class CompiledFunction(_C.Dispatcher):
         self._count("lowered", 1)
         self._count_compiles(program)
         entry = Entry(program, arg_storages, result_spec, outputs)
-        if effects:
-            entry.runner.set_post(replay([(kind, source) for kind, source, _ in effects], self._signature))
+        if effects or passed:
+            entry.runner.set_post(replay([(kind, source) for kind, source, _ in effects], self._signature, passed))
         self._prepare(entry, sig)
         return entry
 

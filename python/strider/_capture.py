@@ -513,14 +513,15 @@ class Capture:
                 setattr(obj, source[3][-1], before)
 
 
-def replay(effects, signature):
+def replay(effects, signature, passed=()):
     """post(result, args, kwargs) for the Runner: applies each call's writes (their values
-    computed by that call, in `result`'s second item; parameters as the call binds them) and
-    returns the function's own result."""
+    computed by that call, in `result`'s second item where there are any; parameters as the call
+    binds them) and returns the function's own result, with the caller's own lists and dicts at
+    the `passed` (path, parameter index) (_api._returned_containers)."""
     def post(result, args, kwargs):
-        value, written = result
+        value, written = result if effects else (result, ())
         param_values = None
-        if any(source[0] >= 0 for _, source in effects):
+        if passed or any(source[0] >= 0 for _, source in effects):
             bound = signature.bind(*args, **(kwargs or {}))
             param_values = [bound.arguments.get(name, _MISSING) for name in signature.parameters]
         for (kind, source), v in zip(effects, written):
@@ -536,5 +537,16 @@ def replay(effects, signature):
                 setattr(target, attrs[-1], v)
             else:
                 _fill(target, v)
+        for path, param in passed:
+            value = _put_at(value, path, param_values[param])
         return value
     return post
+
+
+def _put_at(value, path, obj):
+    """value with obj at path (indices into tuples and lists)."""
+    if not path:
+        return obj
+    items = list(value)
+    items[path[0]] = _put_at(items[path[0]], path[1:], obj)
+    return items if type(value) is list else tuple(items)

@@ -299,6 +299,23 @@ def test_writes_into_containers_the_caller_passes():
     assert g.stats()["traces"] == 1
 
 
+def test_a_container_the_caller_passes_and_the_function_returns_is_the_callers():
+    # YOLOv5's `output[xi] = x; return output` with output passed in: NumPy returns that list
+    def f(x, output, meta):
+        output[0] = x * 2
+        return output, (x.sum(), meta), [output]
+
+    g = strider.compile(f, strict=True)
+    for k in range(3):
+        x = x3(k)
+        out_np, meta_np, out_st, meta_st = [None, 5], {"k": k}, [None, 5], {"k": k}
+        want, got = f(x, out_np, meta_np), g(x, out_st, meta_st)
+        same_state(want, got, "result")
+        assert got[0] is out_st and got[2][0] is out_st and got[1][1] is meta_st
+        assert got[0][0] is out_st[0]
+    assert g.stats()["traces"] == 1
+
+
 class Mode(enum.Enum):
     FAST = 1
 

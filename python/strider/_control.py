@@ -28,8 +28,8 @@ import types
 import numpy as np
 
 from . import _C
-from ._choice import (Choice, Undefined, apply, imply, implied, is_, knowing, merge, rebuild, selected,  # noqa: F401
-                      sides, structure)
+from ._choice import (Choice, Undefined, apply, imply, implied, is_, knowing, merge, narrowed, rebuild,  # noqa: F401
+                      selected, sides, structure)
 from ._choice import _kind
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import compared, hold, own_class, put_back
@@ -648,11 +648,12 @@ def _short_circuit(thunks, stop_on, values=False):
 
 def ifexp_(test, then, other):
     """`then() if test else other()`: where test is traced, a branch whose one variable is the
-    value (each side traced; values of two kinds a Choice)."""
+    value (each side traced; values of two kinds a Choice). A side's value is what that side knows
+    it holds (`a - 1 if y is None else y`: y's array, not y)."""
     if not _is_traced(test):
         return then() if test else other()
-    (value,) = if_stmt(test, lambda _: (then(),), lambda _: (other(),), (Undefined("__strider_ifexp"),),
-                       ("__strider_ifexp",))
+    (value,) = if_stmt(test, lambda _: (narrowed(then()),), lambda _: (narrowed(other()),),
+                       (Undefined("__strider_ifexp"),), ("__strider_ifexp",))
     return value
 
 

@@ -214,6 +214,12 @@ def _select(x, c):
 
 
 def _branch(cond, a, c):
+    if c % 2:  # the first side leaves None: a Choice until `is None` picks (_control's _choose_now)
+        if np.count_nonzero(cond) <= c:
+            y = None
+        else:
+            y = a * 2
+        return a - 1 if y is None else y
     if np.count_nonzero(cond) > c:
         y = a * 2
     else:

@@ -2606,3 +2606,24 @@ def test_builtin_bool_of_a_traced_value_is_a_traced_bool(iou, t):
     """`bool((iou > t).any())`: NumPy's truth of one element, a Python bool only the run knows,
     returned and branched on."""
     check(truths_of_one_element, np.array(iou), t)
+
+
+def early_none_inside_a_static_if(cond, a, c):
+    if c % 2:
+        if np.count_nonzero(cond) <= c:
+            y = None
+        else:
+            y = a * 2
+        return a - 1 if y is None else y
+    return a
+
+
+def times_early_none(cond, a):
+    return a * early_none_inside_a_static_if(cond, a, 1)
+
+
+@pytest.mark.parametrize("cond", [[0, 0, 0, 1], [1, 1, 1, 1]])
+def test_a_ternary_on_is_none_takes_the_side_it_knows(cond):
+    """`a - 1 if y is None else y` of a y that is None or an array: the else side is y's array
+    (the fuzzer's branch found it, where the return inside an if made the ternary a value)."""
+    check(times_early_none, np.array(cond), np.arange(4, dtype=np.int32))

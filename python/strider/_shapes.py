@@ -246,7 +246,7 @@ def as_strided(t, shape=None, strides=None, writeable=True):
     for s, d in sorted(((abs(s), d) for s, d in zip(steps, shape) if d > 1)):
         overlap = overlap or s < reach
         reach += s * (d - 1)
-    readonly = "overlap" if overlap else None if writeable else "as_strided"
+    readonly = "as_strided" if not writeable else "overlap" if overlap else None  # (NumPy's error first)
     return t.view_of(_C.View(v.storage, list(shape), steps, v.offset), readonly=readonly or t._readonly)
 
 

@@ -9,6 +9,7 @@ import types
 import warnings
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 
 from ._creation import _known_number
 from ._errors import _internal, unsupported
@@ -276,6 +277,38 @@ def _as_strided(real):
     return call
 
 
+def _sliding_window_view(real):
+    """numpy.lib.stride_tricks.sliding_window_view of a traced array: NumPy's read-only view of
+    its windows (a NumPy port of CenterNet's 3x3 max-pool NMS), made as NumPy makes it, with
+    as_strided."""
+
+    @functools.wraps(real)
+    def call(x, window_shape, axis=None, *, subok=False, writeable=False):
+        if not isinstance(x, Tracer):
+            return real(x, window_shape, axis, subok=subok, writeable=writeable)
+        window = tuple(window_shape) if np.iterable(window_shape) else (window_shape,)
+        if any(w < 0 for w in window):
+            raise ValueError("`window_shape` cannot contain negative values")
+        if axis is None:
+            if len(window) != x.ndim:
+                raise ValueError(f"Since axis is `None`, must provide window_shape for all dimensions of `x`; got "
+                                 f"{len(window)} window_shape elements and `x.ndim` is {x.ndim}.")
+            axis = tuple(range(x.ndim))
+        else:
+            axis = normalize_axis_tuple(axis, x.ndim, allow_duplicate=True)
+            if len(window) != len(axis):
+                raise ValueError(f"Must provide matching length window_shape and axis; got {len(window)} "
+                                 f"window_shape elements and {len(axis)} axes elements.")
+        shape = list(x.shape)
+        for ax, dim in zip(axis, window):
+            if shape[ax] < dim:
+                raise ValueError("window shape cannot be larger than input array shape")
+            shape[ax] -= dim - 1
+        return as_strided(x, tuple(shape) + window, tuple(x.strides) + tuple(x.strides[ax] for ax in axis), writeable)
+
+    return call
+
+
 _REAL = {(np, name): getattr(np, name) for name in CREATION}
 _WRAPPED = {(np, name): _creation(fn, _REAL[(np, name)]) for name, fn in CREATION.items()}
 for _name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "randint", "choice",
@@ -311,6 +344,9 @@ _REAL[(np.vectorize, "__call__")] = np.vectorize.__call__
 _WRAPPED[(np.vectorize, "__call__")] = _vectorize_call(np.vectorize.__call__)
 _REAL[(np.lib.stride_tricks, "as_strided")] = np.lib.stride_tricks.as_strided
 _WRAPPED[(np.lib.stride_tricks, "as_strided")] = _as_strided(np.lib.stride_tricks.as_strided)
+_REAL[(np.lib.stride_tricks, "sliding_window_view")] = np.lib.stride_tricks.sliding_window_view
+_WRAPPED[(np.lib.stride_tricks, "sliding_window_view")] = _sliding_window_view(
+    np.lib.stride_tricks.sliding_window_view)
 _BY_REAL_ID = {id(_REAL[key]): _WRAPPED[key] for key in _REAL}
 _STAND_IN_IDS = {id(fn) for fn in _WRAPPED.values()}
 

@@ -222,6 +222,27 @@ def test_as_strided_views():
     check(_strided_views, ar(9).astype(np.float16)[::-1])
 
 
+def _window_peaks(heat):
+    # a NumPy port of CenterNet's 3x3 max-pool NMS, and windows along one axis
+    hmax = np.lib.stride_tricks.sliding_window_view(heat, (3, 3)).max(axis=(-1, -2))
+    pairs = np.lib.stride_tricks.sliding_window_view(heat, 2, axis=0)
+    return heat[1:-1, 1:-1] * (hmax == heat[1:-1, 1:-1]), pairs.max(-1), pairs
+
+
+def test_sliding_window_views():
+    heat = (np.random.default_rng(4).integers(0, 5, (6, 7)) / 4).astype(np.float32)
+    check(_window_peaks, heat)
+
+    def written(x):
+        np.lib.stride_tricks.sliding_window_view(x, 3)[0, 0] = 1.0  # NumPy's: read-only
+
+    def too_wide(x):
+        return np.lib.stride_tricks.sliding_window_view(x, 9)
+
+    check_raises(written, ar(6), exc=ValueError)
+    check_raises(too_wide, ar(6), exc=ValueError)
+
+
 def test_as_strided_overlapping_or_past_the_array_is_refused():
     def overlapping(x):
         as_strided(x, (3, 2), (x.strides[0], x.strides[0]))[0] = 7.0

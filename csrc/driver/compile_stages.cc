@@ -11,6 +11,7 @@
 #include "codegen/llvm/codegen.h"
 #include "codegen/stage_plan.h"
 #include "driver/driver.h"
+#include "ops/numpy_loops.h"
 #include "runtime/background_compile.h"
 #include "runtime/thread_pool.h"
 #include "support/flags.h"
@@ -174,15 +175,13 @@ std::vector<char> in_loops(const Program& p) {
 }
 
 // Whether the reference executor computes what stage s's kernel computes, bit for bit
-// (codegen/llvm/codegen.h: all but float transcendentals and float sums and products; float32
-// exp and log are NumPy's algorithms in ops/scalar_ops.inc, fmaf for fmaf, which the kernels
-// inline and vectorize, and the reference calls: Soft-NMS's Gaussian decay waited for its O3
-// kernel on a first call)
+// (codegen/llvm/codegen.h: all but float transcendentals and float sums and products; those
+// computed_inline aside: Soft-NMS's Gaussian decay waited for its O3 kernel on a first call)
 bool interpreted_alike(const Graph& g, const Stage& s) {
   for (const Op& op : s.ops) {
     const DType t = g.dtype_of(op.output);
-    const bool inline_math = t == DType::Float32 && (op.code == OpCode::exp || op.code == OpCode::log);
-    if (is_float(t) && (((op_attrs(op.code) & kLibm) && !inline_math) || op.code == OpCode::sum || op.code == OpCode::prod))
+    if (is_float(t) && (((op_attrs(op.code) & kLibm) && !computed_inline(op.code, t)) || op.code == OpCode::sum ||
+                        op.code == OpCode::prod))
       return false;
   }
   return std::all_of(s.computed_at.begin(), s.computed_at.end(), [&](const Stage& m) { return interpreted_alike(g, m); });

@@ -21,10 +21,14 @@ std::vector<Installed>& table() {
 
 }  // namespace
 
+bool computed_inline(OpCode op, DType dtype) {
+  return (op == OpCode::exp || op == OpCode::log) && dtype == DType::Float32;
+}
+
 bool numpy_computes(OpCode op, DType dtype) {
   if (dtype != DType::Float32 && dtype != DType::Float64) return false;
   if (op_kind(op) != OpKind::Unary || (op_attrs(op) & kLibm) == 0) return false;
-  return !((op == OpCode::exp || op == OpCode::log) && dtype == DType::Float32);
+  return !computed_inline(op, dtype);
 }
 
 int32_t numpy_loop_id(OpCode op, DType dtype) {

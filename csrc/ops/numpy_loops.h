@@ -19,8 +19,12 @@ using UfuncLoop = void (*)(char** args, const intptr_t* dimensions, const intptr
 /// Installs NumPy's loop of `op` for `dtype` (float32 or float64).
 void set_numpy_loop(OpCode op, DType dtype, UfuncLoop loop, void* data);
 
+/// Float32 exp and log: the libm ops whose NumPy algorithms ops/scalar_ops.inc computes inline
+/// (fmaf for fmaf), so the kernels at either effort and the reference give the same bits.
+bool computed_inline(OpCode op, DType dtype);
+
 /// The unary float ops whose results NumPy's loop should decide: the libm ones (ops.def's
-/// kLibm), but float32 exp and log, whose NumPy algorithms ops/scalar_ops.inc computes inline.
+/// kLibm), but those computed_inline.
 bool numpy_computes(OpCode op, DType dtype);
 
 /// numpy_computes, and its loop is installed.

@@ -587,8 +587,7 @@ def _chosen_ints(key):
     def one(k):
         if isinstance(k, slice) and any(type(p) is Choice for p in (k.start, k.stop, k.step)):
             return slice(*(one(p) for p in (k.start, k.stop, k.step)))
-        if type(k) is Choice and all(np.ndim(x) == 0 and (type(x) is int or isinstance(x, (Tracer, np.generic))
-                                                          and x.dtype.kind in "iu") for _, x in sides(k)):
+        if type(k) is Choice and all(_one_integer(x) for _, x in sides(k)):
             return as_one(k, np.int64)
         return k
     return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)

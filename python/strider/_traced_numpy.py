@@ -148,14 +148,13 @@ class _Grid:
         self.real = real
 
     def __getitem__(self, key):
-        if _traced_call_site():
-            # bounds only the run knows (a radius from the data) size the grid: as np.arange's
-            for k in key if isinstance(key, tuple) else (key,):
-                for v in (k.start, k.stop, k.step) if isinstance(k, slice) else (k,):
-                    _known_number(v.value() if isinstance(v, Extent) else v, "a bound of np.ogrid or np.mgrid")
-        grid = self.real[key]
         if not _traced_call_site():
-            return grid
+            return self.real[key]
+        # bounds only the run knows (a radius from the data) size the grid: as np.arange's
+        for k in key if isinstance(key, tuple) else (key,):
+            for v in (k.start, k.stop, k.step) if isinstance(k, slice) else (k,):
+                _known_number(v.value() if isinstance(v, Extent) else v, "a bound of np.ogrid or np.mgrid")
+        grid = self.real[key]
         return tuple(as_tracer(g) for g in grid) if isinstance(grid, tuple) else as_tracer(grid)
 
 

@@ -71,6 +71,15 @@ void bind_ir(py::module_& m) {
              return g.add_storage(std::move(s));
            },
            py::arg("dtype"), py::arg("size"), py::arg("kind") = "temp", py::arg("arg") = -1)
+      .def("set_storage",
+           [](Graph& g, int sid, const std::string& dtype, int64_t size) {
+             Storage& s = g.storages.at(sid);
+             if (s.kind != StorageKind::Temp) throw py::value_error("set_storage: not a temp storage");
+             s.dtype = parse_dtype(dtype);
+             s.size = size;
+           },
+           py::arg("storage"), py::arg("dtype"), py::arg("size"),
+           "gives a temp storage no view reads yet its dtype and size (a list's, known at its first append)")
       .def("add_const",
            [](Graph& g, const std::string& dtype, const py::bytes& data) {
              Storage s;

@@ -38,8 +38,8 @@ from ._errors import StriderError, _internal, trace_error, unsupported, user_loc
 from ._traced_numpy import RANDOM_STATES, stands_in
 from ._sorting import lexsort
 from ._ufuncs import python_bool
-from ._tracer import (Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at, as_tracer, bound, concrete,
-                      item_list, only_0d,
+from ._tracer import (LIST_METHODS, Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at,
+                      as_tracer, bound, concrete, item_list, only_0d,
                       current_trace, holds_traced, side_effect_error)
 
 _MAX_TRIES = 12
@@ -912,6 +912,8 @@ def _append(trace, lst, value, block=False):
     for r in regions:  # the caller's list, or another holder of the list, would not see the items
         if id(lst) in r.outside:
             raise side_effect_error(r.outside[id(lst)])
+    if type(lst) is _PendingList:
+        lst.appended(Tracer(trace, _first_row(as_tracer(value)), as_tracer(value).dtype) if block else value)
     rows = isinstance(lst, TracedRows)
     t = _block(lst, value) if rows or block else _item(lst, value)
     length = _count_of(trace, lst.length)
@@ -1438,18 +1440,28 @@ class _Region:
         inside = list(state)
         capture = getattr(self.trace, "capture", None)
         for i, name in enumerate(names):
-            if name is not None and type(state[i]) is list:
-                if name in self.lists or state[i]:
-                    inside[i] = self._make_list(name, state[i])
-                    if capture is not None and capture.holds(state[i]):
-                        self.outside[id(inside[i])] = "an append to a list the caller passes or the function reads " \
-                                                      "from outside"
-                    elif (holder := _other_holder(state[i], name)) is not None:
-                        self.outside[id(inside[i])] = f"an append to {name!r}, a list {holder} (which would not " \
-                                                      "see the items)"
-                else:
-                    self.python_lists[id(state[i])] = name
+            if name is None or type(state[i]) is not list:
+                continue
+            if name in self.lists and self.lists[name] is None:  # used before an append said what it holds
+                self.python_lists[id(state[i])] = name
+                continue
+            inside[i] = (self.make_list(name, state[i]) if name in self.lists or state[i]
+                         else _PendingList(self, name, state[i]))
+            if capture is not None and capture.holds(state[i]):
+                self.outside[id(inside[i])] = "an append to a list the caller passes or the function reads from outside"
+            elif (holder := _other_holder(state[i], name)) is not None:
+                self.outside[id(inside[i])] = f"an append to {name!r}, a list {holder} (which would not see the items)"
         return inside
+
+    def python_list(self, value):
+        """A value the region leaves in a variable: the Python list itself where it is a list the
+        region made pending and never appended to (where its length was read, the region is
+        traced again with it a Python list: that length is known)."""
+        if type(value) is not _PendingList or value.region is not self:
+            return value
+        if value.sized:
+            value.used()
+        return value.python
 
     def lists_learned(self):
         """Whether a list took more appends in one trace than it has room for per trip."""
@@ -1464,36 +1476,87 @@ class _Region:
                 learned = True
         return learned
 
-    def _make_list(self, name, items):
+    def list_trips(self):
+        """The trips a list the region makes has room for (times its appends per trip)."""
+        trips = self.room
+        if self.exact and self.trace.trip_factor > 1:
+            # a range's trips fill it, and appends after the loop (a later loop's, a branch's)
+            # where a call outgrew it
+            trips += _MIN_TRIPS * self.trace.trip_factor
+        return trips
+
+    def make_list(self, name, items, pending=None):
+        """The TracedList (or TracedRows) of `items` and room for the appends of the region's
+        trips; `pending` (a _PendingList, no items) becomes it, in its storages."""
         trace = self.trace
         if name not in self.lists:
             self.learn_list(name, items[0])
         dtype, shape, weak, scalar, per_trip, rows_bound, mixed, inner, kinds = self.lists[name]
-        trips = self.room
-        if self.exact and trace.trip_factor > 1:
-            # a range's trips fill it, and appends after the loop (a later loop's, a branch's)
-            # where a call outgrew it
-            trips += _MIN_TRIPS * trace.trip_factor
+        trips = self.list_trips()
         room = len(items) + max(trips * per_trip, inner)  # (inner: the appends of loops inside)
-        length = _counter(trace)
+        length = _counter(trace) if pending is None else pending.length
+        storage = None if pending is None else pending.storage
         if rows_bound is None:
-            data = trace.temp((room,) + shape, dtype)
+            data = trace.temp((room,) + shape, dtype, storage=storage)
             lst = TracedList(Tracer(trace, data, dtype), length, weak, scalar)
             lst.mixed = mixed
-            if kinds:
+            if kinds:  # (learned by a try before: never a pending list's)
                 lst.kinds = tuple((kind, _counter(trace)) for kind in kinds)
                 self.made_storages |= {counter for _, counter in lst.kinds}
         else:  # room for every array's rows
             data = trace.temp((sum(bound(as_tracer(v).shape[0]) for v in items) + trips * per_trip * rows_bound,)
-                              + shape, dtype)
-            rows = _counter(trace)
+                              + shape, dtype, storage=storage)
+            rows = _counter(trace) if pending is None else pending.rows
             self.made_storages.add(rows)
             lst = TracedRows(Tracer(trace, data, dtype), rows, length, room)
         for v in items:
             _append(trace, lst, v)
+        if pending is not None:  # the object the region's code holds is the list
+            pending.__class__, pending.__dict__ = type(lst), lst.__dict__
+            lst = pending
         self.made[id(lst)] = name
         self.made_storages |= {data.storage, length}
         return lst
+
+
+class _PendingList(TracedList):
+    """An empty Python list from before a region that assigns it: its counters are made (0)
+    before the region, its storage by its first append, which says what the items are
+    (_Region.make_list). Before, a loop filling `keep` was traced twice: once to learn the
+    items from the append, once with the list made before it. Its length may be read before
+    that append; any other use (its items) has the region traced again with it a Python list
+    until an append, as then."""
+
+    def __init__(self, region, name, python):
+        self.region, self.name, self.python = region, name, python
+        trace = region.trace
+        self.length, self.rows = _counter(trace), _counter(trace)
+        self.storage = trace.graph.add_storage("i64", 0, "temp")
+        self.sized = False
+
+    def size(self):
+        self.sized = True
+        return Extent(self.region.list_trips(), self.length)
+
+    def appended(self, item):
+        """The first append's item (a row of an extend's): the list made of what it holds."""
+        self.region.learn_list(self.name, item)
+        self.region.make_list(self.name, [], self)
+
+    def used(self, *_):
+        self.region.lists[self.name] = None
+        raise _Retry(self.region)
+
+    data = property(used)
+    array = joined = copy = __len__ = __bool__ = __iter__ = __getitem__ = used
+
+    def __getattr__(self, name):
+        if name in LIST_METHODS:
+            self.used()
+        raise AttributeError(f"'list' object has no attribute '{name}'")
+
+    def __repr__(self):
+        return f"<list {self.name!r}, appended to in a loop or branch on a traced condition>"
 
 
 def _scalar_type(value):
@@ -1602,7 +1665,7 @@ class _BranchTrace(_Region):
             elif name in slots and name not in self.partial:
                 merged.append(slots[name].tracer(trace))
             elif a is b:
-                merged.append(a)
+                merged.append(self.python_list(a))
             else:  # (a side's value that is itself unassigned names its own variable; after the
                 # branch it may be assigned, not surely unassigned)
                 merged.append(next((Undefined(v.name) for v in (a, b) if isinstance(v, Undefined)), Undefined(name)))
@@ -1873,8 +1936,8 @@ class _LoopTrace(_Region):
         _assume_spans(trace, self.slots.values())
         _seal(trace, first_storage)
         return tuple(self._choice(name, self.slots[name].tracer(trace) if name in self.slots else self.statics[name])
-                     if name in self.pairs else self._after(name) if name in self.slots else inside[i] if name in live
-                     else Undefined(name) for i, name in enumerate(names))
+                     if name in self.pairs else self._after(name) if name in self.slots
+                     else self.python_list(inside[i]) if name in live else Undefined(name) for i, name in enumerate(names))
 
     def _choice(self, name, before):
         """A paired variable: the other kind where its flag says so, else its kind before."""

@@ -318,8 +318,9 @@ class Trace:
     def __exit__(self, *exc):
         _local.trace = self._prev
 
-    def temp(self, shape, dtype, order=None):
-        """A fresh dense view of a new temporary storage; `order` lists the axes from outermost
+    def temp(self, shape, dtype, order=None, storage=None):
+        """A fresh dense view of a new temporary storage (or of `storage`, a temp made earlier
+        that no view reads yet, given its dtype and size now); `order` lists the axes from outermost
         to innermost in memory (C order when None). Extents in `shape` give the view their
         run-time lengths (the storage holds their bounds)."""
         extents = [d.storage if isinstance(d, Extent) else -1 for d in shape]
@@ -328,7 +329,11 @@ class Trace:
         size = math.prod(shape)
         if size * np.dtype(dtype).itemsize > np.iinfo(np.intp).max:
             raise ValueError("array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size.")
-        sid = self.graph.add_storage(IR_DTYPES[dtype], size, "temp")
+        if storage is None:
+            sid = self.graph.add_storage(IR_DTYPES[dtype], size, "temp")
+        else:
+            sid = storage
+            self.graph.set_storage(sid, IR_DTYPES[dtype], size)
         strides, s = [0] * len(shape), 1
         for axis in reversed(order if order is not None else range(len(shape))):
             strides[axis] = s
@@ -856,13 +861,13 @@ class TracedList:
         return self[:]
 
     def __getattr__(self, name):
-        if name in _LIST_METHODS:  # the rest of list's API: NumPy runs the call (a graph break)
+        if name in LIST_METHODS:  # the rest of list's API: NumPy runs the call (a graph break)
             raise trace_error(f"list.{name}() of a list filled in a loop on a traced condition",
                               "use it as an array (np.array(lst)), or build another list")
         raise AttributeError(f"'list' object has no attribute '{name}'")
 
 
-_LIST_METHODS = frozenset(n for n in dir(list) if not n.startswith("_"))
+LIST_METHODS = frozenset(n for n in dir(list) if not n.startswith("_"))
 
 
 class TracedSlice(TracedList):
@@ -1429,7 +1434,7 @@ class Tracer:
                               "return the array and use it outside the compiled function")
         if not name.startswith("_") and hasattr(np.ndarray, name):
             raise unsupported(f"ndarray.{name}", "see the README for the supported NumPy functions")
-        if name in _LIST_METHODS:
+        if name in LIST_METHODS:
             # an item of a list a loop or branch on a traced condition fills is a row of an array
             # (groups[k].append(b) on a list of lists): NumPy runs the call, and raises NumPy's
             # AttributeError where the value was an array

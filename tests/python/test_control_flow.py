@@ -2482,6 +2482,83 @@ def test_a_branch_whose_first_side_leaves_no_array_is_traced_once(t):
     assert f.stats()["region_tries"] == 1
 
 
+def class_rows(boxes, scores, t):
+    """YOLOX's class-aware NMS loop: per class, the rows of its kept boxes appended in a branch,
+    as arrays of run-time lengths; the list is empty before the loop."""
+    out = []
+    for c in range(scores.shape[1]):
+        s = scores[:, c]
+        keep = _nms(boxes[s > t], s[s > t], 0.5)
+        if len(keep) > 0:
+            out.append(np.concatenate([boxes[s > t][keep], s[s > t][keep, None]], 1))
+    if len(out) == 0:
+        return None
+    return np.concatenate(out, 0)
+
+
+def nms_of_passing(boxes, scores, t):
+    m = scores > t  # (a run-time count: the NMS loop's first trip is traced too)
+    return _nms(boxes[m], scores[m], 0.5)
+
+
+def kept_run(s, t, k, rising):
+    keep = []
+    i = 0
+    while i < s.size and s[i] > t:
+        if len(keep) >= k:  # its length read before the loop's first append
+            break
+        if rising and len(keep) > 0 and keep[-1] > s[i]:  # an item, too
+            break
+        keep.append(s[i])
+        i += 1
+    return keep
+
+
+def reset_each_trip(s, t):
+    found = []
+    n = 0
+    while n < s.size and s[n] > t:
+        if len(found) > 3:
+            n = n + 100
+        found = []  # assigned, never appended to: a Python list after the loop
+        n += 1
+    return found, n
+
+
+def kept_in_branch(s, t):
+    out = []
+    if s[0] > t:
+        out.append(s[0] * 2)
+    return np.array(out, dtype=s.dtype)
+
+
+def test_a_list_a_region_first_appends_to_is_made_there_and_traced_once():
+    """A list empty before a loop or branch whose first use in it is an append has its counters
+    made before the region and its storage by the append: the region is traced once (YOLOX's
+    `keep` took two tries; YOLOX's per-class rows, four regions, took eleven), its length
+    readable before the append. A list whose items are read before its first append is traced
+    again as before, and one never appended to stays a Python list."""
+    rng = np.random.default_rng(3)
+    xy = rng.uniform(0, 50, (60, 2))
+    boxes = np.concatenate([xy, xy + rng.uniform(5, 20, (60, 2))], 1)
+    scores = rng.uniform(0, 1, 60)
+    f = check(nms_of_passing, boxes, scores, 0.3)
+    assert f.stats()["region_tries"] == 1
+    # (70 classes: a loop of the IR, holding the NMS loop and the branch; then the final branch)
+    f = check(class_rows, boxes, rng.uniform(0, 1, (60, 70)), 0.9)
+    assert f.stats()["region_tries"] == 4
+    check(class_rows, boxes, np.zeros((60, 70)), 0.9)
+    f = check(kept_in_branch, scores, 0.5)
+    assert f.stats()["region_tries"] == 1
+    check(kept_in_branch, scores, 2.0)
+    f = check(kept_run, scores, 0.2, 5, False)
+    assert f.stats()["region_tries"] == 4  # the loop and the branches of its breaks, once each
+    check(kept_run, scores, 0.2, 0, False)
+    check(kept_run, np.sort(scores), 0.1, 100, True)
+    check(kept_run, scores, 0.1, 100, True)
+    check(reset_each_trip, np.sort(scores)[::-1].copy(), 0.5)
+
+
 def rows_left(boxes, t):
     n = boxes.shape[0]
     for i in range(boxes.shape[0]):

@@ -1076,8 +1076,9 @@ def for_stmt(iterable, body, state, names, live, target, guarded=(), writes=()):
                         iterable.step, lambda i: i)
     if trace is not None and (isinstance(iterable, (Enumerated, Zipped)) or _of_rows(iterable)):
         items, first = (iterable.items, iterable.start) if isinstance(iterable, Enumerated) else (iterable, None)
+        get = items.__getitem__  # (a list's items are its numbers: Python ones where it holds them)
         items = items.array() if isinstance(items, TracedList) else items
-        item = (lambda i: items[i]) if first is None else (lambda i: (i + first, items[i]))
+        item = get if first is None else (lambda i: (i + first, get(i)))
         if isinstance(items.shape[0], Extent):
             return _counted(trace, body, state, names, live, (guarded, writes), t, 0, items.shape[0], 1, item)
         # its rows, as a range of their indices gives them

@@ -847,6 +847,8 @@ class TracedList:
     def __getitem__(self, key):
         items = self.array()[key]
         if not isinstance(key, slice):
+            if self.weak in (bool, int, float) and not items.ndim:  # a Python number, as the list holds
+                items._weak, items._scalar = self.weak, False
             return items
         # a slice of a list is a list (returned as one, as Python's), of its own
         n = items.shape[0]
@@ -1371,22 +1373,29 @@ class Tracer:
 
     def tolist(self):
         """ndarray.tolist(): nested lists of Python numbers, traced ones where only the run knows
-        them: elements of one copy in the Python kind's dtype (as traced_number makes one). A
-        run-time length, more than _TOLIST_ITEMS elements (a number each) and uint64 are a graph
-        break."""
+        them: elements of one copy in the Python kind's dtype (as traced_number makes one); of a
+        1-d array of a run-time length, a list of that length (a TracedList: `keep_all.extend(
+        idx[keep].tolist())`). Other run-time lengths, more than _TOLIST_ITEMS elements (a
+        number each) and uint64 are a graph break."""
         if (value := concrete(self)) is not None:
             return value.tolist()
         if self.ndim == 0:
             return self.item()
-        if self.is_dynamic or self.size > _TOLIST_ITEMS or self.dtype.kind not in "biuf" or self.dtype == np.uint64:
-            raise trace_error(".tolist() of a traced array " + ("of a run-time length" if self.is_dynamic else
-                              f"of more than {_TOLIST_ITEMS} elements" if self.size > _TOLIST_ITEMS else
-                              f"of {self.dtype}"), "return the array and convert it outside the compiled function")
+        dynamic = self.is_dynamic and not (self.ndim == 1 and isinstance(self.shape[0], Extent))
+        many = not self.is_dynamic and self.size > _TOLIST_ITEMS
+        if dynamic or many or self.dtype.kind not in "biuf" or self.dtype == np.uint64:
+            raise trace_error(".tolist() of a traced array " + ("of run-time lengths past its first axis" if dynamic
+                              else f"of more than {_TOLIST_ITEMS} elements" if many else f"of {self.dtype}"),
+                              "return the array and convert it outside the compiled function")
         if self._trace.from_arguments(self):  # computed from the caller's numbers: they specialize
             raise needs_value(self, trace_error(".tolist() of a traced array", "return the array"))
         kind = {"b": bool, "f": float}.get(self.dtype.kind, int)
         numbers = self.astype({float: np.float64, int: np.int64, bool: np.bool_}[kind], copy=True)
         v = numbers._view
+        if self.is_dynamic:  # the copy's room, its run-time length the list's
+            room = Tracer(self._trace, _C.View(v.storage, list(v.shape), list(v.strides), v.offset), numbers.dtype,
+                          weak=kind)
+            return TracedList(room, self.shape[0].storage, kind, True)
 
         def nested(d, offset):  # 0-d views of the copy (an index would copy each)
             if d == numbers.ndim:

@@ -2559,6 +2559,41 @@ def test_a_list_a_region_first_appends_to_is_made_there_and_traced_once():
     check(reset_each_trip, np.sort(scores)[::-1].copy(), 0.5)
 
 
+def kept_by_class(boxes, scores, classes, t):
+    """A port of a batched NMS: each class's kept indices extended into a Python list (their
+    tolist(), of a run-time length)."""
+    keep_all = []
+    uniq, counts = np.unique(classes, return_counts=True)
+    for c, n in zip(uniq, counts):
+        idx = np.where(classes == c)[0]
+        assert len(idx) == n
+        keep = _nms(boxes[idx], scores[idx], t)
+        keep_all.extend(idx[keep].tolist())
+    keep_all = np.array(keep_all, dtype=np.int64)
+    return keep_all[np.argsort(-scores[keep_all], kind="stable")]
+
+
+def passing_as_lists(s, t):
+    doubled = (np.flatnonzero(s > t) * 2).tolist()
+    values = s[s > t].tolist()
+    return doubled, values, len(values), [v + 1 for v in values], values[-1] if len(values) > 0 else None
+
+
+def test_tolist_of_a_run_time_length_is_a_list_of_that_length():
+    """`.tolist()` of a 1-d array of a run-time length: a list of its Python numbers whose
+    length the run says, which a loop extends into its own list, len() reads, a comprehension
+    maps, an index reads (a Python number, as every list filled at run time gives) and a
+    return hands back as Python's list of ints or floats."""
+    rng = np.random.default_rng(11)
+    xy = rng.uniform(0, 50, (60, 2))
+    boxes = np.concatenate([xy, xy + rng.uniform(5, 20, (60, 2))], 1)
+    scores = rng.uniform(0, 1, 60)
+    check(kept_by_class, boxes, scores, rng.integers(0, 4, 60), 0.5)
+    check(kept_by_class, boxes, scores, np.zeros(60, np.int64), 0.3)
+    for t in (0.5, 2.0, -1.0):
+        check(passing_as_lists, scores.astype(np.float32), t)
+
+
 def rows_left(boxes, t):
     n = boxes.shape[0]
     for i in range(boxes.shape[0]):

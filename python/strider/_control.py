@@ -448,9 +448,13 @@ def sorted_(*args, **kwargs):
     gathered by it into a list of as many. The items must be numbers of one kind or arrays of
     one shape and dtype; NaN keys, which Python's timsort orders its own way, run the call in
     NumPy."""
-    if len(args) != 1 or set(kwargs) - {"key", "reverse"} or type(args[0]) not in (list, tuple, range):
+    if len(args) != 1 or set(kwargs) - {"key", "reverse"} or type(args[0]) not in (list, tuple, range, TracedList):
         return sorted(*args, **kwargs)
     key, reverse = kwargs.get("key"), kwargs.get("reverse", False)
+    if _is_traced(reverse):
+        raise trace_error("sorted() with a traced reverse=", "give reverse a value known while tracing")
+    if type(args[0]) is TracedList:
+        return _sorted_list(args[0], key, reverse)
     values = list(args[0])
     keys = [key(v) for v in values] if key is not None else values
     # tuples of numbers compare position by position (Python's order of (score, index) records)
@@ -458,20 +462,35 @@ def sorted_(*args, **kwargs):
     numbers = [x for k in keys for x in k] if records else keys
     if not values or not any(type(x) is Choice or _is_traced(x) for x in numbers):
         return sorted(*args, **kwargs)
-    if _is_traced(reverse) or any(np.ndim(x) for x in numbers):
-        raise trace_error("sorted() by keys that are not numbers, or with a traced reverse=", "sort by numbers")
+    if any(np.ndim(x) for x in numbers):
+        raise trace_error("sorted() by keys that are not numbers", "sort by numbers")
     columns = [items(list(c))[0] for c in zip(*keys)] if records else [items(keys)[0]]
+    return _gathered(values, _sorted_order(columns, len(values), reverse))
+
+
+def _sorted_order(columns, n, reverse):
+    """The permutation Python's sort by these keys (a record's positions: one column each) gives
+    n items: stable, and with reverse=True equal keys keep their order."""
     for k in columns:
         if k.dtype.kind == "f":
             current_trace().check_assert(np.logical_not(np.any(np.isnan(k))), "sorted() by a NaN key, which "
                                          "Python's timsort places its own way", RunInNumPy)
-    n = len(values)
 
     def stable(cols):  # the first position sorts first: np.lexsort's last key
         return lexsort(cols[::-1])
 
-    order = (n - 1 - stable([k[::-1] for k in columns])[::-1]) if reverse else stable(columns)
-    return _gathered(values, order)
+    return (n - 1 - stable([k[::-1] for k in columns])[::-1]) if reverse else stable(columns)
+
+
+def _sorted_list(lst, key, reverse):
+    """sorted() of a list filled at run time: the key of each item (a loop of the IR, where
+    given), their order, the items gathered by it into a list of as many."""
+    keys = listcomp_(lst, key) if key is not None else lst
+    if not item_list(keys) or keys.data.ndim != 1 or lst.mixed:
+        raise trace_error("sorted() of a list filled in a loop on a traced condition by keys that are not numbers "
+                          "of one kind", "sort by numbers")
+    order = _sorted_order([keys.array()], lst.size(), reverse)
+    return TracedList.of(lst.array(raw=True)[order], lst.weak, lst.scalar)
 
 
 def _gathered(values, order):

@@ -811,6 +811,14 @@ class TracedList:
         self.weak = weak          # the Python type of numbers appended (NumPy 2 promotes them weakly)
         self.scalar = scalar      # items are what NumPy hands back as scalars
 
+    @classmethod
+    def of(cls, t, weak=None, scalar=True):
+        """The list of the rows of t, an array of a run-time length (its room t's bound)."""
+        v = t._view
+        room = Tracer(t._trace, _C.View(v.storage, list(v.shape), list(v.strides), v.offset), t.dtype,
+                      weak=weak if t.ndim == 1 else None)
+        return cls(room, t.shape[0].storage, weak, scalar)
+
     def size(self):
         """The run-time length (an Extent bounded by the room)."""
         return Extent(self.data._view.shape[0], self.length)
@@ -1392,10 +1400,8 @@ class Tracer:
         kind = {"b": bool, "f": float}.get(self.dtype.kind, int)
         numbers = self.astype({float: np.float64, int: np.int64, bool: np.bool_}[kind], copy=True)
         v = numbers._view
-        if self.is_dynamic:  # the copy's room, its run-time length the list's
-            room = Tracer(self._trace, _C.View(v.storage, list(v.shape), list(v.strides), v.offset), numbers.dtype,
-                          weak=kind)
-            return TracedList(room, self.shape[0].storage, kind, True)
+        if self.is_dynamic:
+            return TracedList.of(numbers, kind)
 
         def nested(d, offset):  # 0-d views of the copy (an index would copy each)
             if d == numbers.ndim:

@@ -2266,6 +2266,32 @@ def test_sorted_by_keys_known_at_run_time(ties):
         strider.compile(sorted_by_traced_keys, strict=True)(s, rows)
 
 
+def sorted_kept_rows(dets, thr, ties, col=4):
+    # a filter of rows then Python's sort of them by score, as tracker and demo code writes it
+    dets = [d for d in dets if d[col] > thr]
+    dets = sorted(dets, key=lambda d: d[4], reverse=True)
+    scores = sorted([d[4] * 0.0 + ties if ties else d[4] for d in dets])
+    firsts = sorted([int(d[0]) % 3 for d in dets], reverse=True)
+    if len(dets) == 0:
+        return np.zeros((0, 5), dtype=np.float32), scores, firsts
+    return np.stack(dets, 0), scores, firsts
+
+
+@pytest.mark.parametrize("thr", [0.2, 0.85, 2.0])
+def test_sorted_of_a_list_filled_at_run_time(thr):
+    """sorted() of a list a traced loop filled (here a filtering comprehension of rows): each
+    item's key by a loop of the IR, the stable order Python's sort gives (reverse=True keeps
+    equal keys' order), the items gathered into a list of as many; Python numbers stay Python
+    numbers. NaN keys run the call in NumPy."""
+    s = np.array([0.3, 0.9, 0.3, 0.1, 0.9, 0.5], np.float32)
+    rows = np.hstack([boxes(6, 14)[:, :4] * 10, s[:, None]])
+    for ties in (0.0, 1.0):
+        check(sorted_kept_rows, rows, thr, ties)
+    rows[1, 4] = np.nan
+    with pytest.raises(ValueError, match="NaN key"):
+        strider.compile(sorted_kept_rows, strict=True)(rows, -1.0, 0.0, 0)
+
+
 def segment2box(segment, width=640, height=640):
     # YOLOv5's segment2box: builtin any of a mask's result picks the branch
     x, y = segment.T

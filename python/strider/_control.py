@@ -448,12 +448,13 @@ def sorted_(*args, **kwargs):
     gathered by it into a list of as many. The items must be numbers of one kind or arrays of
     one shape and dtype; NaN keys, which Python's timsort orders its own way, run the call in
     NumPy."""
-    if len(args) != 1 or set(kwargs) - {"key", "reverse"} or type(args[0]) not in (list, tuple, range, TracedList):
+    if len(args) != 1 or set(kwargs) - {"key", "reverse"} or not (type(args[0]) in (list, tuple, range)
+                                                                    or item_list(args[0])):
         return sorted(*args, **kwargs)
     key, reverse = kwargs.get("key"), kwargs.get("reverse", False)
     if _is_traced(reverse):
         raise trace_error("sorted() with a traced reverse=", "give reverse a value known while tracing")
-    if type(args[0]) is TracedList:
+    if item_list(args[0]):
         return _sorted_list(args[0], key, reverse)
     values = list(args[0])
     keys = [key(v) for v in values] if key is not None else values

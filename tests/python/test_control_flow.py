@@ -2272,9 +2272,10 @@ def sorted_kept_rows(dets, thr, ties, col=4):
     dets = sorted(dets, key=lambda d: d[4], reverse=True)
     scores = sorted([d[4] * 0.0 + ties if ties else d[4] for d in dets])
     firsts = sorted([int(d[0]) % 3 for d in dets], reverse=True)
+    two = sorted(firsts[:2])  # (a slice of such a list)
     if len(dets) == 0:
-        return np.zeros((0, 5), dtype=np.float32), scores, firsts
-    return np.stack(dets, 0), scores, firsts
+        return np.zeros((0, 5), dtype=np.float32), scores, firsts, two
+    return np.stack(dets, 0), scores, firsts, two
 
 
 @pytest.mark.parametrize("thr", [0.2, 0.85, 2.0])

@@ -814,7 +814,7 @@ def extend(lst, values):
     if type(lst) is list and trace is not None and isinstance(values, Tracer) and values.ndim:
         for loop in trace.loops:
             if isinstance(loop, _Region) and id(lst) in loop.python_lists:
-                _learn(trace, loop, lst, Tracer(trace, _first_row(values), values.dtype))
+                _learn(trace, loop, lst, _first_row(values))
     lst.extend(values)
     return lst
 
@@ -854,9 +854,9 @@ def repeated(seq, n):
 
 
 def _first_row(t):
-    """A view of t's first row (an item's shape and dtype, whatever its run-time length)."""
+    """t's first row, a view (an item's shape and dtype, whatever its run-time length)."""
     v = t._view
-    return _C.View(v.storage, list(v.shape[1:]), list(v.strides[1:]), v.offset)
+    return Tracer(t._trace, _C.View(v.storage, list(v.shape[1:]), list(v.strides[1:]), v.offset), t.dtype)
 
 
 def _item(lst, value):
@@ -933,7 +933,7 @@ def _append(trace, lst, value, block=False):
         if id(lst) in r.outside:
             raise side_effect_error(r.outside[id(lst)])
     if type(lst) is _PendingList:
-        lst.appended(Tracer(trace, _first_row(as_tracer(value)), as_tracer(value).dtype) if block else value)
+        lst.appended(_first_row(as_tracer(value)) if block else value)
     rows = isinstance(lst, TracedRows)
     t = _block(lst, value) if rows or block else _item(lst, value)
     length = _count_of(trace, lst.length)

@@ -37,6 +37,9 @@ constexpr std::chrono::microseconds kGroupCost{20000};
 // How much faster a group compiles with Effort::kQuick (py_cpu_nms's two big stages: 120 ms of
 // O3 and codegen, 6-16 ms quickly).
 constexpr int kQuickFaster = 8;
+// A loop nest over at least this many elements (its bound, where its extent is known only at
+// run time) is where a loop's time goes (see compile_stages_in_background's loops_first).
+constexpr int64_t kWideLoop = 256;
 
 // The stages compile_stages compiles, in groups of one LLVM module each, and each group's
 // expected cost. Stages of one text (a loop body unrolled, an image of a batch after another) go
@@ -241,12 +244,19 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
   // Plans of the stages `only` marks in stage order, those inside loops first, in groups of
   // their own: while a first call runs a loop on quick kernels (a few times slower, nothing
   // vectorized), their O3 ones come first (greedy NMS on 6000 boxes ran its whole first call on
-  // them, the loop's O3 code waiting in a group with the stages before the loop).
+  // them, the loop's O3 code waiting in a group with the stages before the loop). `wide_first`:
+  // of those, the loop nests over many elements first, for O3 gains little on a scalar stage
+  // (Soft-NMS's IoU stage waited behind twenty scalar ones on 6000 boxes, its quick code running
+  // meanwhile); not for quick kernels, which the call waits for in stage order.
   const std::vector<char> in_loop = in_loops(p);
-  auto loops_first = [&](const std::vector<char>& only) {
-    std::vector<char> inner(n, 0), outer(n, 0);
-    for (size_t i = 0; i < n; ++i) (in_loop[i] ? inner : outer)[i] = only[i];
-    Plan plan = plan_of(inner, false);
+  auto loops_first = [&](const std::vector<char>& only, bool wide_first) {
+    std::vector<char> wide(n, 0), narrow(n, 0), outer(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      const bool wide_one = wide_first && shape_numel(p.stages.stages[i].domain) >= kWideLoop;
+      (!in_loop[i] ? outer : wide_one ? wide : narrow)[i] = only[i];
+    }
+    Plan plan = plan_of(wide, false);
+    append_plan(plan, plan_of(narrow, false));
     append_plan(plan, plan_of(outer, false));
     return plan;
   };
@@ -256,7 +266,7 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
   for (size_t i = 0; i < n; ++i) (quick[i] ? full : slow)[i] = 1;  // (a stage not alike must wait)
   auto plan = std::make_shared<Plan>(plan_of(slow, true));
   const size_t slow_groups = plan->groups.size();
-  append_plan(*plan, loops_first(full));
+  append_plan(*plan, loops_first(full, true));
   plan->text.resize(n);
   for (const BackgroundCompile::Group& group : plan->groups) {
     const bool stored = in_disk_cache(p, group, cache);
@@ -268,7 +278,7 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
   std::vector<char> waits(n, 0), rest(n, 0);
   for (size_t i = 0; i < n; ++i) (must_wait[i] ? waits : rest)[i] = quick[i];
   auto quick_waits = std::make_shared<const Plan>(plan_of(waits, true));
-  auto quick_rest = std::make_shared<const Plan>(loops_first(rest));
+  auto quick_rest = std::make_shared<const Plan>(loops_first(rest, false));
   p.quick_kernels.assign(quick_waits->groups.empty() && quick_rest->groups.empty() ? 0 : n, nullptr);
   // the groups in the order the workers take them: what a first call waits for (quick kernels,
   // then full ones no quick kernel stands in for), then the quick kernels of the rest, then

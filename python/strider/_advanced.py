@@ -282,7 +282,10 @@ def needs_advanced(t, key):
 
 
 def _offsets(t, key):
-    """The storage offsets of the elements t[key] selects (an int64 Tracer of the result's shape)."""
+    """Where the elements t[key] selects are in t's storage: (a 1-d view of the storage, their
+    positions in it as an int64 Tracer of the result's shape); None for basic indexing. Where
+    every traced part of a position is non-negative, the view starts at the static part, so that
+    the positions of dets[i, 0] and dets[i, 3] are one computation, i * 5 (_index_math)."""
     v = t._view
     # ints and slices of run-time dimensions become index arrays too
     items = []
@@ -347,7 +350,7 @@ def _offsets(t, key):
         if known is not None:
             fixed[id(idx), d] = int(known) * v.strides[d]
     base = v.offset + sum(it[1] * v.strides[it[2]] for it in items if it[0] == "int") + sum(fixed.values())
-    total = current_trace().const(np.int64(base))
+    terms, strides = [], []  # the traced parts of the positions, each shaped for the result
     at = 0
     for kind, it in dims:
         if kind == "adv-block":
@@ -355,25 +358,48 @@ def _offsets(t, key):
             for _, idx, d, _ in adv:
                 if (id(idx), d) in fixed:
                     continue
-                term = np.multiply(checked[id(idx), d], v.strides[d])
-                term = term.reshape(term.shape + (1,) * trail) if trail else term
-                total = np.add(total, term)
+                term = _index_math(np.multiply, checked[id(idx), d], v.strides[d])
+                terms.append(term.reshape(term.shape + (1,) * trail) if trail else term)
+                strides.append(v.strides[d])
             at += len(bshape)
             continue
         if kind == "slice":
             d = t.shape[it[2]]
             start, stop, step = (0, d, 1) if isinstance(d, Extent) else it[1].indices(d)
             n = d if isinstance(d, Extent) else len(range(start, stop, step))
-            pos = np.multiply(arange_at(start, step, n), v.strides[it[2]])
+            pos = _index_math(np.multiply, arange_at(start, step, n), v.strides[it[2]])
         elif kind == "range":
-            pos = np.multiply(it[1], v.strides[it[2]])
+            pos = _index_math(np.multiply, it[1], v.strides[it[2]])
         else:
             at += 1
             continue
-        total = np.add(total, pos.reshape(pos.shape + (1,) * (nd - at - 1)))
+        terms.append(pos.reshape(pos.shape + (1,) * (nd - at - 1)))
+        strides.append(v.strides[it[2]])
         at += 1
+    whole = _storage_view(t)
+    # (every index is non-negative: with non-negative strides, so is every traced part)
+    if all(s >= 0 for s in strides) and 0 <= base < whole.shape[0]:
+        whole, total = _C.View(whole.storage, [whole.shape[0] - base], [1], base), None
+    else:
+        total = current_trace().const(np.int64(base))
+    for term in terms:
+        total = term if total is None else _index_math(np.add, total, term)
+    if total is None:
+        total = current_trace().const(np.int64(0))
     total = total if total.ndim == nd else total.reshape((1,) * (nd - total.ndim) + total.shape)
-    return broadcast_to(total, tuple(out_shape))
+    return whole, broadcast_to(total, tuple(out_shape))
+
+
+def _index_math(ufunc, a, b):
+    """ufunc(a, b) where _offsets computes positions, once for each computation however many
+    indexings ask for it (the value_key of its inputs): the result is strider's, never the
+    user's, so no one writes it."""
+    trace = current_trace()
+    key = (ufunc.__name__,) + tuple(trace.value_key(x) if isinstance(x, Tracer) else (type(x), x) for x in (a, b))
+    found = trace.index_math.get(key)
+    if found is None:
+        found = trace.index_math[key] = ufunc(a, b)
+    return found
 
 
 def _checked(idx, n, axis):
@@ -619,11 +645,12 @@ def getitem_plain(t, key):
         return emit("take", [t, _checked(idx, t.shape[0], 0)], idx.shape + t.shape[1:], t.dtype)
     if (r := _runtime_slice_view(t, key)) is not None:
         return r
-    off = _offsets(t, key) if needs_advanced(t, key) else None
-    if off is None:
+    found = _offsets(t, key) if needs_advanced(t, key) else None
+    if found is None:
         return basic_getitem(t, key)
+    source, off = found
     view = current_trace().temp(off.shape, t.dtype)
-    current_trace().op("take", [t.view_of(_storage_view(t)), off], view)
+    current_trace().op("take", [t.view_of(source), off], view)
     # a copy: NumPy's basic indexing of a run-time dimension would be a view, which this is not;
     # ints alone give a NumPy scalar, with `...` a 0-d array
     keys = key if isinstance(key, tuple) else (key,)
@@ -708,10 +735,11 @@ def setitem(t, key, value):
         return
     if (view := _runtime_slice_view(t, key)) is not None:
         return assign(view, value)
-    off = _offsets(t, key) if needs_advanced(t, key) else None
-    if off is None:
+    found = _offsets(t, key) if needs_advanced(t, key) else None
+    if found is None:
         return basic_setitem(t, key, value)
-    current_trace().op("put", [off, _values(value, t.dtype, off.shape, t)], _storage_view(t))
+    dest, off = found
+    current_trace().op("put", [off, _values(value, t.dtype, off.shape, t)], dest)
 
 
 def _values(value, dtype, shape, into=None):
@@ -757,11 +785,12 @@ def ufunc_at(uf, a, indices, b):
     t = as_tracer(a)
     check_writeable(t)
     b = as_tracer(b).astype(t.dtype, copy=False)  # NumPy casts the values to the array's dtype first (unsafe)
-    off = _offsets(t, indices if isinstance(indices, tuple) else (indices,))
-    if off is None:  # basic indices alone: every element once
+    found = _offsets(t, indices if isinstance(indices, tuple) else (indices,))
+    if found is None:  # basic indices alone: every element once
         t[indices] = uf(t[indices], b)
         return
-    current_trace().op(AT_OPS[uf], [off, _values(b, t.dtype, off.shape, t)], _storage_view(t))
+    dest, off = found
+    current_trace().op(AT_OPS[uf], [off, _values(b, t.dtype, off.shape, t)], dest)
 
 
 # a bincount of 8- or 16-bit integers (or bools) needs at most this many bins: their dtype bounds them

@@ -256,6 +256,7 @@ class Trace:
         self.counts = {}  # a mask's value_key -> its count (_advanced.count)
         self.checked = {}  # indices checked against a length, by value_key: one check serves (_advanced._checked)
         self.sliced = {}  # (run-time length, slice) -> its resolution: one length for one slice (_advanced)
+        self.index_math = {}  # the positions indexing computes, by value_keys (_advanced._index_math)
         # a 1-d sort's result (or its reverse) of a run-time length, by value_key -> (op, the sorted
         # array, reversed): a slice of its head is a top-k (_advanced.top_k)
         self.sorted = {}
@@ -526,7 +527,7 @@ class Trace:
                 dict(self.checked), dict(self.sliced), dict(self.sorted), dict(self.numbers), dict(self.versions),
                 dict(self.ranges), list(self.sealed), self.regions, dict(self.may_be_argument),
                 dict(self.relative), dict(self.bounded), dict(self.selects), dict(self.implied), dict(self.copies),
-                set(self.diverged))
+                set(self.diverged), dict(self.index_math))
 
     def restore(self, snap, graph=True):
         """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
@@ -535,6 +536,7 @@ class Trace:
             type(x)(x) for x in snap[2:12]) + (snap[12],)
         self.relative, self.bounded, self.selects = dict(snap[14]), dict(snap[15]), dict(snap[16])
         self.implied, self.copies, self.diverged = dict(snap[17]), dict(snap[18]), set(snap[19])
+        self.index_math = dict(snap[20])
         if graph:
             self.graph.truncate(ops, storages)
             self.regions, self.may_be_argument = regions, dict(snap[13])

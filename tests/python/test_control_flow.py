@@ -754,6 +754,27 @@ def test_gathers_at_argsorts_positions_need_no_index_check():
     assert ir.count("= check_index(") == 1
 
 
+def columns_at_a_traced_row(dets):
+    # Soft-NMS's reads of row i and of the rows after it, a column at a time, and its write
+    for i in range(dets.shape[0]):
+        tail = np.maximum(dets[i + 1:, 0], dets[i, 0]) + np.minimum(dets[i + 1:, 2], dets[i, 2]) - dets[i + 1:, 1]
+        dets[i + 1:, 3] += tail - dets[i, 3]
+    return dets
+
+
+@pytest.mark.parametrize("n", [0, 1, 70])
+def test_columns_at_a_traced_row_share_one_computation_of_their_positions(n):
+    # dets[i, 0] .. dets[i, 3] are i * 5 in views starting at columns 0 .. 3, and so are the
+    # rows after it: two multiplies in the loop of the IR (over 64 trips), not one per indexing
+    d = boxes(n, 4).astype(np.float64)
+    d = np.concatenate([d, d[:, :1]], 1)
+    f = check(columns_at_a_traced_row, d)
+    if n > 64:
+        text = str(f.explain(d))
+        ir = text[:text.find("== storages")]
+        assert ir.count("= multiply(") == 2, ir
+
+
 def test_an_nms_loop_carries_the_values_it_gathers():
     # carry_gathers: py_cpu_nms's gathers through `order` (four columns of dets, and areas) read
     # arrays the loop compresses alongside it; a source the loop writes (s, a column of dets: all

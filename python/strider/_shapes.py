@@ -255,7 +255,9 @@ def _run_time_lengths_as(t, lengths):
     runs (NumPy's ValueError where one differs; where t's is 1, NumPy broadcasts it: the call
     runs in NumPy)."""
     v = t._view
-    shape, extents = list(v.shape), list(v.extents) if v.extents else [-1] * t.ndim
+    if not t.is_dynamic:
+        return t
+    shape, extents = list(v.shape), list(v.extents)
     for i, (d, want) in enumerate(zip(t.shape, lengths)):
         if not isinstance(d, Extent) or isinstance(want, Extent):
             continue

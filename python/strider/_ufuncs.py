@@ -12,7 +12,7 @@ from ._errors import unsupported
 from ._indexing import assign
 from ._tracer import (IMPL, IR_DTYPES, Extent, Tracer, reshape_units, as_tracer, bound, cast_unsafe, check_dtype, check_fits,
                       current_trace, emit, holds_traced, keep_order, like_order, python_operator_call, weak_type,
-                      RunInNumPy)
+                      RunInNumPy, same_shape)
 
 _NoValue = np._NoValue
 
@@ -162,6 +162,8 @@ def _one_length_per_axis(ts):
     starts of two masks' nonzero), read with one run-time length: the first, checked equal to
     the others when the function runs (NumPy's ValueError where they differ; where one is 1 at
     run time NumPy would broadcast it, strider raises that error too)."""
+    if not any(t.is_dynamic for t in ts):
+        return ts
     ndim = max((t.ndim for t in ts), default=0)
     for i in range(ndim):
         shapes = [t.shape for t in ts]
@@ -290,7 +292,7 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
     else:
         ins = _one_length_per_axis(ins)
     shape = broadcast_shape(*(t.shape for t in ins))
-    ins = [t.broadcast_to(shape) for t in ins]
+    ins = [t if same_shape(t.shape, shape) else t.broadcast_to(shape) for t in ins]
     weak = None
     if out is None and all_weak and python_op:
         weak = _WEAK_OF_KIND.get(out_dt.kind)

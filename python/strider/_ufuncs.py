@@ -167,6 +167,9 @@ def _one_length_per_axis(ts):
     ndim = max((t.ndim for t in ts), default=0)
     for i in range(ndim):
         shapes = [t.shape for t in ts]
+        if _one_already([s[j] for s in shapes if (j := len(s) - ndim + i) >= 0 and (
+                isinstance(s[j], Extent) or s[j] != 1)]):  # (one_length's own test, without its calls)
+            continue
 
         def message(first, other):
             def shown(d):
@@ -196,16 +199,24 @@ def one_length(ts, axis_of, message):
     checked equal to each of the others when the function runs (check_equal raises NumPy's
     ValueError, message(first, other) with \x01 and \x02 standing for the two lengths)."""
     dims = [t.shape[axis_of(t)] for t in ts if axis_of(t) is not None]
+    if _one_already(dims):
+        return ts
     lengths = list({d.storage: d for d in dims if isinstance(d, Extent)}.values())
     fixed = sorted({d for d in dims if not isinstance(d, Extent)})
-    if not lengths or len(lengths) + len(fixed) < 2 or len(fixed) > 1:
-        return ts  # one length, or fixed ones only (the caller decides)
     length, first = lengths[0].value(), lengths[0]
     for other in lengths[1:] + fixed:
         length = checked_equal(length, other, message(first, other))
     unified = Extent(min(int(d) if not isinstance(d, Extent) else bound(d) for d in lengths + fixed),
                      length._view.storage)
     return [t if axis_of(t) is None else _with_length(t, axis_of(t), unified) for t in ts]
+
+
+def _one_already(dims):
+    """Whether lengths `dims` of an axis need no unifying: one run-time length, or fixed ones
+    alone (the caller decides), or several fixed ones (NumPy's error, the caller's)."""
+    lengths = {d.storage for d in dims if isinstance(d, Extent)}
+    fixed = {d for d in dims if not isinstance(d, Extent)}
+    return not lengths or len(lengths) + len(fixed) < 2 or len(fixed) > 1
 
 
 def _with_length(t, axis, length):

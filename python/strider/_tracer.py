@@ -257,6 +257,7 @@ class Trace:
         self.checked = {}  # indices checked against a length, by value_key: one check serves (_advanced._checked)
         self.sliced = {}  # (run-time length, slice) -> its resolution: one length for one slice (_advanced)
         self.index_math = {}  # the positions indexing computes, by value_keys (_advanced._index_math)
+        self.const_storages = {}  # (dtype, bytes) -> the storage of a constant of those values
         # a 1-d sort's result (or its reverse) of a run-time length, by value_key -> (op, the sorted
         # array, reversed): a slice of its head is a top-k (_advanced.top_k)
         self.sorted = {}
@@ -527,7 +528,7 @@ class Trace:
                 dict(self.checked), dict(self.sliced), dict(self.sorted), dict(self.numbers), dict(self.versions),
                 dict(self.ranges), list(self.sealed), self.regions, dict(self.may_be_argument),
                 dict(self.relative), dict(self.bounded), dict(self.selects), dict(self.implied), dict(self.copies),
-                set(self.diverged), dict(self.index_math))
+                set(self.diverged), dict(self.index_math), dict(self.const_storages))
 
     def restore(self, snap, graph=True):
         """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
@@ -536,7 +537,7 @@ class Trace:
             type(x)(x) for x in snap[2:12]) + (snap[12],)
         self.relative, self.bounded, self.selects = dict(snap[14]), dict(snap[15]), dict(snap[16])
         self.implied, self.copies, self.diverged = dict(snap[17]), dict(snap[18]), set(snap[19])
-        self.index_math = dict(snap[20])
+        self.index_math, self.const_storages = dict(snap[20]), dict(snap[21])
         if graph:
             self.graph.truncate(ops, storages)
             self.regions, self.may_be_argument = regions, dict(snap[13])
@@ -636,10 +637,14 @@ class Trace:
             arr = np.asarray(value, dtype=dtype)
         check_dtype(arr.dtype, "a constant")
         arr = np.array(arr, order="C")
-        sid = self.graph.add_const(IR_DTYPES[arr.dtype], arr.tobytes())
-        self.known[sid] = arr.reshape(-1)
-        if arr.size <= _FOLD_MAX:
-            self.numbers[sid] = ("const", arr.dtype.str, arr.shape, arr.tobytes())
+        key = (arr.dtype.str, arr.tobytes()) if arr.size <= _FOLD_MAX else None
+        sid = self.const_storages.get(key) if key is not None else None
+        if sid is None:  # (a constant's storage is never written: one serves every use of its values)
+            sid = self.graph.add_const(IR_DTYPES[arr.dtype], arr.tobytes())
+            self.known[sid] = arr.reshape(-1)
+            if key is not None:
+                self.const_storages[key] = sid
+                self.numbers[sid] = ("const", arr.dtype.str, arr.shape, arr.tobytes())
         strides = [s // arr.itemsize for s in arr.strides]
         view = _C.View(sid, list(arr.shape), strides, 0)
         return Tracer(self, view, arr.dtype, readonly="const")

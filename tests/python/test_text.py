@@ -84,3 +84,17 @@ def test_print_parse_round_trip_of_a_traced_graph():
 
     ir = strider.compile(f).explain(np.ones((3, 4), np.float32)).ir
     assert str(_C.parse_graph(ir)) == ir
+
+
+def test_a_traced_graph_holds_each_constant_once():
+    # a constant's storage is never written: every use of the same values reads one (here 1.0,
+    # as the three Python 1s become, and the shift's 2)
+    import numpy as np
+    import strider
+
+    def f(x):
+        return (x + 1) * (x - 1) + 1, x + 2, x + 2.0
+
+    ir = strider.compile(f).explain(np.ones(4)).ir
+    consts = [line for line in ir.splitlines() if " const " in line]
+    assert len(consts) == 2, ir

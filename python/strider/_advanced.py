@@ -587,7 +587,10 @@ def _slice_positions(s, n):
     def clip(v, default):
         if v is None:
             return default
-        v = as_tracer(v).astype(I64)
+        v = as_tracer(v).astype(I64, copy=False)
+        span = trace.ranges.get(v._view.storage)
+        if span is not None and span[0] >= 0:  # (a loop's counter, i + 1 of it: never from the end)
+            return np.minimum(v, length)
         return np.where(v < 0, np.maximum(v + length, 0), np.minimum(v, length))
 
     start = clip(s.start, current_trace().const(np.int64(0)))

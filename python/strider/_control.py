@@ -1190,8 +1190,14 @@ def _counted(trace, body, state, names, live, guards, t, start, stop, step, item
         return s[-1] < stop if step > 0 else s[-1] > stop
 
     def counted(*s):
-        out, broke = body(*_with(s[:-1], t, item(s[-1])))
-        return tuple(out) + (s[-1] + step,), broke
+        c = s[-1]
+        if isinstance(c, Tracer) and type(start) is int and step > 0:
+            # a trip runs while start <= c < stop: indices made of c need no check
+            trace.ranges[c._view.storage] = (start, bound(stop))
+            if isinstance(stop, Extent):
+                trace.relative[c._view.storage] = (stop.storage, trace.versions.get(stop.storage, 0), 0)
+        out, broke = body(*_with(s[:-1], t, item(c)))
+        return tuple(out) + (c + step,), broke
 
     # a run-time stop bounds the trips: the room its lists get (none outgrows it)
     most = -(-(bound(stop) - start) // step) if isinstance(stop, Extent) and type(start) is int and step > 0 else None

@@ -211,6 +211,11 @@ def one_length(ts, axis_of, message):
     return [t if axis_of(t) is None else _with_length(t, axis_of(t), unified) for t in ts]
 
 
+def _broadcast_all(ts, shape):
+    """ts broadcast to shape, those of that shape as they are."""
+    return [t if same_shape(t.shape, shape) else t.broadcast_to(shape) for t in ts]
+
+
 def _one_already(dims):
     """Whether lengths `dims` of an axis need no unifying: one run-time length, or fixed ones
     alone (the caller decides), or several fixed ones (NumPy's error, the caller's)."""
@@ -303,7 +308,7 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
     else:
         ins = _one_length_per_axis(ins)
     shape = broadcast_shape(*(t.shape for t in ins))
-    ins = [t if same_shape(t.shape, shape) else t.broadcast_to(shape) for t in ins]
+    ins = _broadcast_all(ins, shape)
     weak = None
     if out is None and all_weak and python_op:
         weak = _WEAK_OF_KIND.get(out_dt.kind)
@@ -373,7 +378,7 @@ def where(condition, x=_NoValue, y=_NoValue):
     x, y = (cast_unsafe(v, dtype) if type(v) is int and dtype.kind in "iu" else v for v in (x, y))
     c, x, y = _one_length_per_axis([c, as_tracer(x, dtype), as_tracer(y, dtype)])
     shape = broadcast_shape(c.shape, x.shape, y.shape)
-    ins = [c.broadcast_to(shape), x.broadcast_to(shape), y.broadcast_to(shape)]
+    ins = _broadcast_all([c, x, y], shape)
     return emit("where", ins, shape, dtype, order=keep_order(ins, len(shape)))
 
 

@@ -135,8 +135,9 @@ def _resolve_slice(n, s):
     zero, minus_one = current_trace().const(np.int64(0)), current_trace().const(np.int64(-1))
     if step > 0:
         start = resolve(s.start, zero, zero, length)
-        stop = resolve(s.stop, length, zero, length)
-        count_ = np.floor_divide(np.maximum(np.subtract(stop, start), 0) + (step - 1), step)
+        count_ = np.maximum(np.subtract(resolve(s.stop, length, zero, length), start), 0)
+        if step > 1:  # (x[1:] needs no rounding up, nor a division)
+            count_ = np.floor_divide(count_ + (step - 1), step)
     else:
         last = np.subtract(length, 1)
         start = resolve(s.start, last, minus_one, last)
@@ -144,7 +145,7 @@ def _resolve_slice(n, s):
         count_ = np.floor_divide(np.maximum(np.subtract(start, stop), 0) + (-step - 1), -step)
     hi = len(range(*slice(s.start, s.stop, step).indices(bound(n))))
     hi = bound(n) if s.start is not None and int(s.start) < 0 or s.stop is not None and int(s.stop) < 0 else hi
-    count_ = np.minimum(count_, hi).astype(I64)
+    count_ = np.minimum(count_, hi).astype(I64, copy=False)
     if step > 0 and (s.start is None or int(s.start) >= 0):  # for below_length: x[v:] is at most len(x) - v long
         trace = current_trace()
         sid = count_._view.storage

@@ -663,6 +663,21 @@ def test_runtime_length_sliced_by_an_argument():
             check(f, x, k)
 
 
+def test_a_unit_step_slice_of_a_runtime_length_is_its_length_less_its_start():
+    # x[1:], x[:k]: min(start, n) and max(stop - start, 0), without rounding up or dividing by
+    # the step (py_cpu_nms's order[1:] each trip); a step of 2 divides
+    def f(x):
+        d = _sel(x)
+        return d[1:] * 2, d[:3] + 1
+
+    for x in _runtime_inputs().values():
+        check(f, x)
+    ir = strider.compile(f).explain(next(iter(_runtime_inputs().values()))).ir
+    assert "floor_divide(" not in ir, ir
+    assert "floor_divide(" in strider.compile(lambda x: _sel(x)[1::2] + 1).explain(
+        next(iter(_runtime_inputs().values()))).ir
+
+
 @pytest.mark.parametrize("name", ["max", "min", "argmax", "argmin"])
 def test_reductions_without_identity_over_a_runtime_length(name):
     # the checked length is the one the reduction reads (compiled, since it has an element);

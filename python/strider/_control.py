@@ -1580,7 +1580,7 @@ class _PendingList(TracedList):
     def __getattr__(self, name):
         if name in LIST_METHODS:
             self.used()
-        raise AttributeError(f"'list' object has no attribute '{name}'")
+        return super().__getattr__(name)
 
     def __repr__(self):
         return f"<list {self.name!r}, appended to in a loop or branch on a traced condition>"

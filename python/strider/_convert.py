@@ -62,18 +62,23 @@ class _Names:
                 if (isinstance(f, ast.Attribute) and f.attr == "augitem_" and isinstance(f.value, ast.Name)
                         and f.value.id == _CF and isinstance(node.args[1], ast.Name)):
                     self._item(node.args[1].id)
-            children = []
-            for field in node._fields:
-                value = getattr(node, field, None)
-                if isinstance(value, list):
-                    children.extend(c for c in value if isinstance(c, ast.AST))
-                elif isinstance(value, ast.AST):
-                    children.append(value)
-            stack.extend(reversed(children))
+            stack.extend(reversed(_children(node)))
 
     def _item(self, name):
         if name not in self.items:
             self.items.append(name)
+
+
+def _children(node):
+    """ast.iter_child_nodes(node), as a list: the walks below, without its generators."""
+    out = []
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            out.extend(c for c in value if isinstance(c, ast.AST))
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
 
 
 def _walk(node):
@@ -81,12 +86,7 @@ def _walk(node):
     walks the subtrees of every loop and branch."""
     out = [node]
     for n in out:
-        for field in n._fields:
-            value = getattr(n, field, None)
-            if type(value) is list:
-                out.extend(c for c in value if isinstance(c, ast.AST))
-            elif isinstance(value, ast.AST):
-                out.append(value)
+        out.extend(_children(n))
     return out
 
 
@@ -114,12 +114,7 @@ def _located(node):
                 n.end_col_offset = end_col
             else:
                 end_col = n.end_col_offset
-        for field in n._fields:
-            value = getattr(n, field, None)
-            if type(value) is list:
-                stack.extend((c, line, col, end_line, end_col) for c in value if isinstance(c, ast.AST))
-            elif isinstance(value, ast.AST):
-                stack.append((value, line, col, end_line, end_col))
+        stack.extend((c, line, col, end_line, end_col) for c in _children(n))
     return node
 
 

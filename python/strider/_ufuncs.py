@@ -166,10 +166,13 @@ def _one_length_per_axis(ts):
         return ts
     ndim = max((t.ndim for t in ts), default=0)
     for i in range(ndim):
+        def axis_of(t, i=i):
+            d = t.ndim - ndim + i
+            return d if d >= 0 and (isinstance(t.shape[d], Extent) or t.shape[d] != 1) else None
+
+        if _one_already([t.shape[d] for t in ts if (d := axis_of(t)) is not None]):
+            continue  # (one_length's own test, without making its message)
         shapes = [t.shape for t in ts]
-        if _one_already([s[j] for s in shapes if (j := len(s) - ndim + i) >= 0 and (
-                isinstance(s[j], Extent) or s[j] != 1)]):  # (one_length's own test, without its calls)
-            continue
 
         def message(first, other):
             def shown(d):
@@ -179,8 +182,7 @@ def _one_length_per_axis(ts):
                     other, Extent) and d.storage == other.storage else str(bound(d))
             return "operands could not be broadcast together with shapes " + "".join(
                 "(" + ",".join(shown(d) for d in shape) + ("," if len(shape) == 1 else "") + ") " for shape in shapes)
-        ts = one_length(ts, lambda t: t.ndim - ndim + i if t.ndim - ndim + i >= 0 and (
-            isinstance(t.shape[t.ndim - ndim + i], Extent) or t.shape[t.ndim - ndim + i] != 1) else None, message)
+        ts = one_length(ts, axis_of, message)
     return ts
 
 

@@ -306,6 +306,7 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   p.vector_width = width;
   p.unroll = std::clamp(s.schedule.unroll, 1, 16);
   p.parallel = s.schedule.parallel && p.splits() && !p.compress && rows_independent(g, p);
+  p.parallel_compress = s.schedule.parallel && p.compress && p.first_compress > 0 && parallel_compaction_conflict(s).empty();
   return p;
 }
 

@@ -31,6 +31,7 @@ struct StagePlan {
   bool parallel = false;      // split axis 0 across the thread pool
   bool compress = false;      // compresses by one mask the LLVM backend compiles (emit_compress.cc),
   size_t first_compress = 0;  // after this many ops that make and count the mask (a sum ends them)
+  bool parallel_compress = false;  // those ops and the compresses by chunks on the thread pool
   std::string backend;        // "LLVM", "CUDA": who refuses, in messages
   std::vector<TailBound> tails;  // the stage's, by axis
   // compute_at: stages run first at each point of the outer `shared` axes (which every plan keeps

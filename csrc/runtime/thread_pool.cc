@@ -22,6 +22,10 @@ namespace {
 // wake-up costs several of them on each side (yolov5_prologue spent a quarter of its time there).
 constexpr auto kSpin = std::chrono::microseconds(50);
 
+// Within this of the last parallel_for, parallel_for_warm wakes sleeping workers too: calls
+// follow one another (a benchmark's loop, a batch's images), and a worker wakes in time to help.
+constexpr auto kRecentCall = std::chrono::milliseconds(1);
+
 // Polls ready() until it holds or kSpin has passed; returns whether it holds.
 template <typename Ready>
 bool spin_until(const Ready& ready) {
@@ -87,7 +91,9 @@ class Pool {
 
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  void run(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+  // wake: every sleeping worker may be woken (parallel_for), else only after a recent call
+  // (parallel_for_warm)
+  void run(int64_t n, const std::function<void(int64_t, int64_t)>& fn, bool wake) {
     // a forked child has no workers: its caller would still finish alone, but skip the queue
     if (n < 2 || workers_.empty() || t_in_parallel || getpid() != pid_) {
       fn(0, n);
@@ -97,15 +103,21 @@ class Pool {
     job->fn = &fn;
     job->n = n;
     job->chunks = std::min<int64_t>(n, 4 * threads());  // a few chunks per thread balance uneven rows
-    const int64_t helpers = std::min<int64_t>(static_cast<int64_t>(workers_.size()), job->chunks - 1);
+    int64_t helpers = 0;
     int sleeping = 0;
     {
       std::lock_guard<std::mutex> lock(m_);
+      const auto now = std::chrono::steady_clock::now();
+      wake = wake || now - last_call_ < kRecentCall;
+      last_call_ = now;
+      const int64_t ready = static_cast<int64_t>(workers_.size()) - (wake ? 0 : sleepers_);
+      helpers = std::min<int64_t>(ready, job->chunks - 1);
       for (int64_t i = 0; i < helpers; ++i) queue_.push_back(job);
       queued_.store(static_cast<int64_t>(queue_.size()), std::memory_order_release);
       sleeping = sleepers_;
     }
     // a spinning worker takes the job without a wake-up (sleepers_ changes only under m_)
+    if (!wake) sleeping = 0;
     if (sleeping == 1 || (sleeping > 1 && helpers == 1)) wake_.notify_one();
     else if (sleeping > 1) wake_.notify_all();
     t_in_parallel = true;
@@ -146,6 +158,7 @@ class Pool {
   std::deque<std::shared_ptr<Job>> queue_;
   std::atomic<int64_t> queued_{0};  // queue_.size(), for spinning workers to poll without m_
   int sleepers_ = 0;                // workers blocked on wake_ (guarded by m_)
+  std::chrono::steady_clock::time_point last_call_;  // of run() with workers (guarded by m_)
   bool stop_ = false;
 };
 
@@ -159,7 +172,12 @@ Pool& pool() {
 
 void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn) {
   if (n <= 0) return;
-  pool().run(n, fn);
+  pool().run(n, fn, true);
+}
+
+void parallel_for_warm(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn) {
+  if (n <= 0) return;
+  pool().run(n, fn, false);
 }
 
 int parallel_threads() { return pool().threads(); }

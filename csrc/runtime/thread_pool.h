@@ -14,6 +14,13 @@ namespace strider {
 /// every chunk has finished.
 void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn);
 
+/// parallel_for with the workers that are awake (spinning for work, or busy with another call's),
+/// and the sleeping ones only where a parallel_for began in the last millisecond; the caller runs
+/// the chunks no worker claims. For work whose wake-ups cost more than they save after other work
+/// (a worker woken late holds a chunk its caller then waits for), but that nearly halves when
+/// calls follow one another (a loop of calls, a batch's images).
+void parallel_for_warm(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn);
+
 /// Threads a parallel_for uses at most (workers plus the caller).
 int parallel_threads();
 

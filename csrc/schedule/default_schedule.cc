@@ -30,6 +30,17 @@ int64_t parallel_min_points(const Graph& g, const std::vector<Op>& ops, int rank
 
 namespace {
 
+// Whether every point of a compaction loads a cache line of its own: its mask made from a column
+// of wide rows, or wide rows moved (YOLOv5's rows of 85 floats). The lines of a serial pass wait
+// on one core; chunks on the pool wait on several at once.
+bool loads_a_line_a_point(const Graph& g, const Stage& s) {
+  constexpr int64_t kLine = 64;
+  for (const Op& op : s.ops)
+    for (const View& v : op.inputs)
+      if (v.ndim() > 0 && std::abs(v.strides[0]) * static_cast<int64_t>(itemsize(g.dtype_of(v))) >= kLine) return true;
+  return false;
+}
+
 // The points of the innermost loop once code generation merges into it the axes every view walks
 // as one with it (stage_plan.cc's try_merge): a (n, 4) array read whole is one loop of 4n.
 int64_t merged_inner(const Stage& s) {
@@ -94,6 +105,8 @@ std::vector<Primitive> default_schedule(const Graph& g, const Stage& s) {
   const bool outer_reduced = std::find(s.reduce_axes.begin(), s.reduce_axes.end(), 0) != s.reduce_axes.end();
   if (!outer_reduced && s.domain[0] > 1 && shape_numel(s.domain) >= parallel_min_points(g, s.ops, inner + 1) &&
       outer_loop_conflict(s).empty())
+    sch.push_back({"parallel", {s.loops[0]}, {}});
+  if (counted && s.domain[0] >= kParallelCompactionPoints && loads_a_line_a_point(g, s) && parallel_compaction_conflict(s).empty())
     sch.push_back({"parallel", {s.loops[0]}, {}});
   return sch;
 }

@@ -232,4 +232,27 @@ std::string compress_conflict(const Graph& g, const std::vector<Op>& ops, const 
   return "";
 }
 
+std::string parallel_compaction_conflict(const Stage& s) {
+  size_t first = 0;
+  while (first < s.ops.size() && s.ops[first].code != OpCode::compress) ++first;
+  if (s.domain.size() != 1 || first < 2 || first == s.ops.size() || op_kind(s.ops[first - 1].code) != OpKind::Reduce)
+    return "it is not a compaction after the ops that make and count its mask";
+  Stage makers = s;  // the count, one result of all the points, goes by chunk
+  makers.ops.resize(first - 1);
+  makers.op_ids.resize(first - 1);
+  makers.reduce_axes.clear();
+  if (std::string why = outer_loop_conflict(makers); !why.empty()) return why;
+  for (size_t k = first; k < s.ops.size(); ++k) {
+    // in place, a chunk's moves would reach the elements the chunk before it has yet to move
+    const View &src = s.ops[k].inputs[1], &out = s.ops[k].output;
+    if (out.storage == src.storage) return "op" + std::to_string(s.op_ids[k]) + " compresses in place";
+    for (size_t j = 0; j < first; ++j) {
+      bool touches = s.ops[j].output.storage == out.storage;
+      for (const View& v : s.ops[j].inputs) touches = touches || v.storage == out.storage;
+      if (touches) return "op" + std::to_string(s.op_ids[j]) + " touches %s" + std::to_string(out.storage) + ", which a compress writes";
+    }
+  }
+  return "";
+}
+
 }  // namespace strider

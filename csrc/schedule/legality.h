@@ -57,4 +57,11 @@ std::string outer_loop_conflict(const Stage& s);
 /// later block reads).
 std::string compress_conflict(const Graph& g, const std::vector<Op>& ops, const Op& c);
 
+/// Empty when such a stage, its compresses after the ops that make and count their mask, may
+/// compact in parallel (emit_compress.cc): chunks of the mask's points, each counting its part
+/// of the mask, then moving its kept elements after those of the chunks before it once the one
+/// before has published their count. The makers' points must be independent, nothing they touch
+/// a compress writes, and no compress in place. Else why not.
+std::string parallel_compaction_conflict(const Stage& s);
+
 }  // namespace strider

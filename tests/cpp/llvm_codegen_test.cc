@@ -1231,6 +1231,27 @@ TEST(ThreadPool, CoversTheRangeOnceAndNestsInline) {
   EXPECT_EQ(calls, 1);
 }
 
+TEST(ThreadPool, AWarmCallWakesNoWorkerAfterALongIdle) {
+  // parallel_for_warm after the pool has been idle: the caller runs every chunk, no worker woken
+  // (a worker still spinning could take one: wait out its spin, and the last call's millisecond)
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> elsewhere{0}, covered{0};
+  parallel_for_warm(64, [&](int64_t b, int64_t e) {
+    covered += static_cast<int>(e - b);
+    if (std::this_thread::get_id() != caller) ++elsewhere;
+  });
+  EXPECT_EQ(covered.load(), 64);
+  EXPECT_EQ(elsewhere.load(), 0);
+  // right after a call it covers the range as parallel_for does, on whichever threads take chunks
+  std::vector<std::atomic<int>> hits(1000);
+  for (int round = 0; round < 20; ++round)
+    parallel_for_warm(1000, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[i]++;
+    });
+  for (auto& h : hits) ASSERT_EQ(h.load(), 20);
+}
+
 // Runs `body` for each way of compressing vectors the host has (codegen.h's use_vector_compress),
 // then puts the host's own back.
 void for_each_vector_compress(const std::function<void(const std::string&)>& body) {
@@ -1515,6 +1536,93 @@ TEST(LlvmCodegen, ARowCompactionPrefetchesItsPredicatesColumnAndTheKeptRows) {
     ASSERT_EQ(got_count, want_count) << threshold;
     ASSERT_EQ(got, want) << threshold;
   }
+}
+
+TEST(LlvmCodegen, AWideRowCompactionRunsInChunksOnThePool) {
+  SKIP_WITHOUT_LLVM();
+  // x[x[:, 4] > t] over more rows than kParallelCompactionPoints, a cache line apart: the default
+  // schedule runs the compaction in chunks on the pool (emit_compress.cc), each counting its part
+  // of the mask, then moving its kept rows, and a column with them, after those of the chunks
+  // before it. Calls in a row (the pool warm: both threads take chunks) and run-time lengths
+  // below the threshold (every chunk on the caller), across chunk boundaries; the rows, the
+  // column and the count must match the reference's, and nothing past them be written.
+  constexpr int64_t kRows = 3 * kParallelCompactionPoints / 2 + 5, kCols = 85;
+  const std::string n = std::to_string(kRows), size = std::to_string(kRows * kCols), dyn = "[?%s5<=" + n + "]";
+  const Graph g = parse_graph(
+      "graph @f {\n  %s0 = storage f32[" + size + "] arg 0\n  %s1 = storage f32[1] arg 1\n  %s2 = storage i64[1] arg 2\n"
+      "  %s3 = storage f32[" + size + "] arg 3\n  %s4 = storage f32[" + n + "] arg 4\n  %s5 = storage i64[1] arg 5\n"
+      "  %s6 = storage bool[" + n + "] temp\n  %s7 = storage i64[" + n + "] temp\n"
+      "  op0 = greater(%s0" + dyn + "{85}+4, %s1" + dyn + "{0}+0) -> %s6" + dyn + "{1}+0\n"
+      "  op1 = cast(%s6" + dyn + "{1}+0) -> %s7" + dyn + "{1}+0\n"
+      "  op2 = sum(%s7" + dyn + "{1}+0) axes=[0] -> %s2[]{}+0\n"
+      "  op3 = compress(%s6" + dyn + "{1}+0, %s0[?%s5<=" + n + ",85]{85,1}+0) -> %s3[?%s2<=" + n + ",85]{85,1}+0\n"
+      "  op4 = compress(%s6" + dyn + "{1}+0, %s0" + dyn + "{85}+2) -> %s4[?%s2<=" + n + "]{1}+0\n  return\n}");
+  const Program compiled = lower(g), reference = lower(g, {}, false);
+  ASSERT_EQ(compiled.stages.stages.size(), 1u) << print_stages(compiled.graph, compiled.stages);
+  EXPECT_NE(print_stages(compiled.graph, compiled.stages).find("parallel(i0)"), std::string::npos);
+  ASSERT_TRUE(compiled.kernels.at(0)) << compiled.fallbacks.at(0);
+  EXPECT_NE(compiled.kernels[0]->llvm_ir().find("strider_parallel_for_warm"), std::string::npos);
+  std::mt19937 rng(41);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  std::vector<float> x(kRows * kCols);
+  for (float& v : x) v = unit(rng);
+  for (float threshold : {0.97f, 0.25f, -1.0f, 2.0f})
+    for (int64_t len : {int64_t{0}, int64_t{1}, kParallelCompactionPoints - 1, kParallelCompactionPoints, kRows - 7, kRows})
+      for (int call = 0; call < 4; ++call) {
+        std::vector<float> want(x.size(), -3.0f), got(x.size(), -3.0f), want_col(kRows, -4.0f), got_col(kRows, -4.0f);
+        int64_t want_count = -1, got_count = -1, want_len = len, got_len = len;
+        float t = threshold;
+        execute(reference, {x.data(), &t, &want_count, want.data(), want_col.data(), &want_len, nullptr, nullptr});
+        execute(compiled, {x.data(), &t, &got_count, got.data(), got_col.data(), &got_len, nullptr, nullptr});
+        ASSERT_EQ(got_count, want_count) << threshold << " " << len;
+        ASSERT_EQ(got, want) << threshold << " " << len;
+        ASSERT_EQ(got_col, want_col) << threshold << " " << len;
+      }
+}
+
+TEST(LlvmCodegen, AChunkedCompactionMovesVectorsOfItsContiguousColumns) {
+  SKIP_WITHOUT_LLVM();
+  // The mask from a column of wide rows, the compresses of contiguous 4- and 8-byte columns:
+  // each chunk moves them a vector at a time, each way the host has (AVX-512, AVX2), its own
+  // last step masked; every buffer and the count must match the reference's.
+  constexpr int64_t kRows = kParallelCompactionPoints + 1000, kCols = 20;
+  const std::string n = std::to_string(kRows), size = std::to_string(kRows * kCols);
+  for_each_vector_compress([&](const std::string& how) {
+    const Graph g = parse_graph(
+        "graph @f {\n  %s0 = storage f32[" + size + "] arg 0\n  %s1 = storage f32[1] arg 1\n  %s2 = storage i64[1] arg 2\n"
+        "  %s3 = storage f32[" + n + "] arg 3\n  %s4 = storage i64[" + n + "] arg 4\n"
+        "  %s5 = storage f32[" + n + "] arg 5\n  %s6 = storage i64[" + n + "] arg 6\n"
+        "  %s7 = storage bool[" + n + "] temp\n  %s8 = storage i64[" + n + "] temp\n"
+        "  op0 = less(%s0[" + n + "]{20}+3, %s1[" + n + "]{0}+0) -> %s7[" + n + "]{1}+0\n"
+        "  op1 = cast(%s7[" + n + "]{1}+0) -> %s8[" + n + "]{1}+0\n"
+        "  op2 = sum(%s8[" + n + "]{1}+0) axes=[0] -> %s2[]{}+0\n"
+        "  op3 = compress(%s7[" + n + "]{1}+0, %s3[" + n + "]{1}+0) -> %s5[?%s2<=" + n + "]{1}+0\n"
+        "  op4 = compress(%s7[" + n + "]{1}+0, %s4[" + n + "]{1}+0) -> %s6[?%s2<=" + n + "]{1}+0\n  return\n}");
+    const Program compiled = lower(g), reference = lower(g, {}, false);
+    ASSERT_EQ(compiled.stages.stages.size(), 1u) << print_stages(compiled.graph, compiled.stages);
+    ASSERT_TRUE(compiled.kernels.at(0)) << compiled.fallbacks.at(0);
+    const std::string& ir = compiled.kernels[0]->llvm_ir();
+    EXPECT_NE(ir.find("strider_parallel_for_warm"), std::string::npos);
+    EXPECT_EQ(moves_vectors(ir, how), how != "none");
+    std::mt19937 rng(43);
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    std::vector<float> x(kRows * kCols), a(kRows);
+    std::vector<int64_t> b(kRows);
+    for (float& v : x) v = unit(rng);
+    for (int64_t i = 0; i < kRows; ++i) a[i] = unit(rng), b[i] = static_cast<int64_t>(rng());
+    for (float threshold : {0.03f, 0.5f, 0.999f, 2.0f, -1.0f})
+      for (int call = 0; call < 4; ++call) {
+        std::vector<float> want_a(kRows, -2.0f), got_a(kRows, -2.0f);
+        std::vector<int64_t> want_b(kRows, -2), got_b(kRows, -2);
+        int64_t want_count = -1, got_count = -1;
+        float t = threshold;
+        execute(reference, {x.data(), &t, &want_count, a.data(), b.data(), want_a.data(), want_b.data(), nullptr, nullptr});
+        execute(compiled, {x.data(), &t, &got_count, a.data(), b.data(), got_a.data(), got_b.data(), nullptr, nullptr});
+        ASSERT_EQ(got_count, want_count) << how << " " << threshold;
+        ASSERT_EQ(got_a, want_a) << how << " " << threshold;
+        ASSERT_EQ(got_b, want_b) << how << " " << threshold;
+      }
+  });
 }
 
 }  // namespace

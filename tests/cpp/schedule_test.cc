@@ -192,6 +192,49 @@ TEST(Schedule, PointsThatEachWaitOnACacheLineGoParallelSooner) {
   EXPECT_FALSE(parallel(3150, 85));
 }
 
+TEST(Schedule, AWideCompactionGoesParallelUnlessItCompressesInPlace) {
+  // x[x[:, c] > t] counted in its stage: parallel by default from kParallelCompactionPoints rows
+  // of a cache line each, not for contiguous elements or fewer rows (emit_compress.cc's chunks);
+  // the reduced loop is legal only for such a compaction, and never for one in place, whose
+  // moves would reach what the chunk before it has yet to move
+  auto compaction = [](int64_t m, int64_t row, bool in_place) {
+    const std::string n = std::to_string(m), size = std::to_string(m * row), r = std::to_string(row);
+    const std::string out = in_place ? "%s0[?%s2<=" + n + "]{" + r + "}+0" : "%s3[?%s2<=" + n + "]{1}+0";
+    return "graph @f {\n  %s0 = storage f32[" + size + "] arg 0\n  %s1 = storage f32[1] arg 1\n"
+           "  %s2 = storage i64[1] arg 2\n  %s3 = storage f32[" + n + "] arg 3\n  %s4 = storage bool[" + n + "] temp\n"
+           "  %s5 = storage i64[" + n + "] temp\n"
+           "  op0 = greater(%s0[" + n + "]{" + r + "}+0, %s1[" + n + "]{0}+0) -> %s4[" + n + "]{1}+0\n"
+           "  op1 = cast(%s4[" + n + "]{1}+0) -> %s5[" + n + "]{1}+0\n"
+           "  op2 = sum(%s5[" + n + "]{1}+0) axes=[0] -> %s2[]{}+0\n"
+           "  op3 = compress(%s4[" + n + "]{1}+0, %s0[" + n + "]{" + r + "}+1) -> " + out + "\n  return\n}";
+  };
+  auto by_default = [&](int64_t m, int64_t row, bool in_place) {
+    const std::string text = compaction(m, row, in_place);
+    Graph g = parse_graph(text);
+    for (const Primitive& p : default_schedule(g, stage_of(text)))
+      if (p.verb == "parallel") return true;
+    return false;
+  };
+  EXPECT_TRUE(by_default(kParallelCompactionPoints, 85, false));
+  EXPECT_FALSE(by_default(kParallelCompactionPoints - 1, 85, false));
+  EXPECT_FALSE(by_default(4 * kParallelCompactionPoints, 1, false));
+  EXPECT_FALSE(by_default(kParallelCompactionPoints, 85, true));
+  const std::string text = compaction(100, 85, true);
+  Graph g = parse_graph(text);
+  Stage s = stage_of(text);
+  try {
+    apply_schedule(g, s, sched("parallel(i0)"));
+    ADD_FAILURE() << "parallel accepted";
+  } catch (const ScheduleError& e) {
+    EXPECT_NE(std::string(e.what()).find("op3 compresses in place"), std::string::npos) << e.what();
+  }
+  const std::string apart = compaction(100, 85, false);
+  Graph g2 = parse_graph(apart);
+  Stage t = stage_of(apart);
+  apply_schedule(g2, t, sched("parallel(i0)"));
+  EXPECT_TRUE(t.schedule.parallel);
+}
+
 TEST(Schedule, AShortInnermostLoopVectorizesWhenTheAxesMergeIntoALongerOne) {
   // max over a (64, 4) array read whole is one loop of 256 once the plan merges its axes; the
   // boxes of every other row of (64, 8) stay 4-point rows

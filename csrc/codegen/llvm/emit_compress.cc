@@ -13,9 +13,11 @@
 
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include "codegen/llvm/emitter.h"
 #include "codegen/llvm/jit.h"
+#include "schedule/default_schedule.h"
 
 namespace strider::detail {
 
@@ -466,8 +468,66 @@ void Emitter::emit_compress() {
       return with_pending(b_.CreateAdd(k, kept(bits)));
     }, [&] { return before; }));
   };
-  // ops [0, first - 1) make the mask over a block into the slab, ops[first - 1] counts it; a
-  // block is whole steps of every width
+  // ops [0, first - 1) make the mask over [from, to) into `into` (from its start), ops[first - 1]
+  // counts it where `counted` (else the moves do); returns the count or null
+  auto make_mask = [&](Value* from, Value* to, Value* into, bool counted) -> Value* {
+    const Values kept = loop(from, to, counted ? Values{i64(0)} : Values{}, [&](Value* j, const Values& c) {
+      idx_[0] = j;
+      prefetch_strided(0, first - 1, 0);
+      for (size_t k = 0; k + 1 < first; ++k) {
+        cur_op_ = static_cast<int>(k);
+        emit_op(p_.ops[k]);
+      }
+      Value* m = b_.CreateZExt(load(mask), i8t);
+      b_.CreateAlignedStore(m, b_.CreateInBoundsGEP(i8t, into, b_.CreateSub(j, from)), llvm::Align(1));
+      std::fill(reg_.begin(), reg_.end(), nullptr);
+      return counted ? Values{b_.CreateAdd(c[0], b_.CreateZExt(m, i64t))} : Values{};
+    }, loop_hints(0));
+    idx_[0] = nullptr;
+    return counted ? kept[0] : nullptr;
+  };
+  if (p_.parallel_compress) {
+    // chunks [begin, end) of the body's call: a chunk's mask into a slab, counted; once chunk c - 1
+    // has published how many elements the chunks before c keep (scratch[c], -1 until then), c
+    // publishes its own sum and moves its kept elements after theirs. The pool claims chunks in
+    // order, so the one a chunk waits on is always running or done.
+    const int64_t chunks = compaction_chunks();
+    const int64_t most = ((p_.domain[0] + chunks - 1) / chunks + 63) / 64 * 64;  // whole vectors of the mask
+    llvm::AllocaInst* chunk = b_.CreateAlloca(llvm::ArrayType::get(i8t, most), nullptr, "mask.chunk");
+    chunk->setAlignment(llvm::Align(64));
+    Value* len = b_.CreateSDiv(b_.CreateAdd(n, i64(chunks - 1)), i64(chunks));
+    auto at_most_n = [&](Value* v) { return b_.CreateSelect(b_.CreateICmpSLT(v, n), v, n); };
+    const bool x86 = llvm::Triple(m_.getTargetTriple()).isX86();
+    loop(begin_, end_, {}, [&](Value* c, const Values&) {
+      Value* from = at_most_n(b_.CreateMul(c, len, "", true, true));
+      Value* to = at_most_n(b_.CreateAdd(from, len, "", true, true));
+      Value* kept = make_mask(from, to, chunk, true);
+      Value* slot = b_.CreateInBoundsGEP(i64t, scratch_, c);
+      llvm::Function* f = b_.GetInsertBlock()->getParent();
+      auto* wait = llvm::BasicBlock::Create(ctx_, "chunk.wait", f);
+      auto* spin = llvm::BasicBlock::Create(ctx_, "chunk.spin", f);
+      auto* go = llvm::BasicBlock::Create(ctx_, "chunk.go", f);
+      b_.CreateBr(wait);
+      b_.SetInsertPoint(wait);
+      llvm::LoadInst* before = b_.CreateAlignedLoad(i64t, slot, llvm::Align(8));
+      before->setAtomic(llvm::AtomicOrdering::Acquire);
+      b_.CreateCondBr(b_.CreateICmpSGE(before, i64(0)), go, spin);
+      b_.SetInsertPoint(spin);
+      if (x86) b_.CreateIntrinsic(llvm::Intrinsic::x86_sse2_pause, {}, {});
+      b_.CreateBr(wait);
+      b_.SetInsertPoint(go);
+      b_.CreateAlignedStore(b_.CreateAdd(before, kept), b_.CreateInBoundsGEP(i64t, scratch_, b_.CreateAdd(c, i64(1))), llvm::Align(8))
+          ->setAtomic(llvm::AtomicOrdering::Release);
+      slab = chunk;
+      lo = from;
+      start_pending(before);
+      drain(roomy ? steps_of(from, to, before) : range(from, to, before));
+      return Values{};
+    }, nullptr);
+    return;
+  }
+  // serially: a block's mask into the slab, then its elements move; a block is whole steps of
+  // every width
   constexpr int64_t kBlock = 256;
   llvm::AllocaInst* block = b_.CreateAlloca(llvm::ArrayType::get(i8t, kBlock), nullptr, "mask.block");
   block->setAlignment(llvm::Align(64));
@@ -479,22 +539,60 @@ void Emitter::emit_compress() {
     lo = b_.CreateMul(bi, i64(kBlock), "", true, true);
     Value* end = b_.CreateAdd(lo, i64(kBlock), "", true, true);
     Value* hi = b_.CreateSelect(b_.CreateICmpSLT(end, n), end, n);
-    loop(lo, hi, {}, [&](Value* j, const Values&) {
-      idx_[0] = j;
-      prefetch_strided(0, first - 1, 0);
-      for (size_t k = 0; k + 1 < first; ++k) {
-        cur_op_ = static_cast<int>(k);
-        emit_op(p_.ops[k]);
-      }
-      b_.CreateAlignedStore(b_.CreateZExt(load(mask), i8t), b_.CreateInBoundsGEP(i8t, block, b_.CreateSub(j, lo)), llvm::Align(1));
-      std::fill(reg_.begin(), reg_.end(), nullptr);
-      return Values{};
-    }, loop_hints(0));
-    idx_[0] = nullptr;
+    make_mask(lo, hi, block, false);
     return with_pending(roomy ? steps_of(lo, hi, k) : range(lo, hi, k));
   }, outer_hints()));
   drain(count);
   store(p_.ops[first - 1].output, count);
+}
+
+int64_t Emitter::compaction_chunks() const {
+  // eight at least, a few per thread: a worker that starts late holds back one short chunk; at
+  // most kChunk points each: a chunk's mask is a slab on the stack
+  constexpr int64_t kChunk = 4096;
+  return std::max<int64_t>(8, (p_.domain[0] + kChunk - 1) / kChunk);
+}
+
+void Emitter::emit_compaction_entry(llvm::Function* entry, llvm::Function* body) {
+  llvm::Type* ptr = b_.getPtrTy();
+  llvm::Type* i64t = b_.getInt64Ty();
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry));
+  Value* args = entry->getArg(0);
+  const int64_t chunks = compaction_chunks();
+  // the body's arguments: these, but for scratch the counts the chunks publish (scratch[0]: none
+  // before the first chunk; -1: not yet)
+  llvm::AllocaInst* before = b_.CreateAlloca(llvm::ArrayType::get(i64t, chunks + 1), nullptr, "chunks.before");
+  b_.CreateMemSet(before, b_.getInt8(0xFF), (chunks + 1) * 8, llvm::MaybeAlign(8));
+  b_.CreateAlignedStore(i64(0), before, llvm::Align(8));
+  llvm::AllocaInst* own = b_.CreateAlloca(llvm::ArrayType::get(ptr, 4), nullptr, "chunk.args");
+  for (int64_t slot = 0; slot < 4; ++slot) {
+    Value* v = slot == 1 ? static_cast<Value*>(before) : b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, args, slot));
+    b_.CreateStore(v, b_.CreateConstInBoundsGEP1_64(ptr, own, slot));
+  }
+  Value* n = i64(p_.domain[0]);
+  if (p_.extent[0] >= 0) n = run_time_extent(b_.CreateLoad(ptr, base_slot(args, p_.extent[0])), p_.domain[0]);
+  // the pool's warm workers where the call has the points to share, else every chunk here
+  llvm::FunctionCallee pf = m_.getOrInsertFunction("strider_parallel_for_warm", llvm::FunctionType::get(b_.getInt32Ty(), {i64t, ptr, ptr}, false));
+  auto* here = llvm::BasicBlock::Create(ctx_, "serial", entry);
+  auto* pooled = llvm::BasicBlock::Create(ctx_, "pooled", entry);
+  auto* counted = llvm::BasicBlock::Create(ctx_, "counted", entry);
+  b_.CreateCondBr(b_.CreateICmpSLT(n, i64(kParallelCompactionPoints)), here, pooled);
+  b_.SetInsertPoint(here);
+  Value* alone = b_.CreateCall(body, {own, i64(0), i64(chunks)});
+  b_.CreateBr(counted);
+  b_.SetInsertPoint(pooled);
+  Value* shared = b_.CreateCall(pf, {i64(chunks), body, own});
+  b_.CreateBr(counted);
+  b_.SetInsertPoint(counted);
+  llvm::PHINode* err = b_.CreatePHI(b_.getInt32Ty(), 2);
+  err->addIncoming(alone, here);
+  err->addIncoming(shared, pooled);
+  // the count: what the chunks keep in all
+  const View& count = p_.ops[p_.first_compress - 1].output;
+  Value* total = b_.CreateAlignedLoad(i64t, b_.CreateConstInBoundsGEP1_64(i64t, before, chunks), llvm::Align(8));
+  Value* base = b_.CreateLoad(ptr, base_slot(args, count.storage));
+  b_.CreateAlignedStore(total, b_.CreateInBoundsGEP(i64t, base, i64(count.offset)), llvm::Align(8));
+  b_.CreateRet(err);
 }
 
 }  // namespace strider::detail

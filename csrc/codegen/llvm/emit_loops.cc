@@ -399,7 +399,8 @@ void Emitter::emit(const std::string& name) {
   auto* entry_ty = llvm::FunctionType::get(i32, {ptr}, false);
   llvm::Function* entry = llvm::Function::Create(entry_ty, llvm::Function::ExternalLinkage, name, m_);
   llvm::Function* body = entry;
-  if (p_.parallel) {
+  const bool pooled = p_.parallel || p_.parallel_compress;  // a compaction's body takes chunks
+  if (pooled) {
     body = llvm::Function::Create(llvm::FunctionType::get(i32, {ptr, i64t, i64t}, false), llvm::Function::InternalLinkage,
                                   name + "_body", m_);
     body->addFnAttr(llvm::Attribute::NoUnwind);
@@ -407,7 +408,7 @@ void Emitter::emit(const std::string& name) {
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", body));
   Value* args = body->getArg(0);
   args_ = args;
-  if (p_.parallel) {
+  if (pooled) {
     begin_ = body->getArg(1);
     end_ = body->getArg(2);
   }
@@ -465,7 +466,7 @@ void Emitter::emit(const std::string& name) {
   bound_.assign(rank, nullptr);
   idx_.assign(rank, nullptr);
   for (int a = 0; a < rank; ++a) bound_[a] = p_.extent[a] < 0 ? i64(p_.domain[a]) : run_time_extent(base_[p_.extent[a]], p_.domain[a]);
-  if (!p_.parallel) {
+  if (!pooled) {
     begin_ = i64(0);
     end_ = p_.splits() ? bound_[0] : i64(1);
   }
@@ -513,6 +514,7 @@ void Emitter::emit(const std::string& name) {
   }
   b_.CreateRet(b_.CreateLoad(i32, err_));
 
+  if (p_.parallel_compress) return emit_compaction_entry(entry, body);
   if (!p_.parallel) return;
 
   // the entry: all of axis 0 at once, or in chunks on the thread pool

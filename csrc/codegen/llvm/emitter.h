@@ -123,6 +123,11 @@ class Emitter {
   /// count, as the runtime's library does; contiguous operands move a vector of elements per
   /// compressing store.
   void emit_compress();
+  /// A parallel compaction's entry (plan's parallel_compress): the chunks of the body on the
+  /// thread pool, or here where the call's points are few, then the count.
+  void emit_compaction_entry(llvm::Function* entry, llvm::Function* body);
+  /// Chunks of a parallel compaction, each compacting at most kCompactionChunk points.
+  int64_t compaction_chunks() const;
 
   // --- emit_reduce.cc
   void emit_reduction();

@@ -40,6 +40,13 @@ int32_t parallel_trampoline(int64_t n, int32_t (*body)(void*, int64_t, int64_t),
   return err.load();
 }
 
+// The same with the pool's warm workers only (thread_pool.h's parallel_for_warm).
+int32_t warm_trampoline(int64_t n, int32_t (*body)(void*, int64_t, int64_t), void* args) {
+  std::atomic<int32_t> err{0};
+  parallel_for_warm(n, [&](int64_t begin, int64_t end) { err.fetch_or(body(args, begin, end)); });
+  return err.load();
+}
+
 class Code final : public JitCode {
  public:
   Code(llvm::orc::LLJIT& jit, llvm::orc::JITDylib& dylib) : jit_(jit), dylib_(dylib) {}
@@ -118,6 +125,8 @@ Jit* Jit::get() {
       llvm::orc::SymbolMap symbols;
       symbols[jit.mangleAndIntern("strider_parallel_for")] =
           llvm::JITEvaluatedSymbol::fromPointer(&parallel_trampoline, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+      symbols[jit.mangleAndIntern("strider_parallel_for_warm")] =
+          llvm::JITEvaluatedSymbol::fromPointer(&warm_trampoline, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
       symbols[jit.mangleAndIntern("strider_numpy_loop")] =
           llvm::JITEvaluatedSymbol::fromPointer(&strider_numpy_loop, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
       if (llvm::Error e = main.define(llvm::orc::absoluteSymbols(std::move(symbols))))

@@ -35,8 +35,9 @@ constexpr std::chrono::microseconds kLoopFunction{3000}, kPerOp{250}, kScalarFun
 // as much as a worker does.
 constexpr std::chrono::microseconds kGroupCost{20000};
 // How much faster a group compiles with Effort::kQuick (py_cpu_nms's two big stages: 120 ms of
-// O3 and codegen, 6-16 ms quickly).
-constexpr int kQuickFaster = 8;
+// O3 and codegen, 6-16 ms quickly) and with Effort::kLoops (Soft-NMS's IoU stage: 40-80 ms, 30).
+constexpr int kQuickFaster = 8, kLoopsFaster = 2;
+static_assert(static_cast<int>(Effort::kFull) == BackgroundCompile::kFinal, "a kernel's tier is its effort");
 // A loop nest over at least this many elements (its bound, where its extent is known only at
 // run time) is where a loop's time goes (see compile_stages_in_background's loops_first).
 constexpr int64_t kWideLoop = 256;
@@ -118,14 +119,14 @@ std::vector<const Stage*> stages_of(const Program& p, const std::vector<size_t>&
   return stages;
 }
 
-// Its kernels into p.kernels and p.fallbacks; kQuick's into p.quick_kernels alone (the full
-// compile says why a stage has no kernel).
+// Its kernels into p.kernels and p.fallbacks; kQuick's into p.quick_kernels, kLoops' into
+// p.loop_kernels alone (the full compile says why a stage has no kernel).
 void compile_group(Program& p, const std::vector<size_t>& group, DiskCache* cache = DiskCache::process(),
                    Effort effort = Effort::kFull) {
   CompiledGroup compiled = compile_stage_group(p.graph, stages_of(p, group), cache, effort);
   for (size_t j = 0; j < group.size(); ++j) {
-    if (effort == Effort::kQuick) {
-      p.quick_kernels[group[j]] = std::move(compiled.kernels[j]);
+    if (effort != Effort::kFull) {
+      (effort == Effort::kQuick ? p.quick_kernels : p.loop_kernels)[group[j]] = std::move(compiled.kernels[j]);
       continue;
     }
     p.kernels[group[j]] = std::move(compiled.kernels[j]);
@@ -279,10 +280,19 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
   for (size_t i = 0; i < n; ++i) (must_wait[i] ? waits : rest)[i] = quick[i];
   auto quick_waits = std::make_shared<const Plan>(plan_of(waits, true));
   auto quick_rest = std::make_shared<const Plan>(loops_first(rest, false));
-  p.quick_kernels.assign(quick_waits->groups.empty() && quick_rest->groups.empty() ? 0 : n, nullptr);
+  // a loop nest over many elements inside a loop gets a vectorized kernel (Effort::kLoops) after
+  // its quick one, in a third of O3's time: a first call's trips run on the quick code a few
+  // times slower until it comes (Soft-NMS's IoU stage on 6000 boxes, 52 ms of trips at O3 speed,
+  // 200 on quick code alone), and a short loop never waits for it
+  std::vector<char> wide(n, 0);
+  for (size_t i = 0; i < n; ++i) wide[i] = quick[i] && in_loop[i] && shape_numel(p.stages.stages[i].domain) >= kWideLoop;
+  auto loops = std::make_shared<const Plan>(plan_of(wide, false));
+  const bool quick_none = quick_waits->groups.empty() && quick_rest->groups.empty();
+  p.quick_kernels.assign(quick_none ? 0 : n, nullptr);
+  p.loop_kernels.assign(loops->groups.empty() ? 0 : n, nullptr);
   // the groups in the order the workers take them: what a first call waits for (quick kernels,
-  // then full ones no quick kernel stands in for), then the quick kernels of the rest, then
-  // their full ones
+  // then full ones no quick kernel stands in for), then the quick kernels of the rest, the
+  // vectorized ones of the loops, then the full ones
   struct Part {
     const Plan* plan;
     size_t group;
@@ -295,22 +305,27 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
       parts.push_back({&from, g, effort});
       groups.push_back(from.groups[g]);
       if (effort == Effort::kQuick) groups.back().cost /= kQuickFaster;
+      if (effort == Effort::kLoops) groups.back().cost /= kLoopsFaster;
     }
   };
   add(*quick_waits, 0, quick_waits->groups.size(), Effort::kQuick);
   add(*plan, 0, slow_groups, Effort::kFull);
   add(*quick_rest, 0, quick_rest->groups.size(), Effort::kQuick);
+  add(*loops, 0, loops->groups.size(), Effort::kLoops);
   add(*plan, slow_groups, plan->groups.size(), Effort::kFull);
   Program* at = &p;
   auto job = std::make_shared<BackgroundCompile>(
       n, std::move(groups), std::move(must_wait),
-      [at, plan, cache, quick_waits, quick_rest, parts](size_t g) {  // (parts point into the plans)
+      [at, plan, cache, quick_waits, quick_rest, loops, parts](size_t g) {  // (parts point into the plans)
         const Part& part = parts[g];
         const std::vector<size_t>& stages = part.plan->groups[part.group].stages;
         compile_group(*at, stages, cache, part.effort);
-        const bool quick = part.effort == Effort::kQuick;
-        for (size_t i : stages)
-          at->background.job->publish(i, (quick ? at->quick_kernels[i] : at->kernels[i]).get(), quick);
+        for (size_t i : stages) {
+          const std::shared_ptr<const CompiledStage>& k = part.effort == Effort::kQuick   ? at->quick_kernels[i]
+                                                         : part.effort == Effort::kLoops ? at->loop_kernels[i]
+                                                                                          : at->kernels[i];
+          at->background.job->publish(i, k.get(), static_cast<int>(part.effort));  // efforts in the tiers' order
+        }
       },
       [at, plan] {
         finish_compile(*at, *plan);

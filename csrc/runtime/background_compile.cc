@@ -70,6 +70,7 @@ BackgroundCompile::BackgroundCompile(size_t stages, std::vector<Group> groups, s
       compile_(std::move(compile)), finish_(std::move(finish)), ready_(new std::atomic<const CompiledStage*>[stages]),
       state_(new std::atomic<int>[groups_.size()]), interpreted_ns_(new std::atomic<int64_t>[groups_.size()]) {
   for (size_t i = 0; i < stages; ++i) ready_[i].store(nullptr, std::memory_order_relaxed);
+  tier_.assign(stages, -1);
   for (size_t g = 0; g < groups_.size(); ++g) {
     state_[g].store(0, std::memory_order_relaxed);
     interpreted_ns_[g].store(0, std::memory_order_relaxed);
@@ -88,10 +89,12 @@ void BackgroundCompile::start(const std::shared_ptr<BackgroundCompile>& job) {
   CompileWorkers::get().push(job);
 }
 
-void BackgroundCompile::publish(size_t stage, const CompiledStage* kernel, bool provisional) {
-  const CompiledStage* none = nullptr;
-  if (!provisional) ready_[stage].store(kernel, std::memory_order_release);
-  else if (kernel) ready_[stage].compare_exchange_strong(none, kernel, std::memory_order_acq_rel);
+void BackgroundCompile::publish(size_t stage, const CompiledStage* kernel, int tier) {
+  if (!kernel && tier != kFinal) return;
+  std::lock_guard<std::mutex> lock(publish_m_);
+  if (tier <= tier_[stage]) return;
+  tier_[stage] = tier;
+  ready_[stage].store(kernel, std::memory_order_release);
 }
 
 bool BackgroundCompile::run_group(size_t g) {

@@ -43,11 +43,13 @@ class BackgroundCompile {
   /// Queues every group on the workers.
   static void start(const std::shared_ptr<BackgroundCompile>& job);
 
-  /// Called by compile(g) for each compiled stage of group g (null: it has no kernel). A
-  /// `provisional` kernel (the quick one) is published only where the stage has none yet: the
-  /// other group's may have come first. The caller keeps every kernel it published alive while
-  /// this job lives: a run may hold the one another replaced.
-  void publish(size_t stage, const CompiledStage* kernel, bool provisional = false);
+  /// Called by compile(g) for each compiled stage of group g (null: it has no kernel), of `tier`:
+  /// kFinal (the full compile's) always, a provisional one's (a quick kernel, 0, or a faster one
+  /// made after it, 1) only where the stage has none of its tier or a higher one yet: the other
+  /// groups' may have come first. The caller keeps every kernel it published alive while this
+  /// job lives: a run may hold the one another replaced.
+  static constexpr int kFinal = 2;
+  void publish(size_t stage, const CompiledStage* kernel, int tier = kFinal);
 
   /// The stage's kernel where its group is done and compiled it; else null.
   const CompiledStage* kernel(size_t stage) const { return ready_[stage].load(std::memory_order_acquire); }
@@ -91,6 +93,8 @@ class BackgroundCompile {
   std::function<void(size_t)> compile_;
   std::function<void()> finish_;
   std::unique_ptr<std::atomic<const CompiledStage*>[]> ready_;
+  std::vector<int> tier_;  // per stage: the published kernel's tier, -1 before any (guarded by publish_m_)
+  std::mutex publish_m_;
   std::unique_ptr<std::atomic<int>[]> state_;  // per group: 0 queued, 1 compiling, 2 done
   std::unique_ptr<std::atomic<int64_t>[]> interpreted_ns_;  // per group
   std::atomic<size_t> groups_done_{0};

@@ -43,6 +43,9 @@ struct Program {
   // per stage: its quick kernel (Effort::kQuick), where a background compile made one for a first
   // call; kept while the program lives, since a run may still hold it after kernels' replaced it
   std::vector<std::shared_ptr<const CompiledStage>> quick_kernels;
+  // per stage: its kernel of Effort::kLoops, made between the two for a loop nest over many
+  // elements inside a loop; kept alike
+  std::vector<std::shared_ptr<const CompiledStage>> loop_kernels;
   // per storage: never allocated when the stages run (registers and folded slabs of compiled
   // stages); empty when nothing is compiled. A background compile sets it before it starts, from
   // the stages it will compile, and clears unstored_holds should one of them get no kernel

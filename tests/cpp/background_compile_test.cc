@@ -117,7 +117,7 @@ TEST(BackgroundCompile, AStageInTwoGroupsWaitsForTheFirstWhoseKernelTheSecondsRe
       1, std::vector<BackgroundCompile::Group>{{{0}}, {{0}}}, std::vector<char>{1},
       [&](size_t g) {
         ++runs[g];
-        if (g == 0) job->publish(0, &quick, true);
+        if (g == 0) job->publish(0, &quick, 0);
         else job->publish(0, &full);
       },
       [] {});
@@ -134,11 +134,37 @@ TEST(BackgroundCompile, AProvisionalKernelNeverReplacesAPublishedOne) {
   Stub quick, full;
   auto job = std::make_shared<BackgroundCompile>(1, std::vector<BackgroundCompile::Group>{}, std::vector<char>{1},
                                                  [](size_t) {}, [] {});
-  job->publish(0, nullptr, true);  // (a quick compile that made none: nothing to publish)
+  job->publish(0, nullptr, 0);  // (a quick compile that made none: nothing to publish)
   EXPECT_EQ(job->kernel(0), nullptr);
   job->publish(0, &full);
-  job->publish(0, &quick, true);  // came later than the full compile's
+  job->publish(0, &quick, 0);  // came later than the full compile's
   EXPECT_EQ(job->kernel(0), &full);
+}
+
+TEST(BackgroundCompile, AKernelReplacesOnlyThoseOfLowerTiers) {
+  // a loop's wide stage: quick (0), then vectorized (1), then O3 (final), whichever order their
+  // groups finish in; a final null (the full compile refused the stage) still stands
+  Stub quick, loops, full;
+  for (const bool loops_last : {false, true}) {
+    auto job = std::make_shared<BackgroundCompile>(1, std::vector<BackgroundCompile::Group>{}, std::vector<char>{1},
+                                                   [](size_t) {}, [] {});
+    job->publish(0, &quick, 0);
+    EXPECT_EQ(job->kernel(0), &quick);
+    if (!loops_last) {
+      job->publish(0, &loops, 1);
+      EXPECT_EQ(job->kernel(0), &loops);
+      job->publish(0, &quick, 0);
+      EXPECT_EQ(job->kernel(0), &loops);
+    }
+    job->publish(0, &full);
+    job->publish(0, &loops, 1);
+    EXPECT_EQ(job->kernel(0), &full);
+  }
+  auto refused = std::make_shared<BackgroundCompile>(1, std::vector<BackgroundCompile::Group>{}, std::vector<char>{1},
+                                                     [](size_t) {}, [] {});
+  refused->publish(0, &loops, 1);
+  refused->publish(0, nullptr);
+  EXPECT_EQ(refused->kernel(0), nullptr);
 }
 
 TEST(BackgroundCompile, CancelDropsTheGroupsNotStartedAndSkipsFinish) {
@@ -506,10 +532,11 @@ TEST(BackgroundCompile, ALoopsStagesCompileBeforeTheStagesOutsideIt) {
   p.background = {};
 }
 
-TEST(BackgroundCompile, ALoopsWideStagesCompileBeforeItsScalarOnes) {
-  // of a loop's stages, the O3 kernels of those over many elements come first: O3 gains little
-  // on a scalar stage (Soft-NMS's IoU stage waited behind twenty scalar ones on 6000 boxes);
-  // the quick kernels stay in stage order, as the call waits for them
+TEST(BackgroundCompile, ALoopsWideStagesGetAVectorizedKernelAndCompileBeforeItsScalarOnes) {
+  // of a loop's stages, those over many elements get a vectorized kernel (Effort::kLoops) once
+  // every quick kernel is made, and their O3 kernels come first: O3 gains little on a scalar
+  // stage (Soft-NMS's IoU stage waited behind twenty scalar ones on 6000 boxes); the quick
+  // kernels stay in stage order, as the call waits for them
   if (!llvm_backend_available()) GTEST_SKIP() << "built without LLVM";
   BusyWorkers busy;
   Program p = lower(parse_graph(kLoopProgram), {}, false);
@@ -526,9 +553,12 @@ TEST(BackgroundCompile, ALoopsWideStagesCompileBeforeItsScalarOnes) {
   ASSERT_LT(scalar, wide) << print_stages(p.graph, p.stages);
   const std::vector<size_t> scalar_at = groups_of(p, scalar), wide_at = groups_of(p, wide);
   ASSERT_EQ(scalar_at.size(), 2u);
-  ASSERT_EQ(wide_at.size(), 2u);
+  ASSERT_EQ(wide_at.size(), 3u);
   EXPECT_LE(scalar_at[0], wide_at[0]);
-  EXPECT_LT(wide_at[1], scalar_at[1]);
+  EXPECT_LT(scalar_at[0], wide_at[1]);
+  EXPECT_LT(wide_at[1], wide_at[2]);
+  EXPECT_LT(wide_at[2], scalar_at[1]);
+  ASSERT_EQ(p.loop_kernels.size(), p.stages.stages.size());
   p.background = {};
 }
 

@@ -198,7 +198,7 @@ CompiledGroup compile(detail::Jit& jit, const Graph& g, const std::vector<const 
   const KernelBlob blob = build(jit, g, stages, symbols, effort);
   CompiledGroup out = load(jit, blob, false, stages);
   if (cache && effort == Effort::kFull) cache->store(key, blob);  // once it links
-  log_line("codegen", std::string(effort == Effort::kQuick ? "quickly " : "") + "compiled " + g.name + " " +
+  log_line("codegen", std::string(effort != Effort::kFull ? "quickly " : "") + "compiled " + g.name + " " +
                           ops_text(stages) + " in " + std::to_string(ms_since(start)) + " ms");
   return out;
 }

@@ -40,7 +40,10 @@ bool llvm_backend_available();
 /// allocator; about a sixth of kFull's compile time for code two to four times slower, computing
 /// the same values bit for bit (the vectorizers never reassociate an op or call libmvec here:
 /// background_compile.h's stages that may use it are those the reference executor computes alike).
-enum class Effort { kQuick, kFull };
+/// kLoops: kQuick's cleanups, then the loop vectorizer, and the default code generator: the first
+/// kernel of a loop nest over many elements that a loop runs trip after trip (an NMS loop's IoU
+/// stage), nearly as fast as kFull's for a third of its compile time, the same values again.
+enum class Effort { kQuick, kLoops, kFull };
 
 /// Compiles one stage (shapes, strides, offsets are compile-time constants: the graph is specialized
 /// per call signature). Throws std::invalid_argument naming the op for anything it cannot compile
@@ -67,8 +70,8 @@ struct CompiledGroup {
 /// ops' bitcode, the pass pipelines, linking) is paid once. Identical stages share one function.
 /// Results are each stage's as compile_stage gives them; with a cache, the group is one entry,
 /// keyed by all its stages. Should LLVM fail on the module, each stage is compiled alone, so
-/// that only the one it fails on is refused. Thread-safe. A kQuick compile loads the cache's
-/// entry where there is one but never stores its own.
+/// that only the one it fails on is refused. Thread-safe. A quicker compile (kQuick, kLoops)
+/// loads the cache's entry where there is one but never stores its own.
 CompiledGroup compile_stage_group(const Graph& g, const std::vector<const Stage*>& stages,
                                   DiskCache* cache = DiskCache::process(), Effort effort = Effort::kFull);
 

@@ -146,8 +146,8 @@ bool Jit::set_vector_compress(VectorCompress how) {
 }
 
 llvm::TargetMachine& Jit::target_machine(Effort effort) {
-  thread_local std::unique_ptr<llvm::TargetMachine> tm[2];
-  std::unique_ptr<llvm::TargetMachine>& at = tm[effort == Effort::kFull];
+  thread_local std::unique_ptr<llvm::TargetMachine> tm[3];
+  std::unique_ptr<llvm::TargetMachine>& at = tm[static_cast<int>(effort)];
   if (!at) {
     llvm::orc::JITTargetMachineBuilder jtmb = state_->jtmb;
     if (effort == Effort::kQuick) jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::None);
@@ -190,7 +190,10 @@ void Jit::optimize(llvm::Module& m, Effort effort) {
   llvm::ModulePassManager mpm;
   if (effort == Effort::kFull) {
     mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  } else if (llvm::Error e = pb.parsePassPipeline(mpm, "always-inline,function(sroa,early-cse,instcombine,simplifycfg)")) {
+  } else if (llvm::Error e = pb.parsePassPipeline(
+                 mpm, effort == Effort::kQuick ? "always-inline,function(sroa,early-cse,instcombine,simplifycfg)"
+                                               : "always-inline,function(sroa,early-cse,instcombine,simplifycfg,loop-simplify,"
+                                                 "lcssa,loop-rotate,indvars,loop-vectorize,instcombine,simplifycfg)")) {
     throw std::logic_error("the quick pipeline does not parse: " + message(std::move(e)));
   }
   mpm.run(m, mam);

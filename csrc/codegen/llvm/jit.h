@@ -58,7 +58,8 @@ class Jit {
   /// Sets the module's triple and data layout for the host.
   void prepare(llvm::Module& m);
   /// kFull: the O3 pipeline with the target's cost model and libmvec as TargetLibraryInfo's vector
-  /// library. kQuick: the scalar ops inlined, SROA, early CSE, InstCombine and SimplifyCFG.
+  /// library. kQuick: the scalar ops inlined, SROA, early CSE, InstCombine and SimplifyCFG; kLoops:
+  /// those, then the loop vectorizer.
   void optimize(llvm::Module& m, Effort effort = Effort::kFull);
   /// Compiles the module to a relocatable object file (the bytes the disk cache stores).
   std::string emit_object(llvm::Module& m, Effort effort = Effort::kFull);

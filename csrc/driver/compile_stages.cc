@@ -250,7 +250,8 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
   // (Soft-NMS's IoU stage waited behind twenty scalar ones on 6000 boxes, its quick code running
   // meanwhile); not for quick kernels, which the call waits for in stage order.
   const std::vector<char> in_loop = in_loops(p);
-  auto loops_first = [&](const std::vector<char>& only, bool wide_first) {
+  // `in_loop_groups`: set to how many of the plan's groups are of stages inside loops.
+  auto loops_first = [&](const std::vector<char>& only, bool wide_first, size_t* in_loop_groups = nullptr) {
     std::vector<char> wide(n, 0), narrow(n, 0), outer(n, 0);
     for (size_t i = 0; i < n; ++i) {
       const bool wide_one = wide_first && shape_numel(p.stages.stages[i].domain) >= kWideLoop;
@@ -258,6 +259,7 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
     }
     Plan plan = plan_of(wide, false);
     append_plan(plan, plan_of(narrow, false));
+    if (in_loop_groups) *in_loop_groups = plan.groups.size();
     append_plan(plan, plan_of(outer, false));
     return plan;
   };
@@ -279,20 +281,30 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
   std::vector<char> waits(n, 0), rest(n, 0);
   for (size_t i = 0; i < n; ++i) (must_wait[i] ? waits : rest)[i] = quick[i];
   auto quick_waits = std::make_shared<const Plan>(plan_of(waits, true));
-  auto quick_rest = std::make_shared<const Plan>(loops_first(rest, false));
+  size_t quick_in_loops = 0;
+  auto quick_rest = std::make_shared<const Plan>(loops_first(rest, false, &quick_in_loops));
   // a loop nest over many elements inside a loop gets a vectorized kernel (Effort::kLoops) after
   // its quick one, in a third of O3's time: a first call's trips run on the quick code a few
   // times slower until it comes (Soft-NMS's IoU stage on 6000 boxes, 52 ms of trips at O3 speed,
-  // 200 on quick code alone), and a short loop never waits for it
-  std::vector<char> wide(n, 0);
-  for (size_t i = 0; i < n; ++i) wide[i] = quick[i] && in_loop[i] && shape_numel(p.stages.stages[i].domain) >= kWideLoop;
-  auto loops = std::make_shared<const Plan>(plan_of(wide, false));
+  // 200 on quick code alone), and a short loop never waits for it. One stage a group, the most
+  // work first, each as soon as the loops' quick kernels are made
+  std::vector<size_t> wide;
+  for (size_t i = 0; i < n; ++i)
+    if (quick[i] && in_loop[i] && shape_numel(p.stages.stages[i].domain) >= kWideLoop) wide.push_back(i);
+  auto work = [&](size_t i) { return shape_numel(p.stages.stages[i].domain) * static_cast<int64_t>(p.stages.stages[i].ops.size()); };
+  std::stable_sort(wide.begin(), wide.end(), [&](size_t a, size_t b) { return work(a) > work(b); });
+  auto loops = std::make_shared<Plan>();
+  for (size_t i : wide) {
+    std::vector<char> one(n, 0);
+    one[i] = 1;
+    append_plan(*loops, plan_of(one, false));
+  }
   const bool quick_none = quick_waits->groups.empty() && quick_rest->groups.empty();
   p.quick_kernels.assign(quick_none ? 0 : n, nullptr);
   p.loop_kernels.assign(loops->groups.empty() ? 0 : n, nullptr);
   // the groups in the order the workers take them: what a first call waits for (quick kernels,
-  // then full ones no quick kernel stands in for), then the quick kernels of the rest, the
-  // vectorized ones of the loops, then the full ones
+  // then full ones no quick kernel stands in for), then the quick kernels of the rest inside
+  // loops, the vectorized ones of the loops, the other quick ones, then the full ones
   struct Part {
     const Plan* plan;
     size_t group;
@@ -310,8 +322,9 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
   };
   add(*quick_waits, 0, quick_waits->groups.size(), Effort::kQuick);
   add(*plan, 0, slow_groups, Effort::kFull);
-  add(*quick_rest, 0, quick_rest->groups.size(), Effort::kQuick);
+  add(*quick_rest, 0, quick_in_loops, Effort::kQuick);
   add(*loops, 0, loops->groups.size(), Effort::kLoops);
+  add(*quick_rest, quick_in_loops, quick_rest->groups.size(), Effort::kQuick);
   add(*plan, slow_groups, plan->groups.size(), Effort::kFull);
   Program* at = &p;
   auto job = std::make_shared<BackgroundCompile>(

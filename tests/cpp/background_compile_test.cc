@@ -533,21 +533,24 @@ TEST(BackgroundCompile, ALoopsStagesCompileBeforeTheStagesOutsideIt) {
 }
 
 TEST(BackgroundCompile, ALoopsWideStagesGetAVectorizedKernelAndCompileBeforeItsScalarOnes) {
-  // of a loop's stages, those over many elements get a vectorized kernel (Effort::kLoops) once
-  // every quick kernel is made, and their O3 kernels come first: O3 gains little on a scalar
-  // stage (Soft-NMS's IoU stage waited behind twenty scalar ones on 6000 boxes); the quick
-  // kernels stay in stage order, as the call waits for them
+  // of a loop's stages, those over many elements get a vectorized kernel (Effort::kLoops), one
+  // stage a group, once the loop's quick kernels are made and before those of the stages outside
+  // it, and their O3 kernels come first: O3 gains little on a scalar stage (Soft-NMS's IoU stage
+  // waited behind twenty scalar ones on 6000 boxes); the quick kernels stay in stage order, as
+  // the call waits for them
   if (!llvm_backend_available()) GTEST_SKIP() << "built without LLVM";
   BusyWorkers busy;
   Program p = lower(parse_graph(kLoopProgram), {}, false);
   compile_stages_in_background(p, nullptr);
   const size_t none = p.stages.stages.size();
-  size_t scalar = none, wide = none;
+  size_t scalar = none, wide = none, outside = none;
   for (size_t i = 0; i < p.stages.stages.size(); ++i)
     for (const Op& op : p.stages.stages[i].ops) {
       if (op.code == OpCode::take) scalar = i;
       if (op.code == OpCode::multiply && shape_numel(p.stages.stages[i].domain) == 512) wide = i;
+      if (op.code == OpCode::multiply && shape_numel(p.stages.stages[i].domain) == 64) outside = i;
     }
+  ASSERT_NE(outside, none) << print_stages(p.graph, p.stages);
   ASSERT_NE(scalar, none) << print_stages(p.graph, p.stages);
   ASSERT_NE(wide, none) << print_stages(p.graph, p.stages);
   ASSERT_LT(scalar, wide) << print_stages(p.graph, p.stages);
@@ -558,6 +561,10 @@ TEST(BackgroundCompile, ALoopsWideStagesGetAVectorizedKernelAndCompileBeforeItsS
   EXPECT_LT(scalar_at[0], wide_at[1]);
   EXPECT_LT(wide_at[1], wide_at[2]);
   EXPECT_LT(wide_at[2], scalar_at[1]);
+  EXPECT_EQ(p.background.job->groups()[wide_at[1]].stages.size(), 1u);
+  const std::vector<size_t> outside_at = groups_of(p, outside);
+  ASSERT_EQ(outside_at.size(), 2u);
+  EXPECT_LT(wide_at[1], outside_at[0]);
   ASSERT_EQ(p.loop_kernels.size(), p.stages.stages.size());
   p.background = {};
 }

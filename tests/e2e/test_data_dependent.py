@@ -188,6 +188,28 @@ def test_rows_by_one_mask(n):
         assert "in place: " in str(g.explain(dets)) and "(compress): " not in str(g.explain(dets))
 
 
+def _wide_rows_by_one_mask(x, t, ids):
+    # YOLOv5's `x[x[:, 4] > t]` with a column and an id array beside it: a cache line a row
+    keep = x[:, 4] > t
+    return x[keep], x[:, 2][keep], ids[keep]
+
+
+@pytest.mark.parametrize("t", [2.0, 0.97, 0.5, -1.0])
+def test_wide_rows_by_one_mask_in_chunks(t):
+    # From 16,384 rows of a cache line each, the stage that makes, counts and compresses runs in
+    # chunks on the thread pool, each moving its kept rows after those of the chunks before it
+    # (emit_compress.cc); calls in a row find the pool warm, so that both threads take chunks.
+    # The arguments hold NaNs (never kept) and the rows do not divide into the chunks evenly.
+    rng = np.random.default_rng(7)
+    x = rng.random((20011, 24)).astype(F32)
+    x[rng.integers(0, 20011, 50), 4] = np.nan
+    ids = np.arange(20011, dtype=I64)
+    f = check(_wide_rows_by_one_mask, x, t, ids, calls=3)
+    if TARGET == "cpu":
+        stages = str(f.explain(x, t, ids)).split("== stages")[1].split("\nstage ")
+        assert any("compress(" in st and "sum(" in st and "parallel(i0)" in st for st in stages)
+
+
 # ---------------------------------------------------------------------------------------------
 # 2. The nonzero family (results are int64 arrays; NaN counts as nonzero, -0.0 as zero)
 # ---------------------------------------------------------------------------------------------

@@ -119,18 +119,19 @@ std::vector<const Stage*> stages_of(const Program& p, const std::vector<size_t>&
   return stages;
 }
 
-// Its kernels into p.kernels and p.fallbacks; kQuick's into p.quick_kernels, kLoops' into
-// p.loop_kernels alone (the full compile says why a stage has no kernel).
+// Where the program keeps its kernels of `effort`, per stage.
+std::vector<std::shared_ptr<const CompiledStage>>& kernels_of(Program& p, Effort effort) {
+  return effort == Effort::kQuick ? p.quick_kernels : effort == Effort::kLoops ? p.loop_kernels : p.kernels;
+}
+
+// Its kernels into kernels_of(p, effort), and for the full compile its reasons into p.fallbacks
+// (the full compile says why a stage has no kernel).
 void compile_group(Program& p, const std::vector<size_t>& group, DiskCache* cache = DiskCache::process(),
                    Effort effort = Effort::kFull) {
   CompiledGroup compiled = compile_stage_group(p.graph, stages_of(p, group), cache, effort);
   for (size_t j = 0; j < group.size(); ++j) {
-    if (effort != Effort::kFull) {
-      (effort == Effort::kQuick ? p.quick_kernels : p.loop_kernels)[group[j]] = std::move(compiled.kernels[j]);
-      continue;
-    }
-    p.kernels[group[j]] = std::move(compiled.kernels[j]);
-    p.fallbacks[group[j]] = std::move(compiled.refused[j]);
+    kernels_of(p, effort)[group[j]] = std::move(compiled.kernels[j]);
+    if (effort == Effort::kFull) p.fallbacks[group[j]] = std::move(compiled.refused[j]);
   }
 }
 
@@ -333,12 +334,8 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
         const Part& part = parts[g];
         const std::vector<size_t>& stages = part.plan->groups[part.group].stages;
         compile_group(*at, stages, cache, part.effort);
-        for (size_t i : stages) {
-          const std::shared_ptr<const CompiledStage>& k = part.effort == Effort::kQuick   ? at->quick_kernels[i]
-                                                         : part.effort == Effort::kLoops ? at->loop_kernels[i]
-                                                                                          : at->kernels[i];
-          at->background.job->publish(i, k.get(), static_cast<int>(part.effort));  // efforts in the tiers' order
-        }
+        for (size_t i : stages)  // (efforts in the tiers' order)
+          at->background.job->publish(i, kernels_of(*at, part.effort)[i].get(), static_cast<int>(part.effort));
       },
       [at, plan] {
         finish_compile(*at, *plan);

@@ -114,10 +114,9 @@ class Pool {
       helpers = std::min<int64_t>(ready, job->chunks - 1);
       for (int64_t i = 0; i < helpers; ++i) queue_.push_back(job);
       queued_.store(static_cast<int64_t>(queue_.size()), std::memory_order_release);
-      sleeping = sleepers_;
+      sleeping = wake ? sleepers_ : 0;  // the sleepers to wake
     }
     // a spinning worker takes the job without a wake-up (sleepers_ changes only under m_)
-    if (!wake) sleeping = 0;
     if (sleeping == 1 || (sleeping > 1 && helpers == 1)) wake_.notify_one();
     else if (sleeping > 1) wake_.notify_all();
     t_in_parallel = true;

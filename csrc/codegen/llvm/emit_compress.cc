@@ -569,8 +569,7 @@ void Emitter::emit_compaction_entry(llvm::Function* entry, llvm::Function* body)
     Value* v = slot == 1 ? static_cast<Value*>(before) : b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, args, slot));
     b_.CreateStore(v, b_.CreateConstInBoundsGEP1_64(ptr, own, slot));
   }
-  Value* n = i64(p_.domain[0]);
-  if (p_.extent[0] >= 0) n = run_time_extent(b_.CreateLoad(ptr, base_slot(args, p_.extent[0])), p_.domain[0]);
+  Value* n = axis0_extent(args);
   // the pool's warm workers where the call has the points to share, else every chunk here
   llvm::FunctionCallee pf = m_.getOrInsertFunction("strider_parallel_for_warm", llvm::FunctionType::get(b_.getInt32Ty(), {i64t, ptr, ptr}, false));
   auto* here = llvm::BasicBlock::Create(ctx_, "serial", entry);

@@ -387,6 +387,11 @@ void Emitter::emit_member(const StagePlan& member) {
   b_.SetInsertPoint(sub.b_.GetInsertBlock());
 }
 
+Value* Emitter::axis0_extent(Value* args) {
+  if (p_.extent[0] < 0) return i64(p_.domain[0]);
+  return run_time_extent(b_.CreateLoad(b_.getPtrTy(), base_slot(args, p_.extent[0])), p_.domain[0]);
+}
+
 void Emitter::emit(const std::string& name) {
   const int n = static_cast<int>(g_.storages.size());
   const int rank = p_.rank();
@@ -520,13 +525,7 @@ void Emitter::emit(const std::string& name) {
   // the entry: all of axis 0 at once, or in chunks on the thread pool
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry));
   args = entry->getArg(0);
-  Value* n0 = i64(1);
-  if (p_.splits()) {
-    n0 = i64(p_.domain[0]);
-    if (p_.extent[0] >= 0) {
-      n0 = run_time_extent(b_.CreateLoad(ptr, base_slot(args, p_.extent[0])), p_.domain[0]);
-    }
-  }
+  Value* n0 = p_.splits() ? axis0_extent(args) : i64(1);
   llvm::FunctionCallee pf = m_.getOrInsertFunction("strider_parallel_for", llvm::FunctionType::get(i32, {i64t, ptr, ptr}, false));
   if (p_.splits() && p_.extent[0] >= 0) {
     // the schedule chose the pool for the bound of a run-time extent: where the call's extent

@@ -64,6 +64,8 @@ class Emitter {
   llvm::MDNode* outer_hints();
   /// The run-time extent held at `at` (an i64), clamped to [0, bound] as the reference does.
   llvm::Value* run_time_extent(llvm::Value* at, int64_t bound);
+  /// Axis 0's extent in an entry whose arguments are `args`: its bound, or the call's run-time one.
+  llvm::Value* axis0_extent(llvm::Value* args);
   llvm::Value* element_index(const View& v);
   /// Whether any element of v that the stage's points read is a NaN (loops over the axes v walks).
   llvm::Value* any_nan(const View& v);

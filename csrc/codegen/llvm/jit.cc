@@ -32,18 +32,12 @@ T take(llvm::Expected<T> v, const char* what) {
   return std::move(*v);
 }
 
-// The kernels' way into the thread pool: body(args, begin, end) over chunks of [0, n); the error
-// codes of the chunks are or-ed.
-int32_t parallel_trampoline(int64_t n, int32_t (*body)(void*, int64_t, int64_t), void* args) {
+// The kernels' ways into the thread pool: body(args, begin, end) over chunks of [0, n) by
+// parallel_for or parallel_for_warm (thread_pool.h); the error codes of the chunks are or-ed.
+template <void (*For)(int64_t, const std::function<void(int64_t, int64_t)>&)>
+int32_t trampoline(int64_t n, int32_t (*body)(void*, int64_t, int64_t), void* args) {
   std::atomic<int32_t> err{0};
-  parallel_for(n, [&](int64_t begin, int64_t end) { err.fetch_or(body(args, begin, end)); });
-  return err.load();
-}
-
-// The same with the pool's warm workers only (thread_pool.h's parallel_for_warm).
-int32_t warm_trampoline(int64_t n, int32_t (*body)(void*, int64_t, int64_t), void* args) {
-  std::atomic<int32_t> err{0};
-  parallel_for_warm(n, [&](int64_t begin, int64_t end) { err.fetch_or(body(args, begin, end)); });
+  For(n, [&](int64_t begin, int64_t end) { err.fetch_or(body(args, begin, end)); });
   return err.load();
 }
 
@@ -124,9 +118,9 @@ Jit* Jit::get() {
                    gnu_get_libc_version();
       llvm::orc::SymbolMap symbols;
       symbols[jit.mangleAndIntern("strider_parallel_for")] =
-          llvm::JITEvaluatedSymbol::fromPointer(&parallel_trampoline, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+          llvm::JITEvaluatedSymbol::fromPointer(&trampoline<parallel_for>, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
       symbols[jit.mangleAndIntern("strider_parallel_for_warm")] =
-          llvm::JITEvaluatedSymbol::fromPointer(&warm_trampoline, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+          llvm::JITEvaluatedSymbol::fromPointer(&trampoline<parallel_for_warm>, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
       symbols[jit.mangleAndIntern("strider_numpy_loop")] =
           llvm::JITEvaluatedSymbol::fromPointer(&strider_numpy_loop, llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
       if (llvm::Error e = main.define(llvm::orc::absoluteSymbols(std::move(symbols))))

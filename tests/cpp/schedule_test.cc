@@ -250,5 +250,27 @@ TEST(Schedule, AShortInnermostLoopVectorizesWhenTheAxesMergeIntoALongerOne) {
   EXPECT_FALSE(vectorized("%s0[64,4]{8,1}+0"));
 }
 
+TEST(Schedule, AFloatStageTakesTheLanesOfItsFloatsNotOfItsInt64Positions) {
+  // float32 values made from int64 (positions, an arange: Soft-NMS's IoU) take the lanes of
+  // float32, the int64 two registers a vector; int64 alone, or float64 beside float32, keep theirs
+  auto lanes = [](const char* in, const char* out, const char* view = "%s0[256]{1}+0", const char* to = "%s1[256]{1}+0") {
+    const std::string text = std::string("graph @f {\n  %s0 = storage ") + in + "[512] arg 0\n  %s1 = storage " + out +
+                             "[256] temp\n  op0 = cast(" + view + ") -> " + to + "\n  return " + to + "\n}";
+    Graph g = parse_graph(text);
+    for (const Primitive& p : default_schedule(g, stage_of(text)))
+      if (p.verb == "vectorize") return p.factors[0];
+    return int64_t{0};
+  };
+  const int64_t f32 = lanes("f32", "f32");
+  ASSERT_GE(f32, 4);
+  EXPECT_EQ(lanes("i64", "f32"), f32);
+  EXPECT_EQ(lanes("f32", "i64"), f32);
+  EXPECT_EQ(lanes("i64", "i64"), f32 / 2);
+  EXPECT_EQ(lanes("f64", "f32"), f32 / 2);
+  // rows of 4 that do not merge into one loop: no more lanes than int64's, where those fit a row
+  const int64_t row = lanes("i64", "f32", "%s0[64,4]{8,1}+0", "%s1[64,4]{4,1}+0");
+  EXPECT_EQ(row, f32 / 2 <= 4 ? f32 / 2 : 0);
+}
+
 }  // namespace
 }  // namespace strider

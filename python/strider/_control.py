@@ -196,7 +196,10 @@ def _spec_of(t):
 def _carryable(value):
     """The value as a Tracer a slot can hold, or None for what is carried as it is."""
     if isinstance(value, (Tracer, Extent, bool, int, float, np.generic)) and not isinstance(value, TracedList):
-        return as_tracer(value)
+        t = as_tracer(value)
+        if isinstance(value, np.generic):  # a NumPy scalar stays one (its slot returns np.float64, not a 0-d array)
+            t._scalar = True
+        return t
     return None
 
 
@@ -1128,7 +1131,7 @@ def _unrolled_or_counted(trace, r, item, body, state, names, live, guards, t):
     k = 0
     while k < len(r):
         # the lists a trip fills go back with the trace where the trip is traced again
-        snap, marker, held = trace.snapshot(), _PythonLoop(), hold(state)
+        snap, marker, held = trace.snapshot(), _PythonLoop(), _hold_all(trace, state, guards[1])
         trace.loops.append(marker)
         try:
             new_state, broke = body(*_with(state, t, item(r[k])))
@@ -1158,12 +1161,18 @@ def _unrolled_or_counted(trace, r, item, body, state, names, live, guards, t):
 _UNROLL = object()
 
 
+def _hold_all(trace, state, writes):
+    """What put_back needs to undo a trip traced and then thrown away: the lists and dicts of the
+    loop's variables, of those whose items it assigns (`pr[i] = 1.0` in a branch makes every item
+    of pr a traced value of that trace) and of those the function read from outside."""
+    capture = getattr(trace, "capture", None)
+    return (capture.hold() if capture is not None else []) + hold(tuple(state) + tuple(writes))
+
+
 def _counted_or_unrolled(trace, r, item, body, state, names, live, guards, t):
     """_counted_range, or _UNROLL (the trace and the state put back) where its body cannot be
     traced as a loop of the IR."""
-    snap = trace.snapshot()
-    capture = getattr(trace, "capture", None)
-    held = (capture.hold() if capture is not None else []) + hold(state)
+    snap, held = trace.snapshot(), _hold_all(trace, state, guards[1])
     try:
         return _counted_range(trace, r, item, body, state, names, live, guards, t)
     except (_Retry, _GoTraced):
@@ -1243,7 +1252,7 @@ def while_stmt(cond, body, state, names, live, guarded=(), writes=()):
         if trace is None:
             state, broke = body(*state)
         else:
-            snap, marker, held = trace.snapshot(), _PythonLoop(), hold(state)
+            snap, marker, held = trace.snapshot(), _PythonLoop(), _hold_all(trace, state, writes)
             trace.loops.append(marker)
             try:
                 new_state, broke = body(*state)

@@ -94,6 +94,11 @@ def compare(expected, got, rtol=0.0, atol=0.0, what="result"):
     if _kind(expected) != _kind(got):
         raise Mismatch(f"{what}: kind {_kind(got)} != NumPy's {_kind(expected)}")
     if not isinstance(expected, (np.ndarray, np.generic)):
+        if type(expected) is float and (rtol or atol):  # (float(x.mean()): the tolerance of its sum)
+            err = abs(got - expected)
+            if not (err <= atol + rtol * abs(expected) or (expected != expected and got != got)):
+                raise Mismatch(f"{what}: {got!r} != NumPy's {expected!r} (rtol={rtol}, atol={atol})")
+            return err if err == err else 0.0
         if not (expected == got or (expected != expected and got != got)):
             raise Mismatch(f"{what}: {got!r} != NumPy's {expected!r}")
         return 0.0

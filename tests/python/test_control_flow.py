@@ -1310,6 +1310,57 @@ def test_items_of_a_list_assigned_in_a_branch(thr):
     check(per_image, pred, thr)
 
 
+def items_set_where(x, thr, init):
+    pr = init(len(x))
+    for i in range(len(x)):
+        if x[i] > thr:
+            pr[i] = 1.0
+    return pr
+
+
+def envelope(pr):
+    # pycocotools' accumulate: the precision envelope, item by item on a list
+    nd = len(pr)
+    pr = pr.tolist()
+    for i in range(nd - 1, 0, -1):
+        if pr[i] > pr[i - 1]:
+            pr[i - 1] = pr[i]
+    return pr
+
+
+def per_class_ap(scores, cls, nc=20):
+    aps = [0.0] * nc
+    for c in range(nc):
+        i = cls == c
+        if i.sum() == 0:
+            continue
+        aps[c] = float(scores[i].mean())
+    return aps
+
+
+_INITS = {"floats": lambda n: [0.0] * n, "ints": lambda n: list(range(n)),
+          "numpy floats": lambda n: [np.float64(2.0)] * n}
+
+
+# A loop of more than 8 trips whose first trip traces a branch is first tried as a loop of the IR:
+# where it cannot be one, it is unrolled, with the list as the trip found it (not with the items
+# that trip's branch made, of a trace thrown away)
+@pytest.mark.parametrize("n", [3, 9, 12])
+@pytest.mark.parametrize("init", sorted(_INITS))
+@pytest.mark.parametrize("thr", [2.0, 0.5, -1.0])
+def test_items_of_a_list_assigned_in_a_branch_in_a_loop(n, init, thr):
+    x = np.random.default_rng(n).uniform(0, 1, n)
+    check(items_set_where, x, thr, _INITS[init])
+
+
+def test_lists_filled_item_by_item_under_traced_branches_of_long_loops():
+    rng = np.random.default_rng(4)
+    check(envelope, np.sort(rng.uniform(0, 1, 60))[::-1] * rng.uniform(0.8, 1, 60))
+    cls = rng.integers(0, 20, 300)
+    cls[(cls == 7) | (cls == 13)] = 8
+    check(per_class_ap, rng.random(300), cls, rtol=1e-12)  # (a mean: its sum's order)
+
+
 @pytest.mark.parametrize("empty", [(), (0,), (1, 2)])
 def test_yolov5_non_max_suppression(empty):
     # benchmarks/nms_ports.py's port of YOLOv5's non_max_suppression, unmodified in style

@@ -202,7 +202,8 @@ def _containers(value, depth=0):
         return []
     out = [] if type(value) is tuple else [(value, value.copy())]
     for v in (value.values() if type(value) is dict else value):
-        out.extend(_containers(v, depth + 1))
+        if type(v) in (list, dict, tuple):  # (a list of thousands of numbers: no call per item, each trip)
+            out.extend(_containers(v, depth + 1))
     return out
 
 

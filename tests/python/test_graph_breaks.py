@@ -80,6 +80,28 @@ def test_a_return_inside_a_try_inside_a_loop_breaks_saying_so():
         np.testing.assert_array_equal(strider.compile(first_big, strict=False)(x, 0.4), first_big(x, 0.4), strict=True)
 
 
+def priors(image_size, f):
+    # ssd.pytorch's PriorBox, its image size passed in: a Python loop over every cell of a
+    # feature map making a list of traced floats (34,928 of them at 300 px)
+    mean = []
+    for i in range(f):
+        for j in range(f):
+            f_k = image_size / 8.0
+            mean += [(j + 0.5) / f_k, (i + 0.5) / f_k]  # <- ops
+    return np.array(mean)
+
+
+def test_a_trace_too_long_to_compile_runs_in_numpy(monkeypatch):
+    # (the limit lowered, so that the test traces a few hundred ops, not 20,000)
+    monkeypatch.setattr(strider._tracer, "_MAX_OPS", 300)
+    with pytest.raises(strider.TraceError, match=line_of(priors, "# <- ops") + ": the function traces to more than 300"):
+        strider.compile(priors, static_argnames=("f",), strict=True)(300.0, 12)
+    g = strider.compile(priors, static_argnames=("f",), strict=False)
+    with pytest.warns(strider.GraphBreakWarning, match="static_argnames"):
+        np.testing.assert_array_equal(g(300.0, 12), priors(300.0, 12), strict=True)
+    check(priors, 300.0, 4, static_argnames=("f",))  # (what fits compiles)
+
+
 def test_an_unsupported_op_runs_in_numpy_with_the_callers_arrays_written():
     def f(x, y):
         y[:2] = x[:2] * 2

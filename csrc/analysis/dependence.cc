@@ -31,19 +31,24 @@ Dag build_dependence_dag(const Graph& g, const StorageTable& t, bool hints) {
     // after what came before through it, and needs no edge of its own (an unrolled loop of
     // branches would otherwise make the edges quadratic)
     size_t from = 0;
+    // each access's first and last element (last < first: none), so that most pairs of a list of
+    // thousands of traced numbers joined into one array cost two compares
+    std::vector<std::pair<int64_t, int64_t>> span(acc.size());
+    for (size_t k = 0; k < acc.size(); ++k)
+      span[k] = acc[k].view.numel() == 0 ? std::pair<int64_t, int64_t>{0, -1}
+                                         : std::pair<int64_t, int64_t>{acc[k].view.min_offset(), acc[k].view.max_offset()};
     for (size_t j = 0; j < acc.size(); ++j) {
       const Access& later = acc[j];
       if (later.op >= d.num_ops) continue;  // the return orders nothing
       for (size_t i = from; i < j; ++i) {
         const Access& earlier = acc[i];
         if (earlier.op == later.op || (!hints && !earlier.write && !later.write)) continue;
+        if (span[i].second < span[j].first || span[j].second < span[i].first) continue;
         DepKind kind = earlier.write ? (later.write ? DepKind::WAW : DepKind::RAW)
                                      : (later.write ? DepKind::WAR : DepKind::RAR);
-        if (!seen.insert({earlier.op, later.op, static_cast<int>(kind)}).second) continue;
-        if (!footprints_overlap(earlier.view, later.view).overlap) {
-          seen.erase({earlier.op, later.op, static_cast<int>(kind)});
-          continue;
-        }
+        const std::tuple<int, int, int> key{earlier.op, later.op, static_cast<int>(kind)};
+        if (seen.count(key) || !footprints_overlap(earlier.view, later.view).overlap) continue;
+        seen.insert(key);
         d.edges.push_back({earlier.op, later.op, kind, static_cast<int>(s)});
       }
       if (later.write && carries(g.ops[later.op].code)) from = j > 0 && acc[j - 1].op == later.op ? j - 1 : j;

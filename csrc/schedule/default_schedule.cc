@@ -1,8 +1,10 @@
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include "schedule/default_schedule.h"
 #include "schedule/legality.h"
+#include "schedule/primitives.h"
 
 namespace strider {
 
@@ -67,55 +69,101 @@ int64_t merged_inner(const Stage& s) {
   return run;
 }
 
-}  // namespace
-
-std::vector<Primitive> default_schedule(const Graph& g, const Stage& s) {
-  std::vector<Primitive> sch;
-  // the runtime's library runs a data-dependent op as it is: no loops to schedule
-  if (s.domain.empty() || (s.ops.size() == 1 && runs_in_library(s.ops[0]))) return sch;
-  // lanes of the widest element type that fit one register, when the innermost loop is long
-  // enough, every store walks it contiguously and every load walks it with a small stride. Where
-  // the stage computes in floats, only theirs count: positions of float32 elements in int64 (a
-  // take's, an arange's) then take two registers a vector, where the floats would otherwise take
-  // half of one (Soft-NMS's Gaussian IoU, three divides an element: 1.4x faster)
+// What the vectorizer would meet in a stage's innermost loop: the widest element types, and
+// whether every store walks it contiguously and every load with a small stride (values kept in
+// registers are not memory). Ops from `end` on, and the mask a compress counts, are left out.
+struct VectorScan {
   size_t widest = 1, widest_float = 0;
-  auto count = [&](DType t) {
-    widest = std::max(widest, itemsize(t));
-    if (is_float(t)) widest_float = std::max(widest_float, itemsize(t));
-  };
   bool unit_inner = true;
+};
+
+VectorScan scan_inner(const Graph& g, const Stage& s, size_t end, const View* counted) {
+  VectorScan v;
+  auto count = [&](DType t) {
+    v.widest = std::max(v.widest, itemsize(t));
+    if (is_float(t)) v.widest_float = std::max(v.widest_float, itemsize(t));
+  };
+  auto memory = [&](const View& w) {
+    return std::find(s.registers.begin(), s.registers.end(), w.storage) == s.registers.end();
+  };
   const int inner = static_cast<int>(s.domain.size()) - 1;
-  // compresses after the ops that make and count their mask (legality's compress_conflict): the
-  // vector loop is those ops', without the count (the compresses' own: an int64 cast, a sum)
-  size_t end = s.ops.size();
-  const View* counted = nullptr;
-  if (s.ops.back().code == OpCode::compress && s.is_reduction()) {
-    while (s.ops[end - 1].code == OpCode::compress) --end;
-    counted = &s.ops[--end].inputs[0];
-  }
   for (size_t k = 0; k < end; ++k) {
     const Op& op = s.ops[k];
     if (counted && op.output == *counted) continue;
-    for (const View& v : op.inputs) {
-      count(g.dtype_of(v));
-      if (v.ndim() == inner + 1 && !vector_load_stride(v.strides[inner])) unit_inner = false;
+    for (const View& w : op.inputs) {
+      count(g.dtype_of(w));
+      if (w.ndim() == inner + 1 && memory(w) && !vector_load_stride(w.strides[inner])) v.unit_inner = false;
     }
     // a reduction's output is written once per outer point, outside the vector loop
     if (op_kind(op.code) == OpKind::Reduce) continue;
     const View& w = op.output;
     count(g.dtype_of(w));
-    if (w.ndim() == inner + 1 && !vector_store_stride(w.strides[inner])) unit_inner = false;
+    if (w.ndim() == inner + 1 && memory(w) && !vector_store_stride(w.strides[inner])) v.unit_inner = false;
   }
-  // (no fewer than the widest type's lanes, nor more than the innermost loop's points: a box's 4
-  // floats gathered by an int64 index stay one vector a row)
-  const int narrowest = host_vector_bytes() / static_cast<int>(widest);
-  int lanes = host_vector_bytes() / static_cast<int>(widest_float ? widest_float : widest);
+  return v;
+}
+
+// A reduction whose innermost loop is kept and walks memory with a stride, where the loop of its
+// last reduced axis walks it contiguously (m @ m.T: a row of m against every other row, reached
+// a row apart, 4,096 floats) folds that axis innermost: each output then sums a contiguous run.
+// reorder() keeps the reduced loops' order and refuses where an access would change order.
+std::optional<Primitive> reduced_axis_innermost(const Graph& g, const Stage& s) {
+  const int inner = static_cast<int>(s.domain.size()) - 1;
+  if (!s.is_reduction() || s.reduce_axes.empty() || detail::is_reduced(s, inner)) return std::nullopt;
+  for (const Op& op : s.ops)
+    if (is_data_dependent(op.code)) return std::nullopt;
+  std::vector<std::string> order;
+  for (int d = 0; d <= inner; ++d)
+    if (d != s.reduce_axes.back()) order.push_back(s.loops[d]);
+  order.push_back(s.loops[s.reduce_axes.back()]);
+  Primitive p{"reorder", order, {}};
+  Stage t = s;
+  try {
+    apply_schedule(g, t, {p});
+  } catch (const ScheduleError&) {
+    return std::nullopt;
+  }
+  if (!scan_inner(g, t, t.ops.size(), nullptr).unit_inner) return std::nullopt;
+  return p;
+}
+
+}  // namespace
+
+std::vector<Primitive> default_schedule(const Graph& g, const Stage& stage) {
+  std::vector<Primitive> sch;
+  // the runtime's library runs a data-dependent op as it is: no loops to schedule
+  if (stage.domain.empty() || (stage.ops.size() == 1 && runs_in_library(stage.ops[0]))) return sch;
+  // compresses after the ops that make and count their mask (legality's compress_conflict): the
+  // vector loop is those ops', without the count (the compresses' own: an int64 cast, a sum)
+  size_t end = stage.ops.size();
+  const View* counted = nullptr;
+  if (stage.ops.back().code == OpCode::compress && stage.is_reduction()) {
+    while (stage.ops[end - 1].code == OpCode::compress) --end;
+    counted = &stage.ops[--end].inputs[0];
+  }
+  Stage s = stage;  // (its loops reordered first where reduced_axis_innermost says)
+  VectorScan v = scan_inner(g, s, end, counted);
+  if (!v.unit_inner && !counted) {
+    if (std::optional<Primitive> r = reduced_axis_innermost(g, stage)) {
+      apply_schedule(g, s, {*r});
+      sch.push_back(*r);
+      v = scan_inner(g, s, end, counted);
+    }
+  }
+  const int inner = static_cast<int>(s.domain.size()) - 1;
+  // lanes of the widest element type that fit one register, when the innermost loop is long
+  // enough and unit_inner. Where the stage computes in floats, only theirs count: positions of
+  // float32 elements in int64 (a take's, an arange's) then take two registers a vector, where the
+  // floats would otherwise take half of one (Soft-NMS's Gaussian IoU, three divides an element:
+  // 1.4x faster); no fewer than the widest type's lanes, nor more than the innermost loop's
+  // points (a box's 4 floats gathered by an int64 index stay one vector a row)
+  const int narrowest = host_vector_bytes() / static_cast<int>(v.widest);
+  int lanes = host_vector_bytes() / static_cast<int>(v.widest_float ? v.widest_float : v.widest);
   const int64_t points = merged_inner(s);
   while (lanes > narrowest && points < lanes) lanes /= 2;
-  if (unit_inner && points >= lanes) sch.push_back({"vectorize", {s.loops[inner]}, {lanes}});
+  if (v.unit_inner && points >= lanes) sch.push_back({"vectorize", {s.loops[inner]}, {lanes}});
   // threads pay off past this many points (measured by the benchmarks; see README)
-  const bool outer_reduced = std::find(s.reduce_axes.begin(), s.reduce_axes.end(), 0) != s.reduce_axes.end();
-  if (!outer_reduced && s.domain[0] > 1 && shape_numel(s.domain) >= parallel_min_points(g, s.ops, inner + 1) &&
+  if (!detail::is_reduced(s, 0) && s.domain[0] > 1 && shape_numel(s.domain) >= parallel_min_points(g, s.ops, inner + 1) &&
       outer_loop_conflict(s).empty())
     sch.push_back({"parallel", {s.loops[0]}, {}});
   if (counted && s.domain[0] >= kParallelCompactionPoints && loads_a_line_a_point(g, s) && parallel_compaction_conflict(s).empty())

@@ -272,5 +272,25 @@ TEST(Schedule, AFloatStageTakesTheLanesOfItsFloatsNotOfItsInt64Positions) {
   EXPECT_EQ(row, f32 / 2 <= 4 ? f32 / 2 : 0);
 }
 
+TEST(Schedule, AReductionWhoseInnerLoopIsStridedFoldsItsContiguousAxisInnermost) {
+  // m @ m.T of a (16, 512) m: over [i, k, j], m[i, k] (invariant in j) times m[j, k] (a row apart
+  // in j), summed over k: k goes innermost, every load then contiguous, and vectorizes. m @ w of a
+  // (512, 16) w walks j contiguously already and keeps its order.
+  auto schedule_of = [](const char* b) {
+    const std::string text = std::string("graph @f {\n  %s0 = storage f32[8192] arg 0\n  %s1 = storage f32[8192] arg 1\n"
+                                         "  %s2 = storage f32[131072] temp\n  %s3 = storage f32[256] temp\n"
+                                         "  op0 = multiply(%s0[16,512,16]{512,1,0}+0, ") + b +
+                             ") -> %s2[16,512,16]{8192,16,1}+0\n"
+                             "  op1 = sum(%s2[16,512,16]{8192,16,1}+0) axes=[1] -> %s3[16,16]{16,1}+0\n  return %s3[16,16]{16,1}+0\n}";
+    Graph g = parse_graph(text);
+    return print_schedule(Schedule{default_schedule(g, stage_of(text))});
+  };
+  const std::string t = schedule_of("%s1[16,512,16]{0,1,512}+0");
+  EXPECT_EQ(t.rfind("reorder(i0, i2, i1) vectorize(i1, ", 0), 0u) << t;
+  const std::string w = schedule_of("%s1[16,512,16]{0,16,1}+0");
+  EXPECT_EQ(w.find("reorder"), std::string::npos) << w;
+  EXPECT_NE(w.find("vectorize(i2, "), std::string::npos) << w;
+}
+
 }  // namespace
 }  // namespace strider

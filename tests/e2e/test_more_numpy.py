@@ -64,6 +64,26 @@ def test_matmul(shapes, dtype):
     check(lambda x, y: (x @ y, np.matmul(x, y)), a, b, **tol)
 
 
+def overlaps(masks):
+    # SOLO's matrix NMS, Mask R-CNN's mask overlaps: every mask against every other, a row apart
+    inter = masks @ masks.T
+    areas = masks.sum(axis=1)
+    return inter / (areas[:, None] + areas[None, :] - inter)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("shape", [(7, 300), (33, 1024), (2, 5, 64)], ids=str)
+def test_matmul_against_a_transpose(shape, dtype):
+    # the reduced axis is folded innermost (default_schedule): sums of contiguous runs, reassociated
+    rng = np.random.default_rng(len(shape))
+    m = ((rng.random(shape) < 0.3) * rng.integers(1, 9, shape) * (rng.random() + 0.5)).astype(dtype)
+    m[..., 0] = 1
+    tol = {} if dtype == np.int64 else {"rtol": 1e-5 if dtype == np.float32 else 1e-12}
+    check(lambda x: x @ x.swapaxes(-1, -2), m, **tol)
+    if len(shape) == 2 and dtype != np.int64:
+        check(overlaps, m, **tol)
+
+
 @pytest.mark.parametrize("shapes", [((3, 4), (4, 2)), ((4,), (4,)), ((2, 3, 4), (4,)), ((2, 3, 4), (5, 4, 2)),
                                     ((3,), ())], ids=str)
 def test_dot(shapes):

@@ -152,8 +152,16 @@ class Fuser {
   // (x1[i] between the gathers of x1[order[1:]] in an NMS loop's body). The open stage then
   // takes the ops after it.
   bool hoistable(const Placed& p) const {
-    if (!p.domain.empty() || cur_.domain.empty() || runs_in_library(p.op) || op_kind(p.op.code) == OpKind::Reduce ||
-        op_kind(p.op.code) == OpKind::Arange)
+    // a check of a 0-d value compiles into a 0-d stage on the CPU (joins_scalar_stage); it may
+    // raise there before the open stage's ops only where those write none of the caller's arrays
+    // (NumPy raises after the writes before it: dependence.cc's edges)
+    const bool check = target_ == Target::Cpu && op_kind(p.op.code) == OpKind::Check && joins_scalar_stage(p.op);
+    if (!p.domain.empty() || cur_.domain.empty() || (runs_in_library(p.op) && !check) ||
+        op_kind(p.op.code) == OpKind::Reduce || op_kind(p.op.code) == OpKind::Arange)
+      return false;
+    if (check && std::any_of(open_.begin(), open_.end(), [&](const Placed& q) {
+          return g_.storages[q.op.output.storage].kind == StorageKind::Arg;
+        }))
       return false;
     std::set<int> written, touched;
     auto touch = [&](const View& v) {

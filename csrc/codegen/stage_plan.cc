@@ -51,15 +51,26 @@ void fit_view(const StagePlan& p, size_t k, View& v, bool reduce_output) {
   if (v.shape != p.domain) refuse(p, k, "view " + print_view(v) + " does not have the stage's domain shape");
 }
 
-// Every op of the stage iterates the same run-time extents (the loop bounds are per stage).
-void collect_extents(StagePlan& p) {
+// Every op of the stage iterates the same run-time extents (the loop bounds are per stage). A
+// length a check passed through (check_nonempty's, check_equal's) is the length it checked,
+// written in a stage before this one (fuse_stages hoists checks: a gather and the argmax of what
+// it gathers share a stage); the loop runs to the passed one, at least 1 for check_nonempty,
+// which a reduction without identity needs.
+void collect_extents(const Graph& g, StagePlan& p) {
+  auto passes = [&](int out, int in) {  // whether a check passes the length `in` through as `out`
+    for (const Op& op : g.ops)
+      if ((op.code == OpCode::check_nonempty || op.code == OpCode::check_equal) && op.output.storage == out)
+        return std::any_of(op.inputs.begin(), op.inputs.end(), [&](const View& v) { return v.storage == in; });
+    return false;
+  };
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const Op& op = p.ops[k];
     const View& walked = op_kind(op.code) == OpKind::Reduce || op.code == OpCode::compress ? op.inputs[0] : op.output;
     for (int d = 0; d < p.rank(); ++d) {
       const int e = walked.extent_of(d);
-      if (k == 0) p.extent[d] = e;
-      else if (p.extent[d] != e) refuse(p, k, "its ops run over different run-time extents");
+      if (k == 0 || (p.extent[d] >= 0 && e >= 0 && passes(e, p.extent[d]))) p.extent[d] = e;
+      else if (p.extent[d] != e && !(p.extent[d] >= 0 && e >= 0 && passes(p.extent[d], e)))
+        refuse(p, k, "its ops run over different run-time extents");
     }
   }
 }
@@ -261,7 +272,7 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
     for (View& v : op.inputs) fit_view(p, k, v, false);
     fit_view(p, k, op.output, op_kind(op.code) == OpKind::Reduce && !(p.compress && k + 1 == p.first_compress));
   }
-  collect_extents(p);
+  collect_extents(g, p);
   check_hazards(g, p, p.compress ? p.first_compress : p.ops.size());
   // a register holds one value per point: every access must be the producer's own view
   for (size_t k = 0; k < p.ops.size(); ++k) {

@@ -1353,6 +1353,22 @@ def test_items_of_a_list_assigned_in_a_branch_in_a_loop(n, init, thr):
     check(items_set_where, x, thr, _INITS[init])
 
 
+def argmax_of_the_rest(dets):
+    # Soft-NMS's `i + np.argmax(dets[i:, 4])`: the gather of the rest and its argmax, whose check
+    # that the rest is not empty runs before them, share one compiled stage a trip
+    best = []
+    for i in range(dets.shape[0]):
+        best.append(i + np.argmax(dets[i:, 4]))
+    return best
+
+
+def test_the_argmax_of_a_gather_of_a_run_time_length_compiles_with_it():
+    d = np.random.default_rng(5).random((100, 5)).astype(np.float32)
+    d[::7, 4] = d[::7, 4].max()  # ties: the first
+    f = check(argmax_of_the_rest, d)
+    assert not [why for why in f.explain(d).fallbacks if "argmax" in why]
+
+
 def test_lists_filled_item_by_item_under_traced_branches_of_long_loops():
     rng = np.random.default_rng(4)
     check(envelope, np.sort(rng.uniform(0, 1, 60))[::-1] * rng.uniform(0.8, 1, 60))

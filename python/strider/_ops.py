@@ -15,7 +15,7 @@ from ._reductions import (REDUCTIONS, all_, any_, argmax, argmin, average, count
                           multi_dot, nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nansum, norm, prod, ptp,
                           std, sum_, var)
 from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_to, column_stack,
-                      concatenate, copyto, diagonal, diff, dsplit, dstack, expand_dims, fill, flip, fliplr, flipud,
+                      concatenate, convolve, copyto, correlate, diagonal, diff, dsplit, dstack, expand_dims, fill, flip, fliplr, flipud,
                       hsplit, hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, result_type, roll, shape, size, split,
                       squeeze, stack, swapaxes, tile, transpose, trapezoid, tril, triu, vsplit, vstack)
 from ._tracer import IMPL, check_int_of_float
@@ -46,7 +46,7 @@ HANDLED = {
     np.flatnonzero: _advanced.flatnonzero,
     np.sort: _sorting.sort, np.argsort: _sorting.argsort, np.partition: _sorting.partition, np.median: _sorting.median,
     np.argpartition: _sorting.argpartition, np.lexsort: _sorting.lexsort,
-    np.searchsorted: _sorting.searchsorted, np.interp: _sorting.interp, np.trapezoid: trapezoid, np.unique: _sorting.unique, np.isin: _sorting.isin,
+    np.searchsorted: _sorting.searchsorted, np.interp: _sorting.interp, np.trapezoid: trapezoid, np.convolve: convolve, np.correlate: correlate, np.unique: _sorting.unique, np.isin: _sorting.isin,
     np.intersect1d: _sorting.intersect1d, np.union1d: _sorting.union1d, np.setdiff1d: _sorting.setdiff1d,
     np.ix_: _advanced.ix_, np.cumsum: _sorting.cumsum,
     np.cumprod: _sorting.cumprod, np.take: _advanced.take,

@@ -431,6 +431,58 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     after[axis], before[axis] = slice(1, None), slice(None, -1)
     return (d * (y[tuple(after)] + y[tuple(before)]) / 2.0).sum(axis)
 
+def convolve(a, v, mode="full"):
+    """np.convolve as numpy/_core/numeric.py writes it: the longer operand correlated with the
+    shorter one reversed."""
+    a, v = _operands_1d(a, v, "np.convolve")
+    if v.shape[0] > a.shape[0]:
+        a, v = v, a
+    return _correlate(a, v[::-1], mode)
+
+
+def correlate(a, v, mode="valid"):
+    """np.correlate: where v is the longer, NumPy correlates it with a and reverses the result."""
+    a, v = _operands_1d(a, v, "np.correlate")
+    return _correlate(v, a, mode)[::-1] if v.shape[0] > a.shape[0] else _correlate(a, v, mode)
+
+
+def _operands_1d(a, v, what):
+    a, v = as_tracer(a), as_tracer(v)
+    if a.ndim > 1 or v.ndim > 1:
+        raise ValueError("object too deep for desired array")
+    a, v = a.reshape(-1) if not a.ndim else a, v.reshape(-1) if not v.ndim else v
+    if a.is_dynamic or v.is_dynamic:
+        raise unsupported(f"{what} of an array whose length is known only at run time", "pad it to a length known "
+                          "while tracing")
+    if a.shape[0] == 0:
+        raise ValueError("a cannot be empty" if what == "np.convolve" else "first array argument cannot be empty")
+    if v.shape[0] == 0:
+        raise ValueError("v cannot be empty" if what == "np.convolve" else "second array argument cannot be empty")
+    return a, v
+
+
+def _correlate(a, v, mode):
+    """out[k] = sum_j a[k + j - left] * v[j] over len(a) >= len(v), a padded with zeros by
+    `left` and `right` as NumPy's _pyarray_correlate pads it, the products added in j order (NumPy
+    adds them with its dtype's dot loop, BLAS for floats: within a few ulps)."""
+    n, m = a.shape[0], v.shape[0]
+    # the modes this NumPy accepts, and its errors for the others, are its own: the length of its
+    # result on two small arrays says which mode it is
+    mode = {2: 0, 3: 1, 4: 2}[len(np.correlate(np.zeros(3), np.zeros(2), mode))]
+    left = (0, m // 2, m - 1)[mode]
+    right = (0, m - m // 2 - 1, m - 1)[mode]
+    dtype = result_type(a, v)
+    if left or right:
+        zeros = np.zeros(1, dtype=a.dtype)
+        a = concatenate([broadcast_to(zeros, (left,)), a, broadcast_to(zeros, (right,))])
+    count = n + left + right - m + 1
+    out = None
+    for j in range(m):
+        term = np.multiply(a[j:j + count], v[j], dtype=dtype)
+        out = term if out is None else np.add(out, term, dtype=dtype)
+    return out
+
+
 def triu(m, k=0):
     """NumPy's triu: zero below the k-th diagonal of the last two axes (a 1-d m is the row of
     each of len(m) rows), as np.where with np.tri's mask, in m's dtype."""

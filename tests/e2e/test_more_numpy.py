@@ -84,6 +84,34 @@ def test_matmul_against_a_transpose(shape, dtype):
         check(overlaps, m, **tol)
 
 
+def smooth(y, f=0.05):
+    # YOLOv5's utils/metrics.py: a box filter of fraction f over the curve, ends padded
+    nf = round(len(y) * f * 2) // 2 + 1
+    p = np.ones(nf // 2)
+    yp = np.concatenate((p * y[0], y, p * y[-1]), 0)
+    return np.convolve(yp, np.ones(nf) / nf, mode="valid")
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid", 1])
+@pytest.mark.parametrize("lengths", [(10, 3), (3, 10), (7, 7), (6, 4), (1, 1), (5, 1)], ids=str)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.bool_])
+def test_convolve_and_correlate(lengths, mode, dtype):
+    rng = np.random.default_rng(sum(lengths))
+    a, v = ((rng.random(n) * 9 - 3).astype(dtype) for n in lengths)
+    tol = {"rtol": 1e-12 if dtype == np.float64 else 1e-5} if dtype in (np.float32, np.float64) else {}
+    check(lambda x, y: (np.convolve(x, y, mode), np.correlate(x, y, mode)), a, v, **tol)
+
+
+def test_convolve_smooths_a_curve_and_raises_numpys_errors():
+    check(smooth, np.sort(np.random.default_rng(2).random(1000)), rtol=1e-12)
+    check(lambda x: np.convolve(x, x[::-1] * 0.5), ar((9,)), rtol=1e-12)
+    check_raises(lambda x, y: np.convolve(x, y), ar((4,)), np.zeros(0), exc=ValueError)
+    check_raises(lambda x, y: np.correlate(x, y), np.zeros(0), ar((4,)), exc=ValueError)
+    for mode in ("bogus", "VALID", 5):
+        check_raises(lambda x, y, mode=mode: np.correlate(x, y, mode=mode), ar((4,)), ar((2,)), exc=ValueError)
+    check_raises(lambda x, y: np.convolve(x, y), ar((2, 3)), ar((2,)), exc=ValueError)
+
+
 @pytest.mark.parametrize("shapes", [((3, 4), (4, 2)), ((4,), (4,)), ((2, 3, 4), (4,)), ((2, 3, 4), (5, 4, 2)),
                                     ((3,), ())], ids=str)
 def test_dot(shapes):

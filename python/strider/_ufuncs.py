@@ -305,6 +305,7 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
         for x, dt in zip(inputs, in_dts):
             check_fits(x, dt)
     ins = [as_tracer(x, dt) for x, dt in zip(inputs, in_dts)]
+    given = out  # what NumPy returns: the out= array itself (`a &= b` is a, however long b is)
     if isinstance(out, Tracer):  # (its run-time lengths too: CenterNet's np.maximum(crop, g, out=crop))
         *ins, out = _one_length_per_axis(ins + [out])
     else:
@@ -340,7 +341,7 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
                              f"{tuple(out.shape)}")
         result = np.where(mask, result.astype(out.dtype, copy=False), out)  # (NumPy dispatches: traced)
     assign(out, result)
-    return out
+    return given
 
 
 def copy_(a, order="K", subok=False):

@@ -56,12 +56,17 @@ void fit_view(const StagePlan& p, size_t k, View& v, bool reduce_output) {
 // written in a stage before this one (fuse_stages hoists checks: a gather and the argmax of what
 // it gathers share a stage); the loop runs to the passed one, at least 1 for check_nonempty,
 // which a reduction without identity needs.
+// The check_nonempty or check_equal that writes the length in `storage` (passing one through), or null.
+const Op* length_check(const Graph& g, int storage) {
+  for (const Op& op : g.ops)
+    if ((op.code == OpCode::check_nonempty || op.code == OpCode::check_equal) && op.output.storage == storage) return &op;
+  return nullptr;
+}
+
 void collect_extents(const Graph& g, StagePlan& p) {
   auto passes = [&](int out, int in) {  // whether a check passes the length `in` through as `out`
-    for (const Op& op : g.ops)
-      if ((op.code == OpCode::check_nonempty || op.code == OpCode::check_equal) && op.output.storage == out)
-        return std::any_of(op.inputs.begin(), op.inputs.end(), [&](const View& v) { return v.storage == in; });
-    return false;
+    const Op* c = length_check(g, out);
+    return c && std::any_of(c->inputs.begin(), c->inputs.end(), [&](const View& v) { return v.storage == in; });
   };
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const Op& op = p.ops[k];
@@ -290,9 +295,8 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
     bool kept_empty = false, folded_empty = false, folded_dynamic = false;
     // a length check_nonempty passed through is at least 1 when the stage runs
     auto checked = [&](int storage) {
-      for (const Op& op : g.ops)
-        if (op.code == OpCode::check_nonempty && op.output.storage == storage) return true;
-      return false;
+      const Op* c = length_check(g, storage);
+      return c && c->code == OpCode::check_nonempty;
     };
     for (int d = 0; d < rank; ++d) {
       if (!p.reduced[d]) kept_empty = kept_empty || (p.domain[d] == 0 && p.extent[d] < 0);

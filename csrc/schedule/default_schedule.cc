@@ -106,8 +106,9 @@ VectorScan scan_inner(const Graph& g, const Stage& s, size_t end, const View* co
 // A reduction whose innermost loop is kept and walks memory with a stride, where the loop of its
 // last reduced axis walks it contiguously (m @ m.T: a row of m against every other row, reached
 // a row apart, 4,096 floats) folds that axis innermost: each output then sums a contiguous run.
-// reorder() keeps the reduced loops' order and refuses where an access would change order.
-std::optional<Primitive> reduced_axis_innermost(const Graph& g, const Stage& s) {
+// reorder() keeps the reduced loops' order and refuses where an access would change order. On
+// success `s` is reordered and its scan returned.
+std::optional<VectorScan> fold_reduced_axis_innermost(const Graph& g, Stage& s, std::vector<Primitive>& sch) {
   const int inner = static_cast<int>(s.domain.size()) - 1;
   if (!s.is_reduction() || s.reduce_axes.empty() || detail::is_reduced(s, inner)) return std::nullopt;
   for (const Op& op : s.ops)
@@ -123,8 +124,11 @@ std::optional<Primitive> reduced_axis_innermost(const Graph& g, const Stage& s) 
   } catch (const ScheduleError&) {
     return std::nullopt;
   }
-  if (!scan_inner(g, t, t.ops.size(), nullptr).unit_inner) return std::nullopt;
-  return p;
+  const VectorScan v = scan_inner(g, t, t.ops.size(), nullptr);
+  if (!v.unit_inner) return std::nullopt;
+  s = std::move(t);
+  sch.push_back(std::move(p));
+  return v;
 }
 
 }  // namespace
@@ -141,15 +145,10 @@ std::vector<Primitive> default_schedule(const Graph& g, const Stage& stage) {
     while (stage.ops[end - 1].code == OpCode::compress) --end;
     counted = &stage.ops[--end].inputs[0];
   }
-  Stage s = stage;  // (its loops reordered first where reduced_axis_innermost says)
+  Stage s = stage;  // (its loops reordered first where fold_reduced_axis_innermost says)
   VectorScan v = scan_inner(g, s, end, counted);
-  if (!v.unit_inner && !counted) {
-    if (std::optional<Primitive> r = reduced_axis_innermost(g, stage)) {
-      apply_schedule(g, s, {*r});
-      sch.push_back(*r);
-      v = scan_inner(g, s, end, counted);
-    }
-  }
+  if (!v.unit_inner && !counted)
+    if (std::optional<VectorScan> folded = fold_reduced_axis_innermost(g, s, sch)) v = *folded;
   const int inner = static_cast<int>(s.domain.size()) - 1;
   // lanes of the widest element type that fit one register, when the innermost loop is long
   // enough and unit_inner. Where the stage computes in floats, only theirs count: positions of

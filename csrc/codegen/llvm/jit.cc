@@ -187,7 +187,7 @@ void Jit::optimize(llvm::Module& m, Effort effort) {
   } else if (llvm::Error e = pb.parsePassPipeline(
                  mpm, effort == Effort::kQuick ? "always-inline,function(sroa,early-cse,instcombine,simplifycfg)"
                                                : "always-inline,function(sroa,early-cse,instcombine,simplifycfg,loop-simplify,"
-                                                 "lcssa,loop-rotate,indvars,loop-vectorize,instcombine,simplifycfg)")) {
+                                                 "lcssa,loop-rotate,loop-mssa(licm),indvars,loop-vectorize,instcombine,simplifycfg)")) {
     throw std::logic_error("the quick pipeline does not parse: " + message(std::move(e)));
   }
   mpm.run(m, mam);

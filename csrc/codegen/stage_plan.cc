@@ -98,6 +98,15 @@ void check_hazards(const Graph& g, const StagePlan& p, size_t n) {
     if (!p.registers.count(op.output.storage)) list.push_back({&op.output, true, k});
   }
   if (n == 0 || p.rank() == 0) return;  // one point: its ops run in program order
+  // the rows a scatter writes, which no footprint shows, go by its own rule (fuse_stages')
+  std::vector<int> scattered;
+  for (size_t k = 0; k < n; ++k)
+    if (is_domain_scatter(p.ops[k])) {
+      if (std::string why = scatter_conflict(g, std::vector<Op>(p.ops.begin(), p.ops.begin() + k), p.ops[k]); !why.empty())
+        refuse(p, k, why);
+      if (k + 1 != n) refuse(p, k + 1, "a scatter ends its stage");
+      scattered.push_back(p.ops[k].output.storage);
+    }
   const size_t last = n - 1;
   const bool reduction = op_kind(p.ops[last].code) == OpKind::Reduce;
   for (size_t i = 0; i < list.size(); ++i)
@@ -106,6 +115,7 @@ void check_hazards(const Graph& g, const StagePlan& p, size_t n) {
       const Access& b = list[j];
       if (a.view->storage != b.view->storage || !(a.write || b.write)) continue;
       if (g.storages[a.view->storage].kind == StorageKind::Const) continue;
+      if (std::find(scattered.begin(), scattered.end(), a.view->storage) != scattered.end()) continue;
       // the reduction's result is stored after every point: nothing else may touch its storage
       if (reduction && ((a.write && a.op == last) || (b.write && b.op == last)))
         refuse(p, last, "another op of the stage touches its output storage");
@@ -120,6 +130,7 @@ void check_hazards(const Graph& g, const StagePlan& p, size_t n) {
 bool rows_independent(const Graph& g, const StagePlan& p) {
   std::vector<std::pair<const View*, bool>> list;
   for (const Op& op : p.ops) {
+    if (is_domain_scatter(op)) return false;  // its rows' footprint is not its view's
     for (const View& v : op.inputs)
       if (!p.registers.count(v.storage)) list.push_back({&v, false});
     if (!p.registers.count(op.output.storage)) list.push_back({&op.output, true});

@@ -122,9 +122,14 @@ struct Op {
 /// Whether `op` is a take fuse_stages wrote over its output's domain (ops.def): compiled as a
 /// load from a row the index names, not run by the library.
 inline bool is_domain_gather(const Op& op) { return op.code == OpCode::take && op.axes.size() == 2; }
+/// Whether `op` is a put fuse_stages wrote over its indices' domain (ops.def): compiled as a
+/// store into the row its index names, not run by the library.
+inline bool is_domain_scatter(const Op& op) { return op.code == OpCode::put && op.axes.size() == 2; }
 /// Whether the runtime's library runs `op`, as a stage of its own: a data-dependent op but a
-/// domain gather, which stages compile.
-inline bool runs_in_library(const Op& op) { return is_data_dependent(op.code) && !is_domain_gather(op); }
+/// domain gather or scatter, which stages compile.
+inline bool runs_in_library(const Op& op) {
+  return is_data_dependent(op.code) && !is_domain_gather(op) && !is_domain_scatter(op);
+}
 /// Whether `op` tests or appends one element: a Check of a 0-d value, or an append of a 0-d
 /// value to a 1-d list of static extent. On the CPU such an op joins a 0-d stage, which compiles
 /// it (a loop's trip then runs its index checks and list appends in one kernel with its scalar

@@ -94,8 +94,9 @@ VectorScan scan_inner(const Graph& g, const Stage& s, size_t end, const View* co
       count(g.dtype_of(w));
       if (w.ndim() == inner + 1 && memory(w) && !vector_load_stride(w.strides[inner])) v.unit_inner = false;
     }
-    // a reduction's output is written once per outer point, outside the vector loop
-    if (op_kind(op.code) == OpKind::Reduce) continue;
+    // a reduction's output is written once per outer point, outside the vector loop; a
+    // scatter's, one element a point as a gather reads them
+    if (op_kind(op.code) == OpKind::Reduce || is_domain_scatter(op)) continue;
     const View& w = op.output;
     count(g.dtype_of(w));
     if (w.ndim() == inner + 1 && memory(w) && !vector_store_stride(w.strides[inner])) v.unit_inner = false;

@@ -1,6 +1,8 @@
 #include "schedule/legality.h"
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "analysis/overlap.h"
@@ -213,7 +215,103 @@ std::string counted_conflict(const Graph& g, const std::vector<Op>& ops, size_t 
   return "";
 }
 
+// The step a of an int64 index that is a * i + b at point i of a 1-d stage (b the same at every
+// point), where ops [0, n) compute it from an arange's point with adds, subtracts, copies and
+// multiplies by constants, each the one writer of its result there; or, where none of them writes
+// it, the graph's ops (an earlier stage's positions: its one writer's step whenever it ran);
+// nullopt where not shown.
+std::optional<int64_t> affine_step(const Graph& g, const std::vector<Op>& ops, size_t n, const View& v, int depth = 0) {
+  if (v.ndim() != 1 || g.dtype_of(v) != DType::Int64 || depth > 16) return std::nullopt;
+  const bool graph = &ops == &g.ops;  // (a broadcast input there was computed before the stage)
+  if (graph && v.strides[0] == 0) return int64_t{0};
+  auto writer_in = [&](const std::vector<Op>& list, size_t end) {
+    size_t found = end;
+    for (size_t k = 0; k < end; ++k)
+      if (list[k].output.storage == v.storage) {
+        if (found != end) return end + 1;  // two: not shown
+        found = k;
+      }
+    return found;
+  };
+  const std::vector<Op>* list = &ops;
+  size_t writer = writer_in(ops, n);
+  if (writer == n) {
+    if (v.strides[0] == 0) return int64_t{0};  // computed before the stage: the same at every point
+    list = &g.ops;
+    n = g.ops.size();
+    writer = writer_in(g.ops, n);
+    if (g.storages[v.storage].kind != StorageKind::Temp) return std::nullopt;
+  }
+  if (writer >= n) return std::nullopt;
+  const Op& op = (*list)[writer];
+  if (op.output.ndim() != 1 || op.output.strides != v.strides || op.output.offset != v.offset) return std::nullopt;
+  auto constant = [&](const View& c) -> std::optional<int64_t> {
+    const Storage& cs = g.storages[c.storage];
+    if (cs.kind != StorageKind::Const || cs.dtype != DType::Int64 || c.offset < 0 || c.offset >= cs.size ||
+        cs.data.size() != static_cast<size_t>(cs.size) * sizeof(int64_t) ||
+        std::any_of(c.strides.begin(), c.strides.end(), [](int64_t s) { return s != 0; }))
+      return std::nullopt;
+    int64_t x;
+    std::memcpy(&x, cs.data.data() + c.offset * sizeof(int64_t), sizeof x);
+    return x;
+  };
+  auto step = [&](const View& in) { return affine_step(g, *list, list == &g.ops ? n : writer, in, depth + 1); };
+  std::optional<int64_t> a, b;
+  int64_t out = 0;
+  switch (op.code) {
+    case OpCode::arange: return constant(op.inputs[1]);
+    case OpCode::copy:
+    case OpCode::cast: return step(op.inputs[0]);
+    case OpCode::add:
+    case OpCode::subtract:
+      a = step(op.inputs[0]);
+      b = step(op.inputs[1]);
+      if (!a || !b || (op.code == OpCode::add ? __builtin_add_overflow(*a, *b, &out) : __builtin_sub_overflow(*a, *b, &out)))
+        return std::nullopt;
+      return out;
+    case OpCode::multiply:
+      for (int k = 0; k < 2; ++k)
+        if ((a = constant(op.inputs[k])) && (b = step(op.inputs[1 - k])) && !__builtin_mul_overflow(*a, *b, &out))
+          return out;
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
 }  // namespace
+
+std::string scatter_conflict(const Graph& g, const std::vector<Op>& ops, const Op& w) {
+  const int s = w.output.storage;
+  const std::string name = "%s" + std::to_string(s);
+  std::optional<int64_t> step;  // the indices' a (affine_step), found once
+  bool stepped = false;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const Op& op = ops[k];
+    if (is_domain_scatter(op)) return "a scatter ends its stage";
+    bool touches = op.output.storage == s;
+    for (const View& v : op.inputs) touches = touches || v.storage == s;
+    if (!touches) continue;
+    if (!is_domain_gather(op) || op.output.storage == s || op.inputs[1].storage == s)
+      return "an op of the stage touches " + name + ", which it writes at the rows its indices name";
+    const View& row = op.inputs[0];
+    if (std::any_of(row.strides.begin(), row.strides.end(), [](int64_t x) { return x != 0; }) || op.axes[0] != w.axes[0] ||
+        !same_value(g, ops, ops.size(), k, op.inputs[1], ops.size(), w.inputs[0]))
+      return "an op of the stage gathers from " + name + ", which it writes, by other indices or rows";
+    if (!stepped) {
+      step = affine_step(g, ops, ops.size(), w.inputs[0]);
+      stepped = true;
+    }
+    int64_t apart = 0;  // a point's row from the next one's, in elements
+    if (!step || *step == 0 || __builtin_mul_overflow(*step, w.axes[0], &apart))
+      return "an op of the stage gathers from " + name + ", which it writes, and its indices may repeat";
+    const int64_t d = w.output.offset - row.offset;
+    if (d != 0 && d % apart == 0)
+      return "an op of the stage gathers from " + name + " what it writes at another point";
+  }
+  for (const View& v : w.inputs)
+    if (v.storage == s) return "it reads " + name + ", which it writes";
+  return "";
+}
 
 std::string compress_conflict(const Graph& g, const std::vector<Op>& ops, const Op& c) {
   size_t first = 0;  // the stage's first compress

@@ -57,6 +57,16 @@ std::string outer_loop_conflict(const Stage& s);
 /// later block reads).
 std::string compress_conflict(const Graph& g, const std::vector<Op>& ops, const Op& c);
 
+/// On the CPU a put of one-element rows (is_domain_scatter: Soft-NMS's x[i + 1:, 4] *= w) ends
+/// a stage over its indices' domain: the stage's ops before it, `ops`, compute the values and
+/// the indices, and may read the storage it writes only through domain gathers of one-element
+/// rows by the same indices, each row's element either the one written (the index is a * i + b
+/// at point i with a != 0: no two points write one row) or one no other point writes (a * row
+/// stride does not divide its distance from it: x[i + 1:, 0] beside x[i + 1:, 4] in rows of 5).
+/// No point then reads what another writes, in any order of the points. Empty when scatter `w`
+/// may so end a stage of more than one point, else why not.
+std::string scatter_conflict(const Graph& g, const std::vector<Op>& ops, const Op& w);
+
 /// Empty when such a stage, its compresses after the ops that make and count their mask, may
 /// compact in parallel (emit_compress.cc): chunks of the mask's points, each counting its part
 /// of the mask, then moving its kept elements after those of the chunks before it once the one

@@ -99,7 +99,8 @@ std::string print_stages(const Graph& g, const StageGraph& sg) {
       os << "  " << op_name(op.code) << "(";
       for (size_t k = 0; k < op.inputs.size(); ++k) os << (k ? ", " : "") << print_view(op.inputs[k]);
       os << ")";
-      if (is_domain_gather(op)) os << " axes=[" << op.axes[0] << "," << op.axes[1] << "]";  // row stride, rows
+      if (is_domain_gather(op) || is_domain_scatter(op))
+        os << " axes=[" << op.axes[0] << "," << op.axes[1] << "]";  // row stride, rows
       os << " -> " << print_view(op.output) << "\n";
     }
   }

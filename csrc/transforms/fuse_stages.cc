@@ -65,9 +65,23 @@ bool gather_over_domain(Op& op) {
   return true;
 }
 
+// A put of one-element rows by 0-d or 1-d indices over its indices' domain (ops.def): the
+// output the target's row 0 broadcast there; false where it writes longer rows or a row stride
+// does not fit the op's axes.
+bool scatter_over_domain(Op& op) {
+  const View out = op.output, idx = op.inputs[0], values = op.inputs[1];
+  if (out.ndim() != 1 || idx.ndim() > 1 || values.shape != idx.shape || values.extents != idx.extents ||
+      out.strides[0] > INT32_MAX || out.strides[0] < INT32_MIN || out.shape[0] > INT32_MAX)
+    return false;
+  op.output = View{out.storage, idx.shape, Shape(idx.shape.size(), 0), out.offset, idx.extents};
+  op.axes = {static_cast<int>(out.strides[0]), static_cast<int>(out.shape[0])};
+  return true;
+}
+
 Placed place(const Op& op, Target target) {
   Placed p{{}, op, {}};
   if (target == Target::Cpu && op.code == OpCode::take && gather_over_domain(p.op)) return over_output(std::move(p));
+  if (target == Target::Cpu && op.code == OpCode::put && scatter_over_domain(p.op)) return over_output(std::move(p));
   if (target == Target::Cpu && joins_scalar_stage(op)) return p;  // one point, among a 0-d stage's ops
   if (is_data_dependent(op.code)) {  // a stage of its own, run by the library as it is
     p.domain = op.output.shape;
@@ -200,15 +214,21 @@ class Fuser {
     if (p.domain != cur_.domain)
       return "its loop domain " + shape_text(p.domain) + " differs from the stage's " + shape_text(cur_.domain);
     if (p.domain.empty()) return "";  // one point: the stage runs its ops in program order
-    // a gather may read any row of its source: no op of its stage may write there
+    if (is_domain_scatter(cur_.ops.back())) return "a scatter ends its stage";
+    // a gather may read any row of its source: no op of its stage may write there, but a
+    // scatter that ends it by the gather's own indices (scatter_conflict)
+    const bool scatter = is_domain_scatter(p.op);
+    if (scatter)
+      if (std::string why = scatter_conflict(g_, cur_.ops, p.op); !why.empty()) return why;
     for (const Op& op : cur_.ops) {
       if (is_domain_gather(p.op) && op.output.storage == p.op.inputs[0].storage)
         return "it gathers from %s" + std::to_string(op.output.storage) + ", which an earlier op of the stage writes";
-      if (is_domain_gather(op) && p.op.output.storage == op.inputs[0].storage)
+      if (is_domain_gather(op) && p.op.output.storage == op.inputs[0].storage && !scatter)
         return "it writes %s" + std::to_string(op.inputs[0].storage) + ", which an earlier op of the stage gathers from";
     }
     if (op_kind(p.op.code) == OpKind::Arange && p.domain.size() != 1) return "arange iterates one axis";
-    const AccessList accesses = stage_accesses(p.op, p.domain, p.reduce_axes);
+    AccessList accesses = stage_accesses(p.op, p.domain, p.reduce_axes);
+    if (scatter) accesses.pop_back();  // the rows it writes, which scatter_conflict checked
     std::string why = order_conflict(open_accesses_, accesses);
     if (!why.empty() || target_ == Target::Cpu) return why;
     if (op_kind(p.op.code) == OpKind::Reduce)  // its results are stored after every point

@@ -1013,6 +1013,87 @@ TEST(LlvmCodegen, ChecksAndAppendsOfOneElementRunInTheirZeroDStage) {
   EXPECT_GT(failures, 20);  // every check fails somewhere
 }
 
+TEST(LlvmCodegen, APutOfOneElementRowsRunsInTheStageThatComputesItsValues) {
+  SKIP_WITHOUT_LLVM();
+  // Soft-NMS's trip over rows of 5: `x[b:b + n, 4] *= x[b:b + n, 0] - x[b:b + n, 2]` by the
+  // positions (arange + b) * 5 over a run-time length, the scores written back in the stage that
+  // gathers the columns (fuse_stages' scatter), then `a[k] = a[k] + 1` at a 0-d index in a 0-d
+  // stage; every row start and length, at every effort, against the reference
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f32[40] arg 0
+    %s1 = storage i64[1] arg 1
+    %s2 = storage i64[1] arg 2
+    %s3 = storage f32[8] arg 3
+    %s4 = storage i64[1] arg 4
+    %s5 = storage i64[1] const 0x0000000000000000
+    %s6 = storage i64[1] const 0x0100000000000000
+    %s7 = storage i64[1] const 0x0500000000000000
+    %s8 = storage i64[8] temp
+    %s9 = storage i64[8] temp
+    %s10 = storage i64[8] temp
+    %s11 = storage f32[8] temp
+    %s12 = storage f32[8] temp
+    %s13 = storage f32[8] temp
+    %s14 = storage f32[8] temp
+    %s15 = storage f32[8] temp
+    %s16 = storage f32[1] temp
+    %s17 = storage f32[1] const 0x0000803f
+    %s18 = storage f32[1] temp
+    op0 = arange(%s5[]{}+0, %s6[]{}+0) -> %s8[?%s2<=8]{1}+0
+    op1 = add(%s8[?%s2<=8]{1}+0, %s1[?%s2<=8]{0}+0) -> %s9[?%s2<=8]{1}+0
+    op2 = multiply(%s9[?%s2<=8]{1}+0, %s7[?%s2<=8]{0}+0) -> %s10[?%s2<=8]{1}+0
+    op3 = take(%s0[40]{1}+0, %s10[?%s2<=8]{1}+0) -> %s11[?%s2<=8]{1}+0
+    op4 = take(%s0[38]{1}+2, %s10[?%s2<=8]{1}+0) -> %s12[?%s2<=8]{1}+0
+    op5 = subtract(%s11[?%s2<=8]{1}+0, %s12[?%s2<=8]{1}+0) -> %s13[?%s2<=8]{1}+0
+    op6 = take(%s0[36]{1}+4, %s10[?%s2<=8]{1}+0) -> %s14[?%s2<=8]{1}+0
+    op7 = multiply(%s14[?%s2<=8]{1}+0, %s13[?%s2<=8]{1}+0) -> %s15[?%s2<=8]{1}+0
+    op8 = put(%s10[?%s2<=8]{1}+0, %s15[?%s2<=8]{1}+0) -> %s0[36]{1}+4
+    op9 = take(%s3[8]{1}+0, %s4[]{}+0) -> %s16[]{}+0
+    op10 = add(%s16[]{}+0, %s17[]{}+0) -> %s18[]{}+0
+    op11 = put(%s4[]{}+0, %s18[]{}+0) -> %s3[8]{1}+0
+    return
+  })");
+  Program jit = lower(g);
+  // (the 0-d stage, which touches nothing the other does, runs before it)
+  ASSERT_EQ(jit.stages.stages.size(), 2u) << print_stages(g, jit.stages);
+  ASSERT_EQ(jit.stages.stages[0].op_ids.size(), 3u) << print_stages(g, jit.stages);
+  ASSERT_EQ(jit.stages.stages[1].op_ids.size(), 9u) << print_stages(g, jit.stages);
+  std::vector<std::unique_ptr<CompiledStage>> kernels;
+  for (const Stage& s : jit.stages.stages)
+    for (Effort effort : {Effort::kFull, Effort::kLoops, Effort::kQuick}) kernels.push_back(compile_stage(jit.graph, s, nullptr, effort));
+  for (int64_t b = 0; b < 8; ++b)
+    for (int64_t n = 0; b + n <= 8; ++n) {
+      Memory ref(g);
+      fill(DType::Float32, ref.at(0), 40, 5);
+      fill(DType::Float32, ref.at(3), 8, 6);
+      *reinterpret_cast<int64_t*>(ref.at(1)) = b;
+      *reinterpret_cast<int64_t*>(ref.at(2)) = n;
+      *reinterpret_cast<int64_t*>(ref.at(4)) = 7 - b;
+      auto copy_of = [&] {
+        auto m = std::make_unique<Memory>(g);
+        for (int s = 0; s <= 4; ++s) std::memcpy(m->at(s), ref.at(s), g.storages[s].size * itemsize(g.storages[s].dtype));
+        return m;
+      };
+      auto pipeline = copy_of();
+      execute(jit, pipeline->ptrs);
+      std::vector<std::unique_ptr<Memory>> efforts;
+      for (int effort = 0; effort < 3; ++effort) {
+        efforts.push_back(copy_of());
+        for (size_t k = 0; k < 2; ++k) {
+          std::vector<char*> bases = efforts.back()->bases();
+          for (int r : jit.stages.stages[k].registers) bases[r] = nullptr;
+          kernels[k * 3 + effort]->run(bases.data());
+        }
+      }
+      run_reference(g, ref.ptrs);
+      for (int s : {0, 3}) {
+        EXPECT_EQ(compare(g, s, ref.at(s), pipeline->at(s), {}), "") << "b=" << b << " n=" << n;
+        for (int effort = 0; effort < 3; ++effort)
+          EXPECT_EQ(compare(g, s, ref.at(s), efforts[effort]->at(s), {}), "") << "b=" << b << " n=" << n << " effort " << effort;
+      }
+    }
+}
+
 TEST(LlvmCodegen, ScalarEmptyAndUnrolledStages) {
   SKIP_WITHOUT_LLVM();
   Graph scalar = parse_graph(R"(graph @t {

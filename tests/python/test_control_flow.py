@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import strider
-from differential import check, check_raises
+from differential import TARGET, check, check_raises
 from heads import _nms, greedy_nms_class_tagged, py_cpu_nms
 from nms_ports import nms_cython_port, nms_malisiewicz, nms_ternary, soft_nms_cython_port, yolo_predictions, \
     yolov5_non_max_suppression
@@ -891,6 +891,28 @@ def soft_decay(dets, t):
             dets[best, :] = row
         dets[i + 1:, 4] *= np.where(dets[i + 1:, 0] > t, 0.5, 1.0)
     return np.where(dets[:, 4] > 0.1)[0]
+
+
+def rows_rewritten_through_traced_slices(x, idx):
+    # writes through slices that start at the loop's counter, reading other columns of their own
+    # rows, the column just written and row i (each compiled in the stage that gathers them:
+    # fuse_stages' scatter), and repeated indices, the last one winning (not so compiled)
+    n = x.shape[0]
+    for i in range(n):
+        x[i + 1:, 4] *= x[i + 1:, 0] - x[i + 1:, 2]
+        x[i + 1:, 0] = np.maximum(x[i + 1:, 0], x[i, 0]) + x[i + 1:, 4]
+        x[idx, 3] = x[idx, 3] + np.arange(idx.shape[0])
+    return x
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 9, 70])
+def test_rows_rewritten_through_traced_slices(n):
+    x = boxes(n, 5).astype(np.float64)
+    idx = np.array([0, 1, 0, 1, 1], dtype=np.int64) % max(n, 1)
+    f = check(rows_rewritten_through_traced_slices, x, idx[:min(n, 5)])
+    if n > 64 and TARGET == "cpu":  # (one loop of the IR, its body compiled)
+        stages = str(f.explain(x, idx[:min(n, 5)])).split("== stages")[1].split("\nstage ")
+        assert sum("  take(" in st and "  put(" in st for st in stages) == 2, stages
 
 
 def test_a_range_loop_with_traced_branches_is_one_ir_loop():

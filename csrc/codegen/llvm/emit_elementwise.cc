@@ -90,6 +90,14 @@ void Emitter::emit_op(const Op& op) {
       return fail_if(bad, a, n);
     }
     case OpKind::Scatter: {
+      if (is_domain_scatter(op)) {
+        // the point's value into the row its index names (ops.def), the index in range as a
+        // gather's: an address affine in the loop, which LLVM's dependence analysis then follows
+        if (g_.dtype_of(op.inputs[0]) != DType::Int64) refuse("its indices are not int64");
+        if (g_.dtype_of(op.inputs[1]) != out) refuse("it writes another dtype than its target's");
+        Value* row = b_.CreateMul(load(op.inputs[0]), i64(op.axes[0]), "", false, true);
+        return store(op.output, load(op.inputs[1]), row);
+      }
       if (!joins_scalar_stage(op)) break;
       // append: the element at the list's length, which stays within its room (ops.def)
       if (g_.dtype_of(op.inputs[1]) != out) refuse("it appends another dtype than its list's");

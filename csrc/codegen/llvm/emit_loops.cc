@@ -314,14 +314,26 @@ std::vector<bool> used_storages(const Graph& g, const StagePlan& p) {
 // of a storage split so with its region's alias object, the storage's own for the first region,
 // numbered from `objects` on for the others.
 std::vector<std::pair<View, int>> disjoint_regions(const Graph& g, const StagePlan& p, int& objects) {
-  std::map<int, std::vector<View>> views;  // storage: its distinct views
+  std::map<int, std::vector<View>> views, spans;  // storage: its distinct views, and what each may touch
   std::vector<bool> written(g.storages.size(), false);
+  // a domain gather's or scatter's row view stands for every row its indices may name
+  auto span = [](const Op& op, const View& v) {
+    View all = v;
+    all.shape.insert(all.shape.begin(), op.axes[1]);
+    all.strides.insert(all.strides.begin(), op.axes[0]);
+    if (!all.extents.empty()) all.extents.insert(all.extents.begin(), -1);
+    return all;
+  };
   auto add = [&](const StagePlan& plan) {
     for (const Op& op : plan.ops) {
-      for (const View& v : op.inputs)
-        if (!plan.registers.count(v.storage)) views[v.storage].push_back(v);
+      for (size_t k = 0; k < op.inputs.size(); ++k)
+        if (!plan.registers.count(op.inputs[k].storage)) {
+          views[op.inputs[k].storage].push_back(op.inputs[k]);
+          spans[op.inputs[k].storage].push_back(k == 0 && is_domain_gather(op) ? span(op, op.inputs[k]) : op.inputs[k]);
+        }
       if (plan.registers.count(op.output.storage)) continue;
       views[op.output.storage].push_back(op.output);
+      spans[op.output.storage].push_back(is_domain_scatter(op) ? span(op, op.output) : op.output);
       written[op.output.storage] = true;
     }
   };
@@ -330,12 +342,13 @@ std::vector<std::pair<View, int>> disjoint_regions(const Graph& g, const StagePl
   std::vector<std::pair<View, int>> out;
   for (auto& [storage, vs] : views) {
     if (!written[storage] || vs.size() < 2) continue;
+    const std::vector<View>& at = spans[storage];
     std::vector<int> region(vs.size());
     for (size_t i = 0; i < vs.size(); ++i) region[i] = static_cast<int>(i);
     std::function<int(int)> root = [&](int i) { return region[i] == i ? i : region[i] = root(region[i]); };
     for (size_t i = 0; i < vs.size(); ++i)
       for (size_t j = 0; j < i; ++j)
-        if (root(static_cast<int>(i)) != root(static_cast<int>(j)) && footprints_overlap(vs[i], vs[j]).overlap)
+        if (root(static_cast<int>(i)) != root(static_cast<int>(j)) && footprints_overlap(at[i], at[j]).overlap)
           region[root(static_cast<int>(i))] = root(static_cast<int>(j));
     std::map<int, int> object;  // region root: its alias object (the storage's own for the first)
     for (size_t i = 0; i < vs.size(); ++i) {

@@ -279,19 +279,25 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
       if (stored) quick[i] = 0;
     }
   }
+  // a loop nest over many elements inside a loop gets a vectorized kernel (Effort::kLoops), in
+  // a third of O3's time, right after the quick kernels a first call waits for: its trips run on
+  // quick code a few times slower until it comes (Soft-NMS's IoU stage on 6000 boxes, 31 ms of
+  // trips at O3 speed, 200 on quick code alone). In place of a quick kernel, which compiles
+  // little quicker (7.8 ms against 10-20 for that stage), but for a compaction's, whose
+  // vectorized code takes several times as long (py_cpu_nms's: 49 ms, a first call of 50 that
+  // waited for it). One stage a group, the most work first
+  std::vector<size_t> wide;
+  for (size_t i = 0; i < n; ++i) {
+    const Stage& s = p.stages.stages[i];
+    if (!quick[i] || !in_loop[i] || shape_numel(s.domain) < kWideLoop) continue;
+    wide.push_back(i);
+    quick[i] = std::any_of(s.ops.begin(), s.ops.end(), [](const Op& op) { return op.code == OpCode::compress; });
+  }
   std::vector<char> waits(n, 0), rest(n, 0);
   for (size_t i = 0; i < n; ++i) (must_wait[i] ? waits : rest)[i] = quick[i];
   auto quick_waits = std::make_shared<const Plan>(plan_of(waits, true));
   size_t quick_in_loops = 0;
   auto quick_rest = std::make_shared<const Plan>(loops_first(rest, false, &quick_in_loops));
-  // a loop nest over many elements inside a loop gets a vectorized kernel (Effort::kLoops) after
-  // its quick one, in a third of O3's time: a first call's trips run on the quick code a few
-  // times slower until it comes (Soft-NMS's IoU stage on 6000 boxes, 52 ms of trips at O3 speed,
-  // 200 on quick code alone), and a short loop never waits for it. One stage a group, the most
-  // work first, each as soon as the loops' quick kernels are made
-  std::vector<size_t> wide;
-  for (size_t i = 0; i < n; ++i)
-    if (quick[i] && in_loop[i] && shape_numel(p.stages.stages[i].domain) >= kWideLoop) wide.push_back(i);
   auto work = [&](size_t i) { return shape_numel(p.stages.stages[i].domain) * static_cast<int64_t>(p.stages.stages[i].ops.size()); };
   std::stable_sort(wide.begin(), wide.end(), [&](size_t a, size_t b) { return work(a) > work(b); });
   auto loops = std::make_shared<Plan>();
@@ -304,8 +310,8 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
   p.quick_kernels.assign(quick_none ? 0 : n, nullptr);
   p.loop_kernels.assign(loops->groups.empty() ? 0 : n, nullptr);
   // the groups in the order the workers take them: what a first call waits for (quick kernels,
-  // then full ones no quick kernel stands in for), then the quick kernels of the rest inside
-  // loops, the vectorized ones of the loops, the other quick ones, then the full ones
+  // the vectorized ones of the loops, then full ones no quick kernel stands in for), then the
+  // quick kernels of the rest inside loops, the other quick ones, then the full ones
   struct Part {
     const Plan* plan;
     size_t group;
@@ -322,9 +328,9 @@ void compile_stages_in_background(Program& p, DiskCache* cache) {
     }
   };
   add(*quick_waits, 0, quick_waits->groups.size(), Effort::kQuick);
+  add(*loops, 0, loops->groups.size(), Effort::kLoops);
   add(*plan, 0, slow_groups, Effort::kFull);
   add(*quick_rest, 0, quick_in_loops, Effort::kQuick);
-  add(*loops, 0, loops->groups.size(), Effort::kLoops);
   add(*quick_rest, quick_in_loops, quick_rest->groups.size(), Effort::kQuick);
   add(*plan, slow_groups, plan->groups.size(), Effort::kFull);
   Program* at = &p;

@@ -283,8 +283,7 @@ std::optional<int64_t> affine_step(const Graph& g, const std::vector<Op>& ops, s
 std::string scatter_conflict(const Graph& g, const std::vector<Op>& ops, const Op& w) {
   const int s = w.output.storage;
   const std::string name = "%s" + std::to_string(s);
-  std::optional<int64_t> step;  // the indices' a (affine_step), found once
-  bool stepped = false;
+  const std::optional<int64_t> step = affine_step(g, ops, ops.size(), w.inputs[0]);  // the indices' a
   for (size_t k = 0; k < ops.size(); ++k) {
     const Op& op = ops[k];
     if (is_domain_scatter(op)) return "a scatter ends its stage";
@@ -297,10 +296,6 @@ std::string scatter_conflict(const Graph& g, const std::vector<Op>& ops, const O
     if (std::any_of(row.strides.begin(), row.strides.end(), [](int64_t x) { return x != 0; }) || op.axes[0] != w.axes[0] ||
         !same_value(g, ops, ops.size(), k, op.inputs[1], ops.size(), w.inputs[0]))
       return "an op of the stage gathers from " + name + ", which it writes, by other indices or rows";
-    if (!stepped) {
-      step = affine_step(g, ops, ops.size(), w.inputs[0]);
-      stepped = true;
-    }
     int64_t apart = 0;  // a point's row from the next one's, in elements
     if (!step || *step == 0 || __builtin_mul_overflow(*step, w.axes[0], &apart))
       return "an op of the stage gathers from " + name + ", which it writes, and its indices may repeat";

@@ -10,6 +10,22 @@ bool written_between(const StorageTable& t, int storage, int after, int before) 
   return false;
 }
 
+SingleWriters single_writers(const Graph& g, const StorageTable& t) {
+  SingleWriters w;
+  w.writer.assign(g.storages.size(), -1);
+  w.reads.assign(g.storages.size(), 0);
+  for (size_t s = 0; s < g.storages.size(); ++s) {
+    int writes = 0;
+    for (const Access& a : t.accesses[s]) {
+      writes += a.write;
+      w.reads[s] += !a.write;
+      if (a.write) w.writer[s] = a.op;
+    }
+    if (writes != 1 || g.storages[s].kind != StorageKind::Temp) w.writer[s] = -1;
+  }
+  return w;
+}
+
 StorageTable build_storage_table(const Graph& g) {
   StorageTable t;
   t.accesses.resize(g.storages.size());

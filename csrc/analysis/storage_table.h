@@ -23,6 +23,14 @@ struct StorageTable {
 StorageTable build_storage_table(const Graph& g);
 /// Whether an op strictly between ops `after` and `before` writes `storage`.
 bool written_between(const StorageTable& t, int storage, int after, int before);
+
+/// Per storage: the op writing it when it is a temporary written exactly once (else -1), and
+/// how many accesses read it.
+struct SingleWriters {
+  std::vector<int> writer;
+  std::vector<int> reads;
+};
+SingleWriters single_writers(const Graph& g, const StorageTable& t);
 std::string print_storage_table(const Graph& g, const StorageTable& t);
 
 }  // namespace strider

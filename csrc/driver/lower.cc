@@ -44,6 +44,7 @@ struct Lowering {
   bool table_stale = true;   // the graph changed since p.table was built
   std::vector<std::string> recomputed, buffered;  // inline_producers' and buffer_overlapping_writes' lines
   std::vector<std::string> in_place;              // compress_in_place's lines
+  std::vector<std::string> narrowed;              // narrow_casts' lines
   std::vector<std::string> carried;               // carry_gathers' lines
   std::vector<std::string> cuda;                  // emit_cuda: each stage's CUDA C, or why it is refused
   int steps_run = 0;                              // numbers the dumps in run order
@@ -120,6 +121,13 @@ Result sort_heads(Lowering& l) {
   int selected = 0;
   for (size_t i = 0; i < g.ops.size(); ++i) selected += g.ops[i].axes != l.p.graph.ops[i].axes;
   return replace_graph(l, std::move(g), std::to_string(selected) + " sorts selected");
+}
+
+Result narrow_step(Lowering& l) {
+  std::vector<std::string> log;
+  Graph g = narrow_casts(l.p.graph, table(l), &log);
+  l.narrowed.insert(l.narrowed.end(), log.begin(), log.end());
+  return replace_graph(l, std::move(g), std::to_string(log.size()) + " ops computed in float32");
 }
 
 Result in_place_step(Lowering& l) {
@@ -245,6 +253,7 @@ const std::vector<Step>& steps() {
       {"build_dependence_dag", dependence_dag, [](const Lowering& l) { return "// dependence edges\n" + print_dag(l.p.dag); }},
       {"eliminate_dead_ops", dead_ops, nothing},
       {"select_sort_heads", sort_heads, nothing},
+      {"narrow_casts", narrow_step, [](const Lowering& l) { return lines("narrowed", l.narrowed); }},
       {"compress_in_place", in_place_step, [](const Lowering& l) { return lines("in place", l.in_place); }},
       {"carry_gathers", carry_step, [](const Lowering& l) { return lines("carried", l.carried); }},
       {"inline_producers", inline_step, [](const Lowering& l) { return lines("recomputed", l.recomputed); }},
@@ -308,6 +317,7 @@ void run_pipeline(Lowering& l) {
   run(l, "build_storage_table");
   run(l, "eliminate_dead_ops");
   run(l, "select_sort_heads");  // after dead readers are gone
+  if (run(l, "narrow_casts")) run(l, "eliminate_dead_ops");  // the float64 ops it replaced
   // a GPU's compress moves every row at once: in place, a row would overwrite one not yet moved
   if (target == Target::Cpu) {
     run(l, "compress_in_place");
@@ -323,6 +333,7 @@ void run_pipeline(Lowering& l) {
   l.p.stages.recomputed = std::move(l.recomputed);
   l.p.stages.buffered = std::move(l.buffered);
   l.p.stages.in_place = std::move(l.in_place);
+  l.p.stages.narrowed = std::move(l.narrowed);
   l.p.stages.carried = std::move(l.carried);
   run(l, "compile_stages");  // last: a background compile reads the program from here on
 }

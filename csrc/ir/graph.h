@@ -152,6 +152,8 @@ struct Graph {
     return static_cast<int>(storages.size()) - 1;
   }
   DType dtype_of(const View& v) const { return storages.at(v.storage).dtype; }
+  /// Its name, storages and outputs with no ops: where a pass rebuilding the ops starts.
+  Graph without_ops() const { return Graph{name, storages, {}, outputs}; }
   bool operator==(const Graph& o) const {
     return name == o.name && storages == o.storages && ops == o.ops && outputs == o.outputs;
   }

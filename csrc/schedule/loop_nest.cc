@@ -105,6 +105,7 @@ std::string print_stages(const Graph& g, const StageGraph& sg) {
     }
   }
   (void)g;
+  for (const std::string& r : sg.narrowed) os << "narrowed: " << r << "\n";
   for (const std::string& r : sg.recomputed) os << "recomputed: " << r << "\n";
   for (const std::string& r : sg.buffered) os << "buffered: " << r << "\n";
   for (const std::string& r : sg.in_place) os << "in place: " << r << "\n";

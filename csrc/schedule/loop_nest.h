@@ -105,6 +105,7 @@ struct StageGraph {
   std::vector<std::string> recomputed;  // one line per producer inline_producers copied
   std::vector<std::string> buffered;    // one line per op buffer_overlapping_writes rewrote
   std::vector<std::string> in_place;    // one line per compress compress_in_place rewrote
+  std::vector<std::string> narrowed;    // one line per op narrow_casts computes in float32
   std::vector<std::string> carried;     // one line per gather carry_gathers rewrote
 };
 

@@ -106,17 +106,9 @@ constexpr int64_t kCacheLine = 64;    // bytes
 class Inliner {
  public:
   Inliner(const Graph& g, const StorageTable& t) : g_(g), t_(t) {
-    writer_.assign(g.storages.size(), -1);
-    reads_.assign(g.storages.size(), 0);
-    for (size_t s = 0; s < g.storages.size(); ++s) {
-      int writes = 0;
-      for (const Access& a : t.accesses[s]) {
-        writes += a.write;
-        reads_[s] += !a.write;
-        if (a.write) writer_[s] = a.op;
-      }
-      if (writes != 1 || g.storages[s].kind != StorageKind::Temp) writer_[s] = -1;
-    }
+    SingleWriters w = single_writers(g, t);
+    writer_ = std::move(w.writer);
+    reads_ = std::move(w.reads);
     for (const View& v : g.outputs) reads_[v.storage] += 2;  // returned: it stays stored
     // An op whose every reader will recompute it dies: copies for its own reads would be waste.
     // (While this is decided, every op counts as dying: see gathers.)
@@ -135,9 +127,7 @@ class Inliner {
   }
 
   Graph run(std::vector<std::string>* log) {
-    out_.name = g_.name;
-    out_.storages = g_.storages;
-    out_.outputs = g_.outputs;
+    out_ = g_.without_ops();
     for (size_t b = 0; b < g_.ops.size(); ++b) {
       Op op = g_.ops[b];
       memo_.clear();

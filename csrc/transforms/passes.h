@@ -27,6 +27,16 @@ Graph eliminate_dead_ops(const Graph& g, const StorageTable& t, const Dag& d);
 /// extent. Returns its input when no sort is selected.
 Graph select_sort_heads(const Graph& g, const StorageTable& t);
 
+/// A cast to float32 of a float64 add, subtract, multiply, divide or sqrt that nothing else reads
+/// becomes that op on float32 operands, where each operand is a cast from float32 (or from a
+/// dtype float32 holds exactly), a float64 constant float32 holds exactly, or a where, maximum,
+/// minimum or negative of such operands (copied in float32 just before the cast): the same bits,
+/// since float64 rounding twice is float32 rounding once for these ops, and twice the vector
+/// lanes (Soft-NMS's `dets[i + 1:, 4] *= np.where(ov > Nt, 0.0, 1.0)` on float32 rows). Not
+/// done where an operand's source is written between its cast and the narrowed op. `log` gets
+/// one line per op. Returns its input when nothing is narrowed.
+Graph narrow_casts(const Graph& g, const StorageTable& t, std::vector<std::string>* log = nullptr);
+
 /// For Target::Cpu: a compress into a temporary that only a copy back into the compressed array
 /// reads (`order = order[m]`, order[1:][m]) compresses in place instead, when its rows move
 /// towards the start (the runtime's compress then moves each row before any later one is

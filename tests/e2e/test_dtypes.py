@@ -459,3 +459,37 @@ def scalar_types_called(x):
 def test_scalar_types_called_on_traced_values(src):
     x = (np.random.default_rng(3).integers(0, 120, (5, 4)) / 2).astype(src)
     check(scalar_types_called, x)
+
+
+def _narrowing_values(seed):
+    """float32 with every mantissa bit in use (so a second rounding would show), over exponents
+    whose products and quotients overflow and go subnormal, with zeros, Inf and NaN among them."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(256) * np.exp2(rng.integers(-70, 70, 256))).astype(np.float32)
+    x[:8] = [np.nan, np.inf, -np.inf, -0.0, 0.0, np.finfo(np.float32).max, np.finfo(np.float32).smallest_subnormal,
+             np.finfo(np.float32).tiny]
+    return rng.permutation(x)
+
+
+def test_float64_ops_cast_back_to_float32_give_numpys_bits():
+    # narrow_casts computes these in float32: double rounding through float64 is innocuous for
+    # add, subtract, multiply, divide and sqrt, so the bits must be NumPy's
+    def f(x, y, m, u):
+        x64, y64 = x.astype(np.float64), y.astype(np.float64)
+        a = (x64 * y64).astype(np.float32)
+        b = (x64 + y).astype(np.float32)
+        c = (x64 / y64).astype(np.float32)
+        d = np.sqrt(x64).astype(np.float32)
+        e = (u.astype(np.float64) - y64).astype(np.float32)
+        g = (np.maximum(-x64, 0.5) * y64).astype(np.float32)
+        h = (x64 * y64 + x64).astype(np.float32)  # not narrowed: rounding x64 * y64 would show
+        k = (x64 * 0.1).astype(np.float32)  # not narrowed: 0.1 is not a float32 value
+        x[1:] *= np.where(m[1:], 0.0, 1.0)
+        y[1:] = (y[:-1].astype(np.float64) * 2.0).astype(np.float32)
+        return a, b, c, d, e, g, h, k
+
+    x, y = _narrowing_values(0), _narrowing_values(1)
+    m = np.random.default_rng(2).random(256) < 0.5
+    u = np.arange(256).astype(np.uint8)
+    compiled = check(f, x, y, m, u)
+    assert str(compiled.explain(x.copy(), y.copy(), m, u)).count("narrowed: ") == 8

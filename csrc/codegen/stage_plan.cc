@@ -254,6 +254,7 @@ StagePlan plan_of(const Graph& g, const Stage& s, int keep, const std::string& b
   if (p.compress) keep = rank;  // the output's axis is not the domain's: never dropped
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const Op& op = p.ops[k];
+    if (is_control(op.code)) refuse(p, k, "a loop or branch op has no kernel: the host drives it");
     if (static_cast<int>(op.inputs.size()) != op_arity(op.code)) refuse(p, k, "wrong number of inputs");
     const bool scalar = joins_scalar_stage(op) && backend == "LLVM";
     if (scalar && rank != 0) refuse(p, k, "a check or append of one element runs in a 0-d stage");

@@ -733,6 +733,8 @@ def test_the_ir_has_the_loop_and_the_text_round_trips():
     for op in ("loop_begin", "loop_while", "loop_end"):
         assert op in text
     assert "test_control_flow.py" in text  # the user's file and line on the loop's ops
+    # why their stages run on the reference executor names what they are
+    assert "(loop_begin): a loop or branch op has no kernel: the host drives it" in text
 
 
 def gathers(dets):

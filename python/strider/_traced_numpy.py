@@ -36,11 +36,13 @@ def _creation(traced, real):
 def _traced_call_site():
     """Whether the wrapper's caller is the traced function's code, while a trace runs: user code,
     not strider's or NumPy's, and not a module the function imports for the first time (OC_SORT's
-    `import lap` inside a function: its globals are NumPy's arrays, kept after the call)."""
+    `import lap` inside a function: its globals are NumPy's arrays, kept after the call). Only
+    the frames up to strider's, which runs the function, are searched for the import: a module
+    whose top-level code calls a compiled function is being imported too."""
     frame = sys._getframe(2)
     if current_trace() is None or _internal(frame.f_code.co_filename):
         return False
-    while frame is not None:
+    while frame is not None and not _internal(frame.f_code.co_filename):
         if frame.f_code.co_filename.startswith("<frozen importlib"):
             return False
         frame = frame.f_back

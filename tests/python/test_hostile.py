@@ -1023,6 +1023,21 @@ def test_a_module_imported_first_inside_a_compiled_function_keeps_numpy_arrays(t
         sys.modules.pop("strider_lazy_table", None)
 
 
+def test_a_module_calling_a_compiled_function_at_its_top_level_traces_its_creations(tmp_path, monkeypatch):
+    """A script imported by another (a module's top-level code calls the compiled function):
+    np.zeros in the function records into the trace, though an import is running."""
+    (tmp_path / "strider_top_level_call.py").write_text(
+        "import numpy as np\nimport strider\n\ndef summed(x):\n    out = np.zeros(3, np.float32)\n"
+        "    while out[0] < 10:\n        out += x\n    return out\n\n"
+        "RESULT = strider.compile(summed, strict=True)(np.arange(1.0, 4.0, dtype=np.float32))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        import strider_top_level_call
+        np.testing.assert_array_equal(strider_top_level_call.RESULT, [10.0, 20.0, 30.0])
+    finally:
+        sys.modules.pop("strider_top_level_call", None)
+
+
 def test_an_unsupported_function_is_named_by_numpy_s_public_path():
     with pytest.raises(strider.UnsupportedError, match=r"np\.linalg\.inv is not supported"):
         strider.compile(lambda m: np.linalg.inv(m), strict=True)(np.eye(3))

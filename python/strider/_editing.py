@@ -12,7 +12,7 @@ from ._advanced import _checked, _values, getitem, setitem
 from ._creation import ones
 from ._errors import unsupported
 from ._shapes import concatenate, flat_if_none
-from ._tracer import Extent, Tracer, as_tracer, bound, concrete, written
+from ._tracer import Extent, Tracer, TracedList, as_tracer, bound, concrete, holds_traced, written
 
 # more pieces than this along the axis: one gather instead of a concatenation of slices
 _MAX_PIECES = 8
@@ -23,7 +23,7 @@ def _constant(obj):
     None."""
     if isinstance(obj, Tracer):
         return concrete(obj)
-    if isinstance(obj, Extent) or isinstance(obj, (list, tuple)) and any(isinstance(o, (Tracer, Extent)) for o in obj):
+    if isinstance(obj, (Extent, TracedList)) or isinstance(obj, (list, tuple)) and holds_traced(obj):
         return None
     return obj
 

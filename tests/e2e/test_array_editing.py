@@ -43,6 +43,27 @@ def test_delete_insert_append(fn, args):
     check(fn, *args)
 
 
+def _suppressed(idx, s, t):
+    # a numpy NMS port's suppression list: positions appended under a traced condition
+    sup = []
+    for pos in range(idx.size):
+        if s[pos] > t:
+            sup.append(pos)
+    i, rows = 0, []
+    while i < s.size:
+        if s[i] < t:
+            rows.append(i)
+        i += 1
+    pair = np.stack([idx, idx], axis=1)
+    return np.delete(idx, sup), np.delete(pair, rows, axis=0), np.delete(idx, [0, np.argmax(s)])
+
+
+@pytest.mark.parametrize("n", [1, 6, 20])
+@pytest.mark.parametrize("t", [0.5, 2.0, -1.0])
+def test_delete_positions_of_a_list_filled_at_run_time(n, t):
+    check(_suppressed, np.arange(n), rnd(n, seed=n), t)
+
+
 @pytest.mark.parametrize("fn,args,exc", [
     pytest.param(lambda x: np.delete(x, 6, axis=1), (X,), IndexError, id="delete_int"),
     pytest.param(lambda x: np.delete(x, [1.0]), (X,), IndexError, id="delete_float"),

@@ -1200,8 +1200,9 @@ def _counted(trace, body, state, names, live, guards, t, start, stop, step, item
 
     def counted(*s):
         c = s[-1]
-        if isinstance(c, Tracer) and type(start) is int and step > 0:
-            # a trip runs while start <= c < stop: indices made of c need no check
+        if isinstance(c, Tracer) and type(start) is int and step > 0 and not isinstance(stop, Tracer):
+            # a trip runs while start <= c < stop: indices made of c need no check (a traced
+            # stop, `range(order.size - 1)`, has no bound tracing knows: they keep theirs)
             trace.ranges[c._view.storage] = (start, bound(stop))
             if isinstance(stop, Extent):
                 trace.relative[c._view.storage] = (stop.storage, trace.versions.get(stop.storage, 0), 0)

@@ -1232,6 +1232,26 @@ def test_ranges_with_run_time_bounds_and_enumerate(t):
     check(over_indices, np.random.default_rng(7).uniform(0, 1, 25), t)
 
 
+def over_a_computed_stop(x, t):
+    # range(idx.size - 1) inside a while (a numpy YOLOv5 NMS port's inner loop): a stop computed
+    # from a run-time length, whose bound tracing does not know; zero trips where it is <= 0
+    idx = np.flatnonzero(x > t)
+    near, total = [], x[:0].sum()
+    for pos in range(idx.size - 1):
+        j = idx[pos]
+        if x[j] - x[idx[pos + 1]] < 0.25:
+            near.append(pos)
+        total = total + x[j]
+    for k in range(2, idx.size - 3):
+        total = total * 0.5 + x[idx[k]]
+    return np.delete(idx, near), total
+
+
+@pytest.mark.parametrize("t", [2.0, 0.95, 0.8, 0.5, -1.0])
+def test_a_range_to_a_stop_computed_from_a_run_time_length(t):
+    check(over_a_computed_stop, np.random.default_rng(3).uniform(0, 1, 25), t)
+
+
 def nested_break(x, t):
     # a break inside an if inside the body: a flag, the rest of the trip skipped, one exit
     i = 0

@@ -22,6 +22,7 @@ import functools
 import inspect
 import math
 import operator
+import os
 import sys
 import types
 
@@ -1803,8 +1804,10 @@ def _carrying_loops(trace, name):
 
 
 def _side_of_branch(fn, state):
-    """A side's values. An error tracing it (`x.reshape(7)`) is NumPy's only where the side runs:
-    a TraceError, so that the call runs in NumPy, which raises it or not."""
+    """A side's values. An error tracing it (`x.reshape(7)`, Soft-NMS's swap with row N on the
+    trip where its condition never holds) is NumPy's only where the side runs: there, a check that
+    runs the call in NumPy (which raises it); the side then leaves the variables as they were
+    (where it runs, nothing after the check does)."""
     try:
         return fn(*state)
     except (_Retry, _GoTraced, StriderError):
@@ -1812,8 +1815,21 @@ def _side_of_branch(fn, state):
     except Exception as e:
         if not isinstance(e, _NUMPY_ERRORS) and not _from_user(e):
             raise  # strider's own failure, not the program's
-        raise trace_error(f"{type(e).__name__} ({e}) on one side of a branch on a traced condition, which NumPy "
-                          "raises only where that side runs", "check the condition before the branch") from e
+        file, line = _raised_at(e)
+        trace = current_trace()
+        trace.check_assert(as_tracer(False), f"{type(e).__name__} ({e}) at {os.path.basename(file)}:{line}, on the "
+                           "side of a branch on a traced condition that this call took", RunInNumPy)
+        return tuple(state)
+
+
+def _raised_at(e):
+    """(file, line) of the user's innermost frame in the exception's traceback."""
+    at, tb = ("<unknown>", 0), e.__traceback__
+    while tb is not None:
+        if not _internal(tb.tb_frame.f_code.co_filename):
+            at = tb.tb_frame.f_code.co_filename, tb.tb_lineno
+        tb = tb.tb_next
+    return at
 
 
 def _side(value):

@@ -1067,12 +1067,44 @@ def raises_where_taken(x):
     return x + 1
 
 
-def test_an_error_on_a_path_not_taken_runs_in_numpy():
+def test_an_error_on_a_path_runs_in_numpy_where_the_path_is_taken():
     f = strider.compile(raises_where_taken, strict=False)
-    with pytest.warns(strider.GraphBreakWarning, match="one side of a branch"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # compiled, the path not taken: no break
         np.testing.assert_array_equal(f(np.ones(4)), np.ones(4) + 1)
-    with pytest.raises(ValueError, match="reshape"):
-        f(np.full(4, 50.0))
+    assert f.stats()["graph_breaks"] == 0
+    with pytest.warns(strider.GraphBreakWarning, match=r"ValueError \(cannot reshape.*test_control_flow.py:\d+, on "
+                      "the side of a branch on a traced condition that this call took: this call ran in NumPy"):
+        with pytest.raises(ValueError, match="reshape"):
+            f(np.full(4, 50.0))
+    assert f.stats()["runtime_breaks"] == 1
+    np.testing.assert_array_equal(f(np.ones(4)), np.ones(4) + 1)
+    with pytest.raises(ValueError, match="cannot reshape"):  # strict: the reason, as ValueError
+        strider.compile(raises_where_taken, strict=True)(np.full(4, 50.0))
+
+
+def swap_best_forward(sc):
+    # DocF's py_cpu_softnms, a short unrolled loop: on the last trip maxpos + i + 1 is N, out of
+    # range, on the side of `sc[i] < maxscore` that never runs there (sc[-1] < sc[-1])
+    N = sc.shape[0]
+    for i in range(N):
+        if i != N - 1:
+            maxscore = np.max(sc[i + 1:])
+            maxpos = np.argmax(sc[i + 1:])
+        else:
+            maxscore = sc[-1]
+            maxpos = 0
+        if sc[i] < maxscore:
+            t = sc[i].copy()
+            sc[i] = sc[maxpos + i + 1]
+            sc[maxpos + i + 1] = t
+    return sc
+
+
+@pytest.mark.parametrize("n", [1, 3, 5])
+def test_an_index_out_of_range_on_a_side_that_never_runs_compiles(n):
+    f = check(swap_best_forward, np.random.default_rng(n).permutation(n).astype(np.float32))
+    assert f.stats()["runtime_breaks"] == 0
 
 
 def per_class(scores, boxes, t):

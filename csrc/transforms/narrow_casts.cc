@@ -68,14 +68,11 @@ class Narrower {
 
  private:
   // Where cast `op` (float64 to float32) at `at` rounds the whole result of an op that
-  // rounds_once and nothing else reads: that op, else -1.
+  // rounds_once and nothing else reads (a return counts as a read): that op, else -1.
   int computed(const Op& op, int at) const {
     if (g_.dtype_of(op.output) != DType::Float32 || g_.dtype_of(op.inputs[0]) != DType::Float64) return -1;
     const int b = producer(op.inputs[0], at);
-    if (b < 0 || !rounds_once(g_.ops[b].code) || once_.reads[op.inputs[0].storage] != 1) return -1;
-    for (const View& v : g_.outputs)
-      if (v.storage == op.inputs[0].storage) return -1;
-    return b;
+    return b >= 0 && rounds_once(g_.ops[b].code) && once_.reads[op.inputs[0].storage] == 1 ? b : -1;
   }
 
   // The op that wrote exactly `v`, a temporary written once, before `at`; else -1.

@@ -24,6 +24,7 @@ import math
 import operator
 import os
 import sys
+import traceback
 import types
 
 import numpy as np
@@ -1824,12 +1825,9 @@ def _side_of_branch(fn, state):
 
 def _raised_at(e):
     """(file, line) of the user's innermost frame in the exception's traceback."""
-    at, tb = ("<unknown>", 0), e.__traceback__
-    while tb is not None:
-        if not _internal(tb.tb_frame.f_code.co_filename):
-            at = tb.tb_frame.f_code.co_filename, tb.tb_lineno
-        tb = tb.tb_next
-    return at
+    frames = [(f.f_code.co_filename, line) for f, line in traceback.walk_tb(e.__traceback__)
+              if not _internal(f.f_code.co_filename)]
+    return frames[-1] if frames else ("<unknown>", 0)
 
 
 def _side(value):

@@ -2,8 +2,17 @@
 // bitcode clang made of that text (scalar_ops_bitcode.cc) and the optimizer inlines: the scalar
 // semantics are the reference executor's by construction. What is left here is data movement.
 
+#include <map>
+#include <mutex>
+#include <set>
+
 #include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/InstIterator.h>
 #include <llvm/Linker/Linker.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+#include <llvm/Transforms/Utils/ValueMapper.h>
 
 #include "codegen/llvm/emitter.h"
 #include "ops/numpy_loops.h"
@@ -17,6 +26,114 @@ namespace {
 // ops/scalar_ops.inc compiled by clang (CMakeLists.txt), as generated/codegen/llvm/scalar_ops.bc.inc spells it
 alignas(8) constexpr unsigned char kScalarOpsBitcode[] = {
 #include "codegen/llvm/scalar_ops.bc.inc"
+};
+
+// The bitcode's functions one at a time. A stage calls a few of its ~1,300 functions, and
+// reading the declarations of them all into every stage module took 2-5 ms a module: each
+// function is cut out once per process instead, with the local functions and globals it reaches,
+// as bitcode of its own that a stage module reads in microseconds. Thread-safe.
+class ScalarOpsLibrary {
+ public:
+  struct Part {
+    std::string bitcode;             // empty where the bitcode does not define the function
+    std::vector<std::string> needs;  // the exported functions it calls: in parts of their own
+  };
+
+  static ScalarOpsLibrary& get() {
+    static ScalarOpsLibrary* library = new ScalarOpsLibrary();  // (a worker may compile at exit)
+    return *library;
+  }
+
+  const Part& part(const std::string& name) {
+    std::lock_guard<std::mutex> lock(m_);
+    auto [at, fresh] = parts_.try_emplace(name);
+    if (fresh) at->second = cut(name);
+    return at->second;  // (never changed again: safe to read unlocked)
+  }
+
+ private:
+  Part cut(const std::string& name) {
+    if (!whole_) {
+      const llvm::StringRef bytes(reinterpret_cast<const char*>(kScalarOpsBitcode), sizeof(kScalarOpsBitcode));
+      llvm::Expected<std::unique_ptr<llvm::Module>> m =
+          llvm::getLazyBitcodeModule(llvm::MemoryBufferRef(bytes, "scalar_ops.bc"), ctx_);
+      if (!m) throw std::logic_error("the scalar ops' bitcode does not load: " + llvm::toString(m.takeError()));
+      whole_ = std::move(*m);
+    }
+    Part part;
+    llvm::Function* root = whole_->getFunction(name);
+    if (!root || root->isDeclaration()) return part;
+    // the root, the local or linkonce definitions it reaches (copied along: alike in every part
+    // that has them, so the linker keeps one), and declarations of everything else
+    std::vector<llvm::GlobalValue*> reached{root};
+    std::set<llvm::GlobalValue*> seen{root};
+    std::vector<char> copied{1};
+    auto reach = [&](auto& self, llvm::Value* v) -> void {
+      if (auto* gv = llvm::dyn_cast<llvm::GlobalValue>(v)) {
+        if (!seen.insert(gv).second) return;
+        if (!llvm::isa<llvm::Function>(gv) && !llvm::isa<llvm::GlobalVariable>(gv))
+          throw std::logic_error("the scalar ops' bitcode holds an alias: " + gv->getName().str());
+        reached.push_back(gv);
+        const bool copy = !gv->isDeclaration() && (gv->hasLocalLinkage() || gv->hasLinkOnceLinkage());
+        copied.push_back(copy);
+        if (!copy && !gv->isDeclaration()) part.needs.push_back(gv->getName().str());
+      } else if (auto* c = llvm::dyn_cast<llvm::Constant>(v)) {
+        for (llvm::Value* o : c->operands()) self(self, o);
+      }
+    };
+    for (size_t k = 0; k < reached.size(); ++k) {
+      if (!copied[k]) continue;
+      if (llvm::Error e = reached[k]->materialize())
+        throw std::logic_error("the scalar ops' bitcode does not load " + reached[k]->getName().str() + ": " +
+                               llvm::toString(std::move(e)));
+      if (auto* f = llvm::dyn_cast<llvm::Function>(reached[k])) {
+        for (const llvm::Instruction& inst : llvm::instructions(*f))
+          for (llvm::Value* o : inst.operands()) reach(reach, o);
+      } else {
+        reach(reach, llvm::cast<llvm::GlobalVariable>(reached[k])->getInitializer());
+      }
+    }
+    llvm::Module out(name, ctx_);
+    out.setTargetTriple(whole_->getTargetTriple());
+    out.setDataLayout(whole_->getDataLayout());
+    llvm::ValueToValueMapTy map;
+    for (size_t k = 0; k < reached.size(); ++k) {
+      const auto linkage = copied[k] ? reached[k]->getLinkage() : llvm::GlobalValue::ExternalLinkage;
+      if (auto* f = llvm::dyn_cast<llvm::Function>(reached[k])) {
+        llvm::Function* g = llvm::Function::Create(f->getFunctionType(), linkage, f->getAddressSpace(), f->getName(), &out);
+        g->copyAttributesFrom(f);
+        map[f] = g;
+      } else {
+        auto* v = llvm::cast<llvm::GlobalVariable>(reached[k]);
+        auto* w = new llvm::GlobalVariable(out, v->getValueType(), v->isConstant(), linkage, nullptr, v->getName(), nullptr,
+                                           v->getThreadLocalMode(), v->getAddressSpace());
+        w->copyAttributesFrom(v);
+        map[v] = w;
+      }
+    }
+    for (size_t k = 0; k < reached.size(); ++k) {
+      if (!copied[k]) continue;
+      if (auto* f = llvm::dyn_cast<llvm::Function>(reached[k])) {
+        auto* g = llvm::cast<llvm::Function>(map[f]);
+        auto arg = g->arg_begin();
+        for (llvm::Argument& a : f->args()) map[&a] = &*arg++;
+        llvm::SmallVector<llvm::ReturnInst*, 4> returns;
+        llvm::CloneFunctionInto(g, f, map, llvm::CloneFunctionChangeType::DifferentModule, returns);
+      } else {
+        auto* v = llvm::cast<llvm::GlobalVariable>(reached[k]);
+        llvm::cast<llvm::GlobalVariable>(map[v])->setInitializer(llvm::MapValue(v->getInitializer(), map));
+      }
+    }
+    llvm::raw_string_ostream os(part.bitcode);
+    llvm::WriteBitcodeToFile(out, os);
+    os.flush();
+    return part;
+  }
+
+  std::mutex m_;
+  llvm::LLVMContext ctx_;
+  std::unique_ptr<llvm::Module> whole_;  // read lazily: a function's body when a part needs it
+  std::map<std::string, Part> parts_;
 };
 
 }  // namespace
@@ -175,18 +292,25 @@ Value* Emitter::call_scalar(const std::string& name, llvm::Type* result, const V
 
 void Emitter::link_scalar_ops(const ScalarCalls& calls) {
   if (calls.empty()) return;
-  const llvm::StringRef bytes(reinterpret_cast<const char*>(kScalarOpsBitcode), sizeof(kScalarOpsBitcode));
-  // lazy: only the bodies the stage calls are read
-  llvm::Expected<std::unique_ptr<llvm::Module>> ops =
-      llvm::getLazyBitcodeModule(llvm::MemoryBufferRef(bytes, "scalar_ops.bc"), ctx_);
-  if (!ops) throw std::logic_error("the scalar ops' bitcode does not load: " + llvm::toString(ops.takeError()));
-  (*ops)->setTargetTriple(m_.getTargetTriple());
-  (*ops)->setDataLayout(m_.getDataLayout());
   std::set<const llvm::Function*> own;
   for (const llvm::Function& f : m_.functions())
     if (!f.isDeclaration()) own.insert(&f);
-  if (llvm::Linker::linkModules(m_, std::move(*ops), llvm::Linker::LinkOnlyNeeded))
-    throw std::logic_error("linking the scalar ops' bitcode failed");
+  ScalarOpsLibrary& library = ScalarOpsLibrary::get();
+  std::vector<std::string> wanted;
+  for (const auto& [name, type] : calls) wanted.push_back(name);
+  for (std::set<std::string> linked; !wanted.empty();) {
+    const std::string name = std::move(wanted.back());
+    wanted.pop_back();
+    if (!linked.insert(name).second) continue;
+    const ScalarOpsLibrary::Part& part = library.part(name);
+    if (part.bitcode.empty()) continue;  // (said below)
+    llvm::Expected<std::unique_ptr<llvm::Module>> ops = llvm::parseBitcodeFile(llvm::MemoryBufferRef(part.bitcode, name), ctx_);
+    if (!ops) throw std::logic_error("the scalar ops' bitcode of " + name + " does not load: " + llvm::toString(ops.takeError()));
+    (*ops)->setTargetTriple(m_.getTargetTriple());
+    (*ops)->setDataLayout(m_.getDataLayout());
+    if (llvm::Linker::linkModules(m_, std::move(*ops))) throw std::logic_error("linking the scalar ops' bitcode of " + name + " failed");
+    wanted.insert(wanted.end(), part.needs.begin(), part.needs.end());
+  }
   for (const auto& [name, type] : calls) {
     llvm::Function* f = m_.getFunction(name);
     if (!f || f->isDeclaration()) throw std::logic_error(name + " is not in ops/scalar_ops.inc's bitcode");

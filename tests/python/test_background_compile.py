@@ -50,6 +50,22 @@ def test_a_first_call_gives_the_later_calls_results_bit_for_bit():
             np.testing.assert_allclose(a, e, rtol=1e-12, strict=True)
 
 
+def _softmax(x):
+    x_max = np.max(x, axis=-1, keepdims=True)
+    e = np.exp(x - x_max)
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def test_a_stage_links_the_scalar_ops_of_the_stages_it_computes():
+    """The divide stage computes the exp stage inside it: the scalar ops those call are linked
+    too (missed, LLVM could not link the stage and the reference executor ran it, right but
+    slowly)."""
+    x = np.random.default_rng(1).standard_normal((1000, 81)).astype(np.float32)
+    f = strider.compile(_softmax)
+    np.testing.assert_array_equal(f(x), f(x))
+    assert [why for why in f.explain(x).fallbacks if why] == []
+
+
 def test_stats_and_explain_wait_for_the_compile():
     f = strider.compile(scores_and_loop)
     boxes = np.random.default_rng(1).uniform(-1, 1, (50, 3))

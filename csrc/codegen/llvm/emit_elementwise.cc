@@ -296,8 +296,12 @@ void Emitter::link_scalar_ops(const ScalarCalls& calls) {
   for (const llvm::Function& f : m_.functions())
     if (!f.isDeclaration()) own.insert(&f);
   ScalarOpsLibrary& library = ScalarOpsLibrary::get();
+  // what the stages call: `calls`, and what other emitters of the module declared (a member
+  // stage's, a reduction's) without telling it
   std::vector<std::string> wanted;
   for (const auto& [name, type] : calls) wanted.push_back(name);
+  for (const llvm::Function& f : m_.functions())
+    if (f.isDeclaration() && !f.isIntrinsic()) wanted.push_back(f.getName().str());
   for (std::set<std::string> linked; !wanted.empty();) {
     const std::string name = std::move(wanted.back());
     wanted.pop_back();

@@ -253,6 +253,9 @@ class Trace:
         self.known = {}  # storage -> its contents (flat), where tracing knows them: constants folded
         # storage -> the scalar arguments it was computed from, with constants alone
         self.derived = {}
+        # temporaries written in parts (np.array of a tuple of numbers: a copy an element) from the
+        # scalar arguments and constants alone so far: storage -> those arguments
+        self.filling = {}
         self.counts = {}  # a mask's value_key -> its count (_advanced.count)
         self.checked = {}  # indices checked against a length, by value_key: one check serves (_advanced._checked)
         self.sliced = {}  # (run-time length, slice) -> its resolution: one length for one slice (_advanced)
@@ -359,6 +362,7 @@ class Trace:
                 self.check_fresh(t._view)
             if output.storage in self.copies:  # written through: what it stands for a view of misses it
                 self.diverged.add(self.copies[output.storage][0])
+        filled = self._filled(inputs, output)
         span = self._span(name, inputs, output, axes)
         relative = self._relative(name, inputs) if span is not None else None
         select = self._select(name, inputs) if span is not None else None
@@ -374,8 +378,29 @@ class Trace:
             self.selects[output.storage] = select + (list(output.extents),)
         self.known.pop(output.storage, None)  # written: what tracing knew of it no longer holds
         self.derived.pop(output.storage, None)
+        if filled is None:
+            self.filling.pop(output.storage, None)
+        else:
+            self.filling[output.storage] = filled
+            if filled:
+                self.derived[output.storage] = filled
         self.numbers.pop(output.storage, None)
         self.versions[output.storage] = self.versions.get(output.storage, 0) + 1
+
+    def _filled(self, inputs, output):
+        """The scalar arguments a temporary holds values of, with constants alone, once an op
+        writes (part of) it from them (Trace.filling); None where it holds anything else."""
+        sid = output.storage
+        found = self.filling.get(sid) if self.versions.get(sid, 0) else frozenset()
+        if found is None or self.graph.storage_kind(sid) != "temp":
+            return None
+        for t in inputs:
+            if t._view.storage not in self.known:
+                args = self.from_arguments(t)
+                if not args:
+                    return None
+                found = found | args
+        return found
 
     def _span(self, name, inputs, output, axes=()):
         """The range of the integers an op writes (Trace.ranges) where it writes its whole

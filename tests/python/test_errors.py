@@ -146,7 +146,9 @@ def test_unsupported_method():
     lambda x, n: x[: n * 2 - 1] if n > 1 else x,  # computed from it, and a Python decision
     lambda x, n: np.arange(int(n)) + x[0],
     lambda x, n: {(n // 2, 8): x * 2}.get((n // 2, 8), x),  # a dict key (SCRFD's cache of anchor centers)
-], ids=["shape", "index", "slice", "decision", "int", "dict_key"])
+    # an array made of it (keras-retinanet's guess_shapes: np.array(image_shape[:2]) arithmetic)
+    lambda x, n: np.arange(0, ((np.array((n, 3)) + 7) // 8)[0]) + x[0],
+], ids=["shape", "index", "slice", "decision", "int", "dict_key", "array_of_numbers"])
 def test_numbers_needed_as_values_are_specialized(fn):
     """A number the caller passes that tracing needs as a value becomes static (counted in
     stats()["specialized"]): the call runs as NumPy runs it, and a new value traces again."""

@@ -26,7 +26,7 @@ from ._reductions import count_nonzero
 from ._shapes import broadcast_to
 from ._tracer import (Extent, TracedList, Tracer, arange_at, as_tracer, concrete, bound, check_writeable, current_trace,
                       emit, holds_traced, known_scalar, same_shape, written)
-from ._ufuncs import broadcast_shape, where
+from ._ufuncs import broadcast_shape, one_length, where
 
 I64 = np.dtype(np.int64)
 
@@ -714,6 +714,10 @@ def setitem(t, key, value):
         from ._control import if_stmt  # (_control builds on this module)
         if_stmt(value.cond, lambda: setitem(t, key, value.then) or (), lambda: setitem(t, key, value.other) or (), (), ())
         return
+    # slices, ints, None and ... alone (their bounds traced too): NumPy's basic indexing, whose
+    # error messages differ from its advanced indexing's
+    basic = not any(isinstance(k, (list, np.ndarray)) or (isinstance(k, Tracer) and k.ndim)
+                    for k in (key if isinstance(key, tuple) else (key,)))
     key = _traced_slices(t, key) or key
     keys = key if isinstance(key, tuple) else (key,)
     if len(keys) == 1 and isinstance(keys[0], Tracer) and keys[0].dtype == np.bool_ and np.ndim(value) == 0 \
@@ -743,7 +747,36 @@ def setitem(t, key, value):
     if found is None:
         return basic_setitem(t, key, value)
     dest, off = found
+    off, value = _one_length_with(off, value, t.dtype, basic)
     current_trace().op("put", [off, _values(value, t.dtype, off.shape, t)], dest)
+
+
+def _one_length_with(off, value, dtype, basic):
+    """The positions `off` a put writes and its values, read with one length along each axis
+    where a run-time length of one meets another length (not the values' static 1, which
+    broadcasts): CenterNet's `heatmap[y - t:y + b, x - l:x + r] = np.maximum(...)` with y and x
+    computed. They are checked equal when the function runs: NumPy's ValueError where they
+    differ (its message for slices and ints alone when `basic`, else its advanced indexing's),
+    the call run in NumPy where the values' is 1 then (NumPy broadcasts it)."""
+    v = written(value, dtype, "index")
+    if not (v.is_dynamic or off.is_dynamic):
+        return off, value
+    for axis in range(1, min(v.ndim, off.ndim) + 1):
+        def axis_of(t, axis=axis):
+            if t is not off and not isinstance(t.shape[-axis], Extent) and t.shape[-axis] == 1:
+                return None
+            return t.ndim - axis
+
+        def message(first, other, axis=axis):
+            def shown(t):
+                return "(" + ",".join("\x01" if d is first else "\x02" if d is other else str(bound(d))
+                                      for d in t.shape) + ("," if t.ndim == 1 else "") + ")"
+            if basic:
+                return f"could not broadcast input array from shape {shown(v)} into shape {shown(off)}"
+            return (f"shape mismatch: value array of shape {shown(v)} could not be broadcast to indexing result of "
+                    f"shape {shown(off)}")
+        off, v = one_length([off, v], axis_of, message)
+    return off, v
 
 
 def _values(value, dtype, shape, into=None):

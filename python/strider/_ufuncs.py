@@ -152,7 +152,8 @@ def broadcast_shape(*shapes):
             raise incompatible()
         if len(lengths) > 1 or (lengths and fixed):
             raise unsupported("broadcasting an array whose length is known only at run time (a boolean mask's "
-                              "result) against another length", "select every operand with the same mask")
+                              "result, a slice whose bounds the data gives) against another length",
+                              "select every operand with the same mask or slice")
         out.append(next(iter(lengths.values())) if lengths else fixed.pop() if fixed else 1)
     return tuple(out)
 

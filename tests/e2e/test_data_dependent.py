@@ -2,6 +2,8 @@
 indexing, writes through masks and index arrays, sorting, and arrays whose length is known only at
 run time flowing on through later ops (a YOLOv5-style NMS prologue and a threshold + top-k head).
 """
+import warnings
+
 import numpy as np
 import pytest
 
@@ -1205,6 +1207,35 @@ def test_masks_cropped_to_boxes_in_a_loop():
     rng = np.random.default_rng(44)
     boxes = np.sort(rng.random((3, 2, 2)) * 8, axis=1).transpose(0, 2, 1).reshape(3, 4)[:, [0, 2, 1, 3]]
     check(_masks_in_boxes, rng.random((3, 8, 8)), boxes)
+
+
+def _draw(heatmap, c, g):
+    # CenterNet's draw_msra_gaussian: slices of run-time bounds written with a value whose own
+    # run-time lengths are checked equal to theirs (NumPy's ValueError where they differ)
+    x, y, m = int(c[0]), int(c[1]), int(c[2])
+    heatmap[y:y + 3, x:x + 3] = np.maximum(heatmap[y:y + 3, x:x + 3], g[0:m, 0:3])
+    heatmap[y:y + m, 0:3] = g[1:m + 1, 1:4]
+    return heatmap
+
+
+@pytest.mark.parametrize("c", [[2, 3, 3], [0, 0, 3], [2, 7, 1]], ids=["inside", "corner", "cut_one_row"])
+def test_writes_of_run_time_lengths_into_slices_of_run_time_bounds(c):
+    check(_draw, np.zeros((8, 8), np.float32), np.array(c, np.float64), np.arange(25, dtype=np.float32).reshape(5, 5))
+
+
+def test_a_value_of_one_run_time_row_broadcasts_as_numpy_does():
+    g, c = np.arange(25, dtype=np.float32).reshape(5, 5), np.array([2.0, 3.0, 1.0])
+    f = strider.compile(_draw, target=TARGET, strict=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the break's warning)
+        assert_same(_draw(np.zeros((8, 8), np.float32), c, g), f(np.zeros((8, 8), np.float32), c, g))
+    assert f.stats()["runtime_breaks"] == 1 and f.stats()["graph_breaks"] == 0
+
+
+@pytest.mark.parametrize("c", [[6, 3, 3], [2, 3, 2], [2, 7, 3]], ids=["cut_columns", "two_rows", "cut_rows"])
+def test_writes_of_other_run_time_lengths_raise_as_numpy(c):
+    check_raises(_draw, np.zeros((8, 8), np.float32), np.array(c, np.float64),
+                 np.arange(25, dtype=np.float32).reshape(5, 5), exc=ValueError)
 
 
 def kept_rows_into_a_new_axis(a):

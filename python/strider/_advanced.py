@@ -269,12 +269,17 @@ def _index_items(t, key):
     return items
 
 
+def _array_index(k):
+    """Whether an index item is an array or list (advanced indexing's), not a slice or an int."""
+    return isinstance(k, (list, np.ndarray)) or (isinstance(k, Tracer) and k.ndim)
+
+
 def needs_advanced(t, key):
     """Whether indexing t with key takes this module (index arrays, masks, lists, or a slice or
     an int on a run-time dimension)."""
     keys = key if isinstance(key, tuple) else (key,)
     for k in keys:
-        if isinstance(k, (list, np.ndarray)) or (isinstance(k, Tracer) and k.ndim):
+        if _array_index(k):
             return True
         # an index computed from the data (not from the caller's numbers, which specialize)
         if isinstance(k, Tracer) and known_scalar(k) is None and not k._trace.from_arguments(k):
@@ -716,8 +721,7 @@ def setitem(t, key, value):
         return
     # slices, ints, None and ... alone (their bounds traced too): NumPy's basic indexing, whose
     # error messages differ from its advanced indexing's
-    basic = not any(isinstance(k, (list, np.ndarray)) or (isinstance(k, Tracer) and k.ndim)
-                    for k in (key if isinstance(key, tuple) else (key,)))
+    basic = not any(_array_index(k) for k in (key if isinstance(key, tuple) else (key,)))
     key = _traced_slices(t, key) or key
     keys = key if isinstance(key, tuple) else (key,)
     if len(keys) == 1 and isinstance(keys[0], Tracer) and keys[0].dtype == np.bool_ and np.ndim(value) == 0 \
@@ -767,7 +771,7 @@ def _one_length_with(off, value, dtype, basic):
                 return None
             return t.ndim - axis
 
-        def message(first, other, axis=axis):
+        def message(first, other):
             def shown(t):
                 return "(" + ",".join("\x01" if d is first else "\x02" if d is other else str(bound(d))
                                       for d in t.shape) + ("," if t.ndim == 1 else "") + ")"

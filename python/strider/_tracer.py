@@ -251,11 +251,9 @@ class Trace:
         self.graph = _C.Graph(name)
         self.scalar_arguments = set()  # storages of the numbers the caller passes (not static)
         self.known = {}  # storage -> its contents (flat), where tracing knows them: constants folded
-        # storage -> the scalar arguments it was computed from, with constants alone
+        # temporary -> the scalar arguments its writes so far computed it from, with constants
+        # alone (written in parts too: np.array of a tuple of numbers, a copy an element)
         self.derived = {}
-        # temporaries written in parts (np.array of a tuple of numbers: a copy an element) from the
-        # scalar arguments and constants alone so far: storage -> those arguments
-        self.filling = {}
         self.counts = {}  # a mask's value_key -> its count (_advanced.count)
         self.checked = {}  # indices checked against a length, by value_key: one check serves (_advanced._checked)
         self.sliced = {}  # (run-time length, slice) -> its resolution: one length for one slice (_advanced)
@@ -362,7 +360,7 @@ class Trace:
                 self.check_fresh(t._view)
             if output.storage in self.copies:  # written through: what it stands for a view of misses it
                 self.diverged.add(self.copies[output.storage][0])
-        filled = self._filled(inputs, output)
+        derived = self._derived(inputs, output)
         span = self._span(name, inputs, output, axes)
         relative = self._relative(name, inputs) if span is not None else None
         select = self._select(name, inputs) if span is not None else None
@@ -377,21 +375,18 @@ class Trace:
         if select is not None:
             self.selects[output.storage] = select + (list(output.extents),)
         self.known.pop(output.storage, None)  # written: what tracing knew of it no longer holds
-        self.derived.pop(output.storage, None)
-        if filled is None:
-            self.filling.pop(output.storage, None)
+        if derived is None:
+            self.derived.pop(output.storage, None)
         else:
-            self.filling[output.storage] = filled
-            if filled:
-                self.derived[output.storage] = filled
+            self.derived[output.storage] = derived
         self.numbers.pop(output.storage, None)
         self.versions[output.storage] = self.versions.get(output.storage, 0) + 1
 
-    def _filled(self, inputs, output):
-        """The scalar arguments a temporary holds values of, with constants alone, once an op
-        writes (part of) it from them (Trace.filling); None where it holds anything else."""
+    def _derived(self, inputs, output):
+        """The scalar arguments a temporary is computed from, with constants alone, once an op
+        writes (part of) it from them (Trace.derived); None where it holds anything else."""
         sid = output.storage
-        found = self.filling.get(sid) if self.versions.get(sid, 0) else frozenset()
+        found = self.derived.get(sid) if self.versions.get(sid, 0) else frozenset()
         if found is None or self.graph.storage_kind(sid) != "temp":
             return None
         for t in inputs:
@@ -618,20 +613,6 @@ class Trace:
         where it depends on anything else (arrays, data)."""
         sid = t._view.storage
         return frozenset({sid}) if sid in self.scalar_arguments else self.derived.get(sid, frozenset())
-
-    def derive(self, inputs, output):
-        """Notes that a fresh result is computed from scalar arguments and constants alone."""
-        found = frozenset()
-        for t in inputs:
-            sid = t._view.storage
-            if sid in self.known:
-                continue
-            args = self.from_arguments(t)
-            if not args:
-                return
-            found |= args
-        if found:
-            self.derived[output.storage] = found
 
     def fold(self, name, inputs, output, dtype, axes=()):
         """Records what a fresh result holds where tracing knows its inputs (constants and what was
@@ -1085,7 +1066,6 @@ def emit(name, inputs, shape, dtype, axes=(), order=None, **flags):
     view = trace.temp(shape, dtype, order)
     trace.op(name, inputs, view, axes)
     trace.fold(name, inputs, view, np.dtype(dtype), axes)
-    trace.derive(inputs, view)
     trace.number(name, inputs, view, dtype, axes)
     return Tracer(trace, view, dtype, **flags)
 

@@ -238,7 +238,9 @@ void bind_dispatch(py::module_& m) {
            "region_tries (traces of the bodies of loops and branches on traced conditions: each is traced again "
            "until what it carries settles).")
       .def("_specialize", &Dispatcher::specialize, py::arg("ordinals"),
-           "makes the numbers at these leaf ordinals static; drops the entries kept");
+           "makes the numbers at these leaf ordinals static; drops the entries kept")
+      .def("_keep_by_identity", &Dispatcher::keep_by_identity,
+           "keys objects of the user's classes by identity from now on; drops the entries kept");
   m.def(
       "set_exec_order", [](bool latest) { dispatch_hooks().latest_first = latest; }, py::arg("latest"),
       "latest=True: calls run their programs in the other extreme legal order of the DAG (checks its edges)");
@@ -249,20 +251,20 @@ void bind_dispatch(py::module_& m) {
       "set_dispatch_hooks",
       [](py::object current_trace, py::object unsupported, py::object refuse_leaves, py::handle tracer_type,
          py::object library, py::object kind, py::handle freeze, py::handle missing, py::handle identity,
-         py::object errstate, py::object errstate_raises) {
+         py::handle plain, py::handle plain_type, py::object errstate, py::object errstate_raises) {
         DispatchHooks& h = dispatch_hooks();
         h.current_trace = std::move(current_trace);
         h.unsupported = std::move(unsupported);
         h.refuse_leaves = std::move(refuse_leaves);
         h.device_kinds.install(std::move(library), std::move(kind));
         set_tracer_type(tracer_type.ptr());
-        set_freeze(freeze.ptr(), missing.ptr(), identity.ptr());
+        set_freeze(freeze.ptr(), missing.ptr(), identity.ptr(), plain.ptr(), plain_type.ptr());
         h.errstate = std::move(errstate);
         h.errstate_raises = std::move(errstate_raises);
       },
       py::arg("current_trace"), py::arg("unsupported"), py::arg("refuse_leaves"), py::arg("tracer_type"),
       py::arg("library"), py::arg("kind"), py::arg("freeze"), py::arg("missing"), py::arg("identity"),
-      py::arg("errstate"), py::arg("errstate_raises"), "what the dispatcher asks of Python (installed once by strider._api)");
+      py::arg("plain"), py::arg("plain_type"), py::arg("errstate"), py::arg("errstate_raises"), "what the dispatcher asks of Python (installed once by strider._api)");
 }
 
 }  // namespace strider::python

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
+#include <utility>
 
 #include "device_array.h"
 #include "numpy_dtype.h"
@@ -112,8 +114,19 @@ bool layable(PyArrayObject* a) {
 // arrays and numbers leaves, other hashable values statics.
 class Walk {
  public:
-  Walk(CallSignature& out, DevicePolicy policy, DeviceKinds& kinds, const std::vector<int>& static_numbers)
-      : out_(out), policy_(policy), kinds_(kinds), static_numbers_(static_numbers) {}
+  Walk(CallSignature& out, DevicePolicy policy, DeviceKinds& kinds, const std::vector<int>& static_numbers,
+       bool by_identity)
+      : out_(out), policy_(policy), kinds_(kinds), static_numbers_(static_numbers), by_identity_(by_identity),
+        plains_(out.key.get_allocator().resource()) {}
+
+  /// A parameter's value: an object of the user's class that a trace follows (_capture.by_type)
+  /// is keyed by its type and by which earlier such object of this walk it is (the function may
+  /// compare them with `is`), not by its identity: a new but like object (a `self` made per
+  /// call) finds the entry, as what the function reads from it is read on every call (sources).
+  void top(PyObject* o) {
+    if (by_type(o)) return add_plain(o);
+    value(o);
+  }
 
   void static_value(PyObject* o, const py::str& name) {
     if (PyObject_Hash(o) != -1) return add_static(o);
@@ -205,7 +218,7 @@ class Walk {
   /// A source's value (call_signature.h's Source), or `missing` where it could not be read.
   void source(const py::object& o) {
     source_ = true;
-    if (o) value(o.ptr());
+    if (o) top(o.ptr());
     else add_static(missing);
     source_ = false;
   }
@@ -214,6 +227,8 @@ class Walk {
   static PyObject* freeze;       // _frozen.Frozen, installed by _api
   static PyObject* missing;      // what a source that cannot be read stands as, installed by _api
   static PyObject* identity;     // _frozen.Identity, installed by _api
+  static PyObject* plain;        // _frozen.Plain, the tag of an object keyed by its type, installed by _api
+  static PyObject* plain_type;   // _capture.by_type: (class) -> whether its objects are, installed by _api
 
  private:
   void leaf(PyObject* o, LeafKind kind, PyObject* caller = nullptr) {
@@ -280,17 +295,46 @@ class Walk {
     out_.statics.push_back(py::reinterpret_borrow<py::object>(o));
   }
 
+  bool by_type(PyObject* o) const {
+    PyTypeObject* t = Py_TYPE(o);
+    if (by_identity_ || !(t->tp_flags & Py_TPFLAGS_HEAPTYPE) || t->tp_dictoffset == 0 || PyType_Check(o)) return false;
+    // asked once per class (kept alive here: its address is the key)
+    static auto* known = new std::unordered_map<PyTypeObject*, std::pair<py::object, bool>>();
+    auto it = known->find(t);
+    if (it == known->end()) {
+      py::handle cls(reinterpret_cast<PyObject*>(t));
+      const bool yes = py::handle(plain_type)(cls).cast<bool>();
+      it = known->emplace(t, std::make_pair(py::reinterpret_borrow<py::object>(cls), yes)).first;
+    }
+    return it->second.second;
+  }
+
+  // The tag (Plain, type, k), k: the first object of this walk kept by type that o is, then o
+  // (same_statics compares the tag alone).
+  void add_plain(PyObject* o) {
+    size_t k = 0;
+    while (k < plains_.size() && plains_[k] != o) ++k;
+    if (k == plains_.size()) plains_.push_back(o);
+    out_.key += static_cast<char>(Node::Static);
+    out_.statics.push_back(py::make_tuple(py::handle(plain), py::handle(reinterpret_cast<PyObject*>(Py_TYPE(o))), k));
+    out_.statics.push_back(py::reinterpret_borrow<py::object>(o));
+  }
+
   CallSignature& out_;
   DevicePolicy policy_;
   DeviceKinds& kinds_;
   bool source_ = false;  // walking a source's value
   const std::vector<int>& static_numbers_;
   int ordinal_ = 0;  // of the next value that could be a leaf
+  bool by_identity_;  // the function uses its objects' identities: none is kept by type
+  std::pmr::vector<PyObject*> plains_;  // the objects kept by type so far
 };
 
 PyObject* Walk::tracer_type = nullptr;
 PyObject* Walk::freeze = nullptr;
 PyObject* Walk::identity = nullptr;
+PyObject* Walk::plain = nullptr;
+PyObject* Walk::plain_type = nullptr;
 PyObject* Walk::missing = nullptr;
 
 // A source's value as this call reads it; null where a step is missing (an attribute, a global,
@@ -495,13 +539,21 @@ void set_tracer_type(PyObject* type) {
   Walk::tracer_type = type;
 }
 
-void set_freeze(PyObject* freeze, PyObject* missing, PyObject* identity) {
+void set_freeze(PyObject* freeze, PyObject* missing, PyObject* identity, PyObject* plain, PyObject* plain_type) {
   Py_XINCREF(freeze);
   Py_XINCREF(missing);
   Py_XINCREF(identity);
+  Py_XINCREF(plain);
+  Py_XINCREF(plain_type);
   Walk::freeze = freeze;
   Walk::missing = missing;
   Walk::identity = identity;
+  Walk::plain = plain;
+  Walk::plain_type = plain_type;
+}
+
+bool is_plain_tag(PyObject* o) {
+  return PyTuple_CheckExact(o) && PyTuple_GET_SIZE(o) == 3 && PyTuple_GET_ITEM(o, 0) == Walk::plain;
 }
 
 bool is_device_array(PyObject* o) {
@@ -510,8 +562,8 @@ bool is_device_array(PyObject* o) {
 }
 
 void call_signature(const std::vector<Param>& params, const std::vector<Source>& sources,
-                    const std::vector<int>& static_numbers, DevicePolicy policy, DeviceKinds& kinds, PyObject* args,
-                    PyObject* kwargs, CallSignature& out) {
+                    const std::vector<int>& static_numbers, bool by_identity, DevicePolicy policy, DeviceKinds& kinds,
+                    PyObject* args, PyObject* kwargs, CallSignature& out) {
   import_numpy();
   out.args = args;
   out.kwargs = kwargs;
@@ -522,11 +574,11 @@ void call_signature(const std::vector<Param>& params, const std::vector<Source>&
   out.key.reserve(64 + 48 * params.size());
   out.leaves.reserve(8);
   out.kinds.reserve(8);
-  Walk walk(out, policy, kinds, static_numbers);
+  Walk walk(out, policy, kinds, static_numbers, by_identity);
   for (size_t i = 0; i < params.size(); ++i) {
     if (!values[i]) out.key += static_cast<char>(Node::Default);  // the function's default never varies
     else if (params[i].is_static) walk.static_value(values[i], params[i].name);
-    else walk.value(values[i]);
+    else walk.top(values[i]);
   }
   for (const Source& s : sources) walk.source(read_source(s, values));
   out.structure_end = out.key.size();

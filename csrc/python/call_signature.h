@@ -112,20 +112,25 @@ struct RoutedNowhere {};
 struct LayoutRefusal {};
 
 /// Binds a call's arguments to `params` and walks them, then `sources`, into `out`. The numbers
-/// whose leaf ordinals `static_numbers` (sorted) lists are static instead of leaves. Throws Refusal or
+/// whose leaf ordinals `static_numbers` (sorted) lists are static instead of leaves; objects of
+/// the user's classes are keyed by type unless `by_identity` (the function uses their identity). Throws Refusal or
 /// LayoutRefusal for a call the function cannot run, RoutedNowhere, py::type_error
 /// when the arguments do not bind (its message is inspect's: the dispatcher asks inspect to raise
 /// it). `kinds` (policy Take) reads the values of array libraries in GPU memory.
 void call_signature(const std::vector<Param>& params, const std::vector<Source>& sources,
-                    const std::vector<int>& static_numbers, DevicePolicy policy, DeviceKinds& kinds, PyObject* args,
-                    PyObject* kwargs, CallSignature& out);
+                    const std::vector<int>& static_numbers, bool by_identity, DevicePolicy policy, DeviceKinds& kinds,
+                    PyObject* args, PyObject* kwargs, CallSignature& out);
 
 /// Installs _tracer.Tracer, the type of values a walk refuses as kept from an earlier trace.
 void set_tracer_type(PyObject* type);
 /// Installs _frozen.Frozen, which keeps an unhashable static argument by value, the object a
 /// source that cannot be read stands as, and _frozen.Identity, which keeps an unhashable object
-/// argument by identity.
-void set_freeze(PyObject* freeze, PyObject* missing, PyObject* identity);
+/// argument by identity, _frozen.Plain, the tag of an object argument or source kept by its type,
+/// and _capture.by_type, which says of a class whether its objects are.
+void set_freeze(PyObject* freeze, PyObject* missing, PyObject* identity, PyObject* plain, PyObject* plain_type);
+/// True for the tag of an object kept by type: a signature's statics compare it, not the object
+/// after it.
+bool is_plain_tag(PyObject* o);
 
 /// True for a DeviceArray (csrc/python/device_array.h).
 bool is_device_array(PyObject* o);

@@ -22,6 +22,7 @@ bool same_statics(const std::vector<py::object>& a, const std::pmr::vector<py::o
     const int same = PyObject_RichCompareBool(a[i].ptr(), b[i].ptr(), Py_EQ);
     if (same < 0) throw py::error_already_set();
     if (!same) return false;
+    if (is_plain_tag(a[i].ptr())) ++i;  // an object kept by type: its tag says all
   }
   return true;
 }
@@ -139,7 +140,8 @@ Dispatcher::Found Dispatcher::walk_and_find(py::handle self, PyObject* args, PyO
     return true;
   };
   try {
-    call_signature(params_, sources_, static_numbers_, policy_, dispatch_hooks().device_kinds, args, kwargs, sig);
+    call_signature(params_, sources_, static_numbers_, by_identity_, policy_, dispatch_hooks().device_kinds, args, kwargs,
+                   sig);
   } catch (const Refusal& r) {
     if (inline_call()) return {};
     // an argument strider cannot take (a string array, a slice): NumPy runs the call, or strict raises
@@ -278,6 +280,11 @@ void Dispatcher::specialize(const std::vector<int>& ordinals) {
     if (!std::binary_search(static_numbers_.begin(), static_numbers_.end(), o))
       static_numbers_.insert(std::upper_bound(static_numbers_.begin(), static_numbers_.end(), o), o);
   counters_.specialized += static_cast<int64_t>(ordinals.size());
+  forget();
+}
+
+void Dispatcher::keep_by_identity() {
+  by_identity_ = true;
   forget();
 }
 

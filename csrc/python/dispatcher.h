@@ -64,6 +64,9 @@ class Dispatcher {
   /// Makes the numbers at these leaf ordinals (CallSignature::leaf_ordinal) static from now on:
   /// a trace needed their values. The entries kept go.
   void specialize(const std::vector<int>& ordinals);
+  /// Keys the objects of the user's classes by identity from now on, as a trace found the function
+  /// using it (_capture.Capture.identity). The entries kept go.
+  void keep_by_identity();
 
  private:
   struct Item {
@@ -101,6 +104,7 @@ class Dispatcher {
   std::vector<Param> params_;
   std::vector<Source> sources_;
   std::vector<int> static_numbers_;  // sorted leaf ordinals (specialize)
+  bool by_identity_ = false;         // keep_by_identity
   DevicePolicy policy_;
   bool cache_;
   pybind11::object gpu_;  // target="auto": the function compiled for target="cuda", once asked for

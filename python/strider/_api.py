@@ -17,11 +17,11 @@ import numpy as np
 
 from . import _C, _control, _cuda
 from ._convert import converted, slice_bound_parameters
-from ._capture import _MISSING, Capture, replay, source_name, static_sources
+from ._capture import _MISSING, Capture, by_type, replay, source_name, static_sources
 from ._errors import (GraphBreakWarning, ScheduleError, StriderError, TraceError, UnsupportedError, located,
                       trace_error, unsupported, user_file)
 from ._explain import Explanation, GraphBreakExplanation
-from ._frozen import Frozen, Identity
+from ._frozen import Frozen, Identity, Plain
 from ._results import Entry, GraphBreak, caller_owned, flatten_result
 from ._traced_numpy import TracedNumpy, with_traced_numpy, without_random_states
 from ._tracer import DTYPES_TAKEN, IR_DTYPES, Specialize, Trace, Tracer, check_dtype, current_trace
@@ -112,6 +112,7 @@ class CompiledFunction(_C.Dispatcher):
         self._said = set()  # the graph breaks warned about
         self._runtime_breaks = []  # why calls ran in NumPy after their program started (explain() lists them)
         self._trip_factor = 1  # room for loops' trips, grown where a call outgrew it (_outgrown)
+        self._by_identity = False  # objects of the user's classes keyed by identity (_capture.by_type)
         self._constants = tuple(constants)
         self._gpu = None
         functools.update_wrapper(self, fn)
@@ -377,6 +378,13 @@ class CompiledFunction(_C.Dispatcher):
                 self._sources = self._sources + capture.found
                 self._set_sources(self._sources)
                 return None
+            if not self._by_identity and (how := capture.uses_identity([result] + [v for _, _, v in effects])):
+                _LOG.info("strider.compile: %s: %s; objects of the user's classes are keyed by identity from now on",
+                          self.__name__, how)
+                capture.undo()
+                self._by_identity = True
+                self._keep_by_identity()
+                return None
             passed = _returned_containers(result, values[:nparams])
             if effects:
                 result = (result, [v for _, _, v in effects])
@@ -570,7 +578,7 @@ def _errstate_raises():
 
 
 _C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, _cuda.library, _cuda.kind, Frozen, _MISSING,
-                      Identity, np._core._ufunc_config._extobj_contextvar, _errstate_raises)
+                      Identity, Plain, by_type, np._core._ufunc_config._extobj_contextvar, _errstate_raises)
 
 
 def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64,

@@ -85,12 +85,23 @@ _OWN = {}  # recording subclass -> its class
 def _recording_class(cls):
     rec = _RECORDING.get(cls)
     if rec is None:
+        own_getattr = hasattr(cls, "__getattr__")
+
         def __getattribute__(obj, name, _get=cls.__getattribute__):
             if name == "__class__":  # (`self.__class__.count += 1` is the class's)
                 return cls
-            value = _get(obj, name)
             capture = _active()
-            return value if capture is None else capture.read(obj, name, value)
+            if capture is None:
+                return _get(obj, name)
+            if name == "__dict__":  # every attribute at once, none read as a source
+                capture.identity_of(obj, "reads its __dict__")
+            try:
+                value = _get(obj, name)
+            except AttributeError:
+                if not own_getattr:  # (hasattr: another object may have it)
+                    capture.missing(obj, name)
+                raise
+            return capture.read(obj, name, value)
 
         def __setattr__(obj, name, value, _set=cls.__setattr__):
             capture = _active()
@@ -99,11 +110,47 @@ def _recording_class(cls):
                 capture.wrote(obj, name)
             _set(obj, name, value)
 
-        rec = type(cls)(cls.__name__, (cls,), {"__slots__": (), "__getattribute__": __getattribute__,
-                                               "__setattr__": __setattr__, "__module__": cls.__module__,
-                                               "__qualname__": cls.__qualname__})
+        namespace = {"__slots__": (), "__getattribute__": __getattribute__, "__setattr__": __setattr__,
+                     "__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        # object's own ==, hash and repr read the identity, which a key by type does not hold
+        for name, how in (("__eq__", "compares it with =="), ("__hash__", "hashes it"),
+                          ("__repr__", "writes its address (repr)")):
+            if getattr(cls, name) is getattr(object, name):
+                namespace[name] = _noting(getattr(object, name), how)
+        if "__eq__" in namespace and "__hash__" not in namespace:  # (a class's own __eq__ drops it)
+            namespace["__hash__"] = cls.__hash__
+        rec = type(cls)(cls.__name__, (cls,), namespace)
         _RECORDING[cls], _OWN[rec] = rec, cls
     return rec
+
+
+def _noting(method, how):
+    """object's `method`, noting on the trace's capture that the function used the identity."""
+    def noted(obj, *args):
+        capture = _active()
+        if capture is not None:
+            capture.identity_of(obj, how)
+        return method(obj, *args)
+    return noted
+
+
+# Another library's arrays: keyed as arrays (their dtype, shape and device), never as objects.
+_ARRAY_PROTOCOLS = ("__array__", "__array_interface__", "__array_struct__", "__cuda_array_interface__", "__dlpack__",
+                    "__dlpack_device__")
+
+
+def by_type(cls):
+    """Whether a call keys an argument or source object of class `cls` by its class (and by which
+    earlier such object of the call it is) rather than by its identity (call_signature.cc's
+    Walk::top): the user's classes whose objects a trace follows (_adoptable) and whose hash is
+    object's own or left out (a @dataclass's). What the function reads from such an object is a
+    source, read on every call; a trace that finds the function using an object's identity
+    (Capture.identity) keys them by identity again."""
+    return (bool(cls.__flags__ & (1 << 9)) and cls.__hash__ in (object.__hash__, None)  # Py_TPFLAGS_HEAPTYPE
+            and not issubclass(cls, (type, types.ModuleType, BaseException, Tracer, np.ndarray, np.generic, list, tuple,
+                                     dict, set, frozenset, enum.Enum))
+            and not callable(getattr(cls, "_trace", None))
+            and not any(hasattr(cls, name) for name in _ARRAY_PROTOCOLS))
 
 
 def own_class(cls):
@@ -298,6 +345,8 @@ class Capture:
         self.saved = []  # (container, its items): the real containers a dropped trace may write
         self.saved_arrays = []  # (array, a copy): sources found while tracing, which it may write as NumPy
         self.effects = None  # what restore found
+        self.identity = []  # how the function uses the identity of an object it follows (by_type)
+        self.methods = {}  # id -> the functions it reads as attributes of the objects it follows (their code may use id())
         self.fn = fn
         for s, v in zip(sources, values):
             if v is _MISSING:
@@ -371,16 +420,16 @@ class Capture:
                 else:
                     self._found(source, value)
 
-    def _found(self, source, value):
-        """A value the trace read at `source`, as this call's walk did not: a new source (data), or
-        an object to follow."""
+    def _found(self, source, value, owner=None):
+        """A value the trace read at `source`, as this call's walk did not: a new source (data, or
+        anything else hashable an `owner` object holds but its bound methods, which its class
+        gives), or an object to follow."""
         i = ident(source)
         if i in self.known or holds_traced([value]):
             return
         if _is_data(value):
             if not _under(source_name(source, self.params), self.constants):
-                self.known.add(i)
-                self.found.append(source)
+                self._source(source)
                 self.saved.extend(_containers(value))
                 self.inside.extend(_objects_inside(value))
                 # not traced yet, the code writes it as NumPy does (`self.x[0] += self.x[1]`):
@@ -388,28 +437,74 @@ class Capture:
                 if isinstance(value, np.ndarray) and value.flags.writeable:
                     self.saved_arrays.append((value, value.copy()))
         elif _adoptable(value):
+            if owner is not None and not _under(source_name(source, self.params), self.constants):
+                self._source(source)  # which object it is (its class, for one kept by type)
             self._adopt(value, source)
+        elif owner is not None and getattr(value, "__self__", None) is owner:
+            self._method(getattr(value, "__func__", None))
+        elif owner is not None:
+            self._method(value)
+            try:
+                hash(value)
+            except TypeError:
+                return self.identity_of(owner, f"reads its {source[3][-1]}, an unhashable {type(value).__name__}")
+            self._source(source)
 
-    def read(self, obj, name, value):
+    def _source(self, source):
+        """A new source, after the objects on its path (keyed by type there: Walk::top), as the
+        walk must tell objects of other classes apart."""
+        param, root, key, attrs = source
+        for k in range(len(attrs) + 1):
+            s = (param, root, key, attrs[:k])
+            if k == 0 and (param >= 0 or not isinstance(root, (dict, types.CellType))):
+                continue  # a parameter (walked as one) or a fixed object (a bound method's)
+            if ident(s) not in self.known:
+                self.known.add(ident(s))
+                self.found.append(s)
+
+    def _method(self, f):
+        if isinstance(f, types.FunctionType):
+            self.methods[id(f)] = f
+
+    def identity_of(self, obj, how):
+        if id(obj) in self.paths:
+            self.identity.append(f"{type(obj).__name__}: {how}")
+
+    def _attribute(self, obj, name):
+        """The source of obj.name where the trace follows obj, else None (dunders are the class's)."""
         found = self.paths.get(id(obj))
         if found is None or found[1] is not obj or name.startswith("__"):
-            return value
+            return None
         param, root, key, attrs = found[0]
-        source = (param, root, key, attrs + (name,))
+        return (param, root, key, attrs + (name,))
+
+    def missing(self, obj, name):
+        """An attribute the trace found missing (hasattr): a source, as another object may have it."""
+        source = self._attribute(obj, name)
+        if source is None:
+            return
+        if ident(source) not in self.written:
+            self._source(source)
+
+    def read(self, obj, name, value):
+        source = self._attribute(obj, name)
+        if source is None:
+            return value
         i = ident(source)
         if i in self.written:
             return value
         if i in self.traced:
-            return self.traced[i]
-        self._found(source, value)
+            value = self.traced[i]
+            if _adoptable(value):  # an object source (_source): followed as it was the first time
+                self._adopt(value, source)
+            return value
+        self._found(source, value, obj)
         return value
 
     def wrote(self, obj, name):
-        found = self.paths.get(id(obj))
-        if found is None or found[1] is not obj or name.startswith("__"):
+        source = self._attribute(obj, name)
+        if source is None:
             return
-        param, root, key, attrs = found[0]
-        source = (param, root, key, attrs + (name,))
         i = ident(source)
         if i not in self.written:
             try:
@@ -417,6 +512,22 @@ class Capture:
             except AttributeError:
                 before = _MISSING
             self.written[i] = (source, before)
+
+    def uses_identity(self, values):
+        """Why the function uses the identity of an object it follows (by_type), or None: what the
+        trace found (==, hash, __dict__), `id` in its code or its objects' methods, or such an
+        object held in `values` (what it returns and writes, which each call gives as traced)."""
+        if self.identity:
+            return self.identity[0]
+        # the methods it called, and those Python calls for operators on its objects (`len(self)`)
+        methods = [self.fn] + list(self.methods.values()) + [
+            v for klass in {k for _, cls in self.swapped for k in cls.__mro__[:-1]}
+            for name, v in vars(klass).items() if name.startswith("__") and isinstance(v, types.FunctionType)]
+        if any("id" in _global_names(f.__code__) for m in methods for f in _functions(m)):
+            return "its code calls id()"
+        held = {i: obj for i, (_, obj) in self.paths.items()}
+        found = _holding(values, held, set(), 0)
+        return None if found is None else f"{type(found).__name__}: the function returns or keeps it"
 
     def _read_containers(self):
         return [c for _, c, _ in self.snapshots] + [c for c, _ in self.saved]
@@ -512,6 +623,29 @@ class Capture:
                     pass
             else:
                 setattr(obj, source[3][-1], before)
+
+
+def _holding(value, held, seen, depth):
+    """The first object of `held` (by id) that `value` is or holds (in containers and objects'
+    attributes, 4 deep), or None."""
+    if id(value) in held:
+        return held[id(value)]
+    if depth > 4 or id(value) in seen or type(value).__module__.startswith(("strider", "numpy")):
+        return None  # (a Choice refuses every use)
+    seen.add(id(value))
+    if type(value) is dict:
+        items = list(value.keys()) + list(value.values())
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        items = value
+    elif type(getattr(value, "__dict__", None)) is dict and not isinstance(value, (type, types.ModuleType)):
+        items = list(vars(value).values())
+    else:
+        return None
+    for v in items:
+        found = _holding(v, held, seen, depth + 1)
+        if found is not None:
+            return found
+    return None
 
 
 def replay(effects, signature, passed=()):

@@ -53,3 +53,9 @@ class Identity:
 
     def __hash__(self):
         return id(self.obj)
+
+
+class Plain:
+    """The first item of the tag (Plain, class, k) that keys an argument or source object by its
+    class and by which earlier such object of the call it is (k), not by its identity
+    (_capture.by_type says which objects; csrc/python/call_signature.cc's Walk::add_plain)."""

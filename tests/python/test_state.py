@@ -706,3 +706,97 @@ def test_objects_in_a_list_changed_run_in_numpy():
     with pytest.raises(strider.TraceError, match="of an object in a list"):
         strider.compile(_ages, strict=True)(twin, np.ones(2))
     same_state(plain, twin)
+
+
+class _CoderA:
+    def __init__(self):
+        self.k = 2.0
+
+    def encode(self, x):
+        return x * self.k
+
+
+class _CoderB(_CoderA):
+    def encode(self, x):
+        return x + self.k
+
+
+_SEEN = {}
+
+
+class _Made:
+    """Objects made anew for each call (a decoder built per image): keyed by their class, what a
+    method reads from them is read on every call; where it uses an object's identity (==, hash,
+    id(), vars(), the object returned or kept) the key is the identity again."""
+
+    def __init__(self, offset=1.0, act=np.negative, coder=_CoderA, extra=None):
+        self.stride, self.offset, self.act, self.coder = np.array([8.0, 16.0]), offset, act, coder()
+        self.buf = np.zeros(2)
+        if extra is not None:
+            self.extra = extra
+
+    def decode(self, x):
+        return x * self.stride + self.offset
+
+    def activate(self, x):
+        return self.act(x)
+
+    def maybe(self, x):
+        return x + self.extra if hasattr(self, "extra") else x
+
+    def nested(self, x):
+        return self.coder.encode(x)
+
+    def returns_self(self, x):
+        return self, x * 2
+
+    def keyed(self, x):
+        return x + _SEEN.setdefault(self, len(_SEEN))
+
+    def uses_id(self, x):
+        return x + id(self) % 7
+
+    def counted(self, x):
+        return x + len(vars(self))
+
+    def writes(self, x):
+        self.last = x * 2
+        self.buf[:] = x
+        return x
+
+
+_MAKES = [lambda: _Made(), lambda: _Made(), lambda: _Made(offset=3.0), lambda: _Made(act=np.abs),
+          lambda: _Made(coder=_CoderB), lambda: _Made(extra=5.0), lambda: _Made(), lambda: _Made(extra=6.0)]
+
+
+@pytest.mark.parametrize("name", ["decode", "activate", "maybe", "nested", "returns_self", "keyed", "uses_id",
+                                  "counted", "writes"])
+def test_objects_made_anew_are_keyed_by_their_class(name):
+    compiled = strider.compile(getattr(_Made, name))
+    x = np.array([1.0, 2.0])
+    for make in _MAKES:
+        plain, twin = make(), make()
+        if name == "uses_id":
+            plain = twin  # id() of the same object
+        expected = getattr(_Made, name)(plain, x.copy())
+        if name == "keyed":
+            _SEEN[twin] = _SEEN.pop(plain)
+        got = compiled(twin, x.copy())
+        if name == "returns_self":
+            assert got[0] is twin
+            got, expected = got[1], expected[1]
+        same_state(expected, got, "result")
+        same_state(plain, twin)
+    if name == "decode":  # two offsets: a signature each, and one trace the walk asked again for
+        assert compiled.stats()["traces"] == 3
+
+
+def _same_or_not(a, b, x):
+    return x if a is b else -x
+
+
+def test_objects_compared_with_is_keep_that_in_the_key():
+    compiled = strider.compile(_same_or_not)
+    one, other, x = _Made(), _Made(), np.ones(2)
+    for a, b in [(one, one), (one, other), (other, other), (other, one)]:
+        assert_same(_same_or_not(a, b, x), compiled(a, b, x))

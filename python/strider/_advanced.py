@@ -18,7 +18,7 @@ from . import _C, _creation
 from numpy.lib.array_utils import normalize_axis_index
 
 from ._choice import Choice, as_one, number_sides, sides
-from ._errors import unsupported, user_location
+from ._errors import unsupported
 from ._indexing import assign
 from ._indexing import getitem as basic_getitem
 from ._indexing import setitem as basic_setitem
@@ -632,12 +632,10 @@ def getitem(t, key):
     if (mask := _one_bool(key)) is not None:
         return getitem(t[None], mask)
     key = _lists_as_arrays(_chosen_ints(key))
-    if (traced := _traced_slices(t, key)) is not None:  # a copy where NumPy's is a view: written back only by x[key] op= v
+    if (traced := _traced_slices(t, key)) is not None:  # a copy where NumPy's is a view, kept in step with t
         r = getitem_plain(t, traced)
-        if r._trace.graph.storage_kind(t._view.storage) == "arg":  # returned, NumPy's would be the argument's memory
-            r._trace.may_be_argument.setdefault(r._view.storage, user_location())
-        r._trace.copy_of_view(r, t)
-        return Tracer(r._trace, r._view, r.dtype, readonly="copy")
+        r._trace.copy_of_view(r, t, traced)
+        return r
     r = top_k(t, key) if t.ndim == 1 and current_trace().sorted else None
     return r if r is not None else getitem_plain(t, key)
 
@@ -663,10 +661,9 @@ def getitem_plain(t, key):
     # a copy: NumPy's basic indexing of a run-time dimension would be a view, which this is not;
     # ints alone give a NumPy scalar, with `...` a 0-d array
     keys = key if isinstance(key, tuple) else (key,)
-    r = Tracer(current_trace(), view, t.dtype, scalar=not off.shape and not any(k is Ellipsis for k in keys),
-               readonly="copy" if not _has_adv(t, key) else None)
-    if r._readonly == "copy" and not r._scalar:  # (a NumPy scalar is NumPy's copy too)
-        current_trace().copy_of_view(r, t)
+    r = Tracer(current_trace(), view, t.dtype, scalar=not off.shape and not any(k is Ellipsis for k in keys))
+    if not _has_adv(t, key) and not r._scalar:  # (a NumPy scalar is NumPy's copy too)
+        current_trace().copy_of_view(r, t, key)
     return r
 
 

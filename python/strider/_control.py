@@ -41,7 +41,7 @@ from ._traced_numpy import RANDOM_STATES, stands_in
 from ._sorting import lexsort
 from ._ufuncs import python_bool
 from ._tracer import (LIST_METHODS, Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at,
-                      as_tracer, bound, concrete, item_list, only_0d,
+                      as_tracer, bound, concrete, in_step, item_list, only_0d,
                       current_trace, holds_traced, side_effect_error)
 
 _MAX_TRIES = 12
@@ -343,7 +343,7 @@ def augitem_(op, obj, key, value):
     strider holds obj[key] as a copy (a key only the run knows) and NumPy as a view, the op runs
     in place on a fresh copy of it, which the set writes back: what NumPy's view ends up holding."""
     item = obj[key]
-    if isinstance(item, Tracer) and item._readonly == "copy":
+    if isinstance(item, Tracer) and (item._readonly == "copy" or in_step(item)):
         item = item.copy()
     obj[key] = INPLACE[op](item, value())
 

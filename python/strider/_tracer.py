@@ -267,9 +267,13 @@ class Trace:
         self.numbers = {}
         self.versions = {}
         # copies that stand for NumPy's views (an int or a slice at a position only the run knows):
-        # storage -> (the viewed storage, its version then); read after that storage is written,
-        # the copy would miss what NumPy's view shows (check_fresh)
+        # storage -> (the viewed storage, its version then, (copy, base, key) or None). A copy with
+        # its key is kept in step with its base: gathered again where the base was written since
+        # it was read or written, and written back into base[key] after each write (so writes
+        # through it reach the base, as through NumPy's view); one without (a reshape's) is
+        # refused where it would miss what NumPy's view shows (check_fresh)
         self.copies = {}
+        self.syncing = set()  # copies being gathered again or written back (their ops start no sync)
         # the storages such a copy was written after (NumPy's would show the write): not read again
         self.diverged = set()
         # storage -> (lo, hi): every element is in [lo, hi) (argsort's positions, nonzero's indices,
@@ -355,11 +359,16 @@ class Trace:
         if self.sealed:
             for t in inputs:
                 self.check_unsealed(t._view)
+        synced = None
         if self.copies:
             for t in inputs:
                 self.check_fresh(t._view)
-            if output.storage in self.copies:  # written through: what it stands for a view of misses it
-                self.diverged.add(self.copies[output.storage][0])
+            found = self.copies.get(output.storage)
+            if found is not None and found[2] is None:  # written: what it stands for a view of misses it
+                self.diverged.add(found[0])
+            elif found is not None and output.storage not in self.syncing:
+                self.check_fresh(output)  # a part written: the rest as the base holds it now
+                synced = output.storage
         derived = self._derived(inputs, output)
         span = self._span(name, inputs, output, axes)
         relative = self._relative(name, inputs) if span is not None else None
@@ -381,6 +390,22 @@ class Trace:
             self.derived[output.storage] = derived
         self.numbers.pop(output.storage, None)
         self.versions[output.storage] = self.versions.get(output.storage, 0) + 1
+        if synced is not None:
+            self._sync(synced, write=True)
+
+    def _sync(self, sid, write):
+        """Copy `sid` and its base made alike again: base[key] = copy where `write`, else the copy
+        gathered from base[key] anew."""
+        base_sid, _, (copy, base, key) = self.copies[sid]
+        self.syncing.add(sid)
+        try:
+            if write:
+                base[key] = copy
+            else:
+                self.op("copy", [base[key]], copy._view)
+        finally:
+            self.syncing.discard(sid)
+        self.copies[sid] = (base_sid, self.versions.get(base_sid, 0), (copy, base, key))
 
     def _derived(self, inputs, output):
         """The scalar arguments a temporary is computed from, with constants alone, once an op
@@ -514,19 +539,29 @@ class Trace:
             return None
         return int(flat[0])
 
-    def copy_of_view(self, copy, base):
-        """Records that `copy` stands for NumPy's view of `base` (check_fresh)."""
-        self.copies[copy._view.storage] = (base._view.storage, self.versions.get(base._view.storage, 0))
+    def copy_of_view(self, copy, base, key=None):
+        """Records that `copy` stands for NumPy's view `base[key]` (check_fresh); key None: kept
+        apart from base (a reshape's, which base[key] does not give back)."""
+        sid = base._view.storage
+        if self.graph.storage_kind(sid) == "arg" or sid in self.may_be_argument:  # returned: NumPy's is the argument's memory
+            self.may_be_argument.setdefault(copy._view.storage, user_location())
+        self.copies[copy._view.storage] = (base._view.storage, self.versions.get(base._view.storage, 0),
+                                           None if key is None else (copy, base, key))
 
     def check_fresh(self, view, returned=None):
-        """Refuses a copy standing for a view, read after the array it views was written, or
-        (`returned`: the storages a call returns) returned beside it: NumPy's two results would
-        share memory. (One of an argument is may_be_argument's.)"""
+        """Gathers a copy standing for a view base[key] again where base was written since; refuses
+        one without its key read after that, or (`returned`: the storages a call returns) returned
+        beside its base: NumPy's two results would share memory. (One of an argument is
+        may_be_argument's.)"""
         if view.storage in self.diverged:
             raise trace_error("an array is read after a write through what NumPy makes a view of it and strider a copy "
                               "(a reshape that moves a run-time length between axes, x[-1] of one): NumPy's array "
                               "would show the write", "write through the array itself")
         seen = self.copies.get(view.storage)
+        if seen is not None and seen[2] is not None and view.storage not in self.syncing:
+            if self.versions.get(seen[0], 0) != seen[1]:
+                self._sync(view.storage, write=False)
+            seen = self.copies[view.storage]
         if seen is not None and returned is not None and seen[0] in returned:
             raise trace_error("an element or slice at a position known only when the function runs (x[-1], x[i:] of a "
                               "run-time length), which strider holds in a copy and NumPy in a view, is returned beside "
@@ -1633,9 +1668,15 @@ def _inplace(uf, self, other):
     # Python and NumPy scalars are immutable: `s += 1` rebinds, as it does outside a trace
     if self._weak is not None or self._scalar:
         return _python_operator(uf, self, other)
-    if self._readonly == "copy" and _stored_back(sys._getframe(2)):
-        return uf(self, other)  # x[i + 1:] *= w: the subscript assignment that follows writes x
+    if in_step(self) and _stored_back(sys._getframe(2)):
+        return uf(self, other)  # x[i + 1:] *= w: the subscript assignment that follows writes x, not the copy
     return uf(self, other, out=self)
+
+
+def in_step(t):
+    """Whether t is a copy standing for NumPy's view of another array, kept in step with it
+    (Trace.copies): what is written into it is written into that array again."""
+    return t._trace.copies.get(t._view.storage, (None,) * 3)[2] is not None
 
 
 def _stored_back(frame):

@@ -161,8 +161,12 @@ def _view_step(draw, env, src):
     x = env[src]
     nd, shape = x.ndim, x.shape
     view = draw(st.sampled_from(["index", "index", "index", "T", "transpose", "swapaxes", "flip",
-                                 "reshape", "ravel", "broadcast_to", "expand_dims", "squeeze"]))
-    if view == "index":
+                                 "reshape", "ravel", "broadcast_to", "expand_dims", "squeeze", "cut"]))
+    if view == "cut":  # a slice whose bounds only the run knows
+        if nd == 0:
+            return None
+        p = draw(st.integers(-2, 2))
+    elif view == "index":
         p = _key(draw, shape)
     elif view == "transpose":
         p = tuple(draw(st.permutations(range(nd))))
@@ -501,6 +505,8 @@ def _step_taint(s, taint):
     refs, ops = set(), set()
     if kind in ("view", "astype", "clip", "fill", "clip_out"):
         refs = {s[2] if kind == "view" else s[1]}
+        if kind == "view" and s[1] == "cut":
+            ops = {"<"}  # where it starts depends on the values
         if kind == "astype" and np.dtype(s[2]).kind in "bi":
             ops = {"<"}  # a cast to an integer type is discontinuous
     elif kind == "expr":

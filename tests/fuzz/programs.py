@@ -60,6 +60,7 @@ VIEWS = {
     "broadcast_to": lambda x, shape: np.broadcast_to(x, shape),
     "expand_dims": lambda x, axis: np.expand_dims(x, axis),
     "squeeze": lambda x, axis: np.squeeze(x, axis),
+    "cut": lambda x, c: _cut(x, c),
 }
 
 
@@ -213,6 +214,13 @@ def _select(x, c):
     return x[x[(slice(None),) + (0,) * (x.ndim - 1)] > c]
 
 
+def _cut(x, c):
+    """NumPy's view x[k // 2:k + 1], k counting x's elements over c: a slice of its first axis whose
+    bounds only the run knows (strider's is a copy kept in step with x)."""
+    k = np.count_nonzero(x > c)
+    return x[k // 2:k + 1]
+
+
 def _branch(cond, a, c):
     if c % 2:  # the first side leaves None: a Choice until `is None` picks (_control's _choose_now)
         if np.count_nonzero(cond) <= c:
@@ -355,6 +363,7 @@ def _fmt_step(s, out, n):
             "broadcast_to": lambda: f"np.broadcast_to({x}, {p})",
             "expand_dims": lambda: f"np.expand_dims({x}, {p})",
             "squeeze": lambda: f"np.squeeze({x}, {p})",
+            "cut": lambda: f"_cut({x}, {p!r})  # a slice of run-time bounds (tests/fuzz/programs.py)",
         }[view]()
     if kind == "expr":
         return lhs + _fmt_value(s[1], n)
@@ -610,11 +619,12 @@ def runs_in_numpy(case):
 
 def check_case(case):
     """Run the case in NumPy and through strider (JIT and reference executor); raise on a mismatch.
-    A program with run-time lengths (a select) may break the graph where strider does not carry
-    one through a step: that call runs in NumPy, compared all the same."""
+    A program with run-time lengths (a select, a cut) may break the graph where strider does not
+    carry one through a step: that call runs in NumPy, compared all the same."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", strider.GraphBreakWarning)
-        check(case.fn, *case.args(), calls=case.calls, strict=not any(s[0] == "select" for s in case.steps),
+        check(case.fn, *case.args(), calls=case.calls, strict=not any(s[0] == "select" or s[:2] == ("view", "cut")
+                                                                      for s in case.steps),
               **case.tolerance())
 
 

@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 
 from fuzz.generator import programs
-from fuzz.programs import Case, _branch, _chase, _select, runs_in_numpy
+from fuzz.programs import Case, _branch, _chase, _cut, _select, runs_in_numpy
 
 
 @settings(max_examples=50, derandomize=True, database=None, deadline=None)
@@ -49,7 +49,8 @@ def test_smaller_drops_an_unused_argument():
 def test_rendering_runs_as_interpreted(case):
     """The Python a case renders as computes what the interpreter does (every step kind's form)."""
     assume(runs_in_numpy(case))
-    ns = {"np": np, "rng": np.random.default_rng, "_chase": _chase, "_branch": _branch, "_select": _select}  # helpers
+    ns = {"np": np, "rng": np.random.default_rng, "_chase": _chase, "_branch": _branch, "_select": _select,
+          "_cut": _cut}  # helpers
     with np.errstate(all="ignore"):
         exec(repr(case), ns)
         expected = ns["program"](*(ns[f"a{i}"] for i in range(case.nargs)))

@@ -99,8 +99,10 @@ Runner::Runner(py::object program, std::vector<std::pair<int, int>> groups, std:
       dynamic = dynamic || (o.kind == ResultKind::View && g.outputs[o.index].storage == s && g.outputs[o.index].is_dynamic());
     trimmed_at_.push_back(dynamic && temps_[k].form == TempForm::Viewed ? reserve(s) : -1);
   }
-  if (std::any_of(g.ops.begin(), g.ops.end(),
-                  [](const Op& op) { return op.code == OpCode::check_equal || op.code == OpCode::append; }))
+  if (std::any_of(g.ops.begin(), g.ops.end(), [](const Op& op) {
+        return op.code == OpCode::check_equal || op.code == OpCode::append ||
+               (op.code == OpCode::check_assert && !op.axes.empty() && op.axes[0] == kRunInNumPy);
+      }))
     for (const Op& op : g.ops)
       if (g.storages[op.output.storage].kind == StorageKind::Arg &&
           std::find(put_back_.begin(), put_back_.end(), op.output.storage) == put_back_.end())

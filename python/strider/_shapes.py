@@ -9,9 +9,9 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import _C, _ufuncs
-from ._errors import UnsupportedError, trace_error, unsupported
+from ._errors import UnsupportedError, trace_error, unsupported, where as user_line
 from ._indexing import assign
-from ._tracer import (IMPL, Extent, TracedRows, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous, forgive,
+from ._tracer import (IMPL, Extent, RunInNumPy, TracedRows, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous, forgive,
                       current_trace, fresh, item_list, length_value, insertion_order, keep_order, known_by_static,
                       known_scalar, like_order, shape_of, check_fits)
 from ._ufuncs import _NoValue, broadcast_shape, copy_, finish, normalize_axes, numpy_raises, promo_arg
@@ -185,15 +185,30 @@ def ravel(a, order="C"):
 
 
 def squeeze(a, axis=None):
+    """np.squeeze. A run-time length NumPy may squeeze is kept: named by `axis`, it is checked to
+    be 1 when the function runs (NumPy's ValueError); left to axis=None, the call runs in NumPy
+    where it is 1 (NumPy's result has fewer axes there)."""
     t = as_tracer(a)
+    trace = current_trace()
     if axis is None:
-        axes = tuple(i for i, d in enumerate(t.shape) if d == 1)
+        axes = tuple(i for i, d in enumerate(t.shape) if not isinstance(d, Extent) and d == 1)
+        for d in t.shape:
+            if isinstance(d, Extent):
+                trace.check_assert(np.not_equal(d.value(), 1), (
+                    f"np.squeeze at {user_line()} of a length known only at run time, 1 when the function runs: "
+                    "NumPy's result drops that axis, the compiled program's keeps it"), RunInNumPy)
+        if not axes:
+            return t
     else:
         axes = normalize_axis_tuple(axis, t.ndim)
-        if any(t.shape[i] != 1 for i in axes):
-            raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
-    if not axes:
-        return t
+        message = "cannot select an axis to squeeze out which has size not equal to one"
+        if any(not isinstance(t.shape[i], Extent) and t.shape[i] != 1 for i in axes):
+            raise ValueError(message)
+        for i in axes:
+            if isinstance(t.shape[i], Extent):
+                trace.check_assert(np.equal(t.shape[i].value(), 1), message, ValueError)
+        t = t[tuple(slice(None, 1) if i in axes and isinstance(d, Extent) else slice(None)
+                    for i, d in enumerate(t.shape))]  # each such axis of 1 static length: a view
     return t.view_of(t._view.subscript([("i", 0, 0, 0) if i in axes else ("s", 0, 1, d)
                                         for i, d in enumerate(t.shape)]))
 

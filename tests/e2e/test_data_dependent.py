@@ -1290,6 +1290,24 @@ def test_writes_through_views_of_run_time_bounds_in_a_loop():
     check(_decayed_in_a_loop, rnd(12, F64, seed=5), 0.7)
 
 
+def _squeezed(x, c):
+    v = x[x[:, 0] > c]
+    w = np.squeeze(v[:, :1], 1) * 2  # an axis named: checked to be 1 when the function runs
+    row = np.squeeze(x[np.argmax(x[:, 1]):][:1], 0)  # a view of the argument, written through
+    row[1] = -1.0
+    return np.squeeze(v), w, x
+
+
+@pytest.mark.parametrize("c", [0, 4, 10], ids=["all", "one", "none"])
+def test_squeeze_of_run_time_lengths(c):
+    # NumPy drops a run-time length of 1 that squeeze names or (axis=None) finds: named, it is
+    # checked; found, the call runs in NumPy where it is 1, as its result has fewer axes, from the
+    # arguments as they were (the program's write into x put back first: it once was not)
+    x = np.array([[1, 2], [5, 6], [3, 4.0]])
+    check(_squeezed, x, c, strict=c != 4)
+    check_raises(lambda x, c: np.squeeze(x[x[:, 0] > c], 0), x, 0, exc=ValueError)
+
+
 def kept_rows_into_a_new_axis(a):
     v = a[a[:, 0, 0] > 0]
     v[:-1, None] = v

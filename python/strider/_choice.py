@@ -45,6 +45,8 @@ def _narrowed_use(dunder):
 
 def _known_side(value):
     side = narrowed(value) if type(value) is Choice else value
+    if type(side) is Choice and any(isinstance(v, Undefined) for _, v in sides(side)):
+        side = bound(side)  # assigned on one path only (the other raises, or Python would): the assigned value
     if type(side) is type(value) and hasattr(side, "_fail"):
         side._fail()
     return side
@@ -113,6 +115,8 @@ def bound(value):
     if not missing:
         return value
     trace, first = value.cond._trace, missing[0][1]
+    if id(value) in trace.bound_reads:
+        return trace.bound_reads[id(value)][1]
     if not all(v.surely and v.since is not None for _, v in missing):
         first._fail()
     since = min(v.since for _, v in missing)
@@ -121,7 +125,9 @@ def bound(value):
         first._fail()
     trace.check_assert(np.logical_not(_either([c for c, _ in missing])), f"cannot access local variable {first.name!r} "
                        "where it is not associated with a value", UnboundLocalError)
-    return merge([(c, v) for c, v in alternatives if not isinstance(v, Undefined)], value.name)
+    result = merge([(c, v) for c, v in alternatives if not isinstance(v, Undefined)], value.name)
+    trace.bound_reads[id(value)] = (value, result)
+    return result
 
 
 # What a Choice computes on each side: operators and ufuncs that cannot fail when they run, so
@@ -328,6 +334,8 @@ def _kind(value):
         return "None"
     if isinstance(value, Choice):
         return f"({_kinds(value.then, value.other)})"
+    if isinstance(value, Undefined):
+        return "nothing (not assigned)"
     if type(value) in (bool, int, float):
         return f"a Python {type(value).__name__}"
     if isinstance(value, Tracer) and value._weak is not None and not value.ndim:

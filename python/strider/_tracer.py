@@ -301,6 +301,9 @@ class Trace:
         # storages of variables a loop carries or a branch merges that held an argument -> the
         # user's (file, line) of that loop or branch
         self.may_be_argument = {}
+        # a Choice with unassigned sides read as the value it holds where assigned (_choice.bound):
+        # id -> (the Choice, that value); its check stands for every later read
+        self.bound_reads = {}
         # _choice.py's: the storage of a bool that `x is None` on a Choice gave (or `not`, `and`,
         # `or` of one) -> what it says of Choices' conditions where it holds and where it does
         # not ({condition's storage: its value}, twice); and while a side of a branch on such a
@@ -588,7 +591,7 @@ class Trace:
                 dict(self.checked), dict(self.sliced), dict(self.sorted), dict(self.numbers), dict(self.versions),
                 dict(self.ranges), list(self.sealed), self.regions, dict(self.may_be_argument),
                 dict(self.relative), dict(self.bounded), dict(self.selects), dict(self.implied), dict(self.copies),
-                set(self.diverged), dict(self.index_math), dict(self.const_storages))
+                set(self.diverged), dict(self.index_math), dict(self.const_storages), dict(self.bound_reads))
 
     def restore(self, snap, graph=True):
         """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
@@ -597,7 +600,7 @@ class Trace:
             type(x)(x) for x in snap[2:12]) + (snap[12],)
         self.relative, self.bounded, self.selects = dict(snap[14]), dict(snap[15]), dict(snap[16])
         self.implied, self.copies, self.diverged = dict(snap[17]), dict(snap[18]), set(snap[19])
-        self.index_math, self.const_storages = dict(snap[20]), dict(snap[21])
+        self.index_math, self.const_storages, self.bound_reads = dict(snap[20]), dict(snap[21]), dict(snap[22])
         if graph:
             self.graph.truncate(ops, storages)
             self.regions, self.may_be_argument = regions, dict(snap[13])

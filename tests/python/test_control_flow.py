@@ -666,6 +666,47 @@ def test_a_variable_one_side_of_a_branch_assigns(t):
             np.testing.assert_array_equal(mine, np.maximum(x, 0))  # the write before the read
 
 
+def matched_or_raises(a):
+    # SORT's associate_detections_to_trackers: the other side raises (there, a solver the trace
+    # cannot follow); m is then used, not only returned
+    if a.sum(1).max() == 1:
+        m = np.stack(np.where(a), axis=1)
+    else:
+        raise ValueError("needs a linear assignment")
+    return m[:, 0] * 2
+
+
+def indexed_if_kept(scores, t):
+    # YOLOX's class-agnostic multiclass_nms: `if keep:` after an NMS loop, dets indexed after it
+    keep = []
+    order = np.flatnonzero(scores > 0.2)
+    order = order[scores[order].argsort()[::-1]]
+    while order.size > 0:
+        keep.append(order[0])
+        order = order[np.where(scores[order[1:]] < t)[0] + 1]
+    if keep:
+        dets = np.stack([scores[keep], scores[keep] * 2], 1)
+    return dets[:, 1].sum(), dets.shape[0]
+
+
+def test_a_variable_one_side_assigns_used_in_any_way():
+    """Indexed, sliced or asked its shape where one side of a branch on a traced condition
+    assigned it: the value that side gave; where the other side runs, its error (the call runs
+    in NumPy, which raises it) or Python's UnboundLocalError. (It was refused: 'holds an array
+    or a Undefined'.)"""
+    for fn, taken, other, exc in ((matched_or_raises, (np.eye(3, dtype=np.int32)[::-1].copy(),),
+                                   (np.ones((3, 3), np.int32),), ValueError),
+                                  (indexed_if_kept, (np.array([0.1, 0.9, 0.5, 0.85]), 0.3), (np.full(4, 0.1), 0.3),
+                                   UnboundLocalError)):
+        f = check(fn, *taken)
+        check_raises(fn, *other, exc=exc)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", strider.GraphBreakWarning)
+            with pytest.raises(exc):
+                f(*other)
+        assert f.stats()["traces"] == 1 and f.stats()["graph_breaks"] == 0
+
+
 @pytest.mark.parametrize("fn", [read_before_a_write, computed_with])
 def test_a_variable_one_side_assigns_read_otherwise_breaks_the_graph(fn):
     """A read the call's end cannot stand for (a write after it) and arithmetic with it: a graph

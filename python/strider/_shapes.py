@@ -780,6 +780,10 @@ def repeat(a, repeats, axis=None):
         axis = 0
     axis = normalize_axis_index(axis, t.ndim)
     n = t.shape[axis]
+    if isinstance(repeats, Extent) or (isinstance(repeats, Tracer) and repeats.ndim == 0):
+        (repeats,) = _shape_arg(repeats, "np.repeat's count")
+        if isinstance(repeats, Extent):
+            return _repeated_by_run_time_count(t, repeats, axis)
     if np.ndim(repeats) == 0:
         reps = [operator.index(repeats)] * n
     else:
@@ -806,6 +810,17 @@ def repeat(a, repeats, axis=None):
             assign(result[head + (slice(off, off + r),)], t[head + (slice(i, i + 1),)])
         off += r
     return result
+
+
+def _repeated_by_run_time_count(t, count, axis):
+    """np.repeat(t, count, axis) with a count known only at run time (EfficientDet's
+    np.repeat(image_id, len(keep))): each element `count` times, gathered, a run-time length."""
+    n = t.shape[axis]
+    if isinstance(n, Extent):
+        raise unsupported("np.repeat by a count known only when the function runs of an array whose length along "
+                          "the axis is known only then too", "np.repeat(x[:, None], ...) of a fixed length")
+    at = np.floor_divide(arange_at(0, 1, count * n), count.value())  # (a length times an int: a length)
+    return t[(slice(None),) * axis + (at,)]
 
 
 def array_split(ary, indices_or_sections, axis=0):

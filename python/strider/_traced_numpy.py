@@ -14,7 +14,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from ._creation import _known_number
 from ._errors import _internal, unsupported
 from ._ops import CREATION
-from ._shapes import as_strided, concatenate, hstack, stack, vstack
+from ._shapes import as_strided, concatenate, hstack, repeat, stack, vstack
 from ._sorting import lexsort
 from ._tracer import Extent, TracedList, Tracer, as_tracer, current_trace, holds_traced, item_list
 
@@ -122,6 +122,20 @@ def _joining(real, traced):
                 type(arrays) is list and holds_traced(arrays))):
             return traced(arrays, *args, **kwargs)
         return real(arrays, *args, **kwargs)
+
+    return call
+
+
+def _counted(real, traced):
+    """np.repeat by a count only the run knows (EfficientDet's np.repeat(image_id, len(keep))):
+    NumPy's dispatcher looks at the array alone, so it is strider's repeat; any other call is
+    NumPy's."""
+
+    @functools.wraps(real)
+    def call(a, repeats, *args, **kwargs):
+        if current_trace() is not None and isinstance(repeats, (Tracer, Extent)):
+            return traced(a, repeats, *args, **kwargs)
+        return real(a, repeats, *args, **kwargs)
 
     return call
 
@@ -330,6 +344,8 @@ for _name, _fn in (("concatenate", concatenate), ("vstack", vstack), ("hstack", 
     _WRAPPED[(np, _name)] = _joining(_REAL[(np, _name)], _fn)
 _REAL[(np, "stack")] = np.stack
 _WRAPPED[(np, "stack")] = _stacking(np.stack, stack)
+_REAL[(np, "repeat")] = np.repeat
+_WRAPPED[(np, "repeat")] = _counted(np.repeat, repeat)
 _REAL[(np, "r_")], _REAL[(np, "c_")] = np.r_, np.c_
 _WRAPPED[(np, "r_")], _WRAPPED[(np, "c_")] = _Concatenator(np.r_, 0, 1, -1), _Concatenator(np.c_, -1, 2, 0)
 _REAL[(np, "ogrid")], _REAL[(np, "mgrid")] = np.ogrid, np.mgrid

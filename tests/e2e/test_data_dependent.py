@@ -1308,6 +1308,26 @@ def test_squeeze_of_run_time_lengths(c):
     check_raises(lambda x, c: np.squeeze(x[x[:, 0] > c], 0), x, 0, exc=ValueError)
 
 
+def _repeated_by_kept(scores, boxes, t):
+    # EfficientDet's _generate_detections: np.repeat(image_id, len(keep)) beside the kept rows
+    keep = []
+    order = np.flatnonzero(scores > t)
+    while order.size > 0:
+        keep.append(order[0])
+        order = order[1:][scores[order[1:]] < scores[order[0]] + 0.5]
+    ids = np.repeat(7, len(keep))
+    rows = np.repeat(boxes[:2], len(keep), axis=0)
+    return np.stack([ids, np.repeat(np.arange(3), len(keep))[:len(keep)]], 1), rows, np.repeat(boxes[0], len(keep))
+
+
+@pytest.mark.parametrize("t", [0.2, 0.95], ids=["kept", "none"])
+def test_repeat_by_a_run_time_count(t):
+    check(_repeated_by_kept, rnd(6, F32, seed=8), rnd((3, 4), F32, seed=9), t)
+    # a count no length bounds: NumPy's sizes, refused by name
+    with pytest.raises(strider.UnsupportedError, match="a size of np.repeat's count"):
+        strider.compile(lambda s: np.repeat(7, (s > 0.3).sum()), strict=True)(rnd(6, F32))
+
+
 def kept_rows_into_a_new_axis(a):
     v = a[a[:, 0, 0] > 0]
     v[:-1, None] = v

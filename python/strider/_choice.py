@@ -34,16 +34,18 @@ def refusing(*more):
     def make(cls):
         for name in _USES + more:
             setattr(cls, f"__{name}__", _narrowed_use(f"__{name}__"))
-        cls.__getattr__ = lambda self, attr: getattr(_known_side(self), attr)
+        cls.__getattr__ = lambda self, attr: getattr(known_side(self), attr)
         return cls
     return make
 
 
 def _narrowed_use(dunder):
-    return lambda self, *args, **kwargs: getattr(_known_side(self), dunder)(*args, **kwargs)
+    return lambda self, *args, **kwargs: getattr(known_side(self), dunder)(*args, **kwargs)
 
 
-def _known_side(value):
+def known_side(value):
+    """The value a use of `value` sees: a Choice's side the branch being traced knows, or the
+    side a variable assigned on one path only holds (bound); else the TraceError that refuses it."""
     side = narrowed(value) if type(value) is Choice else value
     if type(side) is Choice and any(isinstance(v, Undefined) for _, v in sides(side)):
         side = bound(side)  # assigned on one path only (the other raises, or Python would): the assigned value
@@ -76,7 +78,7 @@ class Choice:
         # for a value that is an array on one path, but where a branch knows the side (strider's
         # own code sees the Choice)
         if not _internal(sys._getframe(1).f_code.co_filename):
-            return _known_side(self).__class__
+            return known_side(self).__class__
         return Choice
 
 

@@ -30,8 +30,8 @@ import types
 import numpy as np
 
 from . import _C
-from ._choice import (Choice, Undefined, apply, imply, implied, is_, knowing, merge, narrowed, rebuild,  # noqa: F401
-                      selected, sides, structure)
+from ._choice import (Choice, Undefined, apply, imply, implied, is_, known_side, knowing, merge, narrowed,  # noqa: F401
+                      rebuild, selected, sides, structure)
 from ._choice import _kind
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import compared, hold, own_class, put_back
@@ -1096,6 +1096,8 @@ def for_stmt(iterable, body, state, names, live, target, guarded=(), writes=()):
     whose items the body assigns (_traced_while)."""
     trace = current_trace()
     t = _positions(names, target)
+    if type(iterable) is Choice:  # (a variable assigned on one path: what that path gave)
+        iterable = known_side(iterable)
     if trace is not None and isinstance(iterable, TracedRange):
         return _counted(trace, body, state, names, live, (guarded, writes), t, iterable.start, iterable.stop,
                         iterable.step, lambda i: i)

@@ -676,6 +676,18 @@ def matched_or_raises(a):
     return m[:, 0] * 2
 
 
+def iterated_if_matched(a, iou):
+    # SORT again: `for m in matched_indices:` over the rows the assigning side gave
+    if a.sum(1).max() == 1:
+        matched = np.stack(np.where(a), axis=1)
+    else:
+        raise ValueError("needs a linear assignment")
+    total = 0.0
+    for m in matched:
+        total = total + iou[m[0], m[1]]
+    return total
+
+
 def indexed_if_kept(scores, t):
     # YOLOX's class-agnostic multiclass_nms: `if keep:` after an NMS loop, dets indexed after it
     keep = []
@@ -690,14 +702,16 @@ def indexed_if_kept(scores, t):
 
 
 def test_a_variable_one_side_assigns_used_in_any_way():
-    """Indexed, sliced or asked its shape where one side of a branch on a traced condition
-    assigned it: the value that side gave; where the other side runs, its error (the call runs
+    """Indexed, sliced, iterated or asked its shape where one side of a branch on a traced
+    condition assigned it: the value that side gave; where the other side runs, its error (the call runs
     in NumPy, which raises it) or Python's UnboundLocalError. (It was refused: 'holds an array
     or a Undefined'.)"""
     for fn, taken, other, exc in ((matched_or_raises, (np.eye(3, dtype=np.int32)[::-1].copy(),),
                                    (np.ones((3, 3), np.int32),), ValueError),
                                   (indexed_if_kept, (np.array([0.1, 0.9, 0.5, 0.85]), 0.3), (np.full(4, 0.1), 0.3),
-                                   UnboundLocalError)):
+                                   UnboundLocalError),
+                                  (iterated_if_matched, (np.eye(3, dtype=np.int32)[[2, 0, 1]], boxes(3, 3)),
+                                   (np.ones((3, 3), np.int32), boxes(3, 3)), ValueError)):
         f = check(fn, *taken)
         check_raises(fn, *other, exc=exc)
         with warnings.catch_warnings():

@@ -548,8 +548,7 @@ class Trace:
         sid = base._view.storage
         if self.graph.storage_kind(sid) == "arg" or sid in self.may_be_argument:  # returned: NumPy's is the argument's memory
             self.may_be_argument.setdefault(copy._view.storage, user_location())
-        self.copies[copy._view.storage] = (base._view.storage, self.versions.get(base._view.storage, 0),
-                                           None if key is None else (copy, base, key))
+        self.copies[copy._view.storage] = (sid, self.versions.get(sid, 0), None if key is None else (copy, base, key))
 
     def check_fresh(self, view, returned=None):
         """Gathers a copy standing for a view base[key] again where base was written since; refuses

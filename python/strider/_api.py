@@ -29,6 +29,7 @@ from ._tracer import DTYPES_TAKEN, IR_DTYPES, Specialize, Trace, Tracer, check_d
 _TARGETS = ("cpu", "cuda", "auto")
 _STAND_INS = re.compile(r"'(Tracer|TracedList|TracedRows|TracedSlice|Extent|Choice)'")  # in Python's TypeErrors
 _LOG = logging.getLogger("strider")
+_MAX_TRIP_FACTOR = 4 ** 8  # (room for 65,536 times the trips a first trace gave loops)
 
 
 # -- arguments: what the dispatcher (C++) refuses, named --
@@ -184,7 +185,11 @@ class CompiledFunction(_C.Dispatcher):
     def _outgrown(self, entry, args, kwargs):
         """A call whose loop filled a list past the room traced for it (the dispatcher caught
         LoopBoundExceeded; nothing the call did reached the caller): every signature is traced
-        again with four times the room, and the call runs anew."""
+        again with four times the room, and the call runs anew; past _MAX_TRIP_FACTOR, more room
+        has not helped, and the call runs in NumPy."""
+        if self._trip_factor >= _MAX_TRIP_FACTOR:
+            return self._numpy_at_run_time(f"a list filled at run time in {self.__name__} outgrew its room again "
+                                           f"after {self.stats()['regrown']} traces with more", args, kwargs)
         self._trip_factor *= 4
         self._count("regrown", 1)
         _LOG.info("strider.compile: %s: a loop outgrew its lists' room; traced again with %dx", self.__name__,

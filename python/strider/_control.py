@@ -323,7 +323,12 @@ def _length_read(a, b):
 
 
 def binop_(op, a, b):
-    """`a op b` in rewritten code (_convert.py's _operator)."""
+    """`a op b` in rewritten code (_convert.py's _operator); `a + b` of lists, one of them of a
+    run-time length, is a fresh list of both's items (outside a loop on a traced condition, which
+    carries a list's appends, not a new list each trip)."""
+    if op == "Add" and (item_list(a) or item_list(b)) and all(type(x) is list or item_list(x) for x in (a, b)) and (
+            trace := current_trace()) is not None and not any(isinstance(r, _Region) for r in trace.loops):
+        return _joined(trace, a, b) if type(a) is list else extend(_joined(trace, [], a), b)
     return OPERATORS[op](a, _length_read(a, b))
 
 
@@ -716,6 +721,9 @@ def append(lst, value):
     """lst.append(value), into a TracedList where a traced loop carries the list."""
     trace = current_trace()
     if isinstance(lst, TracedList):
+        for loop in trace.loops:  # a list of a run-time length from before the region: learned of its items
+            if isinstance(loop, _Region) and id(lst) in loop.python_lists:
+                _learn(trace, loop, lst, lst.like_item())
         if not isinstance(lst, TracedRows) and isinstance(value, Tracer) and value.is_dynamic:
             for region in trace.loops:  # items from before the loop and arrays of run-time lengths: all rows
                 if isinstance(region, _Region) and id(lst) in region.made:
@@ -941,6 +949,8 @@ def _append(trace, lst, value, block=False):
         lst.appended(_first_row(as_tracer(value)) if block else value)
     rows = isinstance(lst, TracedRows)
     t = _block(lst, value) if rows or block else _item(lst, value)
+    if not regions:  # room for these items past what it holds, where no loop's trips say how much
+        _make_room(trace, lst, bound(t.shape[0]) if block else 1)
     length = _count_of(trace, lst.length)
     at = _count_of(trace, lst.rows) if rows else length
     data = lst.data._view
@@ -954,6 +964,15 @@ def _append(trace, lst, value, block=False):
         trace.op("copy", [moved], _C.View(lst.rows, [], [], 0))
         moved = np.add(length, 1)
     trace.op("copy", [moved], _C.View(lst.length, [], [], 0))
+
+
+def _make_room(trace, lst, more):
+    """Moves a list's items into room for `more` items past its own."""
+    old = lst.data
+    room = Tracer(trace, trace.temp((old.shape[0] + more,) + tuple(old.shape[1:]), old.dtype), old.dtype,
+                  weak=old._weak)
+    trace.op("copy", [old], room[:old.shape[0]]._view)
+    lst.data = room
 
 
 def _count_of(trace, storage):
@@ -1481,6 +1500,14 @@ class _Region:
         inside = list(state)
         capture = getattr(self.trace, "capture", None)
         for i, name in enumerate(names):
+            if name is not None and type(state[i]) is TracedList and not state[i].by_region:
+                # a list of a run-time length no region made (`keep = idx.tolist()`), whose room
+                # no trips grow: room for its items and the region's
+                if name in self.lists:
+                    inside[i] = self.make_list(name, state[i])
+                else:
+                    self.python_lists[id(state[i])] = name
+                continue
             if name is None or type(state[i]) is not list:
                 continue
             if name in self.lists and self.lists[name] is None:  # used before an append said what it holds
@@ -1534,7 +1561,8 @@ class _Region:
             self.learn_list(name, items[0])
         dtype, shape, weak, scalar, per_trip, rows_bound, mixed, inner, kinds = self.lists[name]
         trips = self.list_trips()
-        room = len(items) + max(trips * per_trip, inner)  # (inner: the appends of loops inside)
+        have = bound(items.size()) if isinstance(items, TracedList) else len(items)
+        room = have + max(trips * per_trip, inner)  # (inner: the appends of loops inside)
         length = _counter(trace) if pending is None else pending.length
         storage = None if pending is None else pending.storage
         if rows_bound is None:
@@ -1550,13 +1578,16 @@ class _Region:
             rows = _counter(trace) if pending is None else pending.rows
             self.made_storages.add(rows)
             lst = TracedRows(Tracer(trace, data, dtype), rows, length, room)
-        for v in items:
+        if isinstance(items, TracedList):
+            _append(trace, lst, items.array(raw=True), block=True)
+        for v in items if type(items) is list else ():
             _append(trace, lst, v)
         if pending is not None:  # the object the region's code holds is the list
             pending.__class__, pending.__dict__ = type(lst), lst.__dict__
             lst = pending
         self.made[id(lst)] = name
         self.made_storages |= {data.storage, length}
+        lst.by_region = True
         return lst
 
 

@@ -264,7 +264,7 @@ def _of_list(lst, dtype):
     if t.ndim > 1 or (np.dtype(dtype) if dtype is not None else t.dtype) != empty.dtype:
         compiled = [0] + list(t.shape[1:])
         current_trace().check_assert(np.greater(lst.size().value(), 0), (
-            f"np.array of a list a loop filled, empty when the function runs, at {user_line()}: NumPy's is "
+            f"np.array of a list of a run-time length, empty when the function runs, at {user_line()}: NumPy's is "
             f"{empty.dtype}{list(empty.shape)}, the compiled program's {t.dtype}{compiled}"), RunInNumPy)
     return t
 

@@ -9,7 +9,7 @@ import numpy as np
 from . import _C
 from ._choice import Choice, _both, bound
 from ._errors import UnsupportedError
-from ._tracer import Extent, RunInNumPy, TracedList, Tracer, as_tracer, contiguous, holds_traced
+from ._tracer import Extent, ItemList, RunInNumPy, TracedList, Tracer, as_tracer, contiguous, holds_traced
 from ._ufuncs import same_kind_copy
 
 
@@ -107,7 +107,9 @@ def flatten_result(value, leaves, path=None):
         return ("numbers",)
     if isinstance(value, (tuple, list)):
         items = tuple(flatten_result(v, leaves, path) for v in value)
-        return (type(value).__name__, items) if type(value) in (tuple, list) else ("subclass", items, type(value))
+        if type(value) in (tuple, list, ItemList):
+            return ("tuple" if type(value) is tuple else "list", items)
+        return ("subclass", items, type(value))
     if isinstance(value, dict):
         return ("dict", tuple((k, flatten_result(value[k], leaves, path)) for k in value))
     if isinstance(value, TracedList) and value.mixed:

@@ -879,16 +879,18 @@ class TracedList:
 
     @classmethod
     def of(cls, t, weak=None, scalar=True):
-        """The list of the rows of t, an array of a run-time length (its room t's bound)."""
+        """The list of the rows of t, an array of a run-time length (its room t's bound), with a
+        length of its own (appends move it, not t's)."""
         v = t._view
         room = Tracer(t._trace, _C.View(v.storage, list(v.shape), list(v.strides), v.offset), t.dtype,
                       weak=weak if t.ndim == 1 else None)
-        return cls(room, t.shape[0].storage, weak, scalar)
+        return cls(room, t.shape[0].value().copy()._view.storage, weak, scalar)
 
     def size(self):
         """The run-time length (an Extent bounded by the room)."""
         return Extent(self.data._view.shape[0], self.length)
 
+    by_region = False  # a loop or branch on a traced condition made it, with room for its trips
     mixed = False  # items hold numbers of kinds known only at run time (`max(0, x)`), kept in the widest
     # numbers of several kinds appended (`0` on one path, a float64 on another), kept in the widest:
     # per kind, its dtype and the 0-d int64 storage counting its appends (np.array's dtype is the run's)
@@ -921,13 +923,28 @@ class TracedList:
     def __getitem__(self, key):
         items = self.array()[key]
         if not isinstance(key, slice):
-            if self.weak in (bool, int, float) and not items.ndim:  # a Python number, as the list holds
-                items._weak, items._scalar = self.weak, False
-            return items
+            return self._item(items)
         # a slice of a list is a list (returned as one, as Python's), of its own
         n = items.shape[0]
         length = n.storage if isinstance(n, Extent) else self.data._trace.const(np.int64(n))._view.storage
         return TracedSlice(items, length, self.weak, self.scalar)
+
+    def _item(self, items):
+        """An item as the list holds it: an array, a Python number, or a list or tuple of numbers
+        (a row the list holds as an array: `out[0] + [1.0]` joins lists, as Python's does)."""
+        weak = self.weak
+        if weak in (bool, int, float):
+            return _python_numbers(items, weak)
+        if type(weak) is tuple:  # (list or tuple, the type of each position: a Python or NumPy number's)
+            row = (_python_numbers(items[k], kind) for k, kind in enumerate(weak[1:]))
+            return tuple(row) if weak[0] is tuple else ItemList(row)
+        return items
+
+    def like_item(self):
+        """An item of the list's kind and shape (zeros, not one of its items: it may hold none)."""
+        t = as_tracer(np.zeros(tuple(self.data.shape[1:]), self.data.dtype))
+        t._scalar = self.weak is None and self.scalar and not t.ndim
+        return self._item(t)
 
     def __repr__(self):
         return f"<list filled at run time, at most {self.data._view.shape[0]} items>"
@@ -981,6 +998,30 @@ class TracedRows(TracedList):
 
     def __repr__(self):
         return f"<list of arrays filled at run time, at most {self.items} arrays of {self.data._view.shape[0]} rows in all>"
+
+
+class ItemList(list):
+    """An item of a list of a run-time length that is itself a list: a copy of a row the list
+    holds in an array, so a change to it would not reach the list (Python's item is the list
+    itself): refused. Returned, it is a list."""
+
+    def _changed(self, *args, **kwargs):
+        raise trace_error("a change to a list that is an item of a list filled at run time (strider holds the "
+                          "items as rows of an array)", "build a new list (row + [v]) and keep lists of numbers")
+
+    append = extend = insert = pop = remove = clear = sort = reverse = _changed
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _changed
+
+
+def _python_numbers(t, kind):
+    """Numbers of `kind`, Python's or a NumPy scalar type (a copy: a list's numbers are values),
+    as nested lists past 0-d."""
+    if t.ndim:
+        return ItemList(_python_numbers(t[i], kind) for i in range(t.shape[0]))
+    weak = kind if kind in _WEAK_DTYPES else None
+    n = t.astype(_WEAK_DTYPES[kind] if weak else kind, copy=True)
+    n._weak, n._scalar = weak, weak is None
+    return n
 
 
 def item_list(x):
@@ -1446,15 +1487,18 @@ class Tracer:
 
     def tolist(self):
         """ndarray.tolist(): nested lists of Python numbers, traced ones where only the run knows
-        them: elements of one copy in the Python kind's dtype (as traced_number makes one); of a
-        1-d array of a run-time length, a list of that length (a TracedList: `keep_all.extend(
-        idx[keep].tolist())`). Other run-time lengths, more than _TOLIST_ITEMS elements (a
-        number each) and uint64 are a graph break."""
+        them: elements of one copy in the Python kind's dtype (as traced_number makes one); of an
+        array whose first axis alone has a run-time length, a list of that length (a TracedList:
+        `keep_all.extend(idx[keep].tolist())`, CenterNet's `dets[inds, :5].tolist()`). Other
+        run-time lengths, more than _TOLIST_ITEMS elements (a number each) and uint64 are a graph
+        break."""
         if (value := concrete(self)) is not None:
             return value.tolist()
         if self.ndim == 0:
             return self.item()
-        dynamic = self.is_dynamic and not (self.ndim == 1 and isinstance(self.shape[0], Extent))
+        # (a run-time length of the first axis alone: a list of that length, of numbers or rows)
+        dynamic = self.is_dynamic and not (isinstance(self.shape[0], Extent) and
+                                           not any(isinstance(d, Extent) for d in self.shape[1:]))
         many = not self.is_dynamic and self.size > _TOLIST_ITEMS
         if dynamic or many or self.dtype.kind not in "biuf" or self.dtype == np.uint64:
             raise trace_error(".tolist() of a traced array " + ("of run-time lengths past its first axis" if dynamic

@@ -530,6 +530,25 @@ def test_a_call_that_outgrows_its_list_after_writing_an_argument_runs_anew():
     assert f.stats()["regrown"] >= 1
 
 
+def test_a_list_that_more_room_does_not_help_runs_the_call_in_numpy():
+    """Room is grown at most to _MAX_TRIP_FACTOR times the first: past it the call runs in NumPy
+    (strict: ValueError), where it would be traced again without end (a list whose room no
+    trips set, once, recursed until Python's limit)."""
+    from strider import _api
+    x = np.array([2.0 ** 90, 0.0])
+    for strict in (True, False):
+        f = strider.compile(halvings, strict=strict)
+        f(np.array([4.0, 0.0]), 1.0)  # traced with the first room; then as if grown to the most
+        f._trip_factor = _api._MAX_TRIP_FACTOR
+        if strict:
+            with pytest.raises(ValueError, match="a list filled at run time in halvings outgrew its room again"):
+                f(x.copy(), 1.0)
+            continue
+        with pytest.warns(UserWarning, match="outgrew its room again"):
+            out = f(x.copy(), 1.0)
+        assert out == halvings(x.copy(), 1.0) and f.stats()["runtime_breaks"] == 1
+
+
 def and_or_values(x, t):
     y = x[x > t]
     a = (x[0] > 0.5) and (x[1] > 0.5)  # NumPy's bools on both paths: one value
@@ -2399,9 +2418,9 @@ def test_an_empty_filled_list_made_an_array_runs_in_numpy(rows):
             assert x.dtype == w.dtype and x.shape == w.shape and np.array_equal(x, w)
         assert g.stats()["runtime_breaks"] == breaks
         assert [str(w.message).split(": NumPy's")[0] for w in said] == (
-            [f"strider.compile: array_of_a_filled_list: np.array of a list a loop filled, empty when the function "
+            [f"strider.compile: array_of_a_filled_list: np.array of a list of a run-time length, empty when the function "
              f"runs, at test_control_flow.py:{array_of_a_filled_list.__code__.co_firstlineno + 4}"] if breaks else [])
-    with pytest.raises(ValueError, match="np.array of a list a loop filled, empty when the function runs"):
+    with pytest.raises(ValueError, match="np.array of a list of a run-time length, empty when the function runs"):
         strider.compile(array_of_a_filled_list, strict=True)(s, 2.0, rows)
 
 
@@ -2839,6 +2858,65 @@ def test_tolist_of_a_run_time_length_is_a_list_of_that_length():
     check(kept_by_class, boxes, scores, np.zeros(60, np.int64), 0.3)
     for t in (0.5, 2.0, -1.0):
         check(passing_as_lists, scores.astype(np.float32), t)
+
+
+def rows_as_lists(dets, t, num_classes):
+    ret = {}  # CenterNet's ctdet_post_process: each class's rows, lists of Python floats
+    for j in range(num_classes):
+        ret[j] = dets[dets[:, -1] == j, :5].astype(np.float32).tolist()
+    rows = dets[dets[:, 4] > t, :2].tolist()
+    counts = (dets[dets[:, 4] > t, :2] > 50).astype(np.int32).tolist()
+    first = rows[0] + [0.0] if rows else None  # an item is a list: + joins
+    joined = [[-1.0, -1.0]] + rows + rows
+    rows.append([1.0, 2.0])
+    return ret, rows, counts, first, joined, len(rows), rows[-1][1] * 2
+
+
+def rows_as_tuples(s, t):
+    out = []
+    for v in s:
+        if v > t:
+            out.append((float(v), 1))
+    last = out[-1] if out else None  # a tuple of Python numbers, returned beside the list
+    return out, last, out[0] + (7.0,) if out else None, out[:1]
+
+
+def tolist_then_appended(x, y, t):
+    rows = x[x > t].tolist()
+    for v in y:  # the loop's room: for the list's items and the trips'
+        if v > t:
+            rows.append(float(v))
+    ints = (x[x > t] * 10).astype(np.int64).tolist()
+    n = 0
+    while ints and n < ints[0] % 7:
+        ints.append(n)
+        n += 1
+    return rows, ints
+
+
+def test_items_of_a_list_of_a_run_time_length_are_lists_and_tuples():
+    """`.tolist()` of rows of a run-time count is a list of that length whose items are lists of
+    Python numbers; an item of a list of lists or tuples a loop filled is a list or a tuple (a
+    value, not a view): `+` joins it with another, as Python's does (it added arrays), and
+    lists join with `+` into a new one."""
+    rng = np.random.default_rng(12)
+    dets = np.concatenate([rng.uniform(0, 100, (40, 4)), rng.uniform(0, 1, (40, 1)),
+                           rng.integers(0, 3, (40, 1))], 1)
+    for t in (0.5, 2.0):
+        check(rows_as_lists, dets, t, 3)
+        check(rows_as_tuples, dets[:, 4].copy(), t)
+    check(rows_as_lists, dets[:0], 0.5, 2)
+    for x in (dets[:, 4].copy(), dets[:0, 4].copy(), np.ones(3)):
+        f = check(tolist_then_appended, x, dets[:7, 4].copy(), 0.3)  # (it recursed without end)
+        assert f.stats()["regrown"] == 0
+    with pytest.raises(strider.TraceError, match="a change to a list that is an item of a list filled at run time"):
+        strider.compile(item_changed, strict=True)(dets, 0.5)  # the change would not reach the list
+
+
+def item_changed(dets, t):
+    rows = dets[dets[:, 4] > t, :2].tolist()
+    rows[0].append(1.0)
+    return rows
 
 
 def rows_left(boxes, t):

@@ -96,9 +96,9 @@ def test_item_of_traced_value_at_a_position():
     raises_at(f, (arr(),), r"item")
 
 
-def test_tolist_of_rows_of_a_run_time_count():
+def test_tolist_of_columns_of_a_run_time_count():
     def f(x):
-        y = np.stack([x, x], 1)[x > 0]
+        y = np.stack([x, x], 0)[:, x > 0]
         return y.tolist()  # <- error
 
     raises_at(f, (arr(),), r"tolist")

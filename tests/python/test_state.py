@@ -510,7 +510,7 @@ def _warns_in_a_branch(s):
     (_set_add, "a change to a dict, a set"),
     (_object_attribute, "an object's attribute"),
     (_key_in_a_branch, "setting an item of a dict"),
-    (_list_of_lists, r"\.append\(\) of a traced array"),
+    (_list_of_lists, "a change to a list that is an item of a list filled at run time"),
     (_callers_list, "an append to a list the caller passes"),
     (_callers_list_in_a_while, "an append to a list the caller passes"),
     (_list_a_dict_also_holds, r"a list 'res' in _list_a_dict_also_holds\(\) also holds"),

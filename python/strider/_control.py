@@ -18,11 +18,13 @@ stable: lengths that change, lists it fills, storages from before the loop it wr
 tracing knew of them no longer holds inside). Values a region computes and does not assign to a
 variable it carries are sealed: used after it, they raise a TraceError, as does a loop that
 changes a variable's dtype or rank, which NumPy allows and strider does not carry."""
+import datetime
 import functools
 import inspect
 import math
 import operator
 import os
+import random
 import sys
 import traceback
 import types
@@ -283,17 +285,27 @@ def _detach(trace, t):
 
 # -- the calls the rewritten code makes --
 
+# read once while tracing, every call would return the trace's value (the clock's in the datetime
+# type, whose attributes _traced_numpy cannot stand in for)
+_READ_ONCE = (datetime.datetime.now, datetime.datetime.utcnow, datetime.datetime.today, datetime.date.today)
+
+
 def callee(fn):
     """What a call in rewritten code calls: the user's functions rewritten in turn, builtin max,
     min, float and int as ours (_BUILTINS); a random generator's method refused."""
     for builtin, ours in _BUILTINS:
         if fn is builtin:
             return ours
-    if isinstance(getattr(fn, "__self__", None), RANDOM_STATES):  # (a global's: an argument is RandomRefused)
-        # drawn once while tracing, its values would be every call's (and its C code would get
-        # the trace's np.empty stand-in, a Tracer, where it writes an array)
+    if isinstance(getattr(fn, "__self__", None), RANDOM_STATES + (random.Random,)):
+        # (a global's: an argument is RandomRefused) drawn once while tracing, its values would be
+        # every call's (and NumPy's C code would get the trace's np.empty stand-in, a Tracer,
+        # where it writes an array)
         raise unsupported(f"{type(fn.__self__).__name__}.{fn.__name__} inside a compiled function (it would be drawn "
                           "once, at trace time)", "draw the random values outside and pass them as arguments")
+    if type(fn) is types.BuiltinMethodType and fn in _READ_ONCE:
+        raise unsupported(f"{fn.__self__.__name__}.{fn.__name__}() inside a "
+                          "compiled function (it would be read once, at trace time, and every call would return that "
+                          "value)", "read it outside and pass it as an argument")
     if type(fn).__module__.startswith("numba") and hasattr(fn, "py_func"):
         # numba's dispatcher takes arrays, not traced values (it failed inside numba's own code)
         raise unsupported(f"calling {fn.py_func.__name__}, a function compiled by numba, inside a compiled function",

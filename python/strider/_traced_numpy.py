@@ -3,9 +3,13 @@ trace, random functions refused, np.vectorize of a Python function traced on the
 the math module's functions applied to traced values as NumPy's ufuncs."""
 import functools
 import math
+import os
+import random
 import sys
 import threading
+import time
 import types
+import uuid
 import warnings
 
 import numpy as np
@@ -364,6 +368,18 @@ _WRAPPED[(np.lib.stride_tricks, "as_strided")] = _as_strided(np.lib.stride_trick
 _REAL[(np.lib.stride_tricks, "sliding_window_view")] = np.lib.stride_tricks.sliding_window_view
 _WRAPPED[(np.lib.stride_tricks, "sliding_window_view")] = _sliding_window_view(
     np.lib.stride_tricks.sliding_window_view)
+# what changes from call to call with no argument's change: read once while tracing, every call
+# would return the trace's value (the first call's time, a frozen draw)
+_READ_ONCE = [(time, n) for n in ("time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns",
+                                  "process_time", "process_time_ns", "thread_time", "thread_time_ns", "localtime",
+                                  "gmtime", "ctime", "asctime", "strftime")]
+_READ_ONCE += [(os, "urandom"), (os, "getpid"), (uuid, "uuid1"), (uuid, "uuid4")]
+_READ_ONCE += [(random, n) for n in dir(random) if getattr(getattr(random, n), "__self__", None) is random._inst]
+for _module, _name in _READ_ONCE:
+    _REAL[(_module, _name)] = getattr(_module, _name)
+    _WRAPPED[(_module, _name)] = _refused(_REAL[(_module, _name)], f"{_module.__name__}.{_name}() inside a compiled "
+                                          "function (it would be read once, at trace time, and every call would "
+                                          "return that value)", "read it outside and pass it as an argument")
 _BY_REAL_ID = {id(_REAL[key]): _WRAPPED[key] for key in _REAL}
 _STAND_IN_IDS = {id(fn) for fn in _WRAPPED.values()}
 

@@ -3,9 +3,12 @@ level): the whole call runs as the user's Python on the real arrays, so its valu
 writes are NumPy's by construction. A warning says so once per function and reason, explain()
 lists the break with the user's file:line, stats() counts it, and strict=True raises instead.
 The suite runs with STRIDER_STRICT=1 (tests/conftest.py), so no other test falls back unseen."""
+import datetime
 import inspect
-import struct
 import os
+import random
+import struct
+import time
 import warnings
 
 import numpy as np
@@ -197,6 +200,41 @@ def test_a_random_generator_drawn_from_breaks_the_graph(fn, make):
 def test_a_global_random_generator_breaks_the_graph():
     with pytest.raises(strider.UnsupportedError, match=r"Generator\.normal inside a compiled function"):
         strider.compile(jitter, strict=True)(np.zeros((2, 4)))
+
+
+def timed_decode(x):
+    t1 = time.time()  # YOLOv4's post_processing: timings it prints
+    y = x * 2
+    return y, t1, time.time() - t1
+
+
+def jittered(x):
+    return x * (1 + random.uniform(-0.1, 0.1)), random.random()
+
+
+def stamped(x):
+    return x, datetime.datetime.now()
+
+
+@pytest.mark.parametrize("fn,what", [(timed_decode, r"time\.time\(\)"), (jittered, r"random\.uniform\(\)"),
+                                     (lambda x: (x, time.perf_counter()), r"time\.perf_counter\(\)"),
+                                     (stamped, r"datetime\.now\(\)")])
+def test_a_clock_or_pythons_random_breaks_the_graph(fn, what):
+    """A clock or Python's random module read while tracing would give every call the trace's
+    value (the first call's time, a frozen draw): strict raises, otherwise NumPy runs each call."""
+    with pytest.raises(strider.UnsupportedError, match=what + " inside a compiled function"):
+        strider.compile(fn, strict=True)(np.ones(3))
+    compiled = strider.compile(fn, strict=False)
+    got = []
+    with pytest.warns(strider.GraphBreakWarning):
+        for seed in (5, 6):
+            random.seed(seed)
+            got.append(compiled(np.ones(3)))
+            random.seed(seed)
+            want = fn(np.ones(3))
+            time.sleep(0.01)
+            assert np.array_equal(got[-1][0], want[0]) and (fn is not jittered or got[-1][1] == want[1])
+    assert got[1][1] > got[0][1] if fn is not jittered else got[1][1] != got[0][1]
 
 
 def offsets_if_landmarks(boxes):

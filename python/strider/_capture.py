@@ -11,6 +11,7 @@ closure variables) is replayed after every call with that call's arrays."""
 import dis
 import enum
 import functools
+import sys
 import types
 
 import numpy as np
@@ -649,9 +650,9 @@ def _holding(value, held, seen, depth):
 
 
 def replay(effects, signature, passed=()):
-    """post(result, args, kwargs) for the Runner: applies each call's writes (their values
-    computed by that call, in `result`'s second item where there are any; parameters as the call
-    binds them) and returns the function's own result, with the caller's own lists and dicts at
+    """post(result, args, kwargs) for the Runner: applies each call's writes and prints (their
+    values computed by that call, in `result`'s second item where there are any; parameters as
+    the call binds them) and returns the function's own result, with the caller's own lists and dicts at
     the `passed` (path, parameter index) (_api._returned_containers)."""
     def post(result, args, kwargs):
         value, written = result if effects else (result, ())
@@ -660,6 +661,11 @@ def replay(effects, signature, passed=()):
             bound = signature.bind(*args, **(kwargs or {}))
             param_values = [bound.arguments.get(name, _MISSING) for name in signature.parameters]
         for (kind, source), v in zip(effects, written):
+            if kind == "print":  # (its keywords in the source's place; the standard streams by name)
+                kwargs = source[1]
+                print(*v, **(dict(kwargs, file=getattr(sys, kwargs["file"])) if type(kwargs.get("file")) is str
+                             else kwargs))
+                continue
             param, root, key, attrs = source
             if kind == "set" and not attrs:
                 if isinstance(root, dict):

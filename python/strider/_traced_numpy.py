@@ -1,6 +1,7 @@
 """NumPy as a traced function sees it: creation functions (np.zeros & co.) that record into the
 trace, random functions refused, np.vectorize of a Python function traced on the whole array, and
 the math module's functions applied to traced values as NumPy's ufuncs."""
+import builtins
 import functools
 import math
 import os
@@ -66,6 +67,36 @@ def _refused(real, what, instead, refuses=lambda *args, **kwargs: True):
         return real(*args, **kwargs)
 
     return call
+
+
+def _print(real):
+    """print: where traced code calls it, recorded, to print after each run what that run
+    computed (printed while tracing, it would print once, and a traced value's description);
+    the traced arrays as they are at the call (a copy: a later write must not show). In a loop or
+    branch on a traced condition, refused: only the run knows how often it prints."""
+
+    @functools.wraps(real)
+    def call(*args, **kwargs):
+        if not _traced_call_site():
+            return real(*args, **kwargs)
+        trace = current_trace()
+        trace.refuse_side_effect("print")
+        file = kwargs.get("file")  # sys.stdout or sys.stderr as each run finds it, by name
+        std = [name for name in ("stdout", "stderr") if file is getattr(sys, name)]
+        trace.prints.append((_as_now(args), dict(kwargs, file=std[0]) if std else kwargs))
+
+    return call
+
+
+def _as_now(value, depth=0):
+    """value with its traced arrays copied, in the lists, tuples and dicts that hold them."""
+    if isinstance(value, Tracer):
+        return value.copy()
+    if depth < 8 and type(value) in (list, tuple):
+        return type(value)(_as_now(v, depth + 1) for v in value)
+    if depth < 8 and type(value) is dict:
+        return {k: _as_now(v, depth + 1) for k, v in value.items()}
+    return value
 
 
 def _raising(*args, **kwargs):
@@ -354,6 +385,8 @@ _REAL[(np, "r_")], _REAL[(np, "c_")] = np.r_, np.c_
 _WRAPPED[(np, "r_")], _WRAPPED[(np, "c_")] = _Concatenator(np.r_, 0, 1, -1), _Concatenator(np.c_, -1, 2, 0)
 _REAL[(np, "ogrid")], _REAL[(np, "mgrid")] = np.ogrid, np.mgrid
 _WRAPPED[(np, "ogrid")], _WRAPPED[(np, "mgrid")] = _Grid(np.ogrid), _Grid(np.mgrid)
+_REAL[(builtins, "print")] = builtins.print
+_WRAPPED[(builtins, "print")] = _print(builtins.print)
 _REAL[(warnings, "warn")] = warnings.warn
 _WRAPPED[(warnings, "warn")] = _warn(warnings.warn)
 for _name in ("errstate", "seterr"):

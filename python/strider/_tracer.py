@@ -313,6 +313,7 @@ class Trace:
         self.target = "cpu"
         self.refused = None  # the last needs_value: why a trace that then failed failed
         self.refusals_in_try = []  # refusals made inside a `try` of the traced function (_refusal_made)
+        self.prints = []  # (args, kwargs) of the function's print calls, printed after each run
         self._prev = None
 
     def refuse_side_effect(self, what):

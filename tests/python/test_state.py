@@ -6,6 +6,7 @@ and a compiled one side by side and compares results and state after every step.
 import dataclasses
 import re
 import enum
+import sys
 import types
 import warnings
 
@@ -800,3 +801,42 @@ def test_objects_compared_with_is_keep_that_in_the_key():
     one, other, x = _Made(), _Made(), np.ones(2)
     for a, b in [(one, one), (one, other), (other, other), (other, one)]:
         assert_same(_same_or_not(a, b, x), compiled(a, b, x))
+
+
+def _reported(x, t):
+    y = x * 2
+    print("post processing done")  # YOLOv4's post_processing reports as it goes
+    print("kept", int((y > t).sum()), "of", x.shape[0], sep=" ", end=".\n")
+    y[0] = 100.0  # after the print: the printed values are the ones at the call
+    print(y[:2], [y[1], len(x[x > t])], file=sys.stderr)
+    y[1] = -5.0
+    for i in range(2):
+        print("row", i, y[i])
+    return y
+
+
+def _reported_in_a_branch(x):
+    if x[0] > 0:
+        print("positive")
+    return x + 1
+
+
+def test_prints_print_on_every_call_what_that_call_computes(capsys):
+    """print runs after each call with the values that call computed, to the stream it names
+    then (while tracing it printed once, and traced values' descriptions); in a branch on a
+    traced condition it breaks the graph, so NumPy prints as often as the run says."""
+    compiled = strider.compile(_reported, strict=True)
+    for x in (np.array([1.0, -2.0, 3.0]), np.array([-4.0, 5.0, 6.0, 7.0])):
+        for _ in range(2):
+            expected = _reported(x.copy(), 0.5)
+            want = capsys.readouterr()
+            assert_same(expected, compiled(x.copy(), 0.5))
+            got = capsys.readouterr()
+            assert (got.out, got.err) == (want.out, want.err) and "post processing done" in got.out
+    with pytest.raises(strider.TraceError, match="print in a loop or branch on a traced condition"):
+        strider.compile(_reported_in_a_branch, strict=True)(np.ones(2))
+    compiled = strider.compile(_reported_in_a_branch, strict=False)
+    with pytest.warns(strider.GraphBreakWarning):
+        for x in (np.array([1.0]), np.array([-1.0]), np.array([2.0])):
+            compiled(x)
+    assert capsys.readouterr().out == "positive\npositive\n"

@@ -552,6 +552,11 @@ def _traced_slices(t, key):
     at = [j for j, k in enumerate(keys) if isinstance(k, slice) and any(_run_time(p) for p in (k.start, k.stop, k.step))]
     if not at:
         return None
+    if sum(k is Ellipsis for k in keys) == 1 and not any(k is None for k in keys):
+        # (Mask R-CNN's masks[..., :boxes.shape[0]]): the full slices it stands for
+        at_ellipsis = keys.index(Ellipsis)
+        keys[at_ellipsis:at_ellipsis + 1] = [slice(None)] * (t.ndim - len(keys) + 1)
+        return _traced_slices(t, tuple(keys))
     simple = all(isinstance(k, (slice, int, np.integer)) or (isinstance(k, Tracer) and k.ndim == 0 and k.dtype.kind in "iu")
                  for j, k in enumerate(keys) if j not in at)
     ints = [j for j, k in enumerate(keys) if not isinstance(k, slice)] + at

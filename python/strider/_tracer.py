@@ -1524,6 +1524,9 @@ class Tracer:
         value = concrete(self)
         if value is not None:  # np.int64(n) of a value tracing knows
             return value if dtype is None else value.astype(dtype)
+        if "matrixlib" in sys._getframe(1).f_code.co_filename:  # (np.matrix's constructor asks for one)
+            raise unsupported("np.matrix of a traced value (an ndarray subclass whose * is a matrix product)",
+                              "use arrays: @ for the product, np.linalg.inv for .I, .T as it is")
         raise needs_value(self, trace_error("a traced array was converted to a concrete NumPy array (np.asarray, "
                                             "a NumPy array created outside the trace, or a library that is not "
                                             "NumPy)", "create arrays with NumPy functions inside the compiled "

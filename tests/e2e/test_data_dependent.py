@@ -1199,6 +1199,20 @@ def test_slices_of_two_axes_with_run_time_bounds(box):
     check(_paint, m.copy(), np.array(box))
 
 
+def _masks_of_boxes(boxes, masks):
+    # Mask R-CNN's compute_matches: masks[..., :n] with n the rows trim_zeros kept
+    boxes = boxes[~np.all(boxes == 0, axis=1)]
+    m = masks[..., :boxes.shape[0]]
+    masks[1:, ..., :boxes.shape[0]] += 1
+    return m.sum(axis=(0, 1)), m[..., 1:].astype(np.float32) * 2, masks[..., 0, :boxes.shape[0]].copy()
+
+
+@pytest.mark.parametrize("kept", [[1, 1, 0], [0, 0, 0], [1, 1, 1]], ids=["two", "none", "all"])
+def test_slices_of_run_time_bounds_beside_an_ellipsis(kept):
+    boxes = np.array([[1, 1, 4, 4], [2, 2, 5, 5], [3, 3, 6, 6]]) * np.array(kept)[:, None]
+    check(_masks_of_boxes, boxes[np.argsort(-np.array(kept), kind="stable")], np.arange(108).reshape(6, 6, 3))
+
+
 def test_masks_cropped_to_boxes_in_a_loop():
     rng = np.random.default_rng(44)
     boxes = np.sort(rng.random((3, 2, 2)) * 8, axis=1).transpose(0, 2, 1).reshape(3, 4)[:, [0, 2, 1, 3]]

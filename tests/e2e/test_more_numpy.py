@@ -155,6 +155,29 @@ def test_linalg_norm(axis, keepdims):
     check(lambda x: np.linalg.norm(x, axis=axis, keepdims=keepdims), ar((3, 4), np.int32), rtol=1e-12)
 
 
+@pytest.mark.parametrize("ord", [1, 3, 0.5, -1, -2, 0, np.inf, -np.inf])
+def test_linalg_vector_norms_of_any_order(ord):
+    # norfair's mean_manhattan: np.linalg.norm(p - e, ord=1, axis=1); NumPy's forms (its float
+    # sums within ulps), zeros among the values
+    x = ar((4, 3))
+    check(lambda x: np.linalg.norm(x, ord=ord, axis=1), x.astype(np.float32), rtol=1e-6)
+    check(lambda x: np.linalg.norm(x, ord=ord, axis=0, keepdims=True), x + 0.5, rtol=1e-13)
+    check(lambda x: np.linalg.norm(x[1], ord=ord), x.astype(np.int32), rtol=1e-13)
+
+
+@pytest.mark.parametrize("ord", [1, -1, np.inf, -np.inf, "fro"])
+def test_linalg_matrix_norms(ord):
+    check(lambda x: np.linalg.norm(x, ord=ord), ar((4, 3)) + 0.5, rtol=1e-13)
+    check(lambda x: np.linalg.norm(x, ord=ord, axis=(2, 0), keepdims=True), ar((3, 2, 4), np.float32), rtol=1e-6)
+
+
+def test_linalg_norms_an_svd_gives_are_refused():
+    import strider
+
+    with pytest.raises(strider.UnsupportedError, match="np.linalg.norm with ord='nuc' over 2 axes"):
+        strider.compile(lambda x: np.linalg.norm(x, ord="nuc"), strict=True)(ar((3, 3)))
+
+
 # ---------------------------------------------------------------------------------------------
 # Values tracing knows (constants, static arguments through NumPy, and what is computed from them)
 # stay known: sizes, indices, slice bounds and Python decisions computed from them work

@@ -96,6 +96,14 @@ def test_item_of_traced_value_at_a_position():
     raises_at(f, (arr(),), r"item")
 
 
+def test_np_matrix_of_a_traced_value_is_named():
+    def f(x):
+        m = np.matrix([[x[0], x[1]], [x[1], x[0]]])  # <- error
+        return np.array(m.I * m)
+
+    raises_at(f, (arr(),), r"np\.matrix of a traced value")
+
+
 def test_tolist_of_columns_of_a_run_time_count():
     def f(x):
         y = np.stack([x, x], 0)[:, x > 0]

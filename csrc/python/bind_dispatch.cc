@@ -196,6 +196,8 @@ void bind_dispatch(py::module_& m) {
           },
           py::arg("args"), py::arg("kwargs"), "(entry, leaves) of the call's signature (traced when new)")
       .def("_count", [](Dispatcher& self, const std::string& name, int64_t n) { counter(self, name) += n; })
+      .def("_counted", [](Dispatcher& self, const std::string& name) { return counter(self, name); },
+           "one counter as it stands (stats() settles the compiles first)")
       .def("_count_compiles", &Dispatcher::count_compiles, py::arg("program"),
            "counts the program's compiles and disk hits once its background compile is done")
       .def_property_readonly("_cache", &Dispatcher::entries, "the entries kept")

@@ -961,7 +961,7 @@ def _append(trace, lst, value, block=False):
         lst.appended(_first_row(as_tracer(value)) if block else value)
     rows = isinstance(lst, TracedRows)
     t = _block(lst, value) if rows or block else _item(lst, value)
-    if not regions:  # room for these items past what it holds, where no loop's trips say how much
+    if not regions and not rows:  # room for these items past what it holds, where no loop's trips say how much
         _make_room(trace, lst, bound(t.shape[0]) if block else 1)
     length = _count_of(trace, lst.length)
     at = _count_of(trace, lst.rows) if rows else length

@@ -235,7 +235,14 @@ class Walk {
     const int ordinal = ordinal_++;
     const bool number = kind == LeafKind::NumpyScalar || kind == LeafKind::Bool || kind == LeafKind::Int ||
                         kind == LeafKind::Float;
-    if (number && std::binary_search(static_numbers_.begin(), static_numbers_.end(), ordinal)) return add_static(o);
+    if ((number || kind == LeafKind::HostArray) &&
+        std::binary_search(static_numbers_.begin(), static_numbers_.end(), ordinal)) {
+      if (number) return add_static(o);
+      // a small array of the numbers a trace needed as values (Mask R-CNN's feature shapes): by value
+      py::object frozen = py::reinterpret_steal<py::object>(PyObject_CallOneArg(freeze, o));
+      if (!frozen) throw py::error_already_set();
+      return add_static(frozen.ptr());
+    }
     out_.leaf_ordinal.push_back(ordinal);
     out_.key += static_cast<char>(Node::Leaf);
     out_.leaves.push_back(py::reinterpret_borrow<py::object>(o));

@@ -112,7 +112,8 @@ struct RoutedNowhere {};
 struct LayoutRefusal {};
 
 /// Binds a call's arguments to `params` and walks them, then `sources`, into `out`. The numbers
-/// whose leaf ordinals `static_numbers` (sorted) lists are static instead of leaves; objects of
+/// and NumPy arrays whose leaf ordinals `static_numbers` (sorted) lists are static instead of
+/// leaves (an array by its values); objects of
 /// the user's classes are keyed by type unless `by_identity` (the function uses their identity). Throws Refusal or
 /// LayoutRefusal for a call the function cannot run, RoutedNowhere, py::type_error
 /// when the arguments do not bind (its message is inspect's: the dispatcher asks inspect to raise

@@ -30,6 +30,7 @@ _TARGETS = ("cpu", "cuda", "auto")
 _STAND_INS = re.compile(r"'(Tracer|TracedList|TracedRows|TracedSlice|Extent|Choice)'")  # in Python's TypeErrors
 _LOG = logging.getLogger("strider")
 _MAX_TRIP_FACTOR = 4 ** 8  # (room for 65,536 times the trips a first trace gave loops)
+_NUMBERS_ARRAY = 16  # elements of an int array the caller passes that a trace may need as values, made static
 _RETRACES = 16  # traces before a function that reuses its programs less often runs new signatures in NumPy
 
 
@@ -310,6 +311,7 @@ class CompiledFunction(_C.Dispatcher):
             group_storage = [graph.add_storage(IR_DTYPES[dtype], extent, "arg", gi)
                              for gi, (dtype, extent) in enumerate(zip(sig.group_dtype, sig.group_extent))]
             arg_storages = {sid: ("group", gi) for gi, sid in enumerate(group_storage)}
+            numbers_arrays = {}  # storage -> leaf: int arrays a trace may make static (_NUMBERS_ARRAY)
             tracers = []
             for i, leaf in enumerate(leaves):
                 if isinstance(leaf, (np.ndarray, _C.DeviceArray)):
@@ -318,6 +320,11 @@ class CompiledFunction(_C.Dispatcher):
                                    [s // item for s in leaf.strides], sig.leaf_offset[i])
                     writeable = leaf.writeable if isinstance(leaf, _C.DeviceArray) else leaf.flags.writeable
                     tracers.append(Tracer(trace, view, leaf.dtype, readonly=None if writeable else "arg"))
+                    if (isinstance(leaf, np.ndarray) and leaf.size <= _NUMBERS_ARRAY and leaf.dtype.kind in "iu"
+                            and sig.leaf_group.count(sig.leaf_group[i]) == 1):
+                        # a few ints of its own (feature shapes): like numbers, static where needed
+                        trace.numbers_arrays.add(view.storage)
+                        numbers_arrays[view.storage] = i
                 else:
                     dtype = np.dtype(leaf.dtype if isinstance(leaf, np.generic) else
                                      {bool: np.bool_, int: np.int64, float: np.float64}[type(leaf)])
@@ -329,7 +336,13 @@ class CompiledFunction(_C.Dispatcher):
                     tracers.append(Tracer(trace, _C.View(sid, [], [], 0), dtype, weak=weak,
                                           scalar=isinstance(leaf, np.generic), readonly="arg"))
             posargs, kwargs = [], {}
-            values = [without_random_states(v.thaw() if isinstance(v, Frozen) else v)
+            thawed = []  # (Frozen, the trace's copy of it)
+
+            def thaw(frozen):
+                thawed.append((frozen, frozen.thaw()))
+                return thawed[-1][1]
+
+            values = [without_random_states(thaw(v) if isinstance(v, Frozen) else v)
                       for v in sig.arguments(tracers, _MISSING)]
             nparams = len(self._signature.parameters)
             bounds = slice_bound_parameters(self._fn)
@@ -363,6 +376,13 @@ class CompiledFunction(_C.Dispatcher):
             try:
                 try:
                     result = converted(with_traced_numpy(self._fn), _control)(*posargs, **kwargs)
+                    if any(_changed(frozen, copy) for frozen, copy in thawed):
+                        code = getattr(self._fn, "__code__", None)
+                        at = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}: " if code else ""
+                        raise TraceError(f"{at}{self._fn.__name__}() writes into an array the signature holds by "
+                                         "value (a static argument, or a few ints tracing needed as values): the "
+                                         "write would happen once, as it traces; make it an argument that is not "
+                                         "static")
                     if capture.changes_defaults():
                         raise trace_error(f"a change to a list or dict default of {self._fn.__name__}() (it would "
                                           "change once, as the function traces)", "use None as the default and "
@@ -386,7 +406,8 @@ class CompiledFunction(_C.Dispatcher):
             except Specialize as s:  # numbers the caller passes are needed as values
                 capture.restore()
                 capture.undo()
-                self._specialize_numbers(sig, _with_siblings(sig, [arg_storages[sid][1] for sid in s.storages]))
+                self._specialize_numbers(sig, _with_siblings(sig, [numbers_arrays[sid] if sid in numbers_arrays else
+                                                                   arg_storages[sid][1] for sid in s.storages]))
                 return None
             except Exception:
                 if not capture.found:
@@ -463,9 +484,8 @@ class CompiledFunction(_C.Dispatcher):
         """Makes the numbers at these leaves static from now on (their values join the signature),
         and says so once per number in the log."""
         for i in leaves:
-            _LOG.info("strider.compile: %s: the number %r it is given (leaf %d) is needed as a value while tracing "
-                      "(a size, an index, a Python decision): it is static from now on", self.__name__,
-                      sig.leaves[i], i)
+            _LOG.info("strider.compile: %s: the value %r it is given (leaf %d) is needed while tracing (a size, an "
+                      "index, a Python decision): it is static from now on", self.__name__, sig.leaves[i], i)
         self._specialize([sig.leaf_ordinal[i] for i in leaves])
 
     def _prepare(self, entry, sig):
@@ -474,6 +494,14 @@ class CompiledFunction(_C.Dispatcher):
 
 # calls enter the dispatcher straight from CPython's call slot (no Python frame)
 _C.install_call_slot(CompiledFunction)
+
+
+def _changed(frozen, copy):
+    """Whether a trace changed its copy of a value the signature holds by value."""
+    try:
+        return Frozen(copy) != frozen
+    except TypeError:  # (an unhashable item put in it)
+        return True
 
 
 def _with_siblings(sig, leaves):

@@ -55,10 +55,14 @@ def needs_value(t, error):
 
 def known_by_static(t, what, data_instead):
     """What to raise for a traced value whose value tracing needs: Specialize for one computed
-    from the numbers the caller passes; the limitation for one computed from the data
-    (data_instead says what to do)."""
-    return needs_value(t, unsupported(f"{what} computed from the data (its value is known only when the function "
-                                      "runs)", data_instead))
+    from the numbers the caller passes, or from a few ints of an array it passes (a size has no
+    other way); the limitation for one computed from the data (data_instead says what to do)."""
+    error = needs_value(t, unsupported(f"{what} computed from the data (its value is known only when the function "
+                                       "runs)", data_instead))
+    if type(error) is Specialize or not (arrays := t._trace.numbers_arrays_of(t)):
+        return error
+    t._trace.refused = Specialize(arrays)
+    return t._trace.refused
 
 
 def assert_message(frame):
@@ -250,6 +254,10 @@ class Trace:
     def __init__(self, name):
         self.graph = _C.Graph(name)
         self.scalar_arguments = set()  # storages of the numbers the caller passes (not static)
+        # storages of small int arrays the caller passes (_api._NUMBERS_ARRAY): static where tracing
+        # needs their values as sizes (known_by_static), and what is computed from them alone
+        self.numbers_arrays = set()
+        self.from_numbers_arrays = {}
         self.known = {}  # storage -> its contents (flat), where tracing knows them: constants folded
         # temporary -> the scalar arguments its writes so far computed it from, with constants
         # alone (written in parts too: np.array of a tuple of numbers, a copy an element)
@@ -392,6 +400,8 @@ class Trace:
             self.derived.pop(output.storage, None)
         else:
             self.derived[output.storage] = derived
+        if self.numbers_arrays:
+            self._derived_from_arrays(inputs, output)
         self.numbers.pop(output.storage, None)
         self.versions[output.storage] = self.versions.get(output.storage, 0) + 1
         if synced is not None:
@@ -411,6 +421,12 @@ class Trace:
             self.syncing.discard(sid)
         self.copies[sid] = (base_sid, self.versions.get(base_sid, 0), (copy, base, key))
 
+    def numbers_arrays_of(self, t):
+        """The small int arrays the caller passes (numbers_arrays) t is computed from, with the
+        numbers it passes and constants; empty where it depends on anything else."""
+        sid = t._view.storage
+        return frozenset({sid}) if sid in self.numbers_arrays else self.from_numbers_arrays.get(sid, frozenset())
+
     def _derived(self, inputs, output):
         """The scalar arguments a temporary is computed from, with constants alone, once an op
         writes (part of) it from them (Trace.derived); None where it holds anything else."""
@@ -425,6 +441,23 @@ class Trace:
                     return None
                 found = found | args
         return found
+
+    def _derived_from_arrays(self, inputs, output):
+        """Trace.from_numbers_arrays of a temporary an op writes whole from them (with the
+        caller's numbers and constants)."""
+        sid = output.storage
+        self.from_numbers_arrays.pop(sid, None)
+        if self.versions.get(sid, 0) or self.graph.storage_kind(sid) != "temp":
+            return
+        found = frozenset()
+        for t in inputs:
+            if t._view.storage in self.known or self.from_arguments(t):
+                continue
+            if not (arrays := self.numbers_arrays_of(t)):
+                return
+            found |= arrays
+        if found:
+            self.from_numbers_arrays[sid] = found
 
     def _span(self, name, inputs, output, axes=()):
         """The range of the integers an op writes (Trace.ranges) where it writes its whole
@@ -591,7 +624,8 @@ class Trace:
                 dict(self.checked), dict(self.sliced), dict(self.sorted), dict(self.numbers), dict(self.versions),
                 dict(self.ranges), list(self.sealed), self.regions, dict(self.may_be_argument),
                 dict(self.relative), dict(self.bounded), dict(self.selects), dict(self.implied), dict(self.copies),
-                set(self.diverged), dict(self.index_math), dict(self.const_storages), dict(self.bound_reads))
+                set(self.diverged), dict(self.index_math), dict(self.const_storages), dict(self.bound_reads),
+                dict(self.from_numbers_arrays))
 
     def restore(self, snap, graph=True):
         """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
@@ -601,6 +635,7 @@ class Trace:
         self.relative, self.bounded, self.selects = dict(snap[14]), dict(snap[15]), dict(snap[16])
         self.implied, self.copies, self.diverged = dict(snap[17]), dict(snap[18]), set(snap[19])
         self.index_math, self.const_storages, self.bound_reads = dict(snap[20]), dict(snap[21]), dict(snap[22])
+        self.from_numbers_arrays = dict(snap[23])
         if graph:
             self.graph.truncate(ops, storages)
             self.regions, self.may_be_argument = regions, dict(snap[13])

@@ -169,6 +169,35 @@ def test_numbers_needed_as_values_are_specialized(fn):
     assert f.stats()["traces"] == traces + 1
 
 
+def _anchor_grid(shape, stride):
+    # Mask R-CNN's generate_anchors: np.arange(0, shape[0], anchor_stride) of feature shapes the
+    # caller holds in an ndarray (compute_backbone_shapes')
+    ys = np.arange(0, shape[0], 1) * stride
+    xs = np.arange(0, shape[1], 1) * stride
+    return np.stack(np.meshgrid(xs, ys), axis=-1).reshape(-1, 2)
+
+
+def _shape_written(x, shape):
+    shape[0] = 7
+    return np.zeros(shape[1]) + x
+
+
+def test_a_few_ints_in_an_array_needed_as_values_are_specialized():
+    """An int array of at most 16 elements the caller passes, needed as values while tracing,
+    becomes static by its values (as numbers do): a new content traces again; a trace that then
+    writes into it breaks the graph (the write would happen once, as it traces)."""
+    f = check(_anchor_grid, np.array([6, 4]), 8)
+    assert f.stats()["specialized"] == 1
+    traces = f.stats()["traces"]
+    np.testing.assert_array_equal(f(np.array([6, 4]), 8), _anchor_grid(np.array([6, 4]), 8), strict=True)
+    assert f.stats()["traces"] == traces
+    np.testing.assert_array_equal(f(np.array([3, 5]), 4), _anchor_grid(np.array([3, 5]), 4), strict=True)
+    assert f.stats()["traces"] == traces + 1
+    with pytest.raises(strider.TraceError, match=r"_shape_written\(\) writes into an array the signature holds by value"):
+        strider.compile(_shape_written, strict=True)(1.0, np.array([0, 3]))
+    check(_shape_written, 1.0, np.array([0, 3]), strict=False)  # NumPy runs it: the caller's array written
+
+
 def test_static_int_as_shape_and_index_is_fine():
     def f(x, n, i):
         return x.sum() + np.zeros(n), x[i] * 2, x[:n] + 1

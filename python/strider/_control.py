@@ -18,7 +18,6 @@ stable: lengths that change, lists it fills, storages from before the loop it wr
 tracing knew of them no longer holds inside). Values a region computes and does not assign to a
 variable it carries are sealed: used after it, they raise a TraceError, as does a loop that
 changes a variable's dtype or rank, which NumPy allows and strider does not carry."""
-import datetime
 import functools
 import inspect
 import math
@@ -39,7 +38,7 @@ from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import compared, hold, own_class, put_back
 from ._creation import items, kind_names
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
-from ._traced_numpy import RANDOM_STATES, stands_in
+from ._traced_numpy import READ_ONCE_METHODS, READ_ONCE_WHY, RANDOM_STATES, stands_in
 from ._sorting import lexsort
 from ._ufuncs import python_bool
 from ._tracer import (LIST_METHODS, Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at,
@@ -285,11 +284,6 @@ def _detach(trace, t):
 
 # -- the calls the rewritten code makes --
 
-# read once while tracing, every call would return the trace's value (the clock's in the datetime
-# type, whose attributes _traced_numpy cannot stand in for)
-_READ_ONCE = (datetime.datetime.now, datetime.datetime.utcnow, datetime.datetime.today, datetime.date.today)
-
-
 def callee(fn):
     """What a call in rewritten code calls: the user's functions rewritten in turn, builtin max,
     min, float and int as ours (_BUILTINS); a random generator's method refused."""
@@ -302,10 +296,8 @@ def callee(fn):
         # where it writes an array)
         raise unsupported(f"{type(fn.__self__).__name__}.{fn.__name__} inside a compiled function (it would be drawn "
                           "once, at trace time)", "draw the random values outside and pass them as arguments")
-    if type(fn) is types.BuiltinMethodType and fn in _READ_ONCE:
-        raise unsupported(f"{fn.__self__.__name__}.{fn.__name__}() inside a "
-                          "compiled function (it would be read once, at trace time, and every call would return that "
-                          "value)", "read it outside and pass it as an argument")
+    if type(fn) is types.BuiltinMethodType and fn in READ_ONCE_METHODS:
+        raise unsupported(f"{fn.__self__.__name__}.{fn.__name__}() {READ_ONCE_WHY[0]}", READ_ONCE_WHY[1])
     if type(fn).__module__.startswith("numba") and hasattr(fn, "py_func"):
         # numba's dispatcher takes arrays, not traced values (it failed inside numba's own code)
         raise unsupported(f"calling {fn.py_func.__name__}, a function compiled by numba, inside a compiled function",

@@ -425,9 +425,9 @@ def norm(x, ord=None, axis=None, keepdims=False):
     t = as_tracer(x)
     if t.dtype.kind != "f":
         t = astype(t, np.float64)
-    if ord is None or (ord == 2 and axis is not None and np.ndim(axis) == 0):
-        return np.sqrt(sum_(np.multiply(t, t), axis=axis, keepdims=keepdims))
     axes = tuple(range(t.ndim)) if axis is None else normalize_axis_tuple(axis, t.ndim)
+    if ord is None or (ord == 2 and axis is not None and np.ndim(axis) == 0) or (ord == "fro" and len(axes) == 2):
+        return np.sqrt(sum_(np.multiply(t, t), axis=axis, keepdims=keepdims))
     if len(axes) == 1 and not isinstance(ord, str):
         a = np.abs(t)
         if ord == np.inf:
@@ -440,17 +440,14 @@ def norm(x, ord=None, axis=None, keepdims=False):
             return sum_(a, axis=axes, keepdims=keepdims)
         ret = sum_(a ** ord, axis=axes, keepdims=keepdims)
         return ret ** np.reciprocal(ord, dtype=ret.dtype)
-    if len(axes) == 2 and ord in (1, -1, np.inf, -np.inf, "fro"):
-        if ord == "fro":
-            ret = np.sqrt(sum_(np.multiply(t, t), axis=axes))
-        else:
-            row, col = axes
-            a = np.abs(t)
-            if ord in (1, -1):  # the largest (smallest) column sum
-                sums, at = sum_(a, axis=row), col - (row < col)
-            else:  # of the rows
-                sums, at = sum_(a, axis=col), row - (col < row)
-            ret = sums.max(axis=at) if ord > 0 else sums.min(axis=at)
+    if len(axes) == 2 and ord in (1, -1, np.inf, -np.inf):
+        row, col = axes
+        a = np.abs(t)
+        if ord in (1, -1):  # the largest (smallest) column sum
+            sums, at = sum_(a, axis=row), col - (row < col)
+        else:  # of the rows
+            sums, at = sum_(a, axis=col), row - (col < row)
+        ret = sums.max(axis=at) if ord > 0 else sums.min(axis=at)
         if keepdims:
             ret = ret.reshape(tuple(1 if d in axes else n for d, n in enumerate(t.shape)))
         return ret

@@ -2,6 +2,7 @@
 trace, random functions refused, np.vectorize of a Python function traced on the whole array, and
 the math module's functions applied to traced values as NumPy's ufuncs."""
 import builtins
+import datetime
 import functools
 import math
 import os
@@ -408,11 +409,15 @@ _READ_ONCE = [(time, n) for n in ("time", "time_ns", "perf_counter", "perf_count
                                   "gmtime", "ctime", "asctime", "strftime")]
 _READ_ONCE += [(os, "urandom"), (os, "getpid"), (uuid, "uuid1"), (uuid, "uuid4")]
 _READ_ONCE += [(random, n) for n in dir(random) if getattr(getattr(random, n), "__self__", None) is random._inst]
+READ_ONCE_WHY = ("inside a compiled function (it would be read once, at trace time, and every call would return "
+                 "that value)", "read it outside and pass it as an argument")
+# the clock's methods of the datetime types, which cannot stand in for them: refused where the
+# rewritten code calls them (_control.callee)
+READ_ONCE_METHODS = (datetime.datetime.now, datetime.datetime.utcnow, datetime.datetime.today, datetime.date.today)
 for _module, _name in _READ_ONCE:
     _REAL[(_module, _name)] = getattr(_module, _name)
-    _WRAPPED[(_module, _name)] = _refused(_REAL[(_module, _name)], f"{_module.__name__}.{_name}() inside a compiled "
-                                          "function (it would be read once, at trace time, and every call would "
-                                          "return that value)", "read it outside and pass it as an argument")
+    _WRAPPED[(_module, _name)] = _refused(_REAL[(_module, _name)], f"{_module.__name__}.{_name}() {READ_ONCE_WHY[0]}",
+                                          READ_ONCE_WHY[1])
 _BY_REAL_ID = {id(_REAL[key]): _WRAPPED[key] for key in _REAL}
 _STAND_IN_IDS = {id(fn) for fn in _WRAPPED.values()}
 

@@ -255,9 +255,8 @@ class Trace:
         self.graph = _C.Graph(name)
         self.scalar_arguments = set()  # storages of the numbers the caller passes (not static)
         # storages of small int arrays the caller passes (_api._NUMBERS_ARRAY): static where tracing
-        # needs their values as sizes (known_by_static), and what is computed from them alone
+        # needs a value computed from them as a size (known_by_static)
         self.numbers_arrays = set()
-        self.from_numbers_arrays = {}
         self.known = {}  # storage -> its contents (flat), where tracing knows them: constants folded
         # temporary -> the scalar arguments its writes so far computed it from, with constants
         # alone (written in parts too: np.array of a tuple of numbers, a copy an element)
@@ -400,8 +399,6 @@ class Trace:
             self.derived.pop(output.storage, None)
         else:
             self.derived[output.storage] = derived
-        if self.numbers_arrays:
-            self._derived_from_arrays(inputs, output)
         self.numbers.pop(output.storage, None)
         self.versions[output.storage] = self.versions.get(output.storage, 0) + 1
         if synced is not None:
@@ -421,43 +418,21 @@ class Trace:
             self.syncing.discard(sid)
         self.copies[sid] = (base_sid, self.versions.get(base_sid, 0), (copy, base, key))
 
-    def numbers_arrays_of(self, t):
-        """The small int arrays the caller passes (numbers_arrays) t is computed from, with the
-        numbers it passes and constants; empty where it depends on anything else."""
-        sid = t._view.storage
-        return frozenset({sid}) if sid in self.numbers_arrays else self.from_numbers_arrays.get(sid, frozenset())
-
     def _derived(self, inputs, output):
-        """The scalar arguments a temporary is computed from, with constants alone, once an op
-        writes (part of) it from them (Trace.derived); None where it holds anything else."""
+        """The scalar arguments (and numbers_arrays) a temporary is computed from, with constants
+        alone, once an op writes (part of) it from them (Trace.derived); None where it holds
+        anything else."""
         sid = output.storage
         found = self.derived.get(sid) if self.versions.get(sid, 0) else frozenset()
         if found is None or self.graph.storage_kind(sid) != "temp":
             return None
         for t in inputs:
             if t._view.storage not in self.known:
-                args = self.from_arguments(t)
+                args = self._sources(t)
                 if not args:
                     return None
                 found = found | args
         return found
-
-    def _derived_from_arrays(self, inputs, output):
-        """Trace.from_numbers_arrays of a temporary an op writes whole from them (with the
-        caller's numbers and constants)."""
-        sid = output.storage
-        self.from_numbers_arrays.pop(sid, None)
-        if self.versions.get(sid, 0) or self.graph.storage_kind(sid) != "temp":
-            return
-        found = frozenset()
-        for t in inputs:
-            if t._view.storage in self.known or self.from_arguments(t):
-                continue
-            if not (arrays := self.numbers_arrays_of(t)):
-                return
-            found |= arrays
-        if found:
-            self.from_numbers_arrays[sid] = found
 
     def _span(self, name, inputs, output, axes=()):
         """The range of the integers an op writes (Trace.ranges) where it writes its whole
@@ -624,8 +599,7 @@ class Trace:
                 dict(self.checked), dict(self.sliced), dict(self.sorted), dict(self.numbers), dict(self.versions),
                 dict(self.ranges), list(self.sealed), self.regions, dict(self.may_be_argument),
                 dict(self.relative), dict(self.bounded), dict(self.selects), dict(self.implied), dict(self.copies),
-                set(self.diverged), dict(self.index_math), dict(self.const_storages), dict(self.bound_reads),
-                dict(self.from_numbers_arrays))
+                set(self.diverged), dict(self.index_math), dict(self.const_storages), dict(self.bound_reads))
 
     def restore(self, snap, graph=True):
         """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
@@ -635,7 +609,6 @@ class Trace:
         self.relative, self.bounded, self.selects = dict(snap[14]), dict(snap[15]), dict(snap[16])
         self.implied, self.copies, self.diverged = dict(snap[17]), dict(snap[18]), set(snap[19])
         self.index_math, self.const_storages, self.bound_reads = dict(snap[20]), dict(snap[21]), dict(snap[22])
-        self.from_numbers_arrays = dict(snap[23])
         if graph:
             self.graph.truncate(ops, storages)
             self.regions, self.may_be_argument = regions, dict(snap[13])
@@ -681,11 +654,23 @@ class Trace:
         self.numbers[output.storage] = (name, tuple(self.value_key(t) for t in inputs), np.dtype(dtype).str,
                                         tuple(axes))
 
+    def _sources(self, t):
+        """The scalar arguments and numbers_arrays t is computed from, with constants alone."""
+        sid = t._view.storage
+        return frozenset({sid}) if sid in self.scalar_arguments or sid in self.numbers_arrays else self.derived.get(
+            sid, frozenset())
+
     def from_arguments(self, t):
         """The storages of the scalar arguments t is computed from, with constants alone; empty
         where it depends on anything else (arrays, data)."""
-        sid = t._view.storage
-        return frozenset({sid}) if sid in self.scalar_arguments else self.derived.get(sid, frozenset())
+        found = self._sources(t)
+        return frozenset() if found & self.numbers_arrays else found
+
+    def numbers_arrays_of(self, t):
+        """The storages of the small int arrays (numbers_arrays) and scalar arguments t is computed
+        from, with constants alone, where it is computed from such an array; else empty."""
+        found = self._sources(t)
+        return found if found & self.numbers_arrays else frozenset()
 
     def fold(self, name, inputs, output, dtype, axes=()):
         """Records what a fresh result holds where tracing knows its inputs (constants and what was

@@ -1,4 +1,6 @@
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 
@@ -13,8 +15,11 @@ sys.path[:0] = [_here, os.path.join(os.path.dirname(_here), "benchmarks")]
 # that), so no test passes by falling back unseen.
 os.environ.setdefault("STRIDER_STRICT", "1")
 
-# The suite's compiled kernels go to a cache of its own, not the user's (~/.cache/strider).
-os.environ.setdefault("STRIDER_CACHE_DIR", tempfile.mkdtemp(prefix="strider-test-cache-"))
+# The suite's compiled kernels go to a cache of its own, not the user's (~/.cache/strider), gone
+# when the session ends (the subprocesses tests start share it and end first).
+if "STRIDER_CACHE_DIR" not in os.environ:
+    os.environ["STRIDER_CACHE_DIR"] = tempfile.mkdtemp(prefix="strider-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["STRIDER_CACHE_DIR"], ignore_errors=True)
 
 
 @pytest.hookimpl(trylast=True)  # after -k and -m have deselected

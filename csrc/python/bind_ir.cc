@@ -138,9 +138,11 @@ void bind_ir(py::module_& m) {
       .def("op_name", [](const Graph& g, int i) { return std::string(op_name(g.ops.at(i).code)); })
       .def("op_may_raise", [](const Graph& g, int i) {
              const OpCode code = g.ops.at(i).code;
+             // a branch's ops only pick a region (a loop's may find its room too small)
+             if (code == OpCode::branch_if || code == OpCode::branch_else || code == OpCode::branch_end) return false;
              return is_data_dependent(code) || (op_attrs(code) & kMayFail) != 0;
            }, "whether an op may raise when it runs (a check, an index out of range, a loop's), "
-              "conservatively: every data-dependent op")
+              "conservatively: every data-dependent op but a branch's")
       .def("verify", &verify_graph)
       .def("__eq__", &Graph::operator==)
       .def("__str__", &print_graph);

@@ -220,9 +220,10 @@ def _both(a, b):
 
 
 def apply(fn, args, name):
-    """fn(*args) where args hold Choices: fn on each combination of their sides, merged."""
+    """fn(*args) where args hold Choices: fn on each combination of their sides, merged. An
+    argument a branch may have left unassigned is read as bound() reads it."""
     combos = [(None, ())]
-    for a in args:
+    for a in map(bound, args):
         combos = [(_both(c, sc), vals + (v,)) for c, vals in combos for sc, v in sides(a)]
     results = []
     for cond, vals in combos:

@@ -120,6 +120,7 @@ void bind_dispatch(py::module_& m) {
       .value("transposed", TempForm::Transposed)
       .value("viewed", TempForm::Viewed);
 
+  m.attr("numbers_array_elements") = kNumbersArray;
   py::class_<CallSignature>(m, "CallSignature", "A call's signature: its leaves and their aliasing layout")
       .def_property_readonly("key", [](const CallSignature& s) { return py::bytes(s.key.data(), s.key.size()); })
       .def_property_readonly("leaves", &CallSignature::leaf_tuple)

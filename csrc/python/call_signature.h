@@ -111,9 +111,14 @@ struct RoutedNowhere {};
 /// The leaves' layout refused them (dtype, byte order, strides, aliasing): _api says which one.
 struct LayoutRefusal {};
 
+/// Elements of an int array the caller passes that a trace may need as values (Mask R-CNN's
+/// feature shapes), made static by its values.
+constexpr int64_t kNumbersArray = 16;
+
 /// Binds a call's arguments to `params` and walks them, then `sources`, into `out`. The numbers
 /// and NumPy arrays whose leaf ordinals `static_numbers` (sorted) lists are static instead of
-/// leaves (an array by its values); objects of
+/// leaves (an int array of at most kNumbersArray elements by its values; a larger one, at the
+/// ordinal of another structure's number, stays a leaf); objects of
 /// the user's classes are keyed by type unless `by_identity` (the function uses their identity). Throws Refusal or
 /// LayoutRefusal for a call the function cannot run, RoutedNowhere, py::type_error
 /// when the arguments do not bind (its message is inspect's: the dispatcher asks inspect to raise

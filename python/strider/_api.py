@@ -30,7 +30,7 @@ _TARGETS = ("cpu", "cuda", "auto")
 _STAND_INS = re.compile(r"'(Tracer|TracedList|TracedRows|TracedSlice|Extent|Choice)'")  # in Python's TypeErrors
 _LOG = logging.getLogger("strider")
 _MAX_TRIP_FACTOR = 4 ** 8  # (room for 65,536 times the trips a first trace gave loops)
-_NUMBERS_ARRAY = 16  # elements of an int array the caller passes that a trace may need as values, made static
+_NUMBERS_ARRAY = _C.numbers_array_elements  # elements of an int array the caller passes that a trace may need as values, made static
 _RETRACES = 16  # traces before a function that reuses its programs less often runs new signatures in NumPy
 
 
@@ -338,12 +338,21 @@ class CompiledFunction(_C.Dispatcher):
             posargs, kwargs = [], {}
             thawed = []  # (Frozen, the trace's copy of it)
 
-            def thaw(frozen):
-                thawed.append((frozen, frozen.thaw()))
-                return thawed[-1][1]
+            def thaw(v):
+                """v with the trace's copies of the Frozen values in it (an argument's, or a small
+                int array's inside the lists, tuples and dicts the call passed)."""
+                if isinstance(v, Frozen):
+                    thawed.append((v, v.thaw()))
+                    return thawed[-1][1]
+                if type(v) in (list, dict):  # in place: one the call passed twice stays one
+                    for k, item in (v.items() if type(v) is dict else enumerate(v)):
+                        v[k] = thaw(item)
+                elif type(v) is tuple:
+                    items = tuple(map(thaw, v))
+                    return v if all(a is b for a, b in zip(items, v)) else items
+                return v
 
-            values = [without_random_states(thaw(v) if isinstance(v, Frozen) else v)
-                      for v in sig.arguments(tracers, _MISSING)]
+            values = [without_random_states(thaw(v)) for v in sig.arguments(tracers, _MISSING)]
             nparams = len(self._signature.parameters)
             bounds = slice_bound_parameters(self._fn)
             ahead = [i for i, t in enumerate(tracers) if t._view.storage in trace.scalar_arguments

@@ -198,6 +198,37 @@ def test_a_few_ints_in_an_array_needed_as_values_are_specialized():
     check(_shape_written, 1.0, np.array([0, 3]), strict=False)  # NumPy runs it: the caller's array written
 
 
+def _grids(shapes, stride):
+    # compute_backbone_shapes' rows passed as a list of small int arrays
+    return [_anchor_grid(s, stride) for s in shapes]
+
+
+def _summed(gt, flag):
+    # voc_eval's dict of ground-truth arrays, a different number of them call after call, beside
+    # a flag a Python `if` needs
+    total = 0.0
+    for k in gt:
+        total = total + gt[k].astype(float).sum()
+    if flag:
+        return total * 2
+    return total
+
+
+def test_values_made_static_inside_lists_and_calls_of_another_structure():
+    """A small int array inside a list, needed as values, is its values (it reached the function
+    as strider's frozen copy). A number made static is remembered by its place in the walk over
+    the arguments; a call of another structure (a dict of more arrays) may have an array there,
+    which stays an array (it reached the function as a frozen copy: AttributeError)."""
+    f = strider.compile(_grids, strict=True)
+    for shapes, stride in (([np.array([3, 2]), np.array([2, 2])], 4), ([np.array([1, 3])], 8)):
+        for got, expected in zip(f(shapes, stride), _grids(shapes, stride), strict=True):
+            np.testing.assert_array_equal(got, expected, strict=True)
+    g = strider.compile(_summed, strict=True)
+    for gt, flag in (({"a": np.ones(2)}, True), ({"a": np.ones(2), "b": np.arange(3.0)}, True),
+                     ({"a": np.ones(2), "b": np.arange(3)}, False)):
+        assert g(gt, flag) == _summed(gt, flag)
+
+
 def test_static_int_as_shape_and_index_is_fine():
     def f(x, n, i):
         return x.sum() + np.zeros(n), x[i] * 2, x[:n] + 1

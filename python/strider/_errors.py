@@ -36,12 +36,12 @@ _located = threading.local()
 
 
 @contextlib.contextmanager
-def located(code):
-    """Names the first line of a code object (None: nothing) as the user's location while
-    strider works on what the user's function returned (its frame is gone: the innermost user
-    frame is the caller's)."""
+def located(code, line=None):
+    """Names the first line of a code object (None: nothing), or its `line`, as the user's
+    location while strider works on what the user's function returned (its frame is gone: the
+    innermost user frame is the caller's)."""
     before = getattr(_located, "at", None)
-    _located.at = (code.co_filename, code.co_firstlineno) if code is not None else before
+    _located.at = (code.co_filename, line or code.co_firstlineno) if code is not None else before
     try:
         yield
     finally:

@@ -4,6 +4,7 @@ the math module's functions applied to traced values as NumPy's ufuncs."""
 import builtins
 import datetime
 import functools
+import logging
 import math
 import os
 import random
@@ -18,7 +19,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
 from ._creation import _known_number
-from ._errors import _internal, unsupported
+from ._errors import _internal, located, unsupported, user_file
 from ._ops import CREATION
 from ._shapes import as_strided, concatenate, hstack, repeat, stack, vstack
 from ._sorting import lexsort
@@ -40,19 +41,31 @@ def _creation(traced, real):
 
 
 def _traced_call_site():
-    """Whether the wrapper's caller is the traced function's code, while a trace runs: user code,
-    not strider's or NumPy's, and not a module the function imports for the first time (OC_SORT's
-    `import lap` inside a function: its globals are NumPy's arrays, kept after the call). Only
-    the frames up to strider's, which runs the function, are searched for the import: a module
-    whose top-level code calls a compiled function is being imported too."""
-    frame = sys._getframe(2)
+    """Where the wrapper's caller is the traced function's code, while a trace runs, the frame
+    messages name (the innermost user frame among those, else the caller); else None: strider's
+    or NumPy's own calls, through the standard library's logging too (strider's log records read
+    the clock), and a module the function imports for the first time (OC_SORT's `import lap`
+    inside a function: its globals are NumPy's arrays, kept after the call). Only the frames up
+    to strider's, which runs the function, are searched for the import: a module whose top-level
+    code calls a compiled function is being imported too."""
+    frame = caller = sys._getframe(2)
     if current_trace() is None or _internal(frame.f_code.co_filename):
-        return False
+        return None
+    while frame is not None and frame.f_code.co_filename.startswith(_LOGGING_DIR):
+        frame = frame.f_back
+    if frame is None or _internal(frame.f_code.co_filename):
+        return None
+    user = None
     while frame is not None and not _internal(frame.f_code.co_filename):
         if frame.f_code.co_filename.startswith("<frozen importlib"):
-            return False
+            return None
+        if user is None and user_file(frame.f_code.co_filename):
+            user = frame
         frame = frame.f_back
-    return True
+    return user or caller
+
+
+_LOGGING_DIR = os.path.dirname(logging.__file__) + os.sep
 
 
 def _refused(real, what, instead, refuses=lambda *args, **kwargs: True):
@@ -63,8 +76,9 @@ def _refused(real, what, instead, refuses=lambda *args, **kwargs: True):
 
     @functools.wraps(real)
     def call(*args, **kwargs):
-        if _traced_call_site() and refuses(*args, **kwargs):
-            raise unsupported(what, instead)
+        if (site := _traced_call_site()) and refuses(*args, **kwargs):
+            with located(site.f_code, site.f_lineno):
+                raise unsupported(what, instead)
         return real(*args, **kwargs)
 
     return call

@@ -5,6 +5,7 @@ lists the break with the user's file:line, stats() counts it, and strict=True ra
 The suite runs with STRIDER_STRICT=1 (tests/conftest.py), so no other test falls back unseen."""
 import datetime
 import inspect
+import logging
 import os
 import random
 import struct
@@ -235,6 +236,23 @@ def test_a_clock_or_pythons_random_breaks_the_graph(fn, what):
             time.sleep(0.01)
             assert np.array_equal(got[-1][0], want[0]) and (fn is not jittered or got[-1][1] == want[1])
     assert got[1][1] > got[0][1] if fn is not jittered else got[1][1] != got[0][1]
+
+
+def logged(x):
+    logging.getLogger("strider-test-user").info("decoding")  # a record: it reads the clock
+    return x * 2
+
+
+def test_logging_at_info_reads_the_clock_for_strider_alone(caplog):
+    """At INFO, strider's own records (a number made static) read the clock while a trace runs:
+    they were refused as the function's clock (a graph break naming logging's file); the
+    function's own record still breaks the graph, naming its line (it would be written once)."""
+    caplog.set_level(logging.INFO)
+    f = strider.compile(lambda x, n: x[:n] * 2, strict=True)
+    np.testing.assert_array_equal(f(np.arange(5.0), 3), np.arange(3.0) * 2)
+    assert f.stats()["specialized"] == 1 and any("static from now on" in r.getMessage() for r in caplog.records)
+    with pytest.raises(strider.UnsupportedError, match=r"test_graph_breaks\.py:\d+: time\.time\(\) inside"):
+        strider.compile(logged, strict=True)(np.ones(2))
 
 
 class _Detection:

@@ -652,6 +652,11 @@ def not_(x):
     return not x
 
 
+def not_value(x):
+    """`not x` as a value: Python's bool, traced where only the run knows x's truth."""
+    return python_bool(not_(x)) if _is_traced(x) else not x
+
+
 def _short_circuit(thunks, stop_on, values=False):
     """`and` (stop_on False) or `or` of the thunks' values: where `values`, the operand Python's
     gives (`a and b` as a value), else its truth (a condition's)."""

@@ -624,6 +624,14 @@ class _Rewrite(ast.NodeTransformer):
         fn = "and_value" if isinstance(node.op, ast.And) else "or_value"
         return ast.copy_location(_call(fn, *[_thunk(self.visit(v)) for v in node.values]), node)
 
+    def visit_UnaryOp(self, node):
+        # `not a` as a value (a condition's is test()'s): Python's bool of a's truth, traced
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Not):
+            return node
+        self.changed = True
+        return ast.copy_location(_call("not_value", node.operand), node)
+
     def visit_IfExp(self, node):
         # `a if c else b`: a branch where c is traced (ifexp_)
         self.changed = True
@@ -968,7 +976,8 @@ def _rewritten_code(fn):
         return None
     if any(isinstance(n, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)) for n in _walk(fn_node)):
         return None
-    if not any(isinstance(n, (ast.While, ast.If, ast.For, ast.Call)) for n in _walk(fn_node)):
+    if not any(isinstance(n, (ast.While, ast.If, ast.For, ast.Call, ast.BoolOp, ast.IfExp))
+               or isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) for n in _walk(fn_node)):
         return None  # nothing to rewrite (a call: the callee may have loops)
     fn_node.decorator_list = []
     lifted = {}

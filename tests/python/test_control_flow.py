@@ -245,6 +245,29 @@ def test_and_or_short_circuit(x):
     check(short_circuit, x)
 
 
+def evaluatable(a, b, t):
+    # TF OD API's per_image_evaluation: `is_evaluatable = (not a[i] and b[i] >= t)`, then tested
+    out = np.zeros(a.shape[0], dtype=bool)
+    for i in range(a.shape[0]):
+        ok = (not a[i] and b[i] >= t)
+        if ok:
+            out[i] = True
+    return out, not b[0] > t, (not a[1]) + 1
+
+
+def first_and(a, b, t):
+    return a[0] and b[0] >= t  # no loop nor branch: `and` alone is rewritten
+
+
+@pytest.mark.parametrize("a", [np.array([False, True, False, False]), np.array([True, False, False, True])])
+def test_not_and_and_as_values(a):
+    """`not x` and `a and b` of traced values as values: Python's bool (`not`), the operand that
+    decides (`and`); refused before (the truth value of a traced array), where an `if` took them."""
+    b = np.array([0.9, 0.9, 0.1, 0.7])
+    check(evaluatable, a, b, 0.5)
+    check(first_and, a, b, 0.5)
+
+
 def python_loops(x):
     i, out = 0, x
     while i < 3:  # Python's condition: unrolled, as before

@@ -1449,6 +1449,13 @@ def _held(values):
     return tuple(walk(v, 0) for v in values)
 
 
+def _holds_text(value):
+    """Whether a value appended to a list is text or a list or tuple holding some."""
+    if isinstance(value, (list, tuple)):
+        return any(map(_holds_text, value))
+    return isinstance(value, (str, bytes))
+
+
 class _Region:
     """A loop or branch being traced: the Python lists from before it that its body appends to
     become TracedLists (on the next try, once an append says what they hold)."""
@@ -1469,6 +1476,10 @@ class _Region:
         whether items are scalars, appends per trip; and for arrays whose first length is known
         only at run time (a TracedRows of their rows), that length's bound, else None. Numbers of
         kinds known only at run time (a row of `max(0, x)`s) make it a mixed list."""
+        if _holds_text(value):
+            raise trace_error(f"{name!r} holds text and is filled in a loop or branch on a traced condition (only "
+                              "the run knows its items, which strider holds in an array)",
+                              "fill it after the call, from the indices the function returns")
         t, mixed = items(value)
         if t.is_dynamic:
             if any(isinstance(d, Extent) for d in t.shape[1:]):

@@ -105,10 +105,10 @@ def unsupported(what, instead):
 
 # the rewrite's own variables, named in messages as the user sees them
 _SHOWN = {"__strider_return": "the value a function returns", "__strider_ifexp": "the value of an `a if c else b`",
-          "__strider_boolop": "the value of an `a and b` (`or`)"}
+          "__strider_boolop": "the value of an `a and b` (`or`)", "__strider_list": "the list a comprehension builds"}
 
 
 def trace_error(what, instead):
-    what = re.sub(r"'(__strider_\w+?)(\[\d+\])?'", lambda m: _SHOWN.get(m.group(1), m.group(1)) + (
+    what = re.sub(r"'(__strider_\w+?)(\[\d+\])?'", lambda m: _SHOWN.get(re.sub(r"_\d+$", "", m.group(1)), m.group(1)) + (
         f" (its item {m.group(2)[1:-1]})" if m.group(2) else ""), what)
     return _made(TraceError(f"{where()}: {what}; {instead}"))

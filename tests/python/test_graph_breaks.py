@@ -255,6 +255,25 @@ def test_logging_at_info_reads_the_clock_for_strider_alone(caplog):
         strider.compile(logged, strict=True)(np.ones(2))
 
 
+def present_names(target_cls, names):
+    # YOLOv5's ap_per_class: the names of the classes present, a test known only at run time
+    unique_classes, nt = np.unique(target_cls, return_counts=True)
+    names = [v for k, v in names.items() if k in unique_classes]
+    return nt, names
+
+
+def test_text_in_a_list_filled_under_a_traced_condition_breaks_the_graph():
+    """Text cannot be an item of a list only the run fills: said so (it was 'a value of type str
+    in an array operation', on a line with no array operation); NumPy runs the call."""
+    t, names = np.array([0.0, 2.0, 2.0]), {0: "person", 1: "car", 2: "dog"}
+    with pytest.raises(strider.TraceError, match=r"test_graph_breaks\.py:\d+: the list a comprehension builds holds "
+                                                 r"text and is filled in a loop or branch on a traced condition"):
+        strider.compile(present_names, strict=True)(t, names)
+    with pytest.warns(strider.GraphBreakWarning):
+        nt, got = strider.compile(present_names, strict=False)(t, names)
+    assert got == ["person", "dog"] and nt.tolist() == [1, 2]
+
+
 class _Detection:
     def __init__(self, score):
         self.score = score

@@ -38,7 +38,7 @@ from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import compared, hold, own_class, put_back
 from ._creation import items, kind_names
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
-from ._traced_numpy import READ_ONCE_METHODS, READ_ONCE_WHY, RANDOM_STATES, stands_in
+from ._traced_numpy import READ_ONCE_METHODS, READ_ONCE_WHY, RANDOM_STATES, stands_in, with_traced_numpy
 from ._sorting import lexsort
 from ._ufuncs import python_bool
 from ._tracer import (LIST_METHODS, Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at,
@@ -311,7 +311,7 @@ def callee(fn):
     if positions:
         return functools.partial(_lists_as_arrays, fn, positions)
     if user_function(fn.__func__ if type(fn) is types.MethodType else fn):  # self._nms(...) too
-        return converted(fn, _MODULE)
+        return converted(with_traced_numpy(fn), _MODULE)
     call = getattr(type(fn), "__call__", None)
     if not isinstance(fn, (types.FunctionType, type)) and user_function(call):  # an object called: post(dets)
         return converted(types.MethodType(call, fn), _MODULE)

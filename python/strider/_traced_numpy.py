@@ -3,6 +3,7 @@ trace, random functions refused, np.vectorize of a Python function traced on the
 the math module's functions applied to traced values as NumPy's ufuncs."""
 import builtins
 import datetime
+import dis
 import functools
 import logging
 import math
@@ -463,14 +464,20 @@ class TracedNumpy:
                     setattr(module, name, fn)
 
 
+def _writes_globals(code):
+    """Whether code (or a function or class defined in it) assigns or deletes a global."""
+    return any(i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") for i in dis.get_instructions(code)) or any(
+        _writes_globals(c) for c in code.co_consts if isinstance(c, types.CodeType))
+
+
 def with_traced_numpy(fn):
     """fn, with names it imported straight from numpy (`from numpy import zeros`) rebound to the
     wrappers; fn itself when it has none."""
     if isinstance(fn, types.MethodType):
         return types.MethodType(with_traced_numpy(fn.__func__), fn.__self__)
     g = getattr(fn, "__globals__", None)  # None for builtins (np.max), partials, callable objects
-    if g is None or not any(id(v) in _BY_REAL_ID for v in g.values()):
-        return fn
+    if g is None or not any(id(v) in _BY_REAL_ID for v in g.values()) or _writes_globals(fn.__code__):
+        return fn  # (a clone's writes would go to its copy of the globals)
     swapped = {k: _BY_REAL_ID.get(id(v), v) for k, v in g.items()}
     clone = types.FunctionType(fn.__code__, swapped, fn.__name__, fn.__defaults__, fn.__closure__)
     clone.__kwdefaults__ = fn.__kwdefaults__

@@ -12,6 +12,8 @@ import warnings
 
 import numpy as np
 import pytest
+from numpy import zeros as np_zeros
+from numpy.lib.stride_tricks import as_strided
 
 import strider
 from differential import assert_same
@@ -216,6 +218,48 @@ def test_module_globals_are_read_on_every_call():
     finally:
         ANCHORS, THRESHOLD = saved
         CACHE.clear()
+
+
+CALLS = 0
+
+
+def _doubled(a):
+    out = np_zeros(a.shape)  # a name imported straight from NumPy, in a function the compiled one calls
+    out[:] = a * 2
+    return out
+
+
+def _window_max(a):
+    # CenterNet's _nms: as_strided imported by name
+    w = as_strided(a, shape=(a.shape[0] - 2, a.shape[1] - 2, 3, 3), strides=a.strides + a.strides)
+    return w.max(axis=(2, 3))
+
+
+def calls_helpers(x):
+    return _doubled(x) + 1, _window_max(x.reshape(3, 3) * 2)
+
+
+def counted(x):
+    global CALLS
+    CALLS += 1
+    return np_zeros(3) + x[:3]
+
+
+def test_names_imported_from_numpy_and_global_writes():
+    """This module imports names straight from NumPy: a function the compiled one calls uses
+    them (they were NumPy's own there: 'a traced array was converted to a concrete NumPy array'),
+    and the compiled one's writes to a global happen on every call (they went to the copy of the
+    module's globals that rebinds such names: CALLS stayed 0)."""
+    global CALLS
+    f, g = strider.compile(calls_helpers), strider.compile(counted)
+    CALLS = 0
+    for k in range(3):
+        x = np.arange(9.0) + k
+        for a, b in zip(calls_helpers(x), f(x), strict=True):
+            assert_same(a, b)
+        assert_same(counted(x), g(x))
+        assert CALLS == 2 * (k + 1)
+    assert f.stats()["traces"] == 1  # (g reads CALLS: each value is a signature)
 
 
 SCRATCH = np.zeros(3)

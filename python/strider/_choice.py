@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _C
 from ._errors import StriderError, _internal, trace_error
-from ._tracer import Extent, TracedList, TracedRows, Tracer, as_tracer, python_operator_call
+from ._tracer import IMPL, Extent, TracedList, TracedRows, Tracer, as_tracer, python_operator_call
 
 
 _USES = ("bool", "len", "iter", "getitem", "setitem", "call", "index", "int", "float", "add", "radd", "sub", "rsub",
@@ -65,8 +65,8 @@ class Choice:
     def _fail(self, *args, **kwargs):
         what = f"the result of {self.name}" if self.name.endswith("()") else repr(self.name)
         raise trace_error(f"{what} holds {_kinds(self.then, self.other)} depending on a condition known only when the "
-                          "function runs; such a value strider can return, test with `is None` or compute with "
-                          "(arithmetic, comparisons, NumPy's elementwise functions), not use otherwise",
+                          "function runs; such a value strider can return, test with `is None`, compute with "
+                          "(arithmetic, comparisons) or pass to NumPy's functions, not use otherwise",
                           "give it the same kind of value on every path (an empty array for None, one dtype)")
 
     def __repr__(self):
@@ -172,6 +172,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 
 
 Choice.__array_ufunc__ = _array_ufunc
+# a NumPy function of it (np.hstack([q1, reg])): a branch on its condition (_control.in_branches)
+Choice.__array_function__ = lambda self, func, types, args, kwargs: IMPL["array_function"](func, args, kwargs)
 Choice.takes_ufuncs = True  # what Tracer.__array_ufunc__ defers to
 
 

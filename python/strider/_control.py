@@ -33,7 +33,7 @@ import numpy as np
 from . import _C
 from ._choice import (Choice, Undefined, apply, imply, implied, is_, known_side, knowing, merge, narrowed,  # noqa: F401
                       rebuild, selected, sides, structure)
-from ._choice import _kind
+from ._choice import _kind, bound as assigned_value
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import compared, hold, own_class, put_back
 from ._creation import items, kind_names
@@ -41,7 +41,7 @@ from ._errors import StriderError, _internal, trace_error, unsupported, user_loc
 from ._traced_numpy import READ_ONCE_METHODS, READ_ONCE_WHY, RANDOM_STATES, stands_in, with_traced_numpy
 from ._sorting import lexsort
 from ._ufuncs import python_bool
-from ._tracer import (LIST_METHODS, Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at,
+from ._tracer import (IMPL, LIST_METHODS, Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at,
                       as_tracer, bound, concrete, in_step, item_list, only_0d,
                       current_trace, holds_traced, side_effect_error)
 
@@ -650,6 +650,49 @@ def not_(x):
         imply(out, *reversed(implied(c)))
         return out
     return not x
+
+
+def in_branches(fn, args, kwargs, name):
+    """fn(*args, **kwargs) where they hold a Choice (MTCNN's `reg`, the float32 rows of its
+    boxes or an empty float64 (0, 3) as a traced branch left it, in np.hstack): a branch on its
+    condition, each side fn of its value, merged as a branch's variable is. The checks fn makes
+    run only where their side's condition holds (the rows of one side and the other's empty
+    array would fail np.hstack's)."""
+    choice = _first_choice((args, kwargs))
+    if choice is None:
+        return fn(*args, **kwargs)
+
+    def side(value):
+        a, k = _replaced((args, kwargs), choice, value)
+        return lambda _: (in_branches(fn, a, k, name),)
+
+    (out,) = if_stmt(choice.cond, side(choice.then), side(choice.other), (Undefined(name),), (name,))
+    return out
+
+
+def _first_choice(tree):
+    """The first Choice of values of several kinds in lists, tuples and dicts (one a branch
+    narrowed, or a read of a variable one path alone assigns, taken as bound() reads it), else None."""
+    if type(tree) in (list, tuple):
+        return next((c for c in map(_first_choice, tree) if c is not None), None)
+    if type(tree) is dict:
+        return _first_choice(list(tree.values()))
+    if type(tree) is not Choice:
+        return None
+    value = assigned_value(tree)
+    known = narrowed(value) if type(value) is Choice else value
+    return known if type(known) is Choice else None
+
+
+def _replaced(tree, choice, value):
+    """tree with `value` where it holds `choice` (or the Choice a branch narrowed to it)."""
+    if type(tree) in (list, tuple):
+        return type(tree)(_replaced(v, choice, value) for v in tree)
+    if type(tree) is dict:
+        return {k: _replaced(v, choice, value) for k, v in tree.items()}
+    if type(tree) is Choice and _first_choice(tree) is choice:
+        return value
+    return tree
 
 
 def not_value(x):
@@ -2174,3 +2217,4 @@ def _traced_while(trace, cond, body, state, names, live, trips=None, guarded=(),
 
 
 _MODULE = sys.modules[__name__]
+IMPL["in_branches"] = in_branches

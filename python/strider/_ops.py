@@ -75,7 +75,8 @@ def array_function(func, args, kwargs):
         # NumPy's public path (np.linalg.inv), without its private modules
         prefix = ".".join(["np"] + [p for p in parts[1:] if not p.startswith("_")]) if parts[0] == "numpy" else ".".join(parts)
         raise unsupported(f"{prefix}.{func.__name__}", "see the README for the supported NumPy functions")
-    return handler(*args, **kwargs)
+    # (values of several kinds a traced branch left among the arguments: a branch of calls)
+    return IMPL["in_branches"](handler, args, kwargs, f"np.{func.__name__}()")
 
 
 def _builtin_round(self, ndigits=None):

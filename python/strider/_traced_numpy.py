@@ -24,7 +24,7 @@ from ._errors import _internal, located, unsupported, user_file
 from ._ops import CREATION
 from ._shapes import as_strided, concatenate, hstack, repeat, stack, vstack
 from ._sorting import lexsort
-from ._tracer import Extent, TracedList, Tracer, as_tracer, current_trace, holds_traced, item_list
+from ._tracer import IMPL, Extent, TracedList, Tracer, as_tracer, current_trace, holds_traced, item_list
 
 
 def _creation(traced, real):
@@ -171,7 +171,7 @@ def _joining(real, traced):
     def call(arrays, *args, **kwargs):
         if current_trace() is not None and (isinstance(arrays, TracedList) or (
                 type(arrays) is list and holds_traced(arrays))):
-            return traced(arrays, *args, **kwargs)
+            return IMPL["in_branches"](traced, (arrays, *args), kwargs, f"np.{real.__name__}()")
         return real(arrays, *args, **kwargs)
 
     return call

@@ -646,6 +646,52 @@ def test_a_value_of_three_kinds(x0):
     check(three_kinds, np.array([x0, 0.3], np.float32))
 
 
+def generate_bounding_box(imap, reg, scale, t):
+    # MTCNN's generateBoundingBox (facenet's detect_face.py): `reg` the float32 rows of the boxes
+    # kept or an empty float64 (0, 3), then joined with the kept boxes' float64 columns
+    stride = 2
+    cellsize = 12
+    imap = np.transpose(imap)
+    dx1 = np.transpose(reg[:, :, 0])
+    dy1 = np.transpose(reg[:, :, 1])
+    dx2 = np.transpose(reg[:, :, 2])
+    dy2 = np.transpose(reg[:, :, 3])
+    y, x = np.where(imap >= t)
+    if y.shape[0] == 1:
+        dx1 = np.flipud(dx1)
+        dy1 = np.flipud(dy1)
+        dx2 = np.flipud(dx2)
+        dy2 = np.flipud(dy2)
+    score = imap[(y, x)]
+    reg = np.transpose(np.vstack([dx1[(y, x)], dy1[(y, x)], dx2[(y, x)], dy2[(y, x)]]))
+    if reg.size == 0:
+        reg = np.empty((0, 3))
+    bb = np.transpose(np.vstack([y, x]))
+    q1 = np.fix((stride * bb + 1) / scale)
+    q2 = np.fix((stride * bb + cellsize - 1 + 1) / scale)
+    boundingbox = np.hstack([q1, q2, np.expand_dims(score, 1), reg])
+    return boundingbox, reg, np.concatenate([reg, reg]), np.stack([reg, reg])
+
+
+def test_numpy_functions_of_values_of_several_kinds():
+    """NumPy's functions of a variable a traced branch left holding arrays of two dtypes and
+    shapes (MTCNN's `reg`), in a list too, second or later: a branch of calls on its condition,
+    each side's checks run only where it holds (np.hstack of the empty (0, 3) and the kept rows
+    would fail). Refused before ('holds a 2-d float64 array or a 2-d float32 array'; 'a traced
+    value was used after its compiled function returned' where the array was second)."""
+    rng = np.random.default_rng(4)
+    imap, reg = rng.uniform(0, 1, (6, 7)).astype(np.float32), rng.uniform(-0.1, 0.1, (6, 7, 4)).astype(np.float32)
+    one = imap.copy()
+    one[2, 3] = 0.999
+    f = None
+    for m, t in ((imap, 0.9), (imap, 2.0), (one, 0.995), (imap, 0.2)):  # rows, none, one (flipped), many
+        got = check(generate_bounding_box, m, reg, 0.6, t) if f is None else None
+        f = f or got
+        for a, b in zip(f(m, reg, 0.6, t), generate_bounding_box(m, reg, 0.6, t), strict=True):
+            np.testing.assert_array_equal(a, b, strict=True)
+    assert f.stats()["traces"] == 1
+
+
 @pytest.mark.parametrize("fn,why", [(five_kinds, "'r' would hold 5 kinds of value"),
                                     (divides_by_a_side, "truediv fails on one of them"),
                                     (adds_to_none, "add fails on one of them \\(TypeError")])

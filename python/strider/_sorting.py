@@ -247,9 +247,16 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """np.median: the mean of the middle one or two of the sorted values (NumPy's mean, so its
     dtypes), NaN where a NaN is among them (NaNs sort last)."""
     t = as_tracer(a)
+    if t.ndim == 1 and t.is_dynamic and (axis is None or normalize_axis_index(axis, 1) == 0):
+        r = _median_of_run_time_length(t)
+        r = np.expand_dims(r, 0) if keepdims else r
+        if out is None:
+            return r
+        assign(out, r)
+        return out
     if t.ndim == 0 or t.is_dynamic or (axis is not None and not isinstance(axis, (int, np.integer))):
-        raise unsupported("np.median of a 0-d array, of an array of a run-time length or over several axes",
-                          "take the median of a 1-d or n-d array of known length over one axis")
+        raise unsupported("np.median of a 0-d array, of an n-d array of a run-time length or over several axes",
+                          "take the median of a 1-d array, or of an n-d one of known length over one axis")
     ax = 0 if axis is None else normalize_axis_index(axis, t.ndim)
     s = sort(t.ravel() if axis is None else t, axis=ax)
     n = s.shape[ax]
@@ -268,6 +275,22 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         return r
     assign(out, r)
     return out
+
+
+def _median_of_run_time_length(t):
+    """np.median of a 1-d array whose length n only the run knows (TF OD API's median rank of
+    the positives found): the mean of the middle one (n odd) or two of the sorted values, NaN
+    where the last of them is NaN, and NumPy's NaN (of the mean's dtype) where n is 0. The
+    sorted values get one more at their end, so that n = 0 gathers within them."""
+    n = t.shape[0].value()
+    s = np.concatenate([sort(t), zeros(1, t.dtype)])
+    lo, hi = getitem(s, np.maximum(n - 1, 0) // 2), getitem(s, n // 2)
+    one, two = mean(np.expand_dims(lo, 0)), mean(np.stack([lo, hi]))
+    r = np.where(np.equal(n % 2, 1), one, two)
+    if t.dtype.kind == "f":
+        last = getitem(s, np.maximum(n - 1, 0))
+        r = np.where(np.isnan(last), last.astype(r.dtype), r)
+    return np.where(np.equal(n, 0), np.array(np.nan, r.dtype), r)[()]
 
 
 def cumsum(a, axis=None, dtype=None, out=None):

@@ -270,6 +270,23 @@ def test_median(dtype, nan):
     check(medians, a)
 
 
+def medians_of_a_mask(a, t):
+    kept = a[~(a <= t)]  # (NaNs kept)
+    return np.median(kept), np.median(kept, axis=0, keepdims=True)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+@pytest.mark.parametrize("t", [60.0, 45.0, 30.0, 0.0], ids=["none", "few", "some", "all"])
+def test_median_of_a_run_time_length(dtype, t):
+    # the middle one or two of n sorted values where only the run knows n (refused before);
+    # NaN where n is 0 or a NaN is kept
+    a = np.random.default_rng(6).uniform(1, 50, 9).astype(dtype)
+    if a.dtype.kind == "f":
+        a[4] = np.nan
+    check(medians_of_a_mask, a, t)
+    check(medians_of_a_mask, np.where(np.isnan(a), 55, a).astype(dtype), t)
+
+
 QUANTIZED = (np.random.default_rng(3).integers(0, 6, 300) / 5).astype(F32)  # a uint8 head's scores: ties
 QUANTIZED[::17] = np.nan
 QUANTIZED[::13] = -0.0

@@ -125,6 +125,12 @@ std::string shape_text(const Shape& s) {
   return os.str();
 }
 
+// Ops one stage takes at most: past a few hundred, LLVM's scheduling and register allocation of
+// the stage's one block grow faster than its ops (a list of 2,304 anchors' numbers, each computed
+// from the image size, joined by np.array: one 0-d stage of 16,704 ops, seconds to compile), and
+// so does fusion's own bookkeeping.
+constexpr size_t kMaxStageOps = 256;
+
 class Fuser {
  public:
   Fuser(const Graph& g, const StorageTable& t, Target target) : g_(g), t_(t), target_(target) {}
@@ -198,6 +204,7 @@ class Fuser {
 
   // Empty when op `p` may join the open stage; else the reason it may not.
   std::string why_not(const Placed& p) const {
+    if (cur_.ops.size() >= kMaxStageOps) return "the stage holds " + std::to_string(kMaxStageOps) + " ops, the most one takes";
     // on the CPU compresses by one mask share a stage, alone or after the ops that make and count
     // the mask (legality's compress_conflict)
     if (target_ == Target::Cpu && p.op.code == OpCode::compress &&

@@ -1158,13 +1158,14 @@ def zip_(fn, *args):
     return fn(*args)
 
 
-def for_stmt(iterable, body, state, names, live, target, guarded=(), writes=()):
+def for_stmt(iterable, body, state, names, live, target, guarded=(), writes=(), breaks=True):
     """`for target in iterable:` (target a name or a tuple of names) as Python runs it, but where
     the iterable is a range or a traced array's rows (or an enumerate of them) whose first trip
     traces a loop or branch on a traced condition or that are many (_unrolled_or_counted), a range
     with a bound known only at run time, or an array (or a list a loop filled) of a run-time
     length: a loop of the IR, its counter a traced int. `writes`: the values of the variables
-    whose items the body assigns (_traced_while)."""
+    whose items the body assigns (_traced_while); `breaks`: whether the body leaves the loop
+    (`if t: break`, a return)."""
     trace = current_trace()
     t = _positions(names, target)
     if type(iterable) is Choice:  # (a variable assigned on one path: what that path gave)
@@ -1181,23 +1182,26 @@ def for_stmt(iterable, body, state, names, live, target, guarded=(), writes=()):
             return _counted(trace, body, state, names, live, (guarded, writes), t, 0, items.shape[0], 1, item)
         # its rows, as a range of their indices gives them
         return _unrolled_or_counted(trace, range(items.shape[0]), item, body, state, names, live, (guarded, writes),
-                                    t)
+                                    t, breaks)
     if trace is None or type(iterable) is not range:
         for value in iterable:
             state, broke = body(*_with(state, t, value))
             if broke:
                 break
         return state
-    return _unrolled_or_counted(trace, iterable, lambda i: i, body, state, names, live, (guarded, writes), t)
+    return _unrolled_or_counted(trace, iterable, lambda i: i, body, state, names, live, (guarded, writes), t, breaks)
 
 
-def _unrolled_or_counted(trace, r, item, body, state, names, live, guards, t):
+def _unrolled_or_counted(trace, r, item, body, state, names, live, guards, t, breaks=True):
     """A loop over item(i) for i in the range r: unrolled, as Python's loop, unless its first trip
     traces a loop or branch (a region each trip) where it has more than _UNROLLED trips, or a trip
     meets `if t: break` on a traced t (the loop from that trip on); a long one is a loop of the IR
     first (a trace of every trip would take seconds to compile). Either is unrolled where its body
     cannot be a loop of the IR (a Python counter it needs: YOLOv5's `output[xi] = x[i]` into a
-    list of images). `guards`: (guarded, writes) of for_stmt."""
+    list of images). `guards`: (guarded, writes) of for_stmt. A trip's lists and dicts are held
+    for a trace of it thrown away only where one may be: the probe's, or one that meets a break
+    (copying every trip a list the loop fills, of lists each, made it quadratic in the trips:
+    FaceBoxes' 21,824 prior boxes took minutes)."""
     if len(r) > _LONG and (out := _counted_or_unrolled(trace, r, item, body, state, names, live, guards,
                                                        t)) is not _UNROLL:
         return out
@@ -1206,7 +1210,8 @@ def _unrolled_or_counted(trace, r, item, body, state, names, live, guards, t):
     k = 0
     while k < len(r):
         # the lists a trip fills go back with the trace where the trip is traced again
-        snap, marker, held = trace.snapshot(), _PythonLoop(), _hold_all(trace, state, guards[1])
+        snap, marker = trace.snapshot(), _PythonLoop()
+        held = _hold_all(trace, state, guards[1]) if breaks or probe else []
         trace.loops.append(marker)
         try:
             new_state, broke = body(*_with(state, t, item(r[k])))

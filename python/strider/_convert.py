@@ -792,7 +792,8 @@ class _Rewrite(ast.NodeTransformer):
             ast.Return(ast.Tuple(elts=[_tuple(names), ast.Constant(False)], ctx=ast.Load()))])]
         target = _target(node.target)
         call = _call("for_stmt", node.iter, _load(f"__strider_for_{k}"), _values(names), _strs(names), _strs(live),
-                     target, _strs(getattr(node, "strider_guarded", ())), _values(_Names(body).items))
+                     target, _strs(getattr(node, "strider_guarded", ())), _values(_Names(body).items),
+                     ast.Constant(bool(exits)))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call))
         return [_at(s, node) for s in out]
 

@@ -464,10 +464,23 @@ class TracedNumpy:
                     setattr(module, name, fn)
 
 
+@functools.lru_cache(maxsize=4096)
 def _writes_globals(code):
     """Whether code (or a function or class defined in it) assigns or deletes a global."""
     return any(i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") for i in dis.get_instructions(code)) or any(
         _writes_globals(c) for c in code.co_consts if isinstance(c, types.CodeType))
+
+
+_NUMPY_NAMES = {}  # id of a module's globals -> (their number, the names holding NumPy's functions)
+
+
+def _numpy_names(g):
+    """The names of g that hold NumPy's functions a wrapper stands in for, found again where g's
+    number of names changed (a function the compiled one calls is cloned on every call)."""
+    found = _NUMPY_NAMES.get(id(g))
+    if found is None or found[0] != len(g):
+        found = _NUMPY_NAMES[id(g)] = (len(g), [k for k, v in g.items() if id(v) in _BY_REAL_ID])
+    return found[1]
 
 
 def with_traced_numpy(fn):
@@ -476,9 +489,11 @@ def with_traced_numpy(fn):
     if isinstance(fn, types.MethodType):
         return types.MethodType(with_traced_numpy(fn.__func__), fn.__self__)
     g = getattr(fn, "__globals__", None)  # None for builtins (np.max), partials, callable objects
-    if g is None or not any(id(v) in _BY_REAL_ID for v in g.values()) or _writes_globals(fn.__code__):
+    if g is None or not (names := _numpy_names(g)) or _writes_globals(fn.__code__):
         return fn  # (a clone's writes would go to its copy of the globals)
-    swapped = {k: _BY_REAL_ID.get(id(v), v) for k, v in g.items()}
+    swapped = g.copy()
+    for k in names:
+        swapped[k] = _BY_REAL_ID.get(id(g.get(k)), g.get(k))
     clone = types.FunctionType(fn.__code__, swapped, fn.__name__, fn.__defaults__, fn.__closure__)
     clone.__kwdefaults__ = fn.__kwdefaults__
     return clone

@@ -261,6 +261,7 @@ class Trace:
         # temporary -> the scalar arguments its writes so far computed it from, with constants
         # alone (written in parts too: np.array of a tuple of numbers, a copy an element)
         self.derived = {}
+        self.number_ops = 0  # ops that computed a number from the caller's numbers alone (_MAX_NUMBER_OPS)
         self.counts = {}  # a mask's value_key -> its count (_advanced.count)
         self.checked = {}  # indices checked against a length, by value_key: one check serves (_advanced._checked)
         self.sliced = {}  # (run-time length, slice) -> its resolution: one length for one slice (_advanced)
@@ -381,6 +382,11 @@ class Trace:
                 self.check_fresh(output)  # a part written: the rest as the base holds it now
                 synced = output.storage
         derived = self._derived(inputs, output)
+        if derived and not output.shape:
+            self.number_ops += 1
+            if self.number_ops > _MAX_NUMBER_OPS:  # the numbers they come from: static, their ops folded
+                self.refused = Specialize(derived)
+                raise self.refused
         span = self._span(name, inputs, output, axes)
         relative = self._relative(name, inputs) if span is not None else None
         select = self._select(name, inputs) if span is not None else None
@@ -723,6 +729,10 @@ class Trace:
 # (11,000 ops of a list of 1,568 traced floats take 3 s), and a Python loop unrolled over tens of
 # thousands of trips would hold a call for minutes; the benchmark heads trace 260 at most
 _MAX_OPS = 20_000
+# Numbers a trace may compute from the caller's numbers alone before those become static: a list
+# of prior boxes computed in Python loops from the image size (FaceBoxes' 21,824 of them: minutes
+# to trace and compile as run-time values) is then computed while tracing, as NumPy computes it
+_MAX_NUMBER_OPS = 256
 
 _MAX_BYTES = int(np.iinfo(np.intp).max)  # (NumPy's largest array; np.iinfo is slow to make each time)
 

@@ -284,6 +284,37 @@ def test_loops_on_python_values_unroll():
     assert "loop_begin" not in ir and "branch_if" not in ir
 
 
+def prior_boxes(image_size, step, n):
+    # FaceBoxes/RetinaFace's PriorBox: anchors computed in Python loops from the image size
+    anchors = []
+    for i in range(n):
+        for j in range(n):
+            cx = (j + 0.5) * step / image_size[1]
+            cy = (i + 0.5) * step / image_size[0]
+            anchors.append([cx, cy, 32 / image_size[1], 32 / image_size[0]])
+    return np.array(anchors)
+
+
+def scaled_items(x):
+    # hundreds of numbers computed from the data, one at a time, joined
+    return np.array([x[i] * 2 + x[i + 1] for i in range(x.shape[0] - 1)])
+
+
+def test_many_numbers_in_python_loops():
+    """Numbers computed from the caller's numbers alone, past a few hundred of them (prior boxes
+    from the image size: minutes to trace and compile at FaceBoxes' size), make those static:
+    the loop then computes them while tracing, as NumPy does. Ones computed from the data stay
+    traced, in stages of at most 256 ops (one stage took seconds to compile, its alias lists
+    and its one block growing faster than its ops)."""
+    f = check(prior_boxes, (256, 256), 8, 24)
+    assert f.stats()["specialized"] == 4  # n for range(n), and (past 256 numbers) image_size and step
+    np.testing.assert_array_equal(f((128, 256), 8, 24), prior_boxes((128, 256), 8, 24), strict=True)
+    x = np.random.default_rng(8).uniform(0, 1, 700)
+    g = check(scaled_items, x)
+    e = g.explain(x)
+    assert len(e.stages) > 1 and "the stage holds 256 ops, the most one takes" in str(e)
+
+
 def changes_dtype(x):
     if x.sum() > 0:
         y = x * 2

@@ -14,6 +14,13 @@ namespace strider::detail {
 
 using llvm::Value;
 
+namespace {
+
+// Storages and scratch arrays a stage's alias scopes name at most (see Emitter::emit).
+constexpr int kMaxAliasScopes = 128;
+
+}  // namespace
+
 Emitter::Emitter(const Graph& g, const StagePlan& p, llvm::Module& m, bool vector_math, bool versions)
     : g_(g), p_(p), m_(m), ctx_(m.getContext()), b_(m.getContext()), vector_math_(vector_math), versions_(versions) {}
 
@@ -448,7 +455,11 @@ void Emitter::emit(const std::string& name) {
   llvm::MDNode* domain = mdb.createAnonymousAliasScopeDomain("stage");
   scope_.assign(objects, nullptr);
   noalias_.assign(objects, nullptr);
-  for (int o = 0; o < objects; ++o)
+  // past kMaxAliasScopes objects, none: each access's list names every other object, which LLVM
+  // reads at every alias query (a list of 2,304 anchors' numbers joined by np.array, one 0-d
+  // stage: seconds of compile, more than quadratic in them)
+  const int scoped = static_cast<int>(std::count(used.begin(), used.end(), true)) + objects - n;
+  for (int o = 0; o < objects && scoped <= kMaxAliasScopes; ++o)
     if (o >= n || used[o]) scope_[o] = mdb.createAnonymousAliasScope(domain);
   for (int o = 0; o < objects; ++o) {
     if (!scope_[o]) continue;

@@ -133,8 +133,11 @@ def _arange_to_length(start, stop, step, dtype):
                           "known positive ints", "use np.arange(n) * step + start")
     dtype = np.arange(start, start + step, step, dtype=dtype).dtype
     check_dtype(dtype, "np.arange")
-    count = np.maximum(np.floor_divide(np.add(stop.value(), step - 1 - start), step), 0)
-    out = arange_at(start, step, Extent(builtins.max(0, -(-(bound(stop) - start) // step)), count._view.storage))
+    if (start, step) == (0, 1):  # np.arange(len(v)): v's own length, which broadcasts against v's
+        out = arange_at(0, 1, stop)
+    else:
+        count = np.maximum(np.floor_divide(np.add(stop.value(), step - 1 - start), step), 0)
+        out = arange_at(start, step, Extent(builtins.max(0, -(-(bound(stop) - start) // step)), count._view.storage))
     return out if dtype == out.dtype else astype(out, dtype)
 
 

@@ -683,13 +683,15 @@ class Trace:
         computed from them), so that shapes, indices and Python decisions computed from static
         values stay known; the op still runs."""
         size = math.prod(output.shape)
-        if name not in _FOLDABLE or size > _FOLD_MAX:
+        if (name not in _FOLDABLE and (name != "arange" or dtype.kind not in "iu")) or size > _FOLD_MAX:
             return
         values = [concrete(t) for t in inputs]
         if any(v is None for v in values):
             return
         with np.errstate(all="ignore"):
-            if name == "copy":
+            if name == "arange":  # an int one's positions (DeepSORT's tracks[np.arange(n)[k]]): exact
+                value = values[0] + np.arange(size, dtype=dtype) * (values[1] - values[0])
+            elif name == "copy":
                 value = values[0]
             elif name == "cast":
                 value = values[0].astype(dtype)

@@ -1134,6 +1134,34 @@ def test_gathers_of_rows_of_a_runtime_length():
         assert gathers and all("%s5[5,?%s4<=30]" in line for line in gathers), gathers
 
 
+def best_class_scores(p, t):
+    # OpenVINO model API's YOLO decoding: each kept row's best class score, picked with
+    # np.arange(len(v)) beside the argmax (both of the kept rows' length)
+    v = p[np.nonzero(p[:, 4] > t)[0]]
+    c = v[:, 5:] * v[:, 4:5]
+    ids = np.argmax(c, axis=1)
+    return c[np.arange(len(v)), ids], np.arange(1, len(v) + 1) * ids
+
+
+def tracks_by_arange(b):
+    # DeepSORT's iou_cost: a Python list indexed by the items of np.arange(len(tracks))
+    tracks = [b[i] for i in range(len(b))]
+    cost = np.zeros((len(tracks), 4))
+    for row, track_idx in enumerate(np.arange(len(tracks))):
+        cost[row, :] = tracks[track_idx] * 2
+    return cost, tracks[np.arange(3)[-1]]
+
+
+def test_aranges_of_lengths_and_of_known_positions():
+    """np.arange(len(v)) of a run-time length is v's own length: it broadcasts against v's rows
+    (refused before as another length); an int np.arange of known bounds has known items, which
+    index a Python list (refused before as an index computed from the data)."""
+    p = rnd((60, 9), F32, seed=41)
+    for t in (0.5, 2.0):
+        check(best_class_scores, p, t)
+    check(tracks_by_arange, np.arange(12.0).reshape(3, 4))
+
+
 def _gather_of_at_most_one(a, x):
     idx = np.flatnonzero(a > 0.5)  # a run-time length bounded by 1: 0 or 1
     return x[idx] * 2, x[idx].sum()

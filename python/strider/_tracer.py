@@ -898,6 +898,57 @@ def _refuse_int_method(name):
 _extent_operators()
 
 
+class _Flat:
+    """x.flat of a traced array: its elements in C order, read (a copy) and written (MTCNN's pad:
+    `edx.flat[np.where(ex > w)] = np.expand_dims(...)`) as through NumPy's flatiter, where x is
+    contiguous or 1-d. The values written are flattened; NumPy repeats fewer of them over the
+    places, which strider refuses (one value fills them all, as NumPy's)."""
+
+    def __init__(self, base):
+        self.base = base
+
+    def _line(self):
+        t = self.base
+        if t.ndim == 1:
+            return t
+        if t.is_dynamic or not t._view.is_c_contiguous:
+            raise unsupported("x.flat of an array that is not contiguous or has a run-time length and more than one "
+                              "axis", "index x.reshape(-1) of a contiguous copy, and write back")
+        return t.reshape(-1)
+
+    @staticmethod
+    def _key(key):
+        return key[0] if type(key) is tuple and len(key) == 1 else key  # (np.where's tuple, as NumPy takes it)
+
+    def __getitem__(self, key):
+        r = self._line()[self._key(key)]
+        return r.copy() if isinstance(r, Tracer) and r.ndim else r
+
+    def __setitem__(self, key, value):
+        line = self._line()
+        v = as_tracer(value)
+        places = line[self._key(key)]
+        one_place = not (isinstance(places, Tracer) and places.ndim)
+        if one_place and v.ndim and not v.is_dynamic and v.size == 1:
+            v = v.reshape(())
+        elif v.ndim > 1:
+            v = v.reshape(-1)
+        n, m = (x.shape[0] if isinstance(x, Tracer) and x.ndim else 1 for x in (places, v))
+        if type(n) is int and type(m) is int and m not in (1, n):
+            raise unsupported(f"x.flat[...] = {m} values for {n} places (NumPy repeats them)",
+                              "give one value or one per place")
+        line[self._key(key)] = v
+
+    def __iter__(self):
+        return iter(self.base.ravel())
+
+    def __len__(self):
+        return self.base.size
+
+    def copy(self):
+        return self.base.ravel().copy()
+
+
 class TracedList:
     """A Python list a loop on a traced condition appends to: `data` holds room for its items
     (rows of one shape and dtype), the 0-d int64 storage `length` how many it holds when the
@@ -1395,6 +1446,10 @@ class Tracer:
     @property
     def nbytes(self):
         return self.size * self.dtype.itemsize
+
+    @property
+    def flat(self):
+        return _Flat(self)
 
     @property
     def strides(self):

@@ -1134,6 +1134,43 @@ def test_gathers_of_rows_of_a_runtime_length():
         assert gathers and all("%s5[5,?%s4<=30]" in line for line in gathers), gathers
 
 
+def mtcnn_pad(total_boxes, w, h):
+    # MTCNN's pad (facenet's detect_face.py): writes through .flat at np.where's places
+    tmpw = (total_boxes[:, 2] - total_boxes[:, 0] + 1).astype(np.int32)
+    tmph = (total_boxes[:, 3] - total_boxes[:, 1] + 1).astype(np.int32)
+    numbox = total_boxes.shape[0]
+    dx = np.ones((numbox), dtype=np.int32)
+    edx = tmpw.copy().astype(np.int32)
+    x = total_boxes[:, 0].copy().astype(np.int32)
+    ex = total_boxes[:, 2].copy().astype(np.int32)
+    tmp = np.where(ex > w)
+    edx.flat[tmp] = np.expand_dims(-ex[tmp] + w + tmpw[tmp], 1)
+    ex[tmp] = w
+    tmp = np.where(x < 1)
+    dx.flat[tmp] = np.expand_dims(2 - x[tmp], 1)
+    x[tmp] = 1
+    return dx, edx, x, ex, tmph
+
+
+def flat_uses(a, i):
+    b = a.copy()
+    b.flat[i] = 7
+    b.flat[[0, 5]] = np.array([[1.5], [2.5]])
+    return b, a.flat[3], a.flat[1:4], [v for v in a[:2, :2].flat], len(a.flat)
+
+
+def test_flat():
+    """x.flat read (a copy), iterated and written where x is contiguous or 1-d, values flattened
+    (refused before: ndarray.flat)."""
+    rng = np.random.default_rng(9)
+    for k in range(2):
+        boxes = np.concatenate([rng.uniform(-10, 100, (20, 2)), rng.uniform(50, 140, (20, 2))], 1)
+        check(mtcnn_pad, boxes, 120, 110)
+    check(flat_uses, np.arange(12.0).reshape(3, 4), 2)
+    with pytest.raises(strider.UnsupportedError, match="x.flat of an array that is not contiguous"):
+        strider.compile(lambda a: a.T.flat[2], strict=True, target=TARGET)(np.arange(12.0).reshape(3, 4))
+
+
 def best_class_scores(p, t):
     # OpenVINO model API's YOLO decoding: each kept row's best class score, picked with
     # np.arange(len(v)) beside the argmax (both of the kept rows' length)

@@ -176,7 +176,7 @@ def tobytes_method(x):
 
 
 def flat_attribute(x):
-    return x.flat[0]  # <- error
+    return x.flat[0]
 
 
 def set_shape(x):
@@ -365,7 +365,7 @@ CONSTRUCTS = [
     ("data_attribute", data_attribute, ERROR, r"\.data\b"),
     ("ctypes_attribute", ctypes_attribute, ERROR, r"\.ctypes\b"),
     ("tobytes_method", tobytes_method, ERROR, r"tobytes"),
-    ("flat_attribute", flat_attribute, ERROR, r"\.flat\b"),
+    ("flat_attribute", flat_attribute, SAME, None),
     ("set_shape", set_shape, ERROR, r"shape"),
     ("asarray_tolist", asarray_tolist, SAME, None),
     ("frompyfunc", frompyfunc, ERROR, r"np.frompyfunc\(.*object arrays.*np.vectorize"),

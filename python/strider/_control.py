@@ -657,13 +657,18 @@ def in_branches(fn, args, kwargs, name):
     boxes or an empty float64 (0, 3) as a traced branch left it, in np.hstack): a branch on its
     condition, each side fn of its value, merged as a branch's variable is. The checks fn makes
     run only where their side's condition holds (the rows of one side and the other's empty
-    array would fail np.hstack's)."""
-    choice = _first_choice((args, kwargs))
+    array would fail np.hstack's). A Choice a branch narrowed (`np.concatenate([x, d]) if d is
+    not None`), or a variable one path alone assigns, is the value its read gives."""
+    tree = (args, kwargs)
+    if _first_choice(tree) is None:
+        return fn(*args, **kwargs)
+    args, kwargs = tree = _read(tree)
+    choice = _first_choice(tree)
     if choice is None:
         return fn(*args, **kwargs)
 
     def side(value):
-        a, k = _replaced((args, kwargs), choice, value)
+        a, k = _read(tree, choice, value)
         return lambda _: (in_branches(fn, a, k, name),)
 
     (out,) = if_stmt(choice.cond, side(choice.then), side(choice.other), (Undefined(name),), (name,))
@@ -671,28 +676,27 @@ def in_branches(fn, args, kwargs, name):
 
 
 def _first_choice(tree):
-    """The first Choice of values of several kinds in lists, tuples and dicts (one a branch
-    narrowed, or a read of a variable one path alone assigns, taken as bound() reads it), else None."""
+    """The first Choice in lists, tuples and dicts, else None."""
     if type(tree) in (list, tuple):
         return next((c for c in map(_first_choice, tree) if c is not None), None)
     if type(tree) is dict:
         return _first_choice(list(tree.values()))
-    if type(tree) is not Choice:
-        return None
-    value = assigned_value(tree)
-    known = narrowed(value) if type(value) is Choice else value
-    return known if type(known) is Choice else None
+    return tree if type(tree) is Choice else None
 
 
-def _replaced(tree, choice, value):
-    """tree with `value` where it holds `choice` (or the Choice a branch narrowed to it)."""
+def _read(tree, choice=None, value=None):
+    """tree with `value` in place of `choice`, and each other Choice as a read sees it (the side
+    a branch narrowed it to, the value a path assigned: bound())."""
     if type(tree) in (list, tuple):
-        return type(tree)(_replaced(v, choice, value) for v in tree)
+        return type(tree)(_read(v, choice, value) for v in tree)
     if type(tree) is dict:
-        return {k: _replaced(v, choice, value) for k, v in tree.items()}
-    if type(tree) is Choice and _first_choice(tree) is choice:
+        return {k: _read(v, choice, value) for k, v in tree.items()}
+    if type(tree) is not Choice:
+        return tree
+    if tree is choice:
         return value
-    return tree
+    read = assigned_value(tree)
+    return narrowed(read) if type(read) is Choice else read
 
 
 def not_value(x):

@@ -704,6 +704,13 @@ def generate_bounding_box(imap, reg, scale, t):
     return boundingbox, reg, np.concatenate([reg, reg]), np.stack([reg, reg])
 
 
+def joined_if_not_none(x, t):
+    d = None
+    if x.max() > t:
+        d = x * 2
+    return np.concatenate([x, d]) if d is not None else x * 1  # d in a list, narrowed
+
+
 def test_numpy_functions_of_values_of_several_kinds():
     """NumPy's functions of a variable a traced branch left holding arrays of two dtypes and
     shapes (MTCNN's `reg`), in a list too, second or later: a branch of calls on its condition,
@@ -721,6 +728,8 @@ def test_numpy_functions_of_values_of_several_kinds():
         for a, b in zip(f(m, reg, 0.6, t), generate_bounding_box(m, reg, 0.6, t), strict=True):
             np.testing.assert_array_equal(a, b, strict=True)
     assert f.stats()["traces"] == 1
+    for t in (0.5, 5.0):  # (refused before: 'a traced array was converted to a concrete NumPy array')
+        check(joined_if_not_none, np.array([1.0, 2.0]), t)
 
 
 @pytest.mark.parametrize("fn,why", [(five_kinds, "'r' would hold 5 kinds of value"),

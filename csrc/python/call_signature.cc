@@ -235,12 +235,15 @@ class Walk {
     const int ordinal = ordinal_++;
     const bool number = kind == LeafKind::NumpyScalar || kind == LeafKind::Bool || kind == LeafKind::Int ||
                         kind == LeafKind::Float;
-    if ((number || numbers_array(o, kind)) && std::binary_search(static_numbers_.begin(), static_numbers_.end(), ordinal)) {
+    if ((number || kind == LeafKind::HostArray) &&
+        std::binary_search(static_numbers_.begin(), static_numbers_.end(), ordinal)) {
       if (number) return add_static(o);
-      // a small array of the numbers a trace needed as values (Mask R-CNN's feature shapes): by value
-      py::object frozen = py::reinterpret_steal<py::object>(PyObject_CallOneArg(freeze, o));
-      if (!frozen) throw py::error_already_set();
-      return add_static(frozen.ptr());
+      if (numbers_array(o)) {
+        // a small array of the numbers a trace needed as values (Mask R-CNN's feature shapes): by value
+        py::object frozen = py::reinterpret_steal<py::object>(PyObject_CallOneArg(freeze, o));
+        if (!frozen) throw py::error_already_set();
+        return add_static(frozen.ptr());
+      }
     }
     out_.leaf_ordinal.push_back(ordinal);
     out_.key += static_cast<char>(Node::Leaf);
@@ -252,10 +255,9 @@ class Walk {
     }
   }
 
-  // Whether a leaf may be static by its values: an int array of a few elements. (An ordinal is a
+  // Whether an array leaf may be static by its values: an int array of a few elements. (An ordinal is a
   // place in the walk: in a call of another structure, a larger array may stand where a number did.)
-  static bool numbers_array(PyObject* o, LeafKind kind) {
-    if (kind != LeafKind::HostArray) return false;
+  static bool numbers_array(PyObject* o) {
     PyArrayObject* a = reinterpret_cast<PyArrayObject*>(o);
     return PyArray_SIZE(a) <= kNumbersArray && PyTypeNum_ISINTEGER(PyArray_TYPE(a));
   }

@@ -580,9 +580,31 @@ def type_(*args):
     return own_class(type(x))
 
 
+def sum_(*args, **kwargs):
+    """Builtin sum of a traced array's items (YOLOv5's ConfusionMatrix: `sum(j) == 1` of a mask's
+    result): Python's fold start + x[0] + x[1] + ... in the dtype NumPy gives start + x[0] (a
+    mask's sum an int64), floats added in order as np.add.accumulate adds them (rounding as
+    Python's fold, not as np.sum's pairwise sum); of no items, start itself. Else Python's."""
+    x, start = (args + (kwargs.get("start", 0),))[:2] if args else (None, None)
+    if (len(args) + len(kwargs) not in (1, 2) or set(kwargs) - {"start"} or not isinstance(x, Tracer) or not x.ndim
+            or x.dtype.kind not in "biuf" or not isinstance(start, (bool, int, float, np.number, np.bool_))):
+        return sum(*args, **kwargs)
+    n = x.shape[0]
+    if not isinstance(n, Extent) and n == 0:
+        return start
+    dtype = np.result_type(start, x.dtype)
+    items = np.concatenate([np.full((1,) + x.shape[1:], start, dtype), x.astype(dtype)])
+    # (integers wrap as they add, in any order)
+    total = np.add.accumulate(items, axis=0)[-1] if dtype.kind == "f" else np.sum(items, axis=0, dtype=dtype)
+    if not isinstance(n, Extent):
+        return total
+    empty = np.equal(n.value(), 0)
+    return merge([(empty, start), (np.logical_not(empty), total)], "sum()")
+
+
 any_, all_ = _truth_of_items(any, np.any), _truth_of_items(all, np.all)
 _BUILTINS = ((max, max_), (min, min_), (float, float_), (int, int_), (bool, bool_), (print, print_), (sorted, sorted_),
-             (any, any_), (all, all_), (type, type_))
+             (any, any_), (all, all_), (type, type_), (sum, sum_))
 
 
 def _extreme(builtin, better, args, kwargs):
@@ -591,8 +613,12 @@ def _extreme(builtin, better, args, kwargs):
     the function runs: the winner is then the value the comparisons select, a Choice where the
     candidates are of different kinds (max(0.0, w) is the Python float or w's NumPy scalar)."""
     key = kwargs.get("key")
-    if set(kwargs) - {"key", "default"} or not args or (len(args) == 1 and type(args[0]) not in (list, tuple, range)):
+    if set(kwargs) - {"key", "default"} or not args or (len(args) == 1 and type(args[0]) not in (list, tuple, range)
+                                                         and not isinstance(args[0], Tracer)):
         return builtin(*args, **kwargs)
+    if len(args) == 1 and isinstance(args[0], Tracer) and args[0].ndim == 1 and args[0].dtype.kind in "biuf" \
+            and key is None:
+        return _extreme_of_array(builtin, args[0], kwargs)
     items = list(args[0]) if len(args) == 1 else list(args)
     keys = [key(x) for x in items] if key is not None else items
     if not items or not any(type(k) is Choice or _is_traced(k) for k in keys):
@@ -619,19 +645,51 @@ def _extreme(builtin, better, args, kwargs):
 
 
 def _extreme_of_range(builtin, r, keys):
-    """max(range(n), key=f) (min) of many trips: the first index of the best key, as Python's
-    scan finds it (a NaN key wins only first, where no later key compares better)."""
+    """max(range(n), key=f) (min) of many trips: the first index of the best key."""
     k = np.stack([as_tracer(v) for v in keys])
     if k.ndim != 1:
         raise trace_error(f"{builtin.__name__}() of a range by keys that are not numbers", "key by a number")
-    worst, first_nan = (-np.inf, np.inf) if builtin is max else (np.inf, -np.inf)
-    if k.dtype.kind == "f":
-        k = np.where(np.isnan(k), worst, k)
-        k = np.concatenate([np.where(np.isnan(as_tracer(keys[0])), first_nan, k[:1]), k[1:]])
-    i = np.argmax(k) if builtin is max else np.argmin(k)
-    at = np.add(np.multiply(i, r.step), r.start)
+    at = np.add(np.multiply(_first_best(builtin, k), r.step), r.start)
     at._weak, at._scalar = int, False
     return at
+
+
+def _first_best(builtin, k):
+    """The index Python's max (min) scan of the 1-d keys k ends on: the first of the best keys
+    (a later one replaces the best only where it compares better), a NaN only where it is first,
+    since none compares better than it and it compares better than none."""
+    if k.dtype.kind == "f":
+        worst = _worst(builtin, k.dtype)
+        k = np.concatenate([np.where(np.isnan(k[:1]), -worst, k[:1]), np.where(np.isnan(k[1:]), worst, k[1:])])
+    return np.argmax(k) if builtin is max else np.argmin(k)
+
+
+def _worst(builtin, dtype):
+    """The value of dtype max (min) ranks last."""
+    if dtype.kind == "f":
+        return -np.inf if builtin is max else np.inf
+    if dtype.kind == "b":
+        return builtin is min
+    return np.iinfo(dtype).min if builtin is max else np.iinfo(dtype).max
+
+
+def _extreme_of_array(builtin, a, kwargs):
+    """max(a) (min) of a 1-d traced array: its item at _first_best, a NumPy scalar; of no items,
+    default= where given, else Python's ValueError (where only the run knows the length, a
+    check that raises it)."""
+    n = a.shape[0]
+    if not isinstance(n, Extent):
+        return builtin((), **kwargs) if n == 0 else a[_first_best(builtin, a)]
+    empty = np.equal(n.value(), 0)
+    if "default" not in kwargs:
+        current_trace().check_assert(np.logical_not(empty), f"{builtin.__name__}() arg is an empty sequence",
+                                     ValueError)
+    # one item more, never the best (the first of equal keys is), for the scan of no items
+    padded = np.concatenate([a, np.full(1, _worst(builtin, a.dtype), a.dtype)])
+    best = padded[_first_best(builtin, padded)]
+    if "default" not in kwargs:
+        return best
+    return merge([(empty, kwargs["default"]), (np.logical_not(empty), best)], f"{builtin.__name__}()")
 
 
 def len_(x):

@@ -2693,6 +2693,45 @@ def test_builtin_any_and_all_of_traced_arrays(shift):
     check(truths, rng.random(5) * 4)
 
 
+def sums_and_extremes(x, rows, t):
+    y = x[x > t]  # a run-time length, which may be 0
+    r = rows[rows[:, 0] > t]
+    return (sum(y), sum(x), sum(y, 10), sum(x, start=0.5), sum(x > t), sum(r), sum(rows), max(x), min(x),
+            max(y, default=-1), min(y, default=None), max(x[:1]))
+
+
+def extreme_of_no_items(x, t):
+    return max(x[x > t])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.uint8, np.int64, np.bool_])
+@pytest.mark.parametrize("t", [-1000.0, 0.0, 1000.0], ids=["all", "some", "none"])
+def test_builtin_sum_max_and_min_of_traced_arrays(dtype, t):
+    # Python's folds over the items: sum in order (not np.sum's pairwise order: 3000 float32s
+    # round apart), max and min the first of the best, a NaN only where it is first, -0.0 and
+    # 0.0 the first of them
+    rng = np.random.default_rng(16)
+    x = (rng.standard_normal(3000) * 100).astype(dtype)
+    if dtype in (np.float32, np.float64, np.float16):
+        x[[5, 9]] = np.nan, 0.0
+        x[10] = -0.0
+    rows = (rng.standard_normal((40, 3)) * 100).astype(dtype)
+    if dtype is np.float32:
+        assert sum(x[x > 0]) != np.sum(x[x > 0])
+    check(sums_and_extremes, x, rows, t)
+    check(sums_and_extremes, x[::-1].copy(), rows, t)
+    if dtype in (np.float32, np.float64):
+        check(sums_and_extremes, np.array([np.nan, 1, 2], dtype), rows, t)
+        check(sums_and_extremes, np.array([-0.0, 0.0, -0.0], dtype), rows, t)
+
+
+def test_builtin_max_of_no_items_raises_pythons_error():
+    check_raises(extreme_of_no_items, np.arange(5.0), 10.0, exc=ValueError)
+    with pytest.raises(ValueError, match=r"max\(\) arg is an empty sequence"):
+        strider.compile(extreme_of_no_items, target=TARGET)(np.arange(5.0), 10.0)
+    check(extreme_of_no_items, np.arange(5.0), 3.0)
+
+
 def membership(cls, c, scores):
     # YOLOv5's ap_per_class: `if k in unique_classes`; NumPy's `in` is (a == k).any()
     u = np.unique(cls)

@@ -538,17 +538,29 @@ def _list_sort(lst, *, key=None, reverse=False):
 def in_(item, container, negate):
     """`item in container` (`not in`, `negate`) in rewritten code: of a traced array (or a list a
     traced loop filled) NumPy's `(container == item).any()`, a Python bool the run may decide
-    (YOLOv5's `if k in unique_classes`); else Python's."""
+    (YOLOv5's `if k in unique_classes`); of a list or tuple of numbers, a traced one among them
+    or as the item, Python's comparisons; else Python's."""
     if item_list(container):
         container = container.array()
     if type(container) is Choice and all(isinstance(v, (Tracer, np.ndarray)) for _, v in sides(container)):
         # arrays of two dtypes (SORT's matched indices: np.where's int64 or an int32 assignment)
         found = apply(lambda c: np.any(np.equal(c, item)), (container,), "in")
         return python_bool(np.logical_not(found) if negate else found)
-    if not isinstance(container, Tracer):
+    if type(container) in (list, tuple) and container and _numbers_one_traced([item, *container]):
+        # a traced number among numbers (bes's check_box): Python's == of each item, any of them
+        found = functools.reduce(np.logical_or, (np.equal(v, item) for v in container))
+    elif not isinstance(container, Tracer):
         return (item not in container) if negate else (item in container)
-    found = np.any(np.equal(container, item))
+    else:
+        found = np.any(np.equal(container, item))
     return python_bool(np.logical_not(found) if negate else found)
+
+
+def _numbers_one_traced(values):
+    """Whether values are numbers, 0-d traced ones among them."""
+    return any(isinstance(v, Tracer) for v in values) and all(
+        isinstance(v, Tracer) and v.ndim == 0 or type(v) in (bool, int, float) or isinstance(v, (np.number, np.bool_))
+        for v in values)
 
 
 def _truth_of_items(builtin, reduce):

@@ -978,7 +978,9 @@ def _rewritten_code(fn):
     if any(isinstance(n, (ast.Global, ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Await)) for n in _walk(fn_node)):
         return None
     if not any(isinstance(n, (ast.While, ast.If, ast.For, ast.Call, ast.BoolOp, ast.IfExp))
-               or isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not) for n in _walk(fn_node)):
+               or isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)
+               or isinstance(n, ast.Compare) and any(isinstance(o, (ast.In, ast.NotIn)) for o in n.ops)
+               for n in _walk(fn_node)):
         return None  # nothing to rewrite (a call: the callee may have loops)
     fn_node.decorator_list = []
     lifted = {}

@@ -2742,10 +2742,29 @@ def membership(cls, c, scores):
     return (c in u), (c not in u), (3 in cls), [k for k in (0, 1, 7) if k in cls], 2.0 in [1.0, 2.0], 3 in keep
 
 
+def among_numbers(x):
+    # a function with no other construct to rewrite than `in`
+    return x[0] in [1, 2, 3], x[1] not in (0.5, 2.0), 2 in (x[0], x[1]), x[0] in [np.float32(2)], np.nan in [x[0]]
+
+
+def among_numbers_branch(x):
+    if int(x[0]) in (1, 2):  # bes's check_box
+        return x * 2
+    return x + 1
+
+
 @pytest.mark.parametrize("c", [3, 9])
 def test_in_of_traced_arrays_and_lists(c):
     rng = np.random.default_rng(15)
     check(membership, rng.integers(0, 5, 12), c, rng.random(12))
+
+
+@pytest.mark.parametrize("x", [[2.0, 0.5], [7.0, 1.0], [np.nan, 2.0], [1.5, 2.0]])
+def test_a_traced_number_in_a_list_of_numbers(x):
+    check(among_numbers, np.array(x))
+    check(among_numbers, np.array(x, np.float32))
+    if not np.isnan(x[0]):
+        check(among_numbers_branch, np.array(x))
 
 
 def kinds_then_another(x):

@@ -566,14 +566,41 @@ def _numbers_one_traced(values):
 def _truth_of_items(builtin, reduce):
     """Builtin any (all) of a 1-d traced array: the truth of its items, np.any's (np.all's), a
     bool only the run may know (YOLOv5's segment2box: `... if any(x) else ...` of a mask's
-    result, whose length tracing does not know); else Python's."""
+    result, whose length tracing does not know); of a list, tuple or generator of traced truths
+    too (_truths); else Python's."""
 
     def call(*args, **kwargs):
         if len(args) == 1 and not kwargs and isinstance(args[0], Tracer) and args[0].ndim == 1:
             return python_bool(reduce(args[0]))
+        if len(args) == 1 and not kwargs and type(args[0]) in (list, tuple, types.GeneratorType):
+            return _truths(builtin, args[0])
         return builtin(*args, **kwargs)
 
     return call
+
+
+def _truths(builtin, values):
+    """any(values) (all), items traced among them (TF OD API's `all(recall[i] <= recall[i + 1]
+    for i in ...)`): Python's scan, up to an item known while tracing that decides it, and the
+    traced items' truths reduced. A generator's items after a traced one are those Python may
+    not compute: tracing them, a check when the function runs is refused (Trace.speculating)."""
+    stop = builtin is any  # the truth that ends the scan
+    traced, trace = [], current_trace()
+    before = trace.speculating
+    try:
+        for v in values:
+            if type(v) is Choice or isinstance(v, (Tracer, Extent, TracedList)):
+                traced.append(_condition(v))
+                if type(values) is types.GeneratorType:
+                    trace.speculating = before or f"an item of {builtin.__name__}() after one only the run decides"
+            elif bool(v) is stop:
+                return stop
+    finally:
+        trace.speculating = before
+    if not traced:
+        return not stop
+    found = functools.reduce(np.logical_or if stop else np.logical_and, traced)
+    return python_bool(found)
 
 
 def type_(*args):

@@ -322,6 +322,9 @@ class Trace:
         self.refused = None  # the last needs_value: why a trace that then failed failed
         self.refusals_in_try = []  # refusals made inside a `try` of the traced function (_refusal_made)
         self.prints = []  # (args, kwargs) of the function's print calls, printed after each run
+        # what runs now that Python may not run (the items of any(gen) after one only the run
+        # decides): a check there would raise where Python's run stops first (_control._truths)
+        self.speculating = None
         self._prev = None
 
     def refuse_side_effect(self, what):
@@ -368,6 +371,9 @@ class Trace:
         file, line = user_location()
         if name.startswith("check_") and list(axes)[:1] != [_CHECK_ERRORS.index(RunInNumPy)]:
             _not_in_a_try(name)
+            if self.speculating:
+                raise trace_error(f"{_CHECKED.get(name, 'a value')} known only when the function runs, checked in "
+                                  f"{self.speculating}", "compute the items as an array and reduce it (x.all())")
         if self.sealed:
             for t in inputs:
                 self.check_unsealed(t._view)

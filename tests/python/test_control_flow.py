@@ -2693,6 +2693,41 @@ def test_builtin_any_and_all_of_traced_arrays(shift):
     check(truths, rng.random(5) * 4)
 
 
+def non_decreasing(r):
+    # TF OD API's compute_average_precision
+    if not all(r[i] <= r[i + 1] for i in range(len(r) - 1)):
+        raise ValueError("recall must be a non-decreasing array")
+    return r * 2
+
+
+def truth_folds(x):
+    return (any(x[i] > 0.5 for i in range(3)), all([x[0] > 0, x[1] > 0, True]), any((x[0] > 9, 1)),
+            all(v > -1 for v in x[:4]), any([]), all(x[i] > 0.1 for i in range(0)), any([x[0] > 2, 0]))
+
+
+def truth_of_gathered_items(x, idx):
+    return all(x[idx[i]] > 0 for i in range(3))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_builtin_any_and_all_of_generators_and_lists(seed):
+    rng = np.random.default_rng(seed)
+    check(truth_folds, rng.random(6) * 2 - 0.5)
+    r = np.sort(rng.random(50))
+    check(non_decreasing, r)
+    check_raises(non_decreasing, r[::-1].copy(), exc=ValueError)
+
+
+def test_a_check_in_an_item_python_may_not_compute_breaks_the_graph():
+    # all() stops at the first false item: the index checks of the items after one only the run
+    # decides would raise where Python's run never computes them
+    x, idx = np.array([-1.0, 2.0]), np.array([0, 5, 1])
+    with pytest.raises(strider.TraceError, match=r"an index known only when the function runs, checked in an "
+                       r"item of all\(\) after one only the run decides"):
+        strider.compile(truth_of_gathered_items, strict=True, target=TARGET)(x, idx)
+    check(truth_of_gathered_items, x, idx, strict=False)
+
+
 def sums_and_extremes(x, rows, t):
     y = x[x > t]  # a run-time length, which may be 0
     r = rows[rows[:, 0] > t]

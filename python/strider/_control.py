@@ -593,6 +593,9 @@ def _truths(builtin, values):
                 traced.append(_condition(v))
                 if type(values) is types.GeneratorType:
                     trace.speculating = before or f"an item of {builtin.__name__}() after one only the run decides"
+                    if len(traced) > _LONG:  # each item traced anew (a generator is no loop of the IR)
+                        raise trace_error(f"{builtin.__name__}() of a generator of more than {_LONG} traced items",
+                                          "compute the items as an array and reduce it (np.all(r[:-1] <= r[1:]))")
             elif bool(v) is stop:
                 return stop
     finally:

@@ -2716,6 +2716,11 @@ def test_builtin_any_and_all_of_generators_and_lists(seed):
     r = np.sort(rng.random(50))
     check(non_decreasing, r)
     check_raises(non_decreasing, r[::-1].copy(), exc=ValueError)
+    # a long generator's items would each be traced: a graph break
+    r = np.sort(rng.random(500))
+    with pytest.raises(strider.TraceError, match=r"all\(\) of a generator of more than 64 traced items"):
+        strider.compile(non_decreasing, strict=True, target=TARGET)(r)
+    check(non_decreasing, r, strict=False)
 
 
 def test_a_check_in_an_item_python_may_not_compute_breaks_the_graph():

@@ -388,7 +388,7 @@ class Trace:
                 self.check_fresh(output)  # a part written: the rest as the base holds it now
                 synced = output.storage
         derived = self._derived(inputs, output)
-        if derived and not output.shape:
+        if derived and not output.shape and _few(derived):
             self.number_ops += 1
             if self.number_ops > _MAX_NUMBER_OPS:  # the numbers they come from: static, their ops folded
                 self.refused = Specialize(derived)
@@ -674,9 +674,9 @@ class Trace:
 
     def from_arguments(self, t):
         """The storages of the scalar arguments t is computed from, with constants alone; empty
-        where it depends on anything else (arrays, data)."""
+        where it depends on anything else (arrays, data) or on more than a few of them (_few)."""
         found = self._sources(t)
-        return frozenset() if found & self.numbers_arrays else found
+        return frozenset() if found & self.numbers_arrays or not _few(found) else found
 
     def numbers_arrays_of(self, t):
         """The storages of the small int arrays (numbers_arrays) and scalar arguments t is computed
@@ -741,6 +741,13 @@ _MAX_OPS = 20_000
 # of prior boxes computed in Python loops from the image size (FaceBoxes' 21,824 of them: minutes
 # to trace and compile as run-time values) is then computed while tracing, as NumPy computes it
 _MAX_NUMBER_OPS = 256
+
+
+def _few(numbers):
+    """Whether the caller's numbers a value is computed from are few enough to be made static
+    (as many as a small int array made static holds): many (HRNet's oks_nms, the scores and areas
+    of a list of dicts) are data, which made static would make each call a new signature."""
+    return len(numbers) <= _C.numbers_array_elements
 
 _MAX_BYTES = int(np.iinfo(np.intp).max)  # (NumPy's largest array; np.iinfo is slow to make each time)
 

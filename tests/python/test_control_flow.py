@@ -315,6 +315,34 @@ def test_many_numbers_in_python_loops():
     assert len(e.stages) > 1 and "the stage holds 256 ops, the most one takes" in str(e)
 
 
+def oks_like_nms(db, thresh):
+    # HRNet's oks_nms: the scores and areas of a list of dicts, decided on in a traced loop
+    scores = np.array([d['score'] for d in db])
+    areas = np.array([d['area'] for d in db])
+    order = scores.argsort()[::-1]
+    keep = []
+    while order.size > 0:
+        i = order[0]
+        keep.append(i)
+        rest = areas[order[1:]]
+        ovr = np.zeros(rest.shape[0])
+        for n in range(0, rest.shape[0]):
+            ovr[n] = min(rest[n], areas[i]) / max(rest[n], areas[i])
+        order = order[np.where(ovr <= thresh)[0] + 1]
+    return keep
+
+
+def test_decisions_on_many_of_the_callers_numbers_stay_traced():
+    """A Python decision on a value computed from many of the caller's numbers (data: a list of
+    dicts of scores) is traced, not made static: each call would be a new signature."""
+    frames = [[{'score': float(r.random()), 'area': float(r.uniform(5e3, 2e4))} for _ in range(30)]
+              for r in map(np.random.default_rng, range(3))]
+    f = check(oks_like_nms, frames[0], 0.9)
+    for db in frames[1:]:
+        assert [int(k) for k in f(db, 0.9)] == [int(k) for k in oks_like_nms(db, 0.9)]
+    assert f.stats()["specialized"] == 0 and f.stats()["traces"] == 1
+
+
 def changes_dtype(x):
     if x.sum() > 0:
         y = x * 2

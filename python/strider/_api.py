@@ -213,6 +213,23 @@ class CompiledFunction(_C.Dispatcher):
         self._say_once(reason, f"{reason}: this call ran in NumPy", stacklevel=3)
         return self._run_in_numpy(args, kwargs)
 
+    def _check_changes(self, thawed, capture):
+        """Refuses what a trace changed that a compiled call would not change again."""
+        if any(_changed(frozen, copy) for frozen, copy in thawed):
+            raise trace_error(f"{self._fn.__name__}() writes into an array the signature holds by value (a static "
+                              "argument, or a few ints tracing needed as values): the write would happen once, as "
+                              "it traces", "make it an argument that is not static")
+        if capture.changes_defaults():
+            raise trace_error(f"a change to a list or dict default of {self._fn.__name__}() (it would change once, as "
+                              "the function traces)", "use None as the default and make the list in the function")
+        if changed := capture.changed_inside():
+            raise trace_error(f"{self._fn.__name__}() changes {', '.join(changed)} of an object in a list or dict, "
+                              "which strider does not follow (the change would happen once, as it traces)",
+                              "keep the state in arrays the function takes and returns")
+        if changed := capture.changed_classes():
+            raise trace_error(f"a change to the class attribute {', '.join(changed)} (it would change once, as the "
+                              "function traces)", "keep the state on an object or pass it in")
+
     def _bind_error(self, args, kwargs):
         """Raises inspect's TypeError for arguments that do not bind to the function's parameters."""
         self._signature.bind(*args, **kwargs)
@@ -385,25 +402,9 @@ class CompiledFunction(_C.Dispatcher):
             try:
                 try:
                     result = converted(with_traced_numpy(self._fn), _control)(*posargs, **kwargs)
-                    if any(_changed(frozen, copy) for frozen, copy in thawed):
-                        code = getattr(self._fn, "__code__", None)
-                        at = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}: " if code else ""
-                        raise TraceError(f"{at}{self._fn.__name__}() writes into an array the signature holds by "
-                                         "value (a static argument, or a few ints tracing needed as values): the "
-                                         "write would happen once, as it traces; make it an argument that is not "
-                                         "static")
-                    if capture.changes_defaults():
-                        raise trace_error(f"a change to a list or dict default of {self._fn.__name__}() (it would "
-                                          "change once, as the function traces)", "use None as the default and "
-                                          "make the list in the function")
-                    if changed := capture.changed_inside():
-                        raise trace_error(f"a change to {', '.join(changed)} of an object in a list or dict, which "
-                                          "strider does not follow (the change would happen once, as it traces)",
-                                          "keep the state in arrays the function takes and returns")
-                    if changed := capture.changed_classes():
-                        raise trace_error(f"a change to the class attribute {', '.join(changed)} (it would change "
-                                          "once, as the function traces)", "keep the state on an object or pass it "
-                                          "in")
+                    # (found after the function returned: named at its first line, not the caller's)
+                    with located(getattr(self._fn, "__code__", None)):
+                        self._check_changes(thawed, capture)
                     if trace.refusals_in_try:  # caught by the function's own `except`: NumPy decides
                         raise trace.refusals_in_try[0]
                 except Exception as e:

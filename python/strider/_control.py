@@ -303,6 +303,8 @@ def callee(fn):
         raise unsupported(f"calling {fn.py_func.__name__}, a function compiled by numba, inside a compiled function",
                           f"call its Python function ({fn.py_func.__name__}.py_func), which strider traces, or call it "
                           "outside")
+    if fn is map or fn is filter:
+        return functools.partial(_mapping, fn)
     if isinstance(fn, type) and issubclass(fn, np.generic):
         return functools.partial(scalar_type_, fn)
     if type(fn) is types.BuiltinMethodType and type(fn.__self__) is list and fn.__name__ == "sort":
@@ -316,6 +318,12 @@ def callee(fn):
     if not isinstance(fn, (types.FunctionType, type)) and user_function(call):  # an object called: post(dets)
         return converted(types.MethodType(call, fn), _MODULE)
     return fn
+
+
+def _mapping(builtin, fn, *iterables):
+    """map(fn, ...) (filter) in rewritten code: fn as a call of it there calls it (mmrotate's
+    map(get_best_begin_point_single, ...), whose builtin min() is ours then)."""
+    return builtin(fn if fn is None else callee(fn), *iterables)
 
 
 def _length_read(a, b):
@@ -462,6 +470,8 @@ def sorted_(*args, **kwargs):
     gathered by it into a list of as many. The items must be numbers of one kind or arrays of
     one shape and dtype; NaN keys, which Python's timsort orders its own way, run the call in
     NumPy."""
+    if len(args) == 1 and isinstance(args[0], Tracer) and args[0].ndim and not isinstance(args[0].shape[0], Extent):
+        args = (list(args[0]),)  # (PaddleOCR's sorted(dt_boxes, key=...) of an (n, 4, 2) array: its rows)
     if len(args) != 1 or set(kwargs) - {"key", "reverse"} or not (type(args[0]) in (list, tuple, range)
                                                                     or item_list(args[0])):
         return sorted(*args, **kwargs)

@@ -262,6 +262,9 @@ def _of_list(lst, dtype):
     a check that runs the call in NumPy when the list is empty."""
     if lst.kinds is not None:
         return _of_kinds(lst, dtype)
+    if lst.mixed and dtype is None:
+        raise trace_error("np.array of a list whose items hold numbers of kinds known only when the function runs "
+                          "(`0` on one path and a float64 on another, for each item)", "give np.array a dtype")
     t = lst.array(raw=dtype is not None)
     empty = np.array([], dtype=dtype)
     if t.ndim > 1 or (np.dtype(dtype) if dtype is not None else t.dtype) != empty.dtype:

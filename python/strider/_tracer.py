@@ -1626,7 +1626,8 @@ class Tracer:
             return value if dtype is None else value.astype(dtype)
         if "matrixlib" in sys._getframe(1).f_code.co_filename:  # (np.matrix's constructor asks for one)
             raise unsupported("np.matrix of a traced value (an ndarray subclass whose * is a matrix product)",
-                              "use arrays: @ for the product, np.linalg.inv for .I, .T as it is")
+                              "use arrays: @ for the product, .T as it is; .I (np.linalg.inv, which strider does not "
+                              "compile either) outside the function, or a 2x2's inverse written out")
         raise needs_value(self, trace_error("a traced array was converted to a concrete NumPy array (np.asarray, "
                                             "a NumPy array created outside the trace, or a library that is not "
                                             "NumPy)", "create arrays with NumPy functions inside the compiled "

@@ -2675,6 +2675,64 @@ def test_sorted_by_keys_known_at_run_time(ties):
         strider.compile(sorted_by_traced_keys, strict=True)(s, rows)
 
 
+def sorted_array_rows(b, s):
+    # PaddleOCR's sorted_boxes: sorted() of an (n, 4, 2) array by its rows' first points
+    return (np.array(sorted(b, key=lambda x: (x[0][1], x[0][0]))), sorted(s), sorted(s, reverse=True),
+            sorted(b[:, 0, 0]))
+
+
+def test_sorted_of_an_array():
+    b = np.zeros((5, 4, 2), np.float32)
+    b[:, 0, 1] = [20, 10, 20, 10, 15]
+    b[:, 0, 0] = [5, 7, 1, 3, 3]
+    check(sorted_array_rows, b, np.array([0.5, -1.0, 0.5, 2.0]))
+
+
+def begin_point(c):
+    x1, y1, x2, y2 = c
+    return min(x1, x2) + max(y1, y2)
+
+
+def mapped(a, t):
+    # mmrotate's list(map(get_best_begin_point_single, coordinates.tolist())): the function map
+    # calls is the user's, rewritten as a call of it is
+    return (list(map(begin_point, a.tolist())), list(map(begin_point, a)), list(map(int, a[0])),
+            list(filter(None, [t, 0.0, t])))
+
+
+def test_map_and_filter_call_the_users_functions_as_calls_do():
+    a = np.array([[3.0, 1.0, 2.0, 5.0], [0.5, 4.0, 1.5, 2.0], [2.0, 2.0, 1.0, 9.0]], np.float32)
+    check(mapped, a, 6.0)
+
+
+def ratio_or_zero(g, p):
+    union = g[0] + p[0]
+    if union == 0:
+        return 0
+    return g[1] / union
+
+
+def array_of_kinds_per_item(S):
+    # EAST's standard_nms: np.array([intersection(...) for t in order[1:]]), 0 or a float64 each
+    S = S[S[:, 1] > 0.1]
+    order = np.argsort(S[:, 1])[::-1]
+    return np.array([ratio_or_zero(S[order[0]], S[t]) for t in order[1:]])
+
+
+def array_of_kinds_per_item_typed(S):
+    S = S[S[:, 1] > 0.1]
+    order = np.argsort(S[:, 1])[::-1]
+    return np.array([ratio_or_zero(S[order[0]], S[t]) for t in order[1:]], dtype=np.float64)
+
+
+def test_np_array_of_a_list_of_numbers_of_kinds_the_run_decides():
+    S = np.random.default_rng(0).random((6, 2))
+    with pytest.raises(strider.TraceError, match="np.array of a list whose items hold numbers of kinds known only "
+                       "when the function runs .*; give np.array a dtype"):
+        strider.compile(array_of_kinds_per_item, strict=True, target=TARGET)(S)
+    check(array_of_kinds_per_item_typed, S)
+
+
 def sorted_kept_rows(dets, thr, ties, col=4):
     # a filter of rows then Python's sort of them by score, as tracker and demo code writes it
     dets = [d for d in dets if d[col] > thr]

@@ -748,7 +748,10 @@ def test_objects_in_a_list_changed_run_in_numpy():
             same_state(_ages(plain, np.ones(2)), compiled(twin, np.ones(2)))
             same_state(plain, twin)
     assert "_Kept.age, _Kept.x of an object in a list" in str(said[0].message)
-    with pytest.raises(strider.TraceError, match="of an object in a list"):
+    # (found after the function returned: named at the function's first line, not the caller's)
+    line = _ages.__code__.co_firstlineno
+    with pytest.raises(strider.TraceError, match=rf"test_state.py:{line}: _ages\(\) changes _Kept.age, _Kept.x of an "
+                       "object in a list"):
         strider.compile(_ages, strict=True)(twin, np.ones(2))
     same_state(plain, twin)
 

@@ -94,6 +94,23 @@ def _leading_view(t, dims):
     return t.view_of(_C.View(v.storage, [bound(d) for d in dims], strides, v.offset, extents), scalar=t._scalar)
 
 
+def _cancelled(have, want):
+    """The -1 of `want` where its run-time lengths are those of `have` (matterport's masks of a
+    run-time count, (h, w, n) to (-1, n)): the quotient of their static lengths, known while
+    tracing; else None."""
+    left = [d.storage for d in have if isinstance(d, Extent)]
+    for d in want:
+        if isinstance(d, Extent):
+            if d.storage not in left:
+                return None
+            left.remove(d.storage)
+    known = math.prod(d for d in have if not isinstance(d, Extent))
+    given = math.prod(d for d in want if not isinstance(d, Extent) and d != -1)
+    if left or not given or known % given:
+        return None
+    return known // given
+
+
 def _reshape_at_run_time(t, shape):
     """A reshape of an array with run-time lengths that moves elements between axes ((n, 8) to
     (n * 4, 2), (4 * n,) to (4, n)): NumPy's C order keeps the flat sequence, so each element is
@@ -110,8 +127,11 @@ def _reshape_at_run_time(t, shape):
     given = math.prod([value(d) for d in shape if isinstance(d, Extent) or d != -1])
     message = f"cannot reshape array of size (known at run time) into shape {tuple(shape)}"
     dims = list(shape)
-    if -1 in [d for d in shape if not isinstance(d, Extent)]:
-        at = next(i for i, d in enumerate(shape) if not isinstance(d, Extent) and d == -1)
+    at = next((i for i, d in enumerate(shape) if not isinstance(d, Extent) and d == -1), None)
+    if at is not None and (known := _cancelled(t.shape, shape)) is not None:
+        dims[at] = known
+        current_trace().check_assert(np.not_equal(given, 0), message, ValueError)  # (NumPy's -1 beside a 0)
+    elif at is not None:
         given = np.maximum(given, 1)  # (0 elements into (-1, 0): NumPy's error, from the check below)
         dims[at] = Extent(math.prod([bound(d) for d in t.shape]) // max(1, math.prod(
             [d for d in shape if not isinstance(d, Extent) and d != -1])), (size // given).astype(np.int64)._view.storage)

@@ -814,6 +814,26 @@ def test_run_time_lengths_through_reshapes(t):
     check_raises(lambda x, t: x[x[:, 0] > t].reshape(-1, 5), b[:, :4] / 80, 0.001, exc=ValueError)
 
 
+def mask_overlaps(m1, b):
+    # matterport's compute_overlaps_masks after trim_zeros: (h, w, n) masks of a run-time count
+    # reshaped to (-1, n), whose -1 is then known while tracing, multiplied
+    b2 = b[..., b.any(axis=(0, 1))]
+    m2 = np.reshape(b2 > 0.5, (-1, b2.shape[-1])).astype(np.float32)
+    return np.dot(m1.T, m2), m1.T @ m2, b2.reshape(b2.shape[-1], -1).shape
+
+
+@pytest.mark.parametrize("kept", [4, 2, 0])
+def test_a_reshape_whose_minus_one_is_known_while_tracing(kept):
+    rng = np.random.default_rng(kept)
+    b = rng.random((8, 8, 4))
+    b[..., kept:] = 0
+    m1 = rng.random((64, 3)).astype(np.float32)
+    if kept:
+        check(mask_overlaps, m1, b, rtol=2e-6)  # (matmul's sums: README)
+    else:  # NumPy's -1 beside a length 0
+        check_raises(mask_overlaps, m1, b, exc=ValueError)
+
+
 def one_kept_as_0d(x, t):
     kept = x[x > t]
     r = kept.reshape(())  # a 0-d array viewing the one element (the fuzzer saw a scalar)

@@ -99,8 +99,11 @@ def insert(arr, obj, values, axis=None):
     obj = _constant(obj)
     if obj is None:
         raise unsupported("np.insert at positions the function computes", "insert at constant positions")
-    if isinstance(n, Extent):
-        raise unsupported("np.insert into an axis whose length is known only at run time",
+    # into a run-time length, at its start alone (EasyOCR's np.insert(~(t[1:] == t[:-1]), 0, True)):
+    # the values joined before it, a position that holds for every length
+    if isinstance(n, Extent) and (isinstance(obj, slice) or np.size(obj) != 1 or np.asarray(obj).dtype == np.bool_
+                                  or np.asarray(obj).reshape(-1)[0] != 0):
+        raise unsupported("np.insert into an axis whose length is known only at run time, but at position 0",
                           "np.concatenate the pieces")
     v = written(values, t.dtype)
     indices = None if isinstance(obj, slice) else np.array(obj)
@@ -112,7 +115,8 @@ def insert(arr, obj, values, axis=None):
         raise ValueError("index array argument obj to insert must be one dimensional or scalar")
     shape = list(t.shape)
     if indices is not None and indices.size == 1:
-        _single(indices, obj, n, axis, n)
+        if not isinstance(n, Extent):
+            _single(indices, obj, n, axis, n)
         v = v.reshape((1,) * (t.ndim - v.ndim) + v.shape) if v.ndim < t.ndim else v
         if indices.ndim == 0:  # NumPy moves a scalar position's values' first axis to `axis`
             v = np.moveaxis(v, 0, axis)
@@ -120,6 +124,8 @@ def insert(arr, obj, values, axis=None):
     else:
         shape[axis] = len(np.arange(n)[obj]) if indices is None else indices.size
     v = _values(v, t.dtype, tuple(shape))
+    if isinstance(n, Extent):
+        return concatenate((v, t), axis=axis)
     positions = np.insert(np.arange(n), obj if indices is None else indices, -1 - np.arange(shape[axis]))
     return _assemble(t, v, axis, positions)
 

@@ -38,6 +38,10 @@ S = rnd(10, seed=1)
     pytest.param(lambda x: np.insert(x.astype(np.int64), np.array([True, False, False, True]), 2.7, axis=0), (X,),
                  id="insert_mask_casts"),
     pytest.param(lambda x: (np.append(x, [1, 2]), np.append(x, x[:1], axis=0)), (X,), id="append"),
+    # EasyOCR's decode_greedy: at the start of a run-time length
+    pytest.param(lambda t: (np.insert(~(t[t >= 0][1:] == t[t >= 0][:-1]), 0, True),
+                            np.insert(np.stack([t[t >= 0]] * 2, 1), 0, [7, 8], axis=0), np.insert(t[t > 9], [0], 5)),
+                 (np.array([1, 1, 2, -1, 3, 3, 3]),), id="insert_at_the_start_of_a_run_time_length"),
 ])
 def test_delete_insert_append(fn, args):
     check(fn, *args)

@@ -320,6 +320,34 @@ def callee(fn):
     return fn
 
 
+def item_(obj, key):
+    """obj[key] in rewritten code; of a list or tuple at an index only the run knows (DBNet's
+    get_mini_boxes: `points[index_1]` of an index a traced branch set), the item gathered from
+    its items stacked, where they are Python numbers of one type or arrays of one shape and dtype:
+    a copy, so writing into it is refused and reading it after a write into an array of the list
+    too (Trace.picked), as Python's is the list's own array."""
+    if (type(obj) not in (list, tuple) or not obj or not isinstance(key, Tracer) or not _is_traced(key) or key.ndim
+            or key.dtype.kind not in "iu"):
+        return obj[key]
+    weak = type(obj[0])
+    if weak in (int, float) and all(type(v) is weak for v in obj):
+        picked = items(list(obj))[0][key]
+        picked._weak, picked._scalar = weak, False
+        return picked
+    arrays = [v for v in obj if isinstance(v, (Tracer, np.ndarray)) and not (isinstance(v, Tracer) and v._weak)]
+    kinds = {(tuple(v.shape), v.dtype, isinstance(v, Tracer) and v._scalar) for v in arrays}
+    if len(arrays) != len(obj) or len(kinds) != 1 or any(isinstance(d, Extent) for d in arrays[0].shape):
+        return obj[key]
+    traced = [as_tracer(v) for v in arrays]
+    picked = np.stack(traced)[key]
+    picked._readonly, picked._scalar = "item", next(iter(kinds))[2]
+    trace = current_trace()
+    trace.picked[picked._view.storage] = tuple((t._view.storage, trace.versions.get(t._view.storage, 0)) for t in traced)
+    if any(trace.graph.storage_kind(t._view.storage) == "arg" or t._view.storage in trace.may_be_argument for t in traced):
+        trace.may_be_argument.setdefault(picked._view.storage, user_location())  # returned: NumPy's is the argument's
+    return picked
+
+
 def _mapping(builtin, fn, *iterables):
     """map(fn, ...) (filter) in rewritten code: fn as a call of it there calls it (mmrotate's
     map(get_best_begin_point_single, ...), whose builtin min() is ours then)."""

@@ -578,6 +578,14 @@ class _Rewrite(ast.NodeTransformer):
         self.generic_visit(node)
         return self._operator(node, node.op, node.left, node.right)
 
+    def visit_Subscript(self, node):
+        # lst[k] read, where k may be an index only the run knows (item_); slices stay Python's
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load) or isinstance(node.slice, (ast.Slice, ast.Tuple, ast.Constant)):
+            return node
+        self.changed = True
+        return ast.copy_location(_call("item_", node.value, node.slice), node)
+
     def visit_AugAssign(self, node):
         self.generic_visit(node)
         if isinstance(node.target, ast.Subscript) and type(node.op).__name__ in INPLACE:

@@ -282,6 +282,9 @@ class Trace:
         # refused where it would miss what NumPy's view shows (check_fresh)
         self.copies = {}
         self.syncing = set()  # copies being gathered again or written back (their ops start no sync)
+        # copies that stand for the array a list holds at an index only the run knows (lst[k]):
+        # storage -> ((each item's storage, its version then), ...), read only while none is written
+        self.picked = {}
         # the storages such a copy was written after (NumPy's would show the write): not read again
         self.diverged = set()
         # storage -> (lo, hi): every element is in [lo, hi) (argsort's positions, nonzero's indices,
@@ -378,7 +381,7 @@ class Trace:
             for t in inputs:
                 self.check_unsealed(t._view)
         synced = None
-        if self.copies:
+        if self.copies or self.picked:
             for t in inputs:
                 self.check_fresh(t._view)
             found = self.copies.get(output.storage)
@@ -589,6 +592,15 @@ class Trace:
             raise trace_error("an element or slice at a position known only when the function runs (x[-1], x[i:] of a "
                               "run-time length), which strider holds in a copy and NumPy in a view, is returned beside "
                               "the array it views", "return a copy of it (x[-1].copy())")
+        picked = self.picked.get(view.storage, ())
+        if returned is not None and any(sid in returned for sid, _ in picked):
+            raise trace_error("an item of a list at an index known only when the function runs, which strider holds in "
+                              "a copy and Python as the list's own array, is returned beside that array", "return a "
+                              "copy of it (lst[k].copy())")
+        if any(self.versions.get(sid, 0) != version for sid, version in picked):
+            raise trace_error("an item of a list at an index known only when the function runs, which strider holds in "
+                              "a copy and Python as the list's own array, is read after an array of the list was "
+                              "written", "index the list after the write, or copy the item before (lst[k].copy())")
         if seen is not None and self.versions.get(seen[0], 0) != seen[1]:
             raise trace_error("an element or slice at a position known only when the function runs (x[-1], x[i:] of a "
                               "run-time length), which strider holds in a copy and NumPy in a view, is read after the "
@@ -1861,6 +1873,9 @@ def check_writeable(t):
         raise unsupported("writing into the result of indexing an array whose length is known only at run time "
                           "(NumPy's result would be a view; strider's is a copy)", "write through the array itself: "
                           "x[k] = v")
+    if t._readonly == "item":
+        raise unsupported("writing into an item of a list at an index known only when the function runs (Python's is "
+                          "the list's own array; strider's is a copy)", "write into the list's array at a known index")
     if t._readonly == "overlap":
         raise unsupported("writing through an as_strided view whose elements overlap (the order of its writes "
                           "would be NumPy's loop's)", "write into the array it views")

@@ -2733,6 +2733,64 @@ def test_np_array_of_a_list_of_numbers_of_kinds_the_run_decides():
     check(array_of_kinds_per_item_typed, S)
 
 
+def mini_boxes(pts, s):
+    # DBNet's get_mini_boxes: points of a list indexed by positions a traced branch sets (the
+    # points of cv2.boxPoints, a new array)
+    points = sorted(list(pts + 0), key=lambda x: x[0])
+    if points[1][1] > points[0][1]:
+        index_1, index_4 = 0, 1
+    else:
+        index_1, index_4 = 1, 0
+    if points[3][1] > points[2][1]:
+        index_2, index_3 = 2, 3
+    else:
+        index_2, index_3 = 3, 2
+    box = [points[index_1], points[index_2], points[index_3], points[index_4]]
+    k = int(pts[0, 0] > s)
+    return box, [0.5, 1.5, 2.5][k], (3, 4, 5)[k + 1], [pts[0, 0] * 1, pts[1, 1] * 2][k]
+
+
+def item_of_an_argument(pts):
+    return [pts[0], pts[1]][int(pts[0, 0] > 2)]  # NumPy's is a view of pts
+
+
+def item_past_the_end(pts):
+    return [1.0, 2.0][int(pts[0, 0])]
+
+
+def item_read_after_a_write(pts):
+    lst = [pts[0] * 1, pts[1] * 1]
+    p = lst[int(pts[0, 0] > 2)]
+    lst[0][0] = 99.0
+    return p + 1
+
+
+def item_written(pts):
+    lst = [pts[0] * 1, pts[1] * 1]
+    p = lst[int(pts[0, 0] > 2)]
+    p[0] = 5
+    return lst
+
+
+@pytest.mark.parametrize("flip", [False, True])
+def test_a_list_at_an_index_only_the_run_knows(flip):
+    """lst[k] of a list of numbers of one type or of arrays of one shape, k known only when the
+    function runs: the item gathered (a copy of the list's own array: reading it after a write
+    into the list's arrays, or writing into it, breaks the graph)."""
+    pts = np.array([[3.0, 1.0], [1.0, 4.0], [2.0, 0.5], [5.0, 2.0]], np.float32)
+    if flip:
+        pts[:, 1] = pts[::-1, 1]
+    check(mini_boxes, pts, 2.5)
+    check(mini_boxes, pts, 0.5)
+    check_raises(item_past_the_end, pts, exc=IndexError)
+    for fn, refusal in ((item_read_after_a_write, "read after an array of the list was written"),
+                        (item_written, "writing into an item of a list"),
+                        (item_of_an_argument, "returns a value that NumPy holds in an argument's memory")):
+        with pytest.raises(strider.StriderError, match=refusal):
+            strider.compile(fn, strict=True, target=TARGET)(pts)
+        check(fn, pts, strict=False)
+
+
 def sorted_kept_rows(dets, thr, ties, col=4):
     # a filter of rows then Python's sort of them by score, as tracker and demo code writes it
     dets = [d for d in dets if d[col] > thr]

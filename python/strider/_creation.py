@@ -302,6 +302,19 @@ def _of_kinds(lst, dtype):
     return t
 
 
+def _pad_gathered(t, widths, mode):
+    """np.pad's edge, reflect, symmetric and wrap: each axis gathered at the positions NumPy's pad
+    of its indices gives (a width past the axis's length reflects or wraps again, as NumPy's)."""
+    out = t
+    for axis, (lo, hi) in enumerate(widths):
+        if lo or hi:
+            if isinstance(t.shape[axis], Extent):
+                raise unsupported(f"np.pad with mode={mode!r} along a length known only at run time",
+                                  "pad with mode='constant'")
+            out = np.take(out, np.pad(np.arange(t.shape[axis]), (int(lo), int(hi)), mode=mode), axis=axis)
+    return copy_(out) if out is t else out  # (NumPy's pad is a new array)
+
+
 def kind_names(lst):
     return ", ".join(str(kind) for kind, _ in lst.kinds)
 
@@ -349,11 +362,15 @@ def ascontiguousarray(a, dtype=None, **kwargs):
 
 def pad(array, pad_width, mode="constant", **kwargs):
     t = as_tracer(array)
-    if mode != "constant" or set(kwargs) - {"constant_values"}:
-        raise unsupported(f"np.pad with mode={mode!r}", "pad with mode='constant' (constant_values=...)")
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (t.ndim, 2))
     if (widths < 0).any():
         raise ValueError("index can't contain negative values")
+    if mode in ("edge", "reflect", "symmetric", "wrap") and kwargs.get("reflect_type", "even") == "even" and not (
+            set(kwargs) - {"reflect_type"}):
+        return _pad_gathered(t, widths, mode)
+    if mode != "constant" or set(kwargs) - {"constant_values"}:
+        raise unsupported(f"np.pad with mode={mode!r}" + (f" and {', '.join(kwargs)}=" if kwargs else ""),
+                          "pad with mode 'constant' (constant_values=...), 'edge', 'reflect', 'symmetric' or 'wrap'")
     fill_value = kwargs.get("constant_values", 0)
     if np.ndim(fill_value) != 0:
         raise unsupported("np.pad with per-axis constant_values", "pass one scalar constant_values")

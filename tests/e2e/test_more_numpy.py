@@ -142,11 +142,20 @@ def test_pad_constant(pad_width):
     check(lambda x: np.pad(x, pad_width, constant_values=-1.5), ar((3, 4), np.float32))
 
 
+@pytest.mark.parametrize("mode", ["edge", "reflect", "symmetric", "wrap"])
+@pytest.mark.parametrize("pad_width", [2, ((1, 7), (0, 2)), 0], ids=str)
+def test_pad_by_positions(mode, pad_width):
+    # gathers at NumPy's positions; widths past the axis reflect or wrap again, an axis of one
+    check(lambda x: (np.pad(x, pad_width, mode=mode), np.pad(x[:1], pad_width, mode=mode)), ar((3, 4), np.float32))
+
+
 def test_pad_other_modes_are_refused():
     import strider
 
     with pytest.raises(strider.UnsupportedError, match="np.pad"):
-        strider.compile(lambda x: np.pad(x, 1, mode="edge"))(ar((3, 4)))
+        strider.compile(lambda x: np.pad(x, 1, mode="mean"))(ar((3, 4)))
+    with pytest.raises(strider.UnsupportedError, match="np.pad"):
+        strider.compile(lambda x: np.pad(x, 1, mode="reflect", reflect_type="odd"))(ar((3, 4)))
 
 
 @pytest.mark.parametrize("axis,keepdims", [(None, False), (-1, False), (0, True)])

@@ -2747,7 +2747,7 @@ def mini_boxes(pts, s):
         index_2, index_3 = 3, 2
     box = [points[index_1], points[index_2], points[index_3], points[index_4]]
     k = int(pts[0, 0] > s)
-    return box, [0.5, 1.5, 2.5][k], (3, 4, 5)[k + 1], [pts[0, 0] * 1, pts[1, 1] * 2][k]
+    return box, [0.5, 1.5, 2.5][k], (3, 4, 5)[k + 1], [pts[0, 0] * 1, pts[1, 1] * 2][k], [float(s), 2.0][k]
 
 
 def item_of_an_argument(pts):

@@ -323,10 +323,9 @@ def callee(fn):
 def item_(obj, key):
     """obj[key] in rewritten code; of a list or tuple at an index only the run knows (DBNet's
     get_mini_boxes: `points[index_1]` of an index a traced branch set), the item gathered from
-    its items stacked, where they are Python numbers of one type (traced ones too) or arrays of one
-    shape and dtype:
-    a copy, so writing into it is refused and reading it after a write into an array of the list
-    too (Trace.picked), as Python's is the list's own array."""
+    its items stacked, where they are Python numbers of one type (traced ones too) or arrays of
+    one shape and dtype. An array is a copy, so writing into it is refused and so is reading it
+    after a write into an array of the list (Trace.picked): Python's is the list's own array."""
     if (type(obj) not in (list, tuple) or not obj or not isinstance(key, Tracer) or not _is_traced(key) or key.ndim
             or key.dtype.kind not in "iu"):
         return obj[key]

@@ -761,6 +761,7 @@ def _few(numbers):
     of a list of dicts) are data, which made static would make each call a new signature."""
     return len(numbers) <= _C.numbers_array_elements
 
+
 _MAX_BYTES = int(np.iinfo(np.intp).max)  # (NumPy's largest array; np.iinfo is slow to make each time)
 
 # the ops Trace.fold computes: copies, casts, reductions and NumPy's ufuncs of ops.def's

@@ -177,6 +177,19 @@ Choice.__array_function__ = lambda self, func, types, args, kwargs: IMPL["array_
 Choice.takes_ufuncs = True  # what Tracer.__array_ufunc__ defers to
 
 
+def _number_method(name):
+    """x.tolist() (x.item()) of a Choice of numbers (PaddleOCR's np.mean(conf).tolist(), conf a
+    float32 array or [0]): each side's Python number, merged; else a use refused."""
+    def method(self):
+        if all(isinstance(v, (Tracer, np.generic)) and not np.ndim(v) for _, v in sides(self)):
+            return apply(lambda v: getattr(v, name)(), (self,), f"{self.name}.{name}()")
+        return getattr(known_side(self), name)()
+    return method
+
+
+Choice.tolist, Choice.item = _number_method("tolist"), _number_method("item")
+
+
 def _sequences(choice):
     """The sides of a Choice, where each is a tuple or a list and all are of one length: (their
     (condition, value) pairs, the length); else None."""

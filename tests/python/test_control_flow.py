@@ -371,6 +371,19 @@ def test_a_value_of_two_dtypes_computes_on_each_side(x):
     check(changes_dtype_then_adds, x)
 
 
+def mean_of_two_kinds(p, t):
+    # PaddleOCR's decode: conf_list a float32 array or [0]; np.mean(conf_list).tolist()
+    conf = p[p > t]
+    if len(conf) == 0:
+        conf = [0]
+    return np.mean(conf).tolist(), np.max(conf).item()
+
+
+@pytest.mark.parametrize("t", [0.5, 2.0])
+def test_tolist_and_item_of_numbers_of_two_kinds(t):
+    check(mean_of_two_kinds, np.random.default_rng(3).random(8).astype(np.float32), t)
+
+
 def test_a_value_of_two_dtypes_used_otherwise_breaks_the_graph():
     with pytest.raises(strider.TraceError, match="'y' holds a 1-d float64 array or a 1-d int32 array"):
         strider.compile(changes_dtype_then_sums, strict=True)(np.arange(3.0))

@@ -162,6 +162,39 @@ for _name, _fn in _UNARY.items():
     setattr(Choice, f"__{_name}__", lambda self, fn=_fn: apply(fn, (self,), self.name))
 
 
+def _in_place(fn):
+    """`x op= y` of a Choice: an array side changes in place where its condition holds (the op
+    on a copy, with NumPy's casting, written back under the condition), so that another name for
+    that array sees it, as NumPy's would, and the side the run does not take stays as it was; a
+    number side, which Python rebinds, is the new number. (Python's fallback to `x = x op y`
+    left another name for the array unchanged.)"""
+    def method(self, other):
+        if type(other) is Choice:
+            self._fail()
+        out = []
+        for cond, v in sides(self):
+            try:
+                if isinstance(v, Tracer) and v.ndim and not v._scalar and v._weak is None:
+                    changed = fn(v.copy(), other)
+                    v[...] = changed if cond is None else np.where(cond, changed, v)
+                    out.append((cond, v))
+                else:
+                    out.append((cond, fn(v, other)))
+            except StriderError:
+                raise
+            except Exception as e:  # NumPy's error on one side (a float into an int array): NumPy decides
+                raise trace_error(f"{self.name!r} holds values of more than one kind, and {fn.__name__} fails on one "
+                                  f"of them ({type(e).__name__}: {e}): strider computes every side before the "
+                                  "condition picks one", "give it the same kind of value on both paths") from None
+        return merge(out, self.name)
+    return method
+
+
+for _name, _fn in (("iadd", operator.iadd), ("isub", operator.isub), ("imul", operator.imul),
+                   ("itruediv", operator.itruediv)):
+    setattr(Choice, f"__{_name}__", _in_place(_fn))
+
+
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     # a Python operator that a Tracer's side passed on (Tracer.__array_ufunc__ defers to a
     # Choice) keeps Python's rules on the sides that are Python numbers

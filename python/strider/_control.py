@@ -325,7 +325,7 @@ def item_(obj, key):
     get_mini_boxes: `points[index_1]` of an index a traced branch set), the item gathered from
     its items stacked, where they are Python numbers of one type (traced ones too) or arrays of
     one shape and dtype. An array is a copy, so writing into it is refused and so is reading it
-    after a write into an array of the list (Trace.picked): Python's is the list's own array."""
+    after a write into an array of the list (Trace.stand_in): Python's is the list's own array."""
     if (type(obj) not in (list, tuple) or not obj or not isinstance(key, Tracer) or not _is_traced(key) or key.ndim
             or key.dtype.kind not in "iu"):
         return obj[key]
@@ -340,11 +340,8 @@ def item_(obj, key):
         return obj[key]
     traced = [as_tracer(v) for v in arrays]
     picked = np.stack(traced)[key]
-    picked._readonly, picked._scalar = "item", next(iter(kinds))[2]
-    trace = current_trace()
-    trace.picked[picked._view.storage] = tuple((t._view.storage, trace.versions.get(t._view.storage, 0)) for t in traced)
-    if any(trace.graph.storage_kind(t._view.storage) == "arg" or t._view.storage in trace.may_be_argument for t in traced):
-        trace.may_be_argument.setdefault(picked._view.storage, user_location())  # returned: NumPy's is the argument's
+    picked._scalar = next(iter(kinds))[2]
+    current_trace().stand_in(picked, traced, writable=False)
     return picked
 
 
@@ -1858,6 +1855,19 @@ def _number_type(value):
     return value._weak if isinstance(value, Tracer) and not value.ndim else None
 
 
+def _stands_in(trace, merged, values, first_storage):
+    """A branch's merged variable, where a side's value is an array from before the branch (`o = q`
+    on one side): NumPy's variable is that array there, strider's a copy (Trace.stand_in). Not
+    numbers, which Python does not share, nor the slots of loops around it, whose writes are the
+    loop's carrying a variable, not writes into the array it held."""
+    carried = {s for r in trace.loops for slot in getattr(r, "slots", {}).values() for s in slot.storages}
+    before = [v for v in values if isinstance(v, Tracer) and v.ndim and not v._scalar and v._weak is None
+              and v._view.storage < first_storage and v._view.storage not in carried]
+    if before:
+        trace.stand_in(merged, before, writable=True)
+    return merged
+
+
 class _BranchTrace(_Region):
     def __init__(self, trace, specs, lists, choices):
         super().__init__(trace, specs, lists, _MIN_TRIPS * trace.trip_factor)
@@ -1941,11 +1951,14 @@ class _BranchTrace(_Region):
             if name not in live:
                 merged.append(Undefined(name))
             elif name in sides:
+                for k, v in enumerate((a, b)):
+                    if len(sides[name][k]) == 1:
+                        _stands_in(trace, sides[name][k][0].tracer(trace), [v], first_storage)
                 merged.append(Choice(cond, *(rebuild(self.choices[name][k][0], iter([slot.tracer(trace) for slot in
                                                                                      sides[name][k]]), end + 1)
                                              for k in (0, 1)), name))
             elif name in slots and name not in self.partial:
-                merged.append(slots[name].tracer(trace))
+                merged.append(_stands_in(trace, slots[name].tracer(trace), [a, b], first_storage))
             elif a is b:
                 merged.append(self.python_list(a))
             else:  # (a side's value that is itself unassigned names its own variable; after the

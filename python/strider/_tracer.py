@@ -187,6 +187,11 @@ def forgive(error):
         trace.refusals_in_try[:] = [e for e in trace.refusals_in_try if e is not error]
 
 
+# what Trace.stand_in records, as messages name it
+_STAND_IN = ("a value that strider holds in a copy and NumPy as an array from before it (a list's item at an index "
+             "known only when the function runs, a variable a branch on a traced condition bound to an array from "
+             "before the branch)")
+
 _CHECKED = {"check_index": "an index", "check_assert": "a condition", "check_equal": "a length",
             "check_nonempty": "a reduction's length"}
 
@@ -282,9 +287,9 @@ class Trace:
         # refused where it would miss what NumPy's view shows (check_fresh)
         self.copies = {}
         self.syncing = set()  # copies being gathered again or written back (their ops start no sync)
-        # copies that stand for the array a list holds at an index only the run knows (lst[k]):
-        # storage -> ((each item's storage, its version then), ...), read only while none is written
-        self.picked = {}
+        # copies that stand for what NumPy holds as one of several arrays from before (stand_in):
+        # storage -> ((each array's storage, its version then), ...)
+        self.stand_ins = {}
         # the storages such a copy was written after (NumPy's would show the write): not read again
         self.diverged = set()
         # storage -> (lo, hi): every element is in [lo, hi) (argsort's positions, nonzero's indices,
@@ -381,9 +386,14 @@ class Trace:
             for t in inputs:
                 self.check_unsealed(t._view)
         synced = None
-        if self.copies or self.picked:
+        if self.copies or self.stand_ins:
             for t in inputs:
                 self.check_fresh(t._view)
+            for sid, _ in self.stand_ins.get(output.storage, ()):
+                if self.graph.storage_kind(sid) == "arg" or sid in self.may_be_argument:
+                    raise trace_error(f"writing through {_STAND_IN} (NumPy's write would reach the argument)",
+                                      "write into the argument itself, or copy the value first (x.copy())")
+                self.diverged.add(sid)  # (NumPy's write reaches it: not read again)
             found = self.copies.get(output.storage)
             if found is not None and found[2] is None:  # written: what it stands for a view of misses it
                 self.diverged.add(found[0])
@@ -581,8 +591,9 @@ class Trace:
         may_be_argument's.)"""
         if view.storage in self.diverged:
             raise trace_error("an array is read after a write through what NumPy makes a view of it and strider a copy "
-                              "(a reshape that moves a run-time length between axes, x[-1] of one): NumPy's array "
-                              "would show the write", "write through the array itself")
+                              "(a reshape that moves a run-time length between axes, x[-1] of one, a variable a branch "
+                              "on a traced condition bound to it): NumPy's array would show the write",
+                              "write through the array itself")
         seen = self.copies.get(view.storage)
         if seen is not None and seen[2] is not None and view.storage not in self.syncing:
             if self.versions.get(seen[0], 0) != seen[1]:
@@ -592,20 +603,30 @@ class Trace:
             raise trace_error("an element or slice at a position known only when the function runs (x[-1], x[i:] of a "
                               "run-time length), which strider holds in a copy and NumPy in a view, is returned beside "
                               "the array it views", "return a copy of it (x[-1].copy())")
-        picked = self.picked.get(view.storage, ())
-        if returned is not None and any(sid in returned for sid, _ in picked):
-            raise trace_error("an item of a list at an index known only when the function runs, which strider holds in "
-                              "a copy and Python as the list's own array, is returned beside that array", "return a "
-                              "copy of it (lst[k].copy())")
-        if any(self.versions.get(sid, 0) != version for sid, version in picked):
-            raise trace_error("an item of a list at an index known only when the function runs, which strider holds in "
-                              "a copy and Python as the list's own array, is read after an array of the list was "
-                              "written", "index the list after the write, or copy the item before (lst[k].copy())")
+        bases = self.stand_ins.get(view.storage, ())
+        if returned is not None and any(sid in returned for sid, _ in bases):
+            raise trace_error(f"{_STAND_IN} is returned beside that array", "return a copy of it (x.copy())")
+        if any(self.versions.get(sid, 0) != version for sid, version in bases):
+            raise trace_error(f"{_STAND_IN} is read after that array was written", "read it before the write, or "
+                              "copy it before (x.copy())")
         if seen is not None and self.versions.get(seen[0], 0) != seen[1]:
             raise trace_error("an element or slice at a position known only when the function runs (x[-1], x[i:] of a "
                               "run-time length), which strider holds in a copy and NumPy in a view, is read after the "
                               "array was written: NumPy's view would show the write", "index it after the write, or "
                               "copy it before (x[-1].copy())")
+
+    def stand_in(self, copy, arrays, writable):
+        """Records that `copy` stands for what NumPy holds as one of `arrays` (made before it) or
+        a view of one: read only while none of them is written (check_fresh); written, where
+        `writable`, with those not read again (NumPy's would show the write) and none an
+        argument's memory (the caller would see it), else refused; returned, as an argument's
+        memory where one is."""
+        if not writable:
+            copy._readonly = "stand_in"
+        sids = [a._view.storage for a in arrays]
+        self.stand_ins[copy._view.storage] = tuple((sid, self.versions.get(sid, 0)) for sid in sids)
+        if any(self.graph.storage_kind(sid) == "arg" or sid in self.may_be_argument for sid in sids):
+            self.may_be_argument.setdefault(copy._view.storage, user_location())  # returned: NumPy's is the argument's
 
     def check_unsealed(self, view):
         """Refuses a value a closed loop or branch computed (its storage holds the last trip's, or
@@ -623,7 +644,8 @@ class Trace:
                 dict(self.checked), dict(self.sliced), dict(self.sorted), dict(self.numbers), dict(self.versions),
                 dict(self.ranges), list(self.sealed), self.regions, dict(self.may_be_argument),
                 dict(self.relative), dict(self.bounded), dict(self.selects), dict(self.implied), dict(self.copies),
-                set(self.diverged), dict(self.index_math), dict(self.const_storages), dict(self.bound_reads))
+                set(self.diverged), dict(self.index_math), dict(self.const_storages), dict(self.bound_reads),
+                dict(self.stand_ins))
 
     def restore(self, snap, graph=True):
         """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
@@ -633,6 +655,7 @@ class Trace:
         self.relative, self.bounded, self.selects = dict(snap[14]), dict(snap[15]), dict(snap[16])
         self.implied, self.copies, self.diverged = dict(snap[17]), dict(snap[18]), set(snap[19])
         self.index_math, self.const_storages, self.bound_reads = dict(snap[20]), dict(snap[21]), dict(snap[22])
+        self.stand_ins = dict(snap[23])
         if graph:
             self.graph.truncate(ops, storages)
             self.regions, self.may_be_argument = regions, dict(snap[13])
@@ -1874,9 +1897,8 @@ def check_writeable(t):
         raise unsupported("writing into the result of indexing an array whose length is known only at run time "
                           "(NumPy's result would be a view; strider's is a copy)", "write through the array itself: "
                           "x[k] = v")
-    if t._readonly == "item":
-        raise unsupported("writing into an item of a list at an index known only when the function runs (Python's is "
-                          "the list's own array; strider's is a copy)", "write into the list's array at a known index")
+    if t._readonly == "stand_in":
+        raise unsupported(f"writing into {_STAND_IN}", "write into the array itself")
     if t._readonly == "overlap":
         raise unsupported("writing through an as_strided view whose elements overlap (the order of its writes "
                           "would be NumPy's loop's)", "write into the array it views")

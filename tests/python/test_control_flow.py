@@ -384,6 +384,58 @@ def test_tolist_and_item_of_numbers_of_two_kinds(t):
     check(mean_of_two_kinds, np.random.default_rng(3).random(8).astype(np.float32), t)
 
 
+def aliased_then_added_in_place(x, t):
+    # another name for an array of two kinds sees an in-place op on it, as NumPy's (the op
+    # rebound the name before: `p` kept the old values)
+    if x.sum() > t:
+        o = x * 2
+    else:
+        o = np.zeros(3, np.float32)
+    p = o
+    o += 1
+    if x.sum() > t:
+        n = x * 2
+    else:
+        n = 5  # a number: `+=` rebinds it
+    m = n
+    n *= 2
+    return p, o, m, n
+
+
+def bound_in_a_branch(x, t):
+    q = x * 2
+    if x.sum() > t:
+        o = q
+    else:
+        o = np.zeros(3)
+    return o + 1, q  # read, never written: NumPy's o is q or the zeros, strider's a copy of either
+
+
+def written_through_a_branchs_binding(x, t, argument):
+    q = x if argument else x * 2
+    if x.sum() > t:
+        o = q
+    else:
+        o = np.zeros(3)
+    o -= 1  # NumPy's write reaches q (the argument, or a temporary read after) where the first side holds
+    return q + 0, o
+
+
+@pytest.mark.parametrize("t", [1.0, 100.0])
+def test_a_variable_a_branch_bound_to_an_array_from_before_it(t):
+    """A variable that a traced branch binds to an array from before it (`o = q` on one side) is
+    NumPy's array there and strider's copy: read, it is exact; written through while that array
+    is read after, or is an argument, the graph breaks (it gave the copy's values silently)."""
+    x = np.arange(3.0)
+    check(aliased_then_added_in_place, x, t)
+    check(bound_in_a_branch, x, t)
+    for argument, refusal in ((False, "an array is read after a write through"),
+                              (True, "NumPy's write would reach the argument")):
+        with pytest.raises(strider.TraceError, match=refusal):
+            strider.compile(written_through_a_branchs_binding, strict=True, target=TARGET)(x.copy(), t, argument)
+        check(written_through_a_branchs_binding, x, t, argument, strict=False)
+
+
 def test_a_value_of_two_dtypes_used_otherwise_breaks_the_graph():
     with pytest.raises(strider.TraceError, match="'y' holds a 1-d float64 array or a 1-d int32 array"):
         strider.compile(changes_dtype_then_sums, strict=True)(np.arange(3.0))
@@ -2796,8 +2848,8 @@ def test_a_list_at_an_index_only_the_run_knows(flip):
     check(mini_boxes, pts, 2.5)
     check(mini_boxes, pts, 0.5)
     check_raises(item_past_the_end, pts, exc=IndexError)
-    for fn, refusal in ((item_read_after_a_write, "read after an array of the list was written"),
-                        (item_written, "writing into an item of a list"),
+    for fn, refusal in ((item_read_after_a_write, "a list's item .* is read after that array was written"),
+                        (item_written, "writing into a value that strider holds in a copy"),
                         (item_of_an_argument, "returns a value that NumPy holds in an argument's memory")):
         with pytest.raises(strider.StriderError, match=refusal):
             strider.compile(fn, strict=True, target=TARGET)(pts)

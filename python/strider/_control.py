@@ -237,6 +237,7 @@ def _write_back(trace, slots, values):
         if _may_hold_argument(trace, t):
             trace.may_be_argument.setdefault(slot.view.storage, user_location())
         out = _C.View(slot.view.storage, [bound(d) for d in t.shape], list(slot.view.strides), 0, list(t._view.extents))
+        trace.stand_ins.pop(slot.view.storage, None)  # (a new value: no longer the array it stood in for)
         trace.op("copy", [t], out)
         for d, e in enumerate(slot.extents):
             if e >= 0:
@@ -2202,7 +2203,8 @@ class _LoopTrace(_Region):
             self.specs[name] = spec
             slot = self.slots[name] = _Slot(trace, name, *spec)
             _write_back(trace, {name: slot}, {name: t})
-            inside[i] = slot.tracer(trace)
+            # until a trip assigns it, NumPy's variable is the array it held before the loop
+            inside[i] = _stands_in(trace, slot.tracer(trace), [t], trace.graph.num_storages)
         for name, spec in self.pairs.items():
             other, flag = self.pair_slots[name] = (_Slot(trace, name, *spec),
                                                    _Slot(trace, name, np.dtype(bool), (), (), None, True))

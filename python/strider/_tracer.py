@@ -189,8 +189,8 @@ def forgive(error):
 
 # what Trace.stand_in records, as messages name it
 _STAND_IN = ("a value that strider holds in a copy and NumPy as an array from before it (a list's item at an index "
-             "known only when the function runs, a variable a branch on a traced condition bound to an array from "
-             "before the branch)")
+             "known only when the function runs, a variable a loop or branch on a traced condition holds where it "
+             "held an array from before it)")
 
 _CHECKED = {"check_index": "an index", "check_assert": "a condition", "check_equal": "a length",
             "check_nonempty": "a reduction's length"}
@@ -591,8 +591,8 @@ class Trace:
         may_be_argument's.)"""
         if view.storage in self.diverged:
             raise trace_error("an array is read after a write through what NumPy makes a view of it and strider a copy "
-                              "(a reshape that moves a run-time length between axes, x[-1] of one, a variable a branch "
-                              "on a traced condition bound to it): NumPy's array would show the write",
+                              "(a reshape that moves a run-time length between axes, x[-1] of one, a variable a loop "
+                              "or branch on a traced condition bound to it): NumPy's array would show the write",
                               "write through the array itself")
         seen = self.copies.get(view.storage)
         if seen is not None and seen[2] is not None and view.storage not in self.syncing:
@@ -653,7 +653,9 @@ class Trace:
          self.versions, self.ranges, self.sealed, regions) = (snap[0], snap[1]) + tuple(
             type(x)(x) for x in snap[2:12]) + (snap[12],)
         self.relative, self.bounded, self.selects = dict(snap[14]), dict(snap[15]), dict(snap[16])
-        self.implied, self.copies, self.diverged = dict(snap[17]), dict(snap[18]), set(snap[19])
+        # (a write a region's trace kept in the graph keeps what it made unreadable: graph=False)
+        self.implied, self.copies = dict(snap[17]), dict(snap[18])
+        self.diverged = set(snap[19]) | (set() if graph else self.diverged)
         self.index_math, self.const_storages, self.bound_reads = dict(snap[20]), dict(snap[21]), dict(snap[22])
         self.stand_ins = dict(snap[23])
         if graph:

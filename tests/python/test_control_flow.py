@@ -421,6 +421,26 @@ def written_through_a_branchs_binding(x, t, argument):
     return q + 0, o
 
 
+def carried_from_an_array(x, t, write):
+    q = x * 2
+    o = q
+    while o.sum() > t:
+        if write:
+            o -= 1  # the first trip's write reaches q, as NumPy's o is q until a trip assigns it
+        o = o * 0.5
+    return q + 0, o
+
+
+@pytest.mark.parametrize("t", [1.0, 100.0])
+def test_a_variable_a_loop_carries_from_an_array_from_before_it(t):
+    x = np.arange(3.0)
+    check(carried_from_an_array, x, t, False)
+    if t == 1.0:
+        with pytest.raises(strider.TraceError, match="an array is read after a write through"):
+            strider.compile(carried_from_an_array, strict=True, target=TARGET)(x.copy(), t, True)
+    check(carried_from_an_array, x, t, True, strict=False)
+
+
 @pytest.mark.parametrize("t", [1.0, 100.0])
 def test_a_variable_a_branch_bound_to_an_array_from_before_it(t):
     """A variable that a traced branch binds to an array from before it (`o = q` on one side) is

@@ -238,6 +238,7 @@ def _write_back(trace, slots, values):
             trace.may_be_argument.setdefault(slot.view.storage, user_location())
         out = _C.View(slot.view.storage, [bound(d) for d in t.shape], list(slot.view.strides), 0, list(t._view.extents))
         trace.stand_ins.pop(slot.view.storage, None)  # (a new value: no longer the array it stood in for)
+        trace.stale.discard(slot.view.storage)
         trace.op("copy", [t], out)
         for d, e in enumerate(slot.extents):
             if e >= 0:

@@ -187,6 +187,16 @@ def forgive(error):
         trace.refusals_in_try[:] = [e for e in trace.refusals_in_try if e is not error]
 
 
+def _span(view):
+    """(first, last) element a view reaches in its storage, or None where it holds none."""
+    lo = hi = view.offset
+    for n, step in zip(view.shape, view.strides):
+        if n == 0:
+            return None
+        lo, hi = lo + min(0, step * (n - 1)), hi + max(0, step * (n - 1))
+    return lo, hi
+
+
 # what Trace.stand_in records, as messages name it
 _STAND_IN = ("a value that strider holds in a copy and NumPy as an array from before it (a list's item at an index "
              "known only when the function runs, a variable a loop or branch on a traced condition holds where it "
@@ -288,8 +298,10 @@ class Trace:
         self.copies = {}
         self.syncing = set()  # copies being gathered again or written back (their ops start no sync)
         # copies that stand for what NumPy holds as one of several arrays from before (stand_in):
-        # storage -> ((each array's storage, its version then), ...)
+        # storage -> ((each array's storage, the first and last element it spans there), ...);
+        # `stale`: those an op wrote one of their arrays' elements after (not read again)
         self.stand_ins = {}
+        self.stale = set()
         # the storages such a copy was written after (NumPy's would show the write): not read again
         self.diverged = set()
         # storage -> (lo, hi): every element is in [lo, hi) (argsort's positions, nonzero's indices,
@@ -389,11 +401,14 @@ class Trace:
         if self.copies or self.stand_ins:
             for t in inputs:
                 self.check_fresh(t._view)
-            for sid, _ in self.stand_ins.get(output.storage, ()):
+            for sid, _, _ in self.stand_ins.get(output.storage, ()):
                 if self.graph.storage_kind(sid) == "arg" or sid in self.may_be_argument:
                     raise trace_error(f"writing through {_STAND_IN} (NumPy's write would reach the argument)",
                                       "write into the argument itself, or copy the value first (x.copy())")
                 self.diverged.add(sid)  # (NumPy's write reaches it: not read again)
+            written = _span(output)
+            self.stale.update(c for c, bases in self.stand_ins.items() for sid, lo, hi in bases
+                              if sid == output.storage and written and written[0] <= hi and lo <= written[1])
             found = self.copies.get(output.storage)
             if found is not None and found[2] is None:  # written: what it stands for a view of misses it
                 self.diverged.add(found[0])
@@ -603,10 +618,9 @@ class Trace:
             raise trace_error("an element or slice at a position known only when the function runs (x[-1], x[i:] of a "
                               "run-time length), which strider holds in a copy and NumPy in a view, is returned beside "
                               "the array it views", "return a copy of it (x[-1].copy())")
-        bases = self.stand_ins.get(view.storage, ())
-        if returned is not None and any(sid in returned for sid, _ in bases):
+        if returned is not None and any(sid in returned for sid, _, _ in self.stand_ins.get(view.storage, ())):
             raise trace_error(f"{_STAND_IN} is returned beside that array", "return a copy of it (x.copy())")
-        if any(self.versions.get(sid, 0) != version for sid, version in bases):
+        if view.storage in self.stale:
             raise trace_error(f"{_STAND_IN} is read after that array was written", "read it before the write, or "
                               "copy it before (x.copy())")
         if seen is not None and self.versions.get(seen[0], 0) != seen[1]:
@@ -624,7 +638,9 @@ class Trace:
         if not writable:
             copy._readonly = "stand_in"
         sids = [a._view.storage for a in arrays]
-        self.stand_ins[copy._view.storage] = tuple((sid, self.versions.get(sid, 0)) for sid in sids)
+        self.stand_ins[copy._view.storage] = tuple((a._view.storage,) + _span(a._view) for a in arrays
+                                                   if _span(a._view))
+        self.stale.discard(copy._view.storage)
         if any(self.graph.storage_kind(sid) == "arg" or sid in self.may_be_argument for sid in sids):
             self.may_be_argument.setdefault(copy._view.storage, user_location())  # returned: NumPy's is the argument's
 
@@ -645,7 +661,7 @@ class Trace:
                 dict(self.ranges), list(self.sealed), self.regions, dict(self.may_be_argument),
                 dict(self.relative), dict(self.bounded), dict(self.selects), dict(self.implied), dict(self.copies),
                 set(self.diverged), dict(self.index_math), dict(self.const_storages), dict(self.bound_reads),
-                dict(self.stand_ins))
+                dict(self.stand_ins), set(self.stale))
 
     def restore(self, snap, graph=True):
         """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
@@ -657,7 +673,7 @@ class Trace:
         self.implied, self.copies = dict(snap[17]), dict(snap[18])
         self.diverged = set(snap[19]) | (set() if graph else self.diverged)
         self.index_math, self.const_storages, self.bound_reads = dict(snap[20]), dict(snap[21]), dict(snap[22])
-        self.stand_ins = dict(snap[23])
+        self.stand_ins, self.stale = dict(snap[23]), set(snap[24]) | (set() if graph else self.stale)
         if graph:
             self.graph.truncate(ops, storages)
             self.regions, self.may_be_argument = regions, dict(snap[13])

@@ -441,6 +441,35 @@ def test_a_variable_a_loop_carries_from_an_array_from_before_it(t):
     check(carried_from_an_array, x, t, True, strict=False)
 
 
+def _merged_into(g, p):
+    g[:8] = (g[8] * g[:8] + p[8] * p[:8]) / (g[8] + p[8])
+    g[8] = g[8] + p[8]
+    return g
+
+
+def merged_rows(polys, thres):
+    # EAST's locality-aware merge: `p` is a row of polys a traced branch picked, and the rows
+    # written after it are later ones (its own elements unwritten: it stays readable)
+    S = []
+    p = None
+    for g in polys:
+        if p is not None and abs(g[0] - p[0]) < thres:
+            p = _merged_into(g, p)
+        else:
+            if p is not None:
+                S.append(p)
+            p = g
+    if p is not None:
+        S.append(p)
+    return np.array(S)
+
+
+def test_a_branch_bound_to_rows_of_an_array_written_elsewhere():
+    polys = np.random.default_rng(4).random((12, 9))
+    polys[:, 0] = np.repeat(np.arange(6.0), 2)
+    check(merged_rows, polys, 0.5)
+
+
 @pytest.mark.parametrize("t", [1.0, 100.0])
 def test_a_variable_a_branch_bound_to_an_array_from_before_it(t):
     """A variable that a traced branch binds to an array from before it (`o = q` on one side) is

@@ -1909,7 +1909,9 @@ class _BranchTrace(_Region):
         try:
             for side, fn in ((0, then), (1, other)):
                 if side:
-                    trace.restore(before, graph=False)
+                    # (the first side's writes hold where it runs: not on the second, after both)
+                    first_marks = (set(trace.diverged), set(trace.stale))
+                    trace.restore(before, graph=False, marks=(set(), set()))
                     _control(trace, "branch_else", region, [cond])
                 with knowing(trace, test, side == 0):
                     out = _side_of_branch(fn, state)
@@ -1941,7 +1943,7 @@ class _BranchTrace(_Region):
         carried = sorted(written | self.made_storages | {s for slot in slots.values() for s in slot.storages}
                          | {s for side in sides.values() for slot in side[0] + side[1] for s in slot.storages})
         trace.graph.set_op_inputs(end, [_whole(trace, s) for s in carried])
-        trace.restore(before, graph=False)
+        trace.restore(before, graph=False, marks=(trace.diverged | first_marks[0], trace.stale | first_marks[1]))
         trace.forget(carried)
         _assume_spans(trace, slots.values())
         _seal(trace, first_storage, late)

@@ -663,17 +663,19 @@ class Trace:
                 set(self.diverged), dict(self.index_math), dict(self.const_storages), dict(self.bound_reads),
                 dict(self.stand_ins), set(self.stale))
 
-    def restore(self, snap, graph=True):
-        """Back to `snap`: the graph too where `graph`, else only what tracing knows."""
+    def restore(self, snap, graph=True, marks=None):
+        """Back to `snap`: the graph too where `graph`, else only what tracing knows. A write the
+        graph keeps keeps what it made unreadable (diverged, stale) unless `marks` says what
+        holds instead: (diverged, stale)."""
         (ops, storages, self.known, self.derived, self.counts, self.checked, self.sliced, self.sorted, self.numbers,
          self.versions, self.ranges, self.sealed, regions) = (snap[0], snap[1]) + tuple(
             type(x)(x) for x in snap[2:12]) + (snap[12],)
         self.relative, self.bounded, self.selects = dict(snap[14]), dict(snap[15]), dict(snap[16])
-        # (a write a region's trace kept in the graph keeps what it made unreadable: graph=False)
         self.implied, self.copies = dict(snap[17]), dict(snap[18])
-        self.diverged = set(snap[19]) | (set() if graph else self.diverged)
+        kept = (set(), set()) if graph else (self.diverged, self.stale) if marks is None else marks
+        self.diverged = set(snap[19]) | kept[0]
         self.index_math, self.const_storages, self.bound_reads = dict(snap[20]), dict(snap[21]), dict(snap[22])
-        self.stand_ins, self.stale = dict(snap[23]), set(snap[24]) | (set() if graph else self.stale)
+        self.stand_ins, self.stale = dict(snap[23]), set(snap[24]) | kept[1]
         if graph:
             self.graph.truncate(ops, storages)
             self.regions, self.may_be_argument = regions, dict(snap[13])

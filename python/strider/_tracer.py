@@ -406,9 +406,11 @@ class Trace:
                     raise trace_error(f"writing through {_STAND_IN} (NumPy's write would reach the argument)",
                                       "write into the argument itself, or copy the value first (x.copy())")
                 self.diverged.add(sid)  # (NumPy's write reaches it: not read again)
-            written = _span(output)
-            self.stale.update(c for c, bases in self.stand_ins.items() for sid, lo, hi in bases
-                              if sid == output.storage and written and written[0] <= hi and lo <= written[1])
+            spans = [(c, lo, hi) for c, bases in self.stand_ins.items() for sid, lo, hi in bases
+                     if sid == output.storage]
+            written = _span(output) if spans else None
+            if written:
+                self.stale.update(c for c, lo, hi in spans if written[0] <= hi and lo <= written[1])
             found = self.copies.get(output.storage)
             if found is not None and found[2] is None:  # written: what it stands for a view of misses it
                 self.diverged.add(found[0])
@@ -637,11 +639,10 @@ class Trace:
         memory where one is."""
         if not writable:
             copy._readonly = "stand_in"
-        sids = [a._view.storage for a in arrays]
-        self.stand_ins[copy._view.storage] = tuple((a._view.storage,) + _span(a._view) for a in arrays
-                                                   if _span(a._view))
+        spans = [(a._view.storage, _span(a._view)) for a in arrays]
+        self.stand_ins[copy._view.storage] = tuple((sid,) + span for sid, span in spans if span)
         self.stale.discard(copy._view.storage)
-        if any(self.graph.storage_kind(sid) == "arg" or sid in self.may_be_argument for sid in sids):
+        if any(self.graph.storage_kind(sid) == "arg" or sid in self.may_be_argument for sid, _ in spans):
             self.may_be_argument.setdefault(copy._view.storage, user_location())  # returned: NumPy's is the argument's
 
     def check_unsealed(self, view):

@@ -129,11 +129,12 @@ void check_hazards(const Graph& g, const StagePlan& p, size_t n) {
 // another. Proven cheaply (identical views, or footprints that never meet); otherwise serial.
 bool rows_independent(const Graph& g, const StagePlan& p) {
   std::vector<std::pair<const View*, bool>> list;
+  const int own = private_scatter(g, p.ops);  // its rows go by its own rule
   for (const Op& op : p.ops) {
-    if (is_domain_scatter(op)) return false;  // its rows' footprint is not its view's
+    if (is_domain_scatter(op) && op.output.storage != own) return false;  // its rows' footprint is not its view's
     for (const View& v : op.inputs)
-      if (!p.registers.count(v.storage)) list.push_back({&v, false});
-    if (!p.registers.count(op.output.storage)) list.push_back({&op.output, true});
+      if (!p.registers.count(v.storage) && v.storage != own) list.push_back({&v, false});
+    if (!p.registers.count(op.output.storage) && op.output.storage != own) list.push_back({&op.output, true});
   }
   for (size_t i = 0; i < list.size(); ++i)
     for (size_t j = i + 1; j < list.size(); ++j) {

@@ -7,6 +7,8 @@
 #include <thread>
 #include <utility>
 
+#include "runtime/thread_pool.h"
+
 namespace strider {
 
 // The process's compile workers and their queue of (job, group). Never destroyed: a worker may
@@ -52,7 +54,9 @@ class CompileWorkers {
         task = std::move(queue_.front());
         queue_.pop_front();
       }
+      pool_cores_taken(1);
       task.first->run_group(task.second);
+      pool_cores_taken(-1);
     }
   }
 

@@ -91,30 +91,41 @@ class Pool {
 
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // wake: every sleeping worker may be woken (parallel_for), else only after a recent call
-  // (parallel_for_warm)
-  void run(int64_t n, const std::function<void(int64_t, int64_t)>& fn, bool wake) {
+  void take_cores(int delta) { taken_.fetch_add(delta, std::memory_order_relaxed); }
+
+  // cold (parallel_for): every sleeping worker may be woken; else (parallel_for_warm) only
+  // after a recent call, and none whose core another thread keeps busy
+  void run(int64_t n, const std::function<void(int64_t, int64_t)>& fn, bool cold) {
     // a forked child has no workers: its caller would still finish alone, but skip the queue
     if (n < 2 || workers_.empty() || t_in_parallel || getpid() != pid_) {
       fn(0, n);
       return;
     }
-    auto job = std::make_shared<Job>();
-    job->fn = &fn;
-    job->n = n;
-    job->chunks = std::min<int64_t>(n, 4 * threads());  // a few chunks per thread balance uneven rows
+    const int64_t chunks = std::min<int64_t>(n, 4 * threads());  // a few chunks per thread balance uneven rows
+    std::shared_ptr<Job> job;
     int64_t helpers = 0;
     int sleeping = 0;
     {
       std::lock_guard<std::mutex> lock(m_);
       const auto now = std::chrono::steady_clock::now();
-      wake = wake || now - last_call_ < kRecentCall;
+      const bool wake = cold || now - last_call_ < kRecentCall;
       last_call_ = now;
-      const int64_t ready = static_cast<int64_t>(workers_.size()) - (wake ? 0 : sleepers_);
-      helpers = std::min<int64_t>(ready, job->chunks - 1);
-      for (int64_t i = 0; i < helpers; ++i) queue_.push_back(job);
-      queued_.store(static_cast<int64_t>(queue_.size()), std::memory_order_release);
-      sleeping = wake ? sleepers_ : 0;  // the sleepers to wake
+      int64_t ready = static_cast<int64_t>(workers_.size()) - (wake ? 0 : sleepers_);
+      if (!cold) ready = std::min<int64_t>(ready, static_cast<int64_t>(workers_.size()) - taken_.load(std::memory_order_relaxed));
+      helpers = std::min<int64_t>(ready, chunks - 1);
+      if (helpers > 0) {
+        job = std::make_shared<Job>();
+        job->fn = &fn;
+        job->n = n;
+        job->chunks = chunks;
+        for (int64_t i = 0; i < helpers; ++i) queue_.push_back(job);
+        queued_.store(static_cast<int64_t>(queue_.size()), std::memory_order_release);
+        sleeping = wake ? sleepers_ : 0;  // the sleepers to wake
+      }
+    }
+    if (!job) {  // no worker to share with: one chunk, here
+      fn(0, n);
+      return;
     }
     // a spinning worker takes the job without a wake-up (sleepers_ changes only under m_)
     if (sleeping == 1 || (sleeping > 1 && helpers == 1)) wake_.notify_one();
@@ -157,6 +168,7 @@ class Pool {
   std::deque<std::shared_ptr<Job>> queue_;
   std::atomic<int64_t> queued_{0};  // queue_.size(), for spinning workers to poll without m_
   int sleepers_ = 0;                // workers blocked on wake_ (guarded by m_)
+  std::atomic<int> taken_{0};       // cores threads outside the pool keep busy (pool_cores_taken)
   std::chrono::steady_clock::time_point last_call_;  // of run() with workers (guarded by m_)
   bool stop_ = false;
 };
@@ -180,5 +192,7 @@ void parallel_for_warm(int64_t n, const std::function<void(int64_t begin, int64_
 }
 
 int parallel_threads() { return pool().threads(); }
+
+void pool_cores_taken(int delta) { pool().take_cores(delta); }
 
 }  // namespace strider

@@ -23,5 +23,9 @@ void parallel_for_warm(int64_t n, const std::function<void(int64_t begin, int64_
 
 /// Threads a parallel_for uses at most (workers plus the caller).
 int parallel_threads();
+/// Counts threads outside the pool that keep a core busy (background_compile.h's workers while
+/// they compile: a first call's loop trips would otherwise share that core with a worker and
+/// wait on its chunks), by delta. parallel_for_warm leaves them their cores.
+void pool_cores_taken(int delta);
 
 }  // namespace strider

@@ -70,7 +70,7 @@ void apply_schedule(const Graph& g, Stage& s, const std::vector<Primitive>& prim
     else if (p.verb == "tile") tile(s, p);
     else if (p.verb == "vectorize") vectorize(s, p);
     else if (p.verb == "unroll") unroll(s, p);
-    else if (p.verb == "parallel") parallel(s, p);
+    else if (p.verb == "parallel") parallel(g, s, p);
     else if (p.verb == "compute_inline") compute_inline(g, s, p);
     else if (p.verb == "compute_root") compute_root(s, p);
     else if (p.verb == "compute_at") check_compute_at(s, p);

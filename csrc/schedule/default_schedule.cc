@@ -30,6 +30,22 @@ int64_t parallel_min_points(const Graph& g, const std::vector<Op>& ops, int rank
   return kParallelMinPoints;
 }
 
+int64_t point_work(const std::vector<Op>& ops) {
+  int64_t work = 0;
+  for (const Op& op : ops) {
+    if (is_domain_gather(op) || is_domain_scatter(op)) work += 8;
+    else if (op_attrs(op.code) & kLibm) work += 16;
+    else if (op.code == OpCode::divide || op.code == OpCode::sqrt) work += 4;
+    else work += 1;
+  }
+  return work;
+}
+
+int64_t warm_parallel_min_points(const Graph& g, const std::vector<Op>& ops, int rank) {
+  const int64_t work = std::max<int64_t>(1, point_work(ops));
+  return std::min(parallel_min_points(g, ops, rank), (kWarmParallelWork + work - 1) / work);
+}
+
 namespace {
 
 // Whether every point of a compaction loads a cache line of its own: its mask made from a column
@@ -163,8 +179,8 @@ std::vector<Primitive> default_schedule(const Graph& g, const Stage& stage) {
   while (lanes > narrowest && points < lanes) lanes /= 2;
   if (v.unit_inner && points >= lanes) sch.push_back({"vectorize", {s.loops[inner]}, {lanes}});
   // threads pay off past this many points (measured by the benchmarks; see README)
-  if (!detail::is_reduced(s, 0) && s.domain[0] > 1 && shape_numel(s.domain) >= parallel_min_points(g, s.ops, inner + 1) &&
-      outer_loop_conflict(s).empty())
+  if (!detail::is_reduced(s, 0) && s.domain[0] > 1 && shape_numel(s.domain) >= warm_parallel_min_points(g, s.ops, inner + 1) &&
+      outer_loop_conflict(g, s).empty())
     sch.push_back({"parallel", {s.loops[0]}, {}});
   if (counted && s.domain[0] >= kParallelCompactionPoints && loads_a_line_a_point(g, s) && parallel_compaction_conflict(s).empty())
     sch.push_back({"parallel", {s.loops[0]}, {}});

@@ -121,20 +121,27 @@ AccessList memory_accesses(const Stage& s) {
   return out;
 }
 
-std::string outer_loop_conflict(const Stage& s) {
+namespace {
+
+// outer_loop_conflict, leaving out storage `own` (-1: none)
+std::string outer_loop_conflict(const Stage& s, int own) {
   const std::vector<TailBound> tails = tail_bounds(s);
   const AccessList all = memory_accesses(s);
   for (size_t i = 0; i < all.size(); ++i)
     for (size_t j = i; j < all.size(); ++j) {
       const auto& [a, a_writes] = all[i];
       const auto& [b, b_writes] = all[j];
-      if ((!a_writes && !b_writes) || a.storage != b.storage) continue;
+      if ((!a_writes && !b_writes) || a.storage != b.storage || a.storage == own) continue;
       if (shared_across_outer(a, b, tails))
         return "two iterations of " + (s.loops.empty() ? std::string("the outer loop") : s.loops[0]) +
                " touch one element of %s" + std::to_string(a.storage) + " that one of them writes";
     }
   return "";
 }
+
+}  // namespace
+
+std::string outer_loop_conflict(const Stage& s) { return outer_loop_conflict(s, -1); }
 
 namespace {
 
@@ -307,6 +314,19 @@ std::string scatter_conflict(const Graph& g, const std::vector<Op>& ops, const O
     if (v.storage == s) return "it reads " + name + ", which it writes";
   return "";
 }
+
+int private_scatter(const Graph& g, const std::vector<Op>& ops) {
+  if (ops.empty() || !is_domain_scatter(ops.back())) return -1;
+  const Op& w = ops.back();
+  const std::vector<Op> before(ops.begin(), ops.end() - 1);
+  const std::optional<int64_t> step = affine_step(g, before, before.size(), w.inputs[0]);
+  int64_t apart = 0;
+  if (!step || __builtin_mul_overflow(*step, w.axes[0], &apart) || apart == 0 || !scatter_conflict(g, before, w).empty())
+    return -1;
+  return w.output.storage;
+}
+
+std::string outer_loop_conflict(const Graph& g, const Stage& s) { return outer_loop_conflict(s, private_scatter(g, s.ops)); }
 
 std::string compress_conflict(const Graph& g, const std::vector<Op>& ops, const Op& c) {
   size_t first = 0;  // the stage's first compress

@@ -67,6 +67,16 @@ std::string compress_conflict(const Graph& g, const std::vector<Op>& ops, const 
 /// may so end a stage of more than one point, else why not.
 std::string scatter_conflict(const Graph& g, const std::vector<Op>& ops, const Op& w);
 
+/// The storage the last of `ops` scatters into where each point of their stage touches only
+/// rows of it that no other point touches: a scatter by scatter_conflict's rule whose indices
+/// are a * i + b with a != 0 (shown, not assumed: repeated indices keep the last write, in the
+/// points' order); else -1.
+int private_scatter(const Graph& g, const std::vector<Op>& ops);
+
+/// outer_loop_conflict, with a private_scatter's storage left to its rule: Soft-NMS's
+/// x[i + 1:, 4] *= w splits across threads.
+std::string outer_loop_conflict(const Graph& g, const Stage& s);
+
 /// Empty when such a stage, its compresses after the ops that make and count their mask, may
 /// compact in parallel (emit_compress.cc): chunks of the mask's points, each counting its part
 /// of the mask, then moving its kept elements after those of the chunks before it once the one

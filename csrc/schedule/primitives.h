@@ -31,7 +31,7 @@ void fuse(Stage& s, const Primitive& p);
 void tile(Stage& s, const Primitive& p);
 void vectorize(Stage& s, const Primitive& p);
 void unroll(Stage& s, const Primitive& p);
-void parallel(Stage& s, const Primitive& p);
+void parallel(const Graph& g, Stage& s, const Primitive& p);
 void compute_inline(const Graph& g, Stage& s, const Primitive& p);
 void compute_root(Stage& s, const Primitive& p);
 /// compute_at's form (a storage and a loop of this stage); compute_at_stages does the rest.

@@ -1094,6 +1094,58 @@ TEST(LlvmCodegen, APutOfOneElementRowsRunsInTheStageThatComputesItsValues) {
     }
 }
 
+TEST(LlvmCodegen, APutIntoItsOwnRowsSplitAcrossThreadsMatchesTheReference) {
+  SKIP_WITHOUT_LLVM();
+  // Soft-NMS's Gaussian decay over 4,096 rows of 5, `x[b:b + n, 4] *= exp(x[b:b + n, 0] -
+  // x[b:b + n, 2])`: enough work a point (exp, three gathers, a scatter) for the pool's warm
+  // workers from a few thousand rows; each point gathers and scatters only its own row, so every
+  // split of the rows among threads writes what one thread does, bit for bit. Each length runs
+  // three times in a row: the later calls find the workers warm.
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f32[20480] arg 0
+    %s1 = storage i64[1] arg 1
+    %s2 = storage i64[1] arg 2
+    %s3 = storage i64[1] const 0x0000000000000000
+    %s4 = storage i64[1] const 0x0100000000000000
+    %s5 = storage i64[1] const 0x0500000000000000
+    %s6 = storage i64[4096] temp
+    %s7 = storage i64[4096] temp
+    %s8 = storage i64[4096] temp
+    %s9 = storage f32[4096] temp
+    %s10 = storage f32[4096] temp
+    %s11 = storage f32[4096] temp
+    %s12 = storage f32[4096] temp
+    %s13 = storage f32[4096] temp
+    %s14 = storage f32[4096] temp
+    op0 = arange(%s3[]{}+0, %s4[]{}+0) -> %s6[?%s2<=4096]{1}+0
+    op1 = add(%s6[?%s2<=4096]{1}+0, %s1[?%s2<=4096]{0}+0) -> %s7[?%s2<=4096]{1}+0
+    op2 = multiply(%s7[?%s2<=4096]{1}+0, %s5[?%s2<=4096]{0}+0) -> %s8[?%s2<=4096]{1}+0
+    op3 = take(%s0[20480]{1}+0, %s8[?%s2<=4096]{1}+0) -> %s9[?%s2<=4096]{1}+0
+    op4 = take(%s0[20478]{1}+2, %s8[?%s2<=4096]{1}+0) -> %s10[?%s2<=4096]{1}+0
+    op5 = subtract(%s9[?%s2<=4096]{1}+0, %s10[?%s2<=4096]{1}+0) -> %s11[?%s2<=4096]{1}+0
+    op6 = exp(%s11[?%s2<=4096]{1}+0) -> %s12[?%s2<=4096]{1}+0
+    op7 = take(%s0[20476]{1}+4, %s8[?%s2<=4096]{1}+0) -> %s13[?%s2<=4096]{1}+0
+    op8 = multiply(%s13[?%s2<=4096]{1}+0, %s12[?%s2<=4096]{1}+0) -> %s14[?%s2<=4096]{1}+0
+    op9 = put(%s8[?%s2<=4096]{1}+0, %s14[?%s2<=4096]{1}+0) -> %s0[20476]{1}+4
+    return
+  })");
+  Program jit = lower(g);
+  ASSERT_EQ(jit.stages.stages.size(), 1u) << print_stages(g, jit.stages);
+  ASSERT_TRUE(jit.stages.stages[0].schedule.parallel) << print_stages(g, jit.stages);
+  for (auto [b, n] : {std::pair<int64_t, int64_t>{0, 0}, {0, 1}, {3, 100}, {0, 2000}, {1, 3000}, {0, 4096}, {96, 4000}})
+    for (int call = 0; call < 3; ++call) {
+      Memory ref(g), got(g);
+      for (Memory* m : {&ref, &got}) {
+        fill(DType::Float32, m->at(0), 20480, 7 + call);
+        *reinterpret_cast<int64_t*>(m->at(1)) = b;
+        *reinterpret_cast<int64_t*>(m->at(2)) = n;
+      }
+      run_reference(g, ref.ptrs);
+      execute(jit, got.ptrs);
+      EXPECT_EQ(compare(g, 0, ref.at(0), got.at(0), {}), "") << "b=" << b << " n=" << n << " call " << call;
+    }
+}
+
 TEST(LlvmCodegen, ScalarEmptyAndUnrolledStages) {
   SKIP_WITHOUT_LLVM();
   Graph scalar = parse_graph(R"(graph @t {

@@ -172,9 +172,10 @@ TEST(Schedule, ParallelNeedsIndependentOuterIterations) {
 }
 
 TEST(Schedule, PointsThatEachWaitOnACacheLineGoParallelSooner) {
-  // 8 x m points of `x > 0.25`: a contiguous x stays on one thread; a column of 85-float rows
-  // (one cache line per point) is split across the pool from a quarter of kParallelMinPoints on:
-  // 8 x 16384 points, not one image's 25,200 (waking the pool costs more than such a column)
+  // 8 x m points of `x > 0.25`: a contiguous x stays on one thread (up to kWarmParallelWork
+  // points, the work of so cheap a point); a column of 85-float rows (one cache line per point)
+  // is split across the pool from a quarter of kParallelMinPoints on: 8 x 8192 points, not one
+  // image's 25,200 (waking the pool costs more than such a column)
   auto parallel = [](int64_t m, int64_t row) {
     const std::string n = std::to_string(8 * m * row), r = std::to_string(row), ms = std::to_string(m);
     const std::string text = "graph @f {\n  %s0 = storage f32[" + n + "] arg 0\n  %s1 = storage bool[" +
@@ -187,9 +188,64 @@ TEST(Schedule, PointsThatEachWaitOnACacheLineGoParallelSooner) {
       if (p.verb == "parallel") return true;
     return false;
   };
-  EXPECT_FALSE(parallel(16384, 1));
-  EXPECT_TRUE(parallel(16384, 85));
+  EXPECT_FALSE(parallel(8192, 1));
+  EXPECT_TRUE(parallel(8192, 85));
   EXPECT_FALSE(parallel(3150, 85));
+}
+
+// Soft-NMS's decay, x[b:b + n, 4] *= exp(x[b:b + n, 0] - x[b:b + n, 2]) over rows of 5, b and n
+// known at run time: gathers of the rows' columns and a scatter into column 4, all by the rows'
+// positions (b + i) * 5; or, with `idx`, by indices from an argument instead.
+std::string decay(int64_t rows, bool idx = false) {
+  const std::string n = std::to_string(rows), size = std::to_string(5 * rows), at = idx ? "%s11" : "%s8";
+  const std::string v = "[?%s2<=" + n + "]{1}+0";
+  return "graph @f {\n  %s0 = storage f32[" + size + "] arg 0\n  %s1 = storage i64[1] arg 1\n"
+         "  %s2 = storage i64[1] arg 2\n  %s3 = storage i64[1] const 0x0000000000000000\n"
+         "  %s4 = storage i64[1] const 0x0100000000000000\n  %s5 = storage i64[1] const 0x0500000000000000\n"
+         "  %s6 = storage i64[" + n + "] temp\n  %s7 = storage i64[" + n + "] temp\n  %s8 = storage i64[" + n + "] temp\n"
+         "  %s9 = storage f32[" + n + "] temp\n  %s10 = storage f32[" + n + "] temp\n  %s11 = storage i64[" + n + "] arg 3\n"
+         "  %s12 = storage f32[" + n + "] temp\n  %s13 = storage f32[" + n + "] temp\n  %s14 = storage f32[" + n + "] temp\n"
+         "  %s15 = storage f32[" + n + "] temp\n"
+         "  op0 = arange(%s3[]{}+0, %s4[]{}+0) -> %s6" + v + "\n"
+         "  op1 = add(%s6" + v + ", %s1[?%s2<=" + n + "]{0}+0) -> %s7" + v + "\n"
+         "  op2 = multiply(%s7" + v + ", %s5[?%s2<=" + n + "]{0}+0) -> %s8" + v + "\n"
+         "  op3 = take(%s0[" + size + "]{1}+0, " + at + v + ") -> %s9" + v + "\n"
+         "  op4 = take(%s0[" + std::to_string(5 * rows - 2) + "]{1}+2, " + at + v + ") -> %s10" + v + "\n"
+         "  op5 = subtract(%s9" + v + ", %s10" + v + ") -> %s12" + v + "\n"
+         "  op6 = exp(%s12" + v + ") -> %s13" + v + "\n"
+         "  op7 = take(%s0[" + std::to_string(5 * rows - 4) + "]{1}+4, " + at + v + ") -> %s14" + v + "\n"
+         "  op8 = multiply(%s14" + v + ", %s13" + v + ") -> %s15" + v + "\n"
+         "  op9 = put(" + at + v + ", %s15" + v + ") -> %s0[" + std::to_string(5 * rows - 4) + "]{1}+4\n  return\n}";
+}
+
+TEST(Schedule, AScatterIntoItsOwnRowsGoesParallelOnWarmWorkers) {
+  // each point gathers and scatters only its own row (its position (b + i) * 5 cannot repeat):
+  // the points split across threads, from far fewer than kParallelMinPoints (a point's exp,
+  // gathers and scatter are work enough for the pool's warm workers, a loop's trips)
+  auto parallel = [](const std::string& text) {  // the scatter's stage
+    Graph g = parse_graph(text);
+    StageGraph sg = fuse_stages(g, build_storage_table(g));
+    const Stage& s = sg.stages.back();
+    EXPECT_TRUE(is_domain_scatter(s.ops.back()));
+    for (const Primitive& p : default_schedule(g, s))
+      if (p.verb == "parallel") return true;
+    return false;
+  };
+  EXPECT_TRUE(parallel(decay(4096)));
+  EXPECT_FALSE(parallel(decay(1024)));  // too little work even for warm workers
+  Graph g = parse_graph(decay(64));
+  Stage s = stage_of(decay(64));
+  ASSERT_TRUE(is_domain_scatter(s.ops.back()));
+  apply_schedule(g, s, sched("parallel(i0)"));
+  EXPECT_TRUE(s.schedule.parallel);
+  // by indices from an argument, which may repeat (the last write wins, in the points' order),
+  // the scatter stays on one thread, and a user's parallel is refused
+  EXPECT_FALSE(parallel(decay(4096, true)));
+  Graph h = parse_graph(decay(64, true));
+  StageGraph sg = fuse_stages(h, build_storage_table(h));
+  Stage& last = sg.stages.back();
+  ASSERT_TRUE(is_domain_scatter(last.ops.back()));
+  EXPECT_THROW(apply_schedule(h, last, sched("parallel(i0)")), ScheduleError);
 }
 
 TEST(Schedule, AWideCompactionGoesParallelUnlessItCompressesInPlace) {

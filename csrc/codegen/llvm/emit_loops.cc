@@ -550,21 +550,33 @@ void Emitter::emit(const std::string& name) {
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", entry));
   args = entry->getArg(0);
   Value* n0 = p_.splits() ? axis0_extent(args) : i64(1);
-  llvm::FunctionCallee pf = m_.getOrInsertFunction("strider_parallel_for", llvm::FunctionType::get(i32, {i64t, ptr, ptr}, false));
-  if (p_.splits() && p_.extent[0] >= 0) {
-    // the schedule chose the pool for the bound of a run-time extent: where the call's extent
-    // leaves fewer points than pay for waking it, the loop runs here
-    int64_t inner = 1;
-    for (size_t d = 1; d < p_.domain.size(); ++d) inner *= std::max<int64_t>(p_.domain[d], 1);
-    auto* here = llvm::BasicBlock::Create(ctx_, "serial", entry);
-    auto* pooled = llvm::BasicBlock::Create(ctx_, "pooled", entry);
-    const int64_t min_points = parallel_min_points(g_, p_.ops, p_.rank());
-    b_.CreateCondBr(b_.CreateICmpSLT(n0, i64((min_points + inner - 1) / inner)), here, pooled);
-    b_.SetInsertPoint(here);
-    b_.CreateRet(b_.CreateCall(body, {args, i64(0), n0}));
-    b_.SetInsertPoint(pooled);
+  // the pool's workers, all of them from parallel_min_points points, else those still warm from
+  // the last parallel call (a loop's trips find them polling); a run-time extent that leaves too
+  // little work to pay even for those (warm_parallel_min_points) runs here
+  auto* pool_ty = llvm::FunctionType::get(i32, {i64t, ptr, ptr}, false);
+  llvm::FunctionCallee cold = m_.getOrInsertFunction("strider_parallel_for", pool_ty);
+  llvm::FunctionCallee warm = m_.getOrInsertFunction("strider_parallel_for_warm", pool_ty);
+  int64_t inner = 1;
+  for (size_t d = 1; d < p_.domain.size(); ++d) inner *= std::max<int64_t>(p_.domain[d], 1);
+  auto rows = [&](int64_t points) { return (points + inner - 1) / inner; };
+  const int64_t cold_rows = rows(parallel_min_points(g_, p_.ops, p_.rank()));
+  if (!p_.splits() || p_.extent[0] < 0) {
+    b_.CreateRet(b_.CreateCall(p_.domain[0] >= cold_rows ? cold : warm, {n0, body, args}));
+    return;
   }
-  b_.CreateRet(b_.CreateCall(pf, {n0, body, args}));
+  auto* here = llvm::BasicBlock::Create(ctx_, "serial", entry);
+  auto* shared = llvm::BasicBlock::Create(ctx_, "shared", entry);
+  auto* some = llvm::BasicBlock::Create(ctx_, "warm", entry);
+  auto* all = llvm::BasicBlock::Create(ctx_, "pooled", entry);
+  b_.CreateCondBr(b_.CreateICmpSLT(n0, i64(rows(warm_parallel_min_points(g_, p_.ops, p_.rank())))), here, shared);
+  b_.SetInsertPoint(here);
+  b_.CreateRet(b_.CreateCall(body, {args, i64(0), n0}));
+  b_.SetInsertPoint(shared);
+  b_.CreateCondBr(b_.CreateICmpSLT(n0, i64(cold_rows)), some, all);
+  b_.SetInsertPoint(some);
+  b_.CreateRet(b_.CreateCall(warm, {n0, body, args}));
+  b_.SetInsertPoint(all);
+  b_.CreateRet(b_.CreateCall(cold, {n0, body, args}));
 }
 
 }  // namespace strider::detail

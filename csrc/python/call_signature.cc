@@ -370,9 +370,13 @@ py::object read_source(const Source& s, const std::pmr::vector<PyObject*>& value
   if (!o) return {};
   py::object v = py::reinterpret_borrow<py::object>(o);
   for (const py::object& attr : s.attrs) {
-    PyObject* next = PyObject_GetAttr(v.ptr(), attr.ptr());
+    // a 1-tuple: an item of a list, tuple or dict (_capture.source_name), else an attribute
+    const bool item = PyTuple_Check(attr.ptr());
+    PyObject* next = item ? PyObject_GetItem(v.ptr(), PyTuple_GET_ITEM(attr.ptr(), 0)) : PyObject_GetAttr(v.ptr(), attr.ptr());
     if (!next) {
-      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw py::error_already_set();
+      if (!PyErr_ExceptionMatches(item ? PyExc_LookupError : PyExc_AttributeError) &&
+          !(item && PyErr_ExceptionMatches(PyExc_TypeError)))
+        throw py::error_already_set();
       PyErr_Clear();
       return {};
     }

@@ -36,7 +36,7 @@ struct Source {
   int param = -1;                  // the root: this parameter's value, or else
   py::object root;                 // a dict (`key`: the item), a cell (its contents) or an object
   py::object key;
-  std::vector<py::object> attrs;   // then these attributes, in turn
+  std::vector<py::object> attrs;   // then these attributes (a 1-tuple: that item), in turn
 };
 
 /// Why a call cannot run, in NumPy's terms: what it passed and what to pass instead.

@@ -195,14 +195,15 @@ def _global_names(code):
 
 
 def source_name(source, params):
-    """A source as the user writes it: `self.stride`, `ANCHORS`, `scale`."""
+    """A source as the user writes it: `self.stride`, `ANCHORS`, `scale`, `self.trackers[0].age`
+    (a step that is a 1-tuple is an item of a list, tuple or dict)."""
     param, root, key, attrs = source
     head = params[param] if param >= 0 else key
-    return ".".join((head,) + attrs)
+    return head + "".join(f"[{a[0]!r}]" if type(a) is tuple else "." + a for a in attrs)
 
 
 def _under(name, constants):
-    return any(name == c or name.startswith(c + ".") for c in constants)
+    return any(name == c or name.startswith((c + ".", c + "[")) for c in constants)
 
 
 def static_sources(fn, constants):
@@ -240,7 +241,7 @@ def _resolve(source, param_values, steps):
     else:
         obj = root
     for a in attrs[:steps]:
-        obj = getattr(obj, a)
+        obj = obj[a[0]] if type(a) is tuple else getattr(obj, a)
     return obj
 
 
@@ -275,21 +276,27 @@ def put_back(held):
         _fill(container, items)
 
 
-def _objects_inside(value, depth=0, seen=None):
-    """(object, _attributes(object)) for the user's objects in the lists, tuples and dicts of
-    `value` (4 deep), which no trace follows (their changes are found by comparing: changed_inside)."""
+def _held_objects(value, depth=0, seen=None):
+    """(steps, object) for the user's objects in the lists, tuples and dicts of `value` (4 deep),
+    steps the items that lead there from `value` (source steps: 1-tuples)."""
     seen = set() if seen is None else seen
     if type(value) not in (list, tuple, dict) or depth > 4 or id(value) in seen:
         return []
     seen.add(id(value))
     out = []
-    for v in (value.values() if type(value) is dict else value):
+    for k, v in (value.items() if type(value) is dict else enumerate(value)):
         if type(v) in (list, tuple, dict):
-            out.extend(_objects_inside(v, depth + 1, seen))
+            out.extend((((k,),) + steps, obj) for steps, obj in _held_objects(v, depth + 1, seen))
         elif _adoptable(v) and not isinstance(v, type) and type(getattr(v, "__dict__", None)) is dict and id(v) not in seen:
             seen.add(id(v))
-            out.append((v, _attributes(v)))
+            out.append((((k,),), v))
     return out
+
+
+def _objects_inside(value):
+    """(object, _attributes(object)) for _held_objects(value), whose changes the trace finds by
+    comparing (changed_inside)."""
+    return [(obj, _attributes(obj)) for _, obj in _held_objects(value)]
 
 
 def compared(v):
@@ -362,6 +369,8 @@ class Capture:
             if type(v) in (list, dict):
                 self.snapshots.append((path, v, _snapshot(v)))
             self.inside.extend(_objects_inside(v))
+        # objects in the lists, tuples and dicts the function reads (SORT's trackers) are followed
+        # through their items, which each call reads again
         # a list or dict default the function changes (`history=[]`) would change once, as it
         # traces, not on each call: changes_defaults() says so, and undo puts it back
         code = getattr(fn, "__func__", fn)
@@ -385,6 +394,7 @@ class Capture:
         for path, value in roots:
             if _adoptable(value):
                 self._adopt(value, path)
+            self._adopt_inside(value, path)
         # the classes of the objects it follows, which it reads no attribute of: a change to
         # their data attributes would happen once, as it traces (changed_classes)
         classes = {id(c): c for _, c in self.swapped if _user_class(c) and id(c) not in self.paths}
@@ -421,6 +431,12 @@ class Capture:
                 else:
                     self._found(source, value)
 
+    def _adopt_inside(self, value, path):
+        """Follows the objects `value`, read at `path`, holds in its containers."""
+        param, root, key, attrs = path
+        for steps, obj in _held_objects(value):
+            self._adopt(obj, (param, root, key, attrs + steps))
+
     def _found(self, source, value, owner=None):
         """A value the trace read at `source`, as this call's walk did not: a new source (data, or
         anything else hashable an `owner` object holds but its bound methods, which its class
@@ -433,6 +449,7 @@ class Capture:
                 self._source(source)
                 self.saved.extend(_containers(value))
                 self.inside.extend(_objects_inside(value))
+                self._adopt_inside(value, source)
                 # not traced yet, the code writes it as NumPy does (`self.x[0] += self.x[1]`):
                 # the walk again must find it as it was
                 if isinstance(value, np.ndarray) and value.flags.writeable:
@@ -504,7 +521,7 @@ class Capture:
 
     def wrote(self, obj, name):
         source = self._attribute(obj, name)
-        if source is None:
+        if source is None or any(type(a) is tuple for a in source[3]):  # (in a container: changed_inside)
             return
         i = ident(source)
         if i not in self.written:

@@ -301,7 +301,8 @@ def test_a_function_traced_more_often_than_reused_runs_new_signatures_in_numpy()
         if strict:
             assert stats["lowered"] == 24 and not said
         else:
-            assert stats["lowered"] == 16 and stats["graph_breaks"] == 8
+            # (the first frame traces more than once: its detections' scores are sources it finds)
+            assert 8 <= stats["graph_breaks"] == 24 - stats["lowered"] and stats["traces"] - stats["graph_breaks"] == 16
             assert len(said) == 1 and "fused_cost was traced for more than 16 calls" in said[0]
 
 

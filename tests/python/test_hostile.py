@@ -606,19 +606,25 @@ def test_compiled_function_calling_itself():
     assert g.stats()["specialized"] == 1
 
 
+class _Slotted:
+    __slots__ = ("y",)
+
+
 def test_tracer_escaping_through_a_closure():
-    # an object inside a list is one strider does not follow (tests/python/test_state.py has the
-    # state it does): its attribute keeps the trace's value
-    kept = [types.SimpleNamespace()]
+    # an object without a __dict__ is one strider does not follow (tests/python/test_state.py has
+    # the state it does, an object in a list included): its attribute keeps the trace's value
+    followed, kept = [types.SimpleNamespace()], [_Slotted()]
 
     def f(x):
         y = x * 2
+        followed[0].y = y
         kept[0].y = y
         return y + 1
 
     compiled = strider.compile(f)
     check(f, x5())
-    compiled(x5())
+    compiled(x5() + 1)
+    np.testing.assert_array_equal(followed[0].y, (x5() + 1) * 2)  # the call's, as NumPy's
     escaped = kept[0].y
 
     def use_outside():

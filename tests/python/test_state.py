@@ -738,8 +738,9 @@ def _ages(trackers, dets):
 
 
 def test_objects_in_a_list_changed_run_in_numpy():
-    # strider follows no object in a list: a change to one would happen once, as it traces; the
-    # call runs in NumPy instead, the trace's changes undone first
+    # strider replays no attribute a function sets on an object in a list: the change would happen
+    # once, as it traces; the call runs in NumPy instead, the trace's changes undone first (a write
+    # into an array such an object holds is one into the caller's array, compiled)
     plain, twin = [_Kept(), _Kept()], [_Kept(), _Kept()]
     compiled = strider.compile(_ages, strict=False)
     with warnings.catch_warnings(record=True) as said:
@@ -747,13 +748,51 @@ def test_objects_in_a_list_changed_run_in_numpy():
         for _ in range(2):
             same_state(_ages(plain, np.ones(2)), compiled(twin, np.ones(2)))
             same_state(plain, twin)
-    assert "_Kept.age, _Kept.x of an object in a list" in str(said[0].message)
+    assert "_Kept.age of an object in a list" in str(said[0].message)
     # (found after the function returned: named at the function's first line, not the caller's)
     line = _ages.__code__.co_firstlineno
-    with pytest.raises(strider.TraceError, match=rf"test_state.py:{line}: _ages\(\) changes _Kept.age, _Kept.x of an "
-                       "object in a list"):
+    with pytest.raises(strider.TraceError, match=rf"test_state.py:{line}: _ages\(\) changes _Kept.age of an object in "
+                       "a list"):
         strider.compile(_ages, strict=True)(twin, np.ones(2))
     same_state(plain, twin)
+
+
+def _observed(trackers, held, dets):
+    # OC-SORT's `[k_previous_obs(trk.observations, trk.age, ...) for trk in self.trackers]`
+    ages = np.array([t.age for t in trackers], dtype=np.float64)
+    return dets + ages.sum() + trackers[1].x * held["a"].x + held["pair"][0].age
+
+
+class _Association:
+    def __init__(self):
+        self.trackers = [_Kept(), _Kept()]
+
+    def update(self, dets):
+        return dets * np.array([t.age + t.x[0] for t in self.trackers]).sum()
+
+
+def test_what_a_function_reads_from_objects_in_lists_tuples_and_dicts_is_read_on_every_call():
+    # objects in an argument's containers, or in a list an attribute holds, are followed through
+    # their items: their numbers and arrays are this call's, whether the caller changed them in
+    # place, rebound them or put other objects there (a number and a new object a new
+    # signature). strider used to freeze them at the first trace.
+    plain, twin = ([_Kept(), _Kept()], {"a": _Kept(), "pair": (_Kept(),)}), ([_Kept(), _Kept()], {"a": _Kept(), "pair": (_Kept(),)})
+    tracker, tracker_twin = _Association(), _Association()
+    compiled, bound = strider.compile(_observed), strider.compile(tracker_twin.update)
+    for frame in range(4):
+        same_state(_observed(*plain, np.ones(2)), compiled(*twin, np.ones(2)))
+        same_state(tracker.update(np.ones(2)), bound(np.ones(2)))
+        for trackers, held, association in ((*plain, tracker), (*twin, tracker_twin)):
+            for t in trackers + association.trackers + [held["a"], held["pair"][0]]:
+                t.age += 1
+                t.x[1] += 0.5  # in place: the next call reads it
+            trackers[0].x = trackers[0].x * 3  # rebound
+            if frame == 2:
+                held["a"] = _Kept()
+                association.trackers.append(_Kept())
+    same_state(plain, twin)
+    assert compiled.stats()["cache_hits"] == 0  # (each frame's ages: new numbers, new signatures)
+    assert "trackers[0].age" in compiled.explain(*twin, np.ones(2)).reads
 
 
 class _CoderA:

@@ -376,7 +376,20 @@ def augop_(op, a, b):
     a traced condition carries as it carries appends."""
     if op == "Add" and isinstance(a, (list, TracedList)) and isinstance(b, (list, tuple, TracedList)):
         return extend(a, b)
+    if _number_choice_into_floats(a, b):
+        a[...] = OPERATORS[op](a, b)
+        return a
     return INPLACE[op](a, _length_read(a, b))
+
+
+def _number_choice_into_floats(target, value):
+    """Whether `target op= value` may run as `target[...] = target op value`: `value` a Choice of
+    numbers (Deep OC-SORT's `w[idx] += min(d, 0.5) / 2`: a Python float on one path, a float64
+    scalar on the other), `target` floats; the in-place op would cast the result to target's
+    dtype as the set does, on either path."""
+    return (type(value) is Choice and isinstance(target, Tracer) and target.dtype.kind == "f"
+            and all(isinstance(side, (int, float, np.number)) or (isinstance(side, Tracer) and not side.ndim)
+                    for side in (value.then, value.other)))
 
 
 slice_ = slice  # a subscript's slice in rewritten code (the function may name another `slice`)
@@ -389,7 +402,8 @@ def augitem_(op, obj, key, value):
     item = obj[key]
     if isinstance(item, Tracer) and (item._readonly == "copy" or in_step(item)):
         item = item.copy()
-    obj[key] = INPLACE[op](item, value())
+    v = value()
+    obj[key] = OPERATORS[op](item, v) if _number_choice_into_floats(item, v) else INPLACE[op](item, v)
 
 
 def float_(x=0.0):
@@ -1669,7 +1683,16 @@ class _Region:
             raise trace_error(f"{name!r} holds text and is filled in a loop or branch on a traced condition (only "
                               "the run knows its items, which strider holds in an array)",
                               "fill it after the call, from the indices the function returns")
-        t, mixed = items(value)
+        try:
+            t, mixed = items(value)
+        except ValueError:  # (NumPy's own: np.array of parts of several shapes)
+            parts = ", ".join("a list" if isinstance(v, list) else "a tuple" if isinstance(v, tuple)
+                              else f"an array of shape {tuple(v.shape)}" if getattr(v, "ndim", 0) else "a number"
+                              for v in value)
+            raise trace_error(f"appending an item whose parts differ in shape ({parts}) to {name!r} in a loop or "
+                              "branch on a "
+                              "traced condition (strider holds a list's items as the rows of one array)",
+                              "append each part to a list of its own") from None
         if t.is_dynamic:
             if any(isinstance(d, Extent) for d in t.shape[1:]):
                 raise trace_error(f"appending an array whose lengths after the first are known only at run time to "
@@ -1681,7 +1704,9 @@ class _Region:
         # a tuple of them, or a list of floats and ints, keeps its type and each position's: weak
         # is then (list or tuple, the positions' types)
         # (type(), not isinstance: a traced float64 scalar passes for a float)
-        if type(value) not in (list, tuple):
+        # (an item of another such list is an ItemList: a list)
+        kind = tuple if type(value) is tuple else list if isinstance(value, list) else None
+        if kind is None:
             weak = _number_type(value)
         else:
             kinds = [_number_type(v) or _scalar_type(v) for v in value]
@@ -1691,10 +1716,10 @@ class _Region:
                 weak, mixed = None, True
             elif None in kinds or not kinds:
                 weak = None
-            elif type(value) is list and len(set(kinds)) == 1 and kinds[0] in (bool, int, float):
+            elif kind is list and len(set(kinds)) == 1 and kinds[0] in (bool, int, float):
                 weak = kinds[0]
             else:  # NumPy scalars ([x1, y1, x2, y2] of a float32 row) come back as theirs
-                weak = (type(value),) + tuple(kinds)
+                weak = (kind,) + tuple(kinds)
         self.lists[name] = (t.dtype, tuple(t.shape), weak, not t.ndim, 1, None, mixed, 0, None)
 
     def appended(self, lst, items=1, trips=1):

@@ -1562,6 +1562,59 @@ def test_lists_of_arrays_are_refused_beyond_joining(fn, why):
         strider.compile(fn, strict=True)(np.arange(5.0), 1.0)
 
 
+def rows_by_kept_order(x, thr):
+    # YOLOv8-ONNXRuntime's `box = boxes[i]` for the indices NMS keeps, picked in a loop over an
+    # array of a run-time length: each row a list of its numbers, of their own kinds, as Python's
+    # (strider returned arrays: [1., 0.9] for [1, 0.9])
+    boxes, rows = [], []
+    for i in range(x.shape[0]):
+        if x[i, 0] >= thr:
+            boxes.append([int(x[i, 1]), int(x[i, 2])])
+            rows.append([i, float(x[i, 0])])
+    order = np.argsort(-np.array([r[1] for r in rows]), kind="stable")
+    keep = [int(i) for i in order[:3]]
+    return [boxes[i] for i in keep], [rows[i] for i in order]
+
+
+def parts_of_two_shapes(x):
+    # YOLOv8-ONNXRuntime's `detections.append((box, score, class_id))`: an item NumPy itself
+    # cannot make one array of
+    boxes, detections = [], []
+    for i in range(x.shape[0]):
+        if x[i, 0] >= 0.5:
+            boxes.append([int(x[i, 1]), int(x[i, 2])])
+    for i in range(len(boxes)):
+        detections.append((boxes[i], x[i, 0]))
+    return detections
+
+
+@pytest.mark.parametrize("thr", [0.3, 2.0])
+def test_rows_of_a_list_picked_in_a_loop_keep_their_kinds(thr):
+    x = np.random.default_rng(3).uniform(0, 1, (20, 3)).astype(np.float32)
+    x[:, 1:] *= 100
+    check(rows_by_kept_order, x, thr)
+    with pytest.raises(strider.TraceError, match=r"test_control_flow.py:\d+: appending an item whose parts differ in "
+                       r"shape \(a list, a number\) to 'detections'"):
+        strider.compile(parts_of_two_shapes, strict=True)(x.copy())
+    check(parts_of_two_shapes, x, strict=False)
+
+
+def bonus_of_a_min(e):
+    # Deep OC-SORT's `w_emb_bonus[idx] += row_weight / 2` of a builtin min(): a Python float on one
+    # path, a float64 scalar on the other, added in place into floats
+    b = np.zeros_like(e)
+    b[0] += min(e[0, 0] - e[0, 1], 0.5) / 2
+    c = e[1].copy()
+    c -= min(e[1, 0], 0.25)
+    return b, c
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_number_of_a_kind_the_run_decides_added_in_place(dtype, seed):
+    check(bonus_of_a_min, np.random.default_rng(seed).uniform(-1, 1, (3, 4)).astype(dtype))
+
+
 def over_survivors(x, t):
     # a for loop over an array of a run-time length: a loop of the IR indexing it
     total = x[:0].sum()

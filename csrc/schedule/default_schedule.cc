@@ -30,6 +30,9 @@ int64_t parallel_min_points(const Graph& g, const std::vector<Op>& ops, int rank
   return kParallelMinPoints;
 }
 
+namespace {
+
+// The work of one point of `ops` (warm_parallel_min_points' units).
 int64_t point_work(const std::vector<Op>& ops) {
   int64_t work = 0;
   for (const Op& op : ops) {
@@ -40,6 +43,8 @@ int64_t point_work(const std::vector<Op>& ops) {
   }
   return work;
 }
+
+}  // namespace
 
 int64_t warm_parallel_min_points(const Graph& g, const std::vector<Op>& ops, int rank) {
   const int64_t work = std::max<int64_t>(1, point_work(ops));

@@ -21,19 +21,16 @@ constexpr int64_t kParallelMinPoints = int64_t{1} << 18;
 /// as it has after any other work: waking it costs more than the column).
 int64_t parallel_min_points(const Graph& g, const std::vector<Op>& ops, int rank);
 
-/// Work (point_work's units) a stage's points add up to from which its outer loop is split
+/// Work (warm_parallel_min_points' units) a stage's points add up to from which its outer loop is split
 /// across the pool's warm workers (thread_pool.h's parallel_for_warm: the ones still polling
 /// after the last parallel call, or woken within a millisecond of it), short of
 /// parallel_min_points. A trip of Soft-NMS's Gaussian decay (a gather of each of 5 columns, a
 /// scatter, a division in IoU, exp) over 3,000 rows took 10.5 us on one thread, 6 us on two.
 constexpr int64_t kWarmParallelWork = int64_t{1} << 17;
 
-/// The work of one point of `ops`, in cheap vector ops: a gather or scatter moves its lanes one
-/// at a time, a libm function or division takes many cycles a vector.
-int64_t point_work(const std::vector<Op>& ops);
-
 /// Points from which a stage of `ops` runs on the warm workers: kWarmParallelWork over the
-/// work of a point, at most parallel_min_points.
+/// work of a point (in cheap vector ops: a gather or scatter 8, its lanes moved one at a time; a
+/// libm function 16; a division 4; any other op 1), at most parallel_min_points.
 int64_t warm_parallel_min_points(const Graph& g, const std::vector<Op>& ops, int rank);
 
 /// Points from which a compaction counting its mask runs in parallel where every point loads a

@@ -369,8 +369,6 @@ class Capture:
             if type(v) in (list, dict):
                 self.snapshots.append((path, v, _snapshot(v)))
             self.inside.extend(_objects_inside(v))
-        # objects in the lists, tuples and dicts the function reads (SORT's trackers) are followed
-        # through their items, which each call reads again
         # a list or dict default the function changes (`history=[]`) would change once, as it
         # traces, not on each call: changes_defaults() says so, and undo puts it back
         code = getattr(fn, "__func__", fn)
@@ -394,6 +392,8 @@ class Capture:
         for path, value in roots:
             if _adoptable(value):
                 self._adopt(value, path)
+            # objects in the lists, tuples and dicts it reads (SORT's trackers): through their items,
+            # which each call reads again
             self._adopt_inside(value, path)
         # the classes of the objects it follows, which it reads no attribute of: a change to
         # their data attributes would happen once, as it traces (changed_classes)

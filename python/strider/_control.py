@@ -377,6 +377,8 @@ def augop_(op, a, b):
     if op == "Add" and isinstance(a, (list, TracedList)) and isinstance(b, (list, tuple, TracedList)):
         return extend(a, b)
     if _number_choice_into_floats(a, b):
+        if a.ndim == 0 and (a._scalar or a._weak):  # a NumPy scalar's or Python number's op= binds anew
+            return OPERATORS[op](a, b)
         a[...] = OPERATORS[op](a, b)
         return a
     return INPLACE[op](a, _length_read(a, b))
@@ -1688,10 +1690,9 @@ class _Region:
         except ValueError:  # (NumPy's own: np.array of parts of several shapes)
             parts = ", ".join("a list" if isinstance(v, list) else "a tuple" if isinstance(v, tuple)
                               else f"an array of shape {tuple(v.shape)}" if getattr(v, "ndim", 0) else "a number"
-                              for v in value)
+                              for v in (value if isinstance(value, (list, tuple)) else [value]))
             raise trace_error(f"appending an item whose parts differ in shape ({parts}) to {name!r} in a loop or "
-                              "branch on a "
-                              "traced condition (strider holds a list's items as the rows of one array)",
+                              "branch on a traced condition (strider holds a list's items as the rows of one array)",
                               "append each part to a list of its own") from None
         if t.is_dynamic:
             if any(isinstance(d, Extent) for d in t.shape[1:]):

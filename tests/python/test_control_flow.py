@@ -1606,7 +1606,10 @@ def bonus_of_a_min(e):
     b[0] += min(e[0, 0] - e[0, 1], 0.5) / 2
     c = e[1].copy()
     c -= min(e[1, 0], 0.25)
-    return b, c
+    s = e[2, 0]  # a NumPy scalar: its op= binds anew, t keeps the old value
+    t = s
+    s += min(e[2, 1], 0.5)
+    return b, c, s, t
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

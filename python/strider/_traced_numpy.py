@@ -22,7 +22,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from ._creation import _known_number
 from ._errors import _internal, located, unsupported, user_file
 from ._ops import CREATION
-from ._shapes import as_strided, concatenate, hstack, repeat, stack, vstack
+from ._shapes import as_strided, column_stack, concatenate, dstack, hstack, repeat, stack, vstack
 from ._sorting import lexsort
 from ._tracer import IMPL, Extent, TracedList, Tracer, as_tracer, current_trace, holds_traced, item_list
 
@@ -163,18 +163,24 @@ def without_random_states(value):
 
 
 def _joining(real, traced):
-    """np.concatenate, np.vstack and np.hstack of a list a loop filled (a TracedList or TracedRows:
-    NumPy finds no Tracer in it to dispatch on) join its items, and np.lexsort of a list of
-    traced keys (its dispatcher looks into tuples only) sorts by them; any other call is NumPy's."""
+    """np.concatenate, np.vstack, np.hstack, np.dstack and np.column_stack of a list a loop filled
+    (a TracedList or TracedRows: NumPy finds no Tracer in it to dispatch on) or of lists of traced
+    values join its items, and np.lexsort of a list of traced keys (its dispatcher looks into
+    tuples only) sorts by them; any other call is NumPy's."""
 
     @functools.wraps(real)
     def call(arrays, *args, **kwargs):
-        if current_trace() is not None and (isinstance(arrays, TracedList) or (
-                type(arrays) is list and holds_traced(arrays))):
+        if current_trace() is not None and (isinstance(arrays, TracedList) or _sequence_of_traced(arrays)):
             return IMPL["in_branches"](traced, (arrays, *args), kwargs, f"np.{real.__name__}()")
         return real(arrays, *args, **kwargs)
 
     return call
+
+
+def _sequence_of_traced(arrays):
+    """A list or tuple holding traced values, in lists of them too (np.stack([[c, -s], [s, c]]):
+    NumPy's dispatchers look one level in)."""
+    return type(arrays) in (list, tuple) and holds_traced(arrays)
 
 
 def _counted(real, traced):
@@ -192,14 +198,15 @@ def _counted(real, traced):
 
 
 def _stacking(real, traced):
-    """np.stack of an array whose length only the run knows (a mask's rows), or of a list a loop
-    filled: NumPy's dispatcher would iterate it first, so it is strider's stack of it; any other
-    call is NumPy's."""
+    """np.stack of an array whose length only the run knows (a mask's rows), of a list a loop
+    filled, or of lists of traced arrays (second.pytorch's np.stack([[cos, -sin], [sin, cos]]),
+    where NumPy's dispatcher sees lists only): NumPy's dispatcher would iterate it first, so it is
+    strider's stack of it; any other call is NumPy's."""
 
     @functools.wraps(real)
     def call(arrays, *args, **kwargs):
         if (isinstance(arrays, Tracer) and arrays.ndim and isinstance(arrays.shape[0], Extent)) or (
-                item_list(arrays) and current_trace() is not None):
+                current_trace() is not None and (item_list(arrays) or _sequence_of_traced(arrays))):
             return traced(arrays, *args, **kwargs)
         return real(arrays, *args, **kwargs)
 
@@ -390,7 +397,8 @@ for _name, (_uf, _result) in _MATH.items():
     _WRAPPED[(math, _name)] = _math(_REAL[(math, _name)], _uf, _result)
 _REAL[(math, "log")] = math.log
 _WRAPPED[(math, "log")] = _math(math.log, np.log, float)
-for _name, _fn in (("concatenate", concatenate), ("vstack", vstack), ("hstack", hstack), ("lexsort", lexsort)):
+for _name, _fn in (("concatenate", concatenate), ("vstack", vstack), ("hstack", hstack), ("dstack", dstack),
+                   ("column_stack", column_stack), ("lexsort", lexsort)):
     _REAL[(np, _name)] = getattr(np, _name)
     _WRAPPED[(np, _name)] = _joining(_REAL[(np, _name)], _fn)
 _REAL[(np, "stack")] = np.stack

@@ -873,6 +873,15 @@ JOINS = {
     "method_copy": lambda a, b: a.copy(),
     "copy_of_view": lambda a, b: a[::-1, 1::2].copy(),
     "copy_transposed": lambda a, b: np.copy(b.T),
+    # lists of traced arrays nested in the list (second.pytorch's rotation matrices), which
+    # NumPy's dispatchers do not look into
+    "stack_nested": lambda a, b: np.stack([[a[0], -a[1]], [a[1], a[0]]]),
+    "stack_nested_axis": lambda a, b: np.stack(([a[0], b[1]], (a[1], b[0])), axis=-1),
+    "concatenate_nested": lambda a, b: np.concatenate(([a[0], a[1]], [b[0], b[2]])),
+    "vstack_nested": lambda a, b: np.vstack([[a[0, 0], b[0, 1]], [a[1, 1], b[2, 2]]]),
+    "hstack_nested": lambda a, b: np.hstack(([a[0], a[1]], [b[0], b[1]])),
+    "dstack_nested": lambda a, b: np.dstack([[a[0], a[1]], [b[0], b[1]]]),
+    "column_stack_nested": lambda a, b: np.column_stack([[a[0], a[1]], [b[0], b[1]]]),
 }
 
 

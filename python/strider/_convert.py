@@ -958,8 +958,6 @@ def _parsed(code):
     None where the source is not that function's. Its lines run to the last its code is on
     (inspect finds the end by tokenizing the file from the function on: ten times slower); where
     they do not parse as the function (a `pass` ending it leaves no code), inspect's."""
-    if code.co_name == "<lambda>":
-        return None, None
     first = code.co_firstlineno
     lines = linecache.getlines(code.co_filename)[first - 1:_last_line(code)]
     for attempt in range(2):
@@ -969,10 +967,25 @@ def _parsed(code):
             tree = ast.parse("\n" * (first - 1) + textwrap.dedent("".join(lines)))
         except (OSError, TypeError, SyntaxError):
             continue
+        if code.co_name == "<lambda>":
+            return tree, _lambda_def(tree, code)
         node = tree.body[0] if tree.body else None
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
             return tree, node
     return None, None
+
+
+def _lambda_def(tree, code):
+    """The lambda of `code` in `tree` (the lines it is on) as a function returning its body
+    (`strider.compile(lambda x: helper(x))`: the helper's loops are rewritten as a def's are);
+    None where its lines hold other lambdas, which tell them apart only by columns."""
+    found = [n for n in _walk(tree) if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno]
+    if len(found) != 1 or any(isinstance(n, ast.Lambda) for n in _walk(found[0].body)):
+        return None
+    node = found[0]
+    fn = ast.parse("def _(): pass").body[0]  # (the fields of this Python's FunctionDef)
+    fn.name, fn.args, fn.body = code.co_name, node.args, [ast.copy_location(ast.Return(node.body), node.body)]
+    return ast.copy_location(fn, node)
 
 
 def _rewritten_code(fn):

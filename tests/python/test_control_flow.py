@@ -1618,6 +1618,23 @@ def test_a_number_of_a_kind_the_run_decides_added_in_place(dtype, seed):
     check(bonus_of_a_min, np.random.default_rng(seed).uniform(-1, 1, (3, 4)).astype(dtype))
 
 
+def _peaks_in_range(x):
+    # face-alignment's _get_preds_fromhm: int() of a traced value and a branch on it, in a loop
+    out = np.zeros(x.shape[0])
+    for i in range(x.shape[0]):
+        p = int(x[i]) - 1
+        if p > 0 and p < 63:
+            out[i] = p
+    return out
+
+
+def test_a_lambda_calling_a_function_with_loops_compiles_as_a_def_does():
+    check(lambda x: _peaks_in_range(x) + 1, np.arange(10.0) * 9)
+    # (its lines with another lambda: the function as written, NumPy's call)
+    both = [lambda x: _peaks_in_range(x), lambda x: x]
+    check(both[0], np.arange(10.0) * 9, strict=False)
+
+
 def over_survivors(x, t):
     # a for loop over an array of a run-time length: a loop of the IR indexing it
     total = x[:0].sum()

@@ -36,7 +36,7 @@ from ._choice import (Choice, Undefined, apply, imply, implied, is_, known_side,
 from ._choice import _kind, bound as assigned_value
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import compared, hold, own_class, put_back
-from ._creation import items, kind_names
+from ._creation import _nested_leaves, items, kind_names
 from ._errors import StriderError, _internal, trace_error, unsupported, user_location
 from ._traced_numpy import READ_ONCE_METHODS, READ_ONCE_WHY, RANDOM_STATES, stands_in, with_traced_numpy
 from ._sorting import lexsort
@@ -1685,6 +1685,12 @@ class _Region:
             raise trace_error(f"{name!r} holds text and is filled in a loop or branch on a traced condition (only "
                               "the run knows its items, which strider holds in an array)",
                               "fill it after the call, from the indices the function returns")
+        others = [v for v in _nested_leaves(value, []) if v is None or isinstance(v, (dict, set, frozenset))]
+        if others:
+            raise trace_error(f"appending {'None' if others[0] is None else 'a ' + type(others[0]).__name__} to {name!r} in a "
+                              "loop or branch on a traced condition (strider holds a list's items as the rows of one "
+                              "array: numbers, arrays, or lists and tuples of them)",
+                              "append the arrays to lists of their own and build the dicts after the loop")
         try:
             t, mixed = items(value)
         except ValueError:  # (NumPy's own: np.array of parts of several shapes)

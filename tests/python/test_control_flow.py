@@ -1588,6 +1588,26 @@ def parts_of_two_shapes(x):
     return detections
 
 
+def dicts_of_scores(scores, thr):
+    # EfficientDet's postprocess: a dict of the image's detections, an empty one where none passed
+    out = []
+    for i in range(scores.shape[0]):
+        m = scores[i] > thr
+        if m.sum() == 0:
+            out.append({"scores": np.array(())})
+            continue
+        out.append({"scores": scores[i][m]})
+    return out
+
+
+def test_a_dict_appended_in_a_loop_on_a_traced_condition_is_named():
+    s = np.random.default_rng(0).uniform(size=(2, 30))
+    with pytest.raises(strider.TraceError, match=r"test_control_flow.py:\d+: appending a dict to 'out' in a loop or "
+                       "branch on a traced condition"):
+        strider.compile(dicts_of_scores, strict=True)(s, 0.5)
+    check(dicts_of_scores, s, 0.5, strict=False)
+
+
 @pytest.mark.parametrize("thr", [0.3, 2.0])
 def test_rows_of_a_list_picked_in_a_loop_keep_their_kinds(thr):
     x = np.random.default_rng(3).uniform(0, 1, (20, 3)).astype(np.float32)

@@ -89,7 +89,13 @@ void bind_runtime(py::module_& m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const AssertionFailed& e) {
-      PyErr_SetString(PyExc_AssertionError, e.what());
+      // (a bare assert's AssertionError holds no message, as Python's)
+      py::handle kind(PyExc_AssertionError);
+      py::object error = *e.what() ? kind(e.what()) : kind();
+      const std::string note = e.where + ": the assert that failed (on a value known when the compiled function ran)";
+      if (py::hasattr(error, "add_note")) error.attr("add_note")(note);
+      else error.attr("__notes__") = py::list(py::make_tuple(note));  // (before Python 3.11: kept, not shown)
+      PyErr_SetObject(PyExc_AssertionError, error.ptr());
     } catch (const ZeroDivision& e) {
       PyErr_SetString(PyExc_ZeroDivisionError, e.what());
     } catch (const UnboundLocal& e) {

@@ -70,7 +70,7 @@ void throw_check_failure(const Op& op, int64_t a, int64_t b, char* const* base) 
     case OpCode::check_assert: {
       // axes[0], when given: the Python error a failed check raises (int() of a float)
       const std::string message = assert_message(op.inputs[1], base);
-      if (op.axes.empty() || op.axes[0] == kAssertionError) throw AssertionFailed(message);
+      if (op.axes.empty() || op.axes[0] == kAssertionError) throw AssertionFailed(message, op.file + ":" + std::to_string(op.line));
       if (op.axes[0] == kRunInNumPy) throw RunInNumPy(message);
       if (op.axes[0] == kValueError) throw std::invalid_argument(message);
       if (op.axes[0] == kZeroDivisionError) throw ZeroDivision(message);

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "ir/graph.h"
 
@@ -45,9 +46,11 @@ using NumpyPartitionFn = int (*)(DType dtype, void* values, int64_t n, const int
 /// it such a sort is a stable sort (one of the answers NumPy's contract allows).
 void set_numpy_partition(NumpyPartitionFn partition);
 
-/// What check_assert throws where the asserted value is false (Python's AssertionError).
+/// What check_assert throws where the asserted value is false (Python's AssertionError, with
+/// the user's message and, as a note, where the assert is: a traceback shows strider's call).
 struct AssertionFailed : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  AssertionFailed(const std::string& message, std::string where) : std::runtime_error(message), where(std::move(where)) {}
+  std::string where;  // file:line
 };
 
 /// What a check_assert for kZeroDivisionError throws (Python's ZeroDivisionError).

@@ -1020,6 +1020,19 @@ def test_assert_fails_after_the_writes_before_it(fn):
     check_raises_like_numpy(fn, x, np.zeros(3), exc=AssertionError)
 
 
+@pytest.mark.parametrize("fn", [assert_positive, assert_bare])
+def test_an_assert_failing_in_a_compiled_call_names_its_line(fn):
+    # OC-SORT's giou_batch on degenerate boxes, after a call that compiled it: the error's note
+    # names the assert's file:line, as NumPy's traceback shows it (its message is the user's alone)
+    f = strider.compile(fn, target=TARGET)
+    f(rnd(5) + 0.1 if fn is assert_positive else rnd(5) * 0.5, np.zeros(3))
+    with pytest.raises(AssertionError) as info:
+        f(rnd(5) - 0.5 if fn is assert_positive else rnd(5) + 1.0, np.zeros(3))
+    line = fn.__code__.co_firstlineno + 2
+    assert info.value.args == (("x must be positive",) if fn is assert_positive else ())
+    assert any(f"assert_functions.py:{line}: the assert that failed" in note for note in info.value.__notes__)
+
+
 def test_assert_with_a_computed_message_names_its_line():
     f = strider.compile(assert_computed_message)
     y = np.zeros(3)

@@ -207,8 +207,8 @@ def _under(name, constants):
 
 
 def static_sources(fn, constants):
-    """The globals and closure variables `fn` and the functions it calls read that hold data (a
-    trace does not need to find them)."""
+    """The globals, closure variables and list or dict defaults `fn` and the functions it calls
+    read that hold data (a trace does not need to find them)."""
     out = []
     for f in _functions(fn):
         for name in sorted(_global_names(f.__code__)):
@@ -221,6 +221,14 @@ def static_sources(fn, constants):
                 continue
             if _is_data(value) and not _under(name, constants):
                 out.append((-1, cell, name, ()))
+        # a list or dict default, which the caller may change between calls (`f.__defaults__[0]`)
+        defaults, argcount = f.__defaults__ or (), f.__code__.co_argcount
+        named = [(name, value, ("__defaults__", (i,))) for i, (name, value) in
+                 enumerate(zip(f.__code__.co_varnames[argcount - len(defaults):argcount], defaults))]
+        named += [(name, value, ("__kwdefaults__", (name,))) for name, value in (f.__kwdefaults__ or {}).items()]
+        for name, value, steps in named:
+            if type(value) in (list, dict) and _is_data(value) and not _under(name, constants):
+                out.append((-1, f, f.__name__, steps))
     return out
 
 

@@ -599,6 +599,22 @@ def test_a_list_default_the_function_changes_runs_in_numpy():
     assert _with_a_history.__defaults__[0] == [3.0, 3.0, 3.0]  # a refused trace leaves it as it was
 
 
+def _scaled_by_defaults(x, strides=[8, 16], *, gains={"a": 2.0}):
+    return np.array([x.sum() * s * gains["a"] for s in strides])
+
+
+def test_list_and_dict_defaults_the_caller_changes_are_read_on_every_call():
+    # a default list or dict is the function's, which the caller may change between calls
+    # (strider kept the first trace's values)
+    f = strider.compile(_scaled_by_defaults)
+    for k in range(3):
+        same_state(_scaled_by_defaults(np.ones(3)), f(np.ones(3)))
+        _scaled_by_defaults.__defaults__[0].append(32 * (k + 1))
+        _scaled_by_defaults.__kwdefaults__["gains"]["a"] += 1.0
+    assert {"_scaled_by_defaults.__defaults__[0]", "_scaled_by_defaults.__kwdefaults__['gains']"} <= set(
+        f.explain(np.ones(3)).reads)
+
+
 def _raises_on_division_by_zero(x):
     with np.errstate(divide="raise"):
         return 1.0 / x

@@ -10,7 +10,7 @@ from . import _C
 from ._choice import Choice, as_one, number_sides, sides
 from ._errors import trace_error, unsupported, where as user_line
 from ._indexing import assign
-from ._shapes import _shape_arg, diagonal, diagonal_view, moveaxis, stack
+from ._shapes import _as_array, _shape_arg, diagonal, diagonal_view, moveaxis, stack
 from ._tracer import (Extent, RunInNumPy, TracedList, Tracer, arange_at, as_tracer, bound, cast_unsafe, check_dtype,
                       current_trace, emit, fresh, known_by_static, known_scalar, like_order, untraced, written)
 from ._ufuncs import astype, copy_, promo_arg, where
@@ -345,12 +345,6 @@ def asarray(a, dtype=None, order=None, **kwargs):
     if isinstance(a, Tracer):
         return _as_array(a if dtype is None else astype(a, dtype, copy=False))
     return array(a, dtype=dtype)
-
-
-def _as_array(t):
-    """t, where it is a traced NumPy scalar or Python number, as the 0-d array np.array and
-    np.asarray make of one."""
-    return t.view_of(t._view) if t._scalar or t._weak is not None else t
 
 
 def ascontiguousarray(a, dtype=None, **kwargs):

@@ -4,12 +4,13 @@ import builtins
 import itertools
 import math
 import operator
+import warnings
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from . import _C, _ufuncs
-from ._errors import UnsupportedError, trace_error, unsupported, where as user_line
+from ._errors import UnsupportedError, trace_error, unsupported, user_location, where as user_line
 from ._indexing import assign
 from ._tracer import (IMPL, Extent, RunInNumPy, TracedRows, Tracer, arange_at, bound, reshape_units, as_tracer, check_dtype, check_writeable, contiguous, forgive,
                       current_trace, fresh, item_list, length_value, insertion_order, keep_order, known_by_static,
@@ -387,6 +388,48 @@ def atleast_2d(*arys):
 
 def atleast_3d(*arys):
     return _atleast(3, arys)
+
+
+def _as_array(t):
+    """t, where it is a traced NumPy scalar or Python number, as the 0-d array np.array, np.asarray
+    and np.cross make of one."""
+    return t.view_of(t._view) if t._scalar or t._weak is not None else t
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """np.cross as numpy/_core/numeric.py computes it: in the promoted dtype, each component the
+    difference of its two products (a component of a 2-vector is 0: one product, negated where
+    NumPy negates it); two 2-vectors give the 0-d or n-d array of the third component."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = as_tracer(a), as_tracer(b)
+    if a.ndim < 1 or b.ndim < 1:
+        raise ValueError("At least one array has zero dimension")
+    a = moveaxis(a, normalize_axis_index(axisa, a.ndim, msg_prefix="axisa"), -1)
+    b = moveaxis(b, normalize_axis_index(axisb, b.ndim, msg_prefix="axisb"), -1)
+    na, nb = a.shape[-1], b.shape[-1]
+    if isinstance(na, Extent) or isinstance(nb, Extent):
+        raise unsupported("np.cross of vectors of a run-time length", "give the vectors 2 or 3 components known while tracing")
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    if 2 in (na, nb):
+        warnings.warn_explicit("Arrays of 2-dimensional vectors are deprecated. Use arrays of 3-dimensional vectors "
+                               "instead. (deprecated in NumPy 2.0)", DeprecationWarning, *user_location())
+    rows = broadcast_shape(a.shape[:-1], b.shape[:-1])
+    dtype = np.promote_types(a.dtype, b.dtype)
+    a, b = a.astype(dtype), b.astype(dtype)
+    (a0, a1, a2), (b0, b1, b2) = ([t[..., k] if k < n else None for k in range(3)] for t, n in ((a, na), (b, nb)))
+    z = a0 * b1 - a1 * b0
+    if na == nb == 2:
+        return _as_array(z)
+    axisc = normalize_axis_index(axisc, len(rows) + 1, msg_prefix="axisc")
+    if na == 2:
+        x, y = a1 * b2, -(a0 * b2)
+    elif nb == 2:
+        x, y = -(a2 * b1), a2 * b0
+    else:
+        x, y = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2
+    return moveaxis(stack([broadcast_to(c, rows) for c in (x, y, z)], axis=-1), -1, axisc)
 
 
 def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):

@@ -557,3 +557,44 @@ def _arrays_of_scalars(a):
 def test_arrays_of_scalars_and_copies_of_scalars():
     # np.array and np.asarray of a scalar make a 0-d array; a NumPy scalar's copy is a scalar
     check(_arrays_of_scalars, np.array([3.5, 7.25]))
+
+
+@pytest.mark.parametrize("fn, b", [
+    pytest.param(lambda a, b: np.cross(a, b), ar((5, 3), np.float32) / 7, id="rows"),
+    pytest.param(lambda a, b: np.cross(a, b[0]), ar((5, 3)) / 3, id="broadcast_row_float64"),
+    pytest.param(lambda a, b: np.cross(a.T, b, axisa=0), ar((5, 3), np.float32) / 7, id="axisa"),
+    pytest.param(lambda a, b: np.cross(a, b, axisc=0), ar((5, 3), np.float32) / 7, id="axisc"),
+    pytest.param(lambda a, b: np.cross(a.T, b.T, axis=0), ar((5, 3), np.float32) / 7, id="axis"),
+    pytest.param(lambda a, b: np.cross(a[:, :2], b), ar((5, 3), np.float32) / 7, id="2_by_3"),
+    pytest.param(lambda a, b: np.cross(a, b[:, :2]), ar((5, 3), np.float32) / 7, id="3_by_2"),
+    pytest.param(lambda a, b: np.cross(a[:, :2], b[:, 1:]), ar((5, 3), np.float32) / 7, id="2_by_2"),
+    pytest.param(lambda a, b: np.cross(a[0, :2], b[1, :2]), ar((5, 3), np.float32) / 7, id="2_by_2_0d"),
+    pytest.param(lambda a, b: np.cross(a, b), ar((5, 3), np.int32) - 6, id="ints"),
+    pytest.param(lambda a, b: np.cross(a[a[:, 0] > 0.4], b[0]), ar((5, 3), np.float32), id="runtime_rows"),
+])
+@pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors:DeprecationWarning")
+def test_cross(fn, b):
+    # (face alignment's and rotated-box code's np.cross): NumPy's products and differences, in
+    # the promoted dtype, laid out as NumPy lays out its result
+    check(fn, ar((5, 3), np.float32) / 5, b)
+
+
+@pytest.mark.parametrize("fn, exc", [
+    pytest.param(lambda a: np.cross(a, a[:, :1]), ValueError, id="1_component"),
+    pytest.param(lambda a: np.cross(a[0, 0], a[0]), ValueError, id="0d"),
+    pytest.param(lambda a: np.cross(a > 0.5, a > 0.2), TypeError, id="bool"),
+])
+def test_cross_raises_numpys_error(fn, exc):
+    check_raises(fn, ar((4, 3)) / 12, exc=exc)
+
+
+def _cross_of_2_vectors(a, b):
+    return np.cross(a[:, :2], b[:, :2])
+
+
+def test_cross_of_2_vectors_warns_at_the_users_line():
+    # NumPy 2 deprecates 2-vectors; the warning points at the user's call, not at strider
+    with pytest.warns(DeprecationWarning, match="2-dimensional vectors") as record:
+        strider.compile(_cross_of_2_vectors)(ar((4, 3)), ar((4, 3)) / 5)
+    assert record[0].filename == __file__
+    assert record[0].lineno == _cross_of_2_vectors.__code__.co_firstlineno + 1

@@ -71,9 +71,11 @@ constexpr const char* kMayFailMessage = "Integers to negative integer powers are
 /// np.average's of weights that sum to zero (ZeroDivisionError); kRunInNumPy: none, the call runs
 /// in NumPy, whose result differs there (np.array of a list a loop filled, empty);
 /// kUnboundLocalError: a variable read where a branch on the data left it unassigned.
+/// kIndexError, as a check_equal's axes[0]: a boolean index's length against the indexed axis's
+/// (NumPy's IndexError; a length of 1 is no broadcast there).
 enum CheckError : int64_t {
   kAssertionError = 0, kValueError = 1, kOverflowError = 2, kZeroDivisionError = 3, kRunInNumPy = 4,
-  kUnboundLocalError = 5
+  kUnboundLocalError = 5, kIndexError = 6
 };
 /// Number of inputs an op of this kind reads (-1: any number, the views a region carries).
 int op_arity(OpCode op);

@@ -183,8 +183,10 @@ void verify_graph(const Graph& g) {
         if (op.code == OpCode::check_equal) {
           if (g.dtype_of(op.inputs[0]) != DType::Int64 || op.inputs[0].ndim() != 0 ||
               g.dtype_of(op.inputs[1]) != DType::Int64 || op.inputs[1].ndim() != 0 || in != DType::Int32 ||
-              op.inputs[2].ndim() != 1 || out != DType::Int64 || op.output.ndim() != 0)
-            fail(id, "check_equal passes a 0-d i64 through, checked against another, with its message as i32 code points");
+              op.inputs[2].ndim() != 1 || out != DType::Int64 || op.output.ndim() != 0 || op.axes.size() > 1 ||
+              (!op.axes.empty() && op.axes[0] != kIndexError))
+            fail(id, "check_equal passes a 0-d i64 through, checked against another, with its message as i32 code points "
+                     "and at most kIndexError");
           break;
         }
         if (op.code == OpCode::check_nonempty) {

@@ -82,6 +82,7 @@ void throw_check_failure(const Op& op, int64_t a, int64_t b, char* const* base) 
       std::string text;
       for (char c : assert_message(op.inputs[2], base))
         text += c == '\x01' ? std::to_string(a) : c == '\x02' ? std::to_string(b) : std::string(1, c);
+      if (!op.axes.empty() && op.axes[0] == kIndexError) throw std::out_of_range(text);  // a mask's: IndexError
       if (a == 1 || b == 1)  // NumPy broadcasts it
         throw RunInNumPy(text + "(a length of 1 known only when the function runs, at " + op.file + ":" +
                          std::to_string(op.line) + "): NumPy broadcasts it (the compiled program reads those lengths "

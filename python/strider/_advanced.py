@@ -26,7 +26,7 @@ from ._reductions import count_nonzero
 from ._shapes import broadcast_to
 from ._tracer import (Extent, TracedList, Tracer, arange_at, as_tracer, concrete, bound, check_writeable, current_trace,
                       emit, holds_traced, known_scalar, same_shape, written)
-from ._ufuncs import broadcast_shape, one_length, where
+from ._ufuncs import _with_length, broadcast_shape, checked_equal, one_length, where
 
 I64 = np.dtype(np.int64)
 
@@ -245,9 +245,12 @@ def _index_items(t, key):
             dim += 1
         elif isinstance(k, Tracer) and k.dtype == np.bool_:
             for i, d in enumerate(k.shape):
-                if not isinstance(d, Extent) and not isinstance(t.shape[dim + i], Extent) and d != t.shape[dim + i]:
+                n = t.shape[dim + i]
+                if not isinstance(d, Extent) and not isinstance(n, Extent) and d != n:
                     raise IndexError(f"boolean index did not match indexed array along axis {dim + i}; size of axis "
-                                     f"is {t.shape[dim + i]} but size of corresponding boolean axis is {d}")
+                                     f"is {n} but size of corresponding boolean axis is {d}")
+                if (isinstance(d, Extent) or isinstance(n, Extent)) and getattr(d, "storage", -1) != getattr(n, "storage", -2):
+                    k = _mask_length_checked(k, i, n, dim + i)
             for i, idx in enumerate(nonzero(k) if k.ndim else ()):
                 items.append(("adv", idx, dim + i, True))
             dim += k.ndim
@@ -433,6 +436,17 @@ def _checked(idx, n, axis):
                      axes=(axis,))
         trace.checked[key] = found
     return found
+
+
+def _mask_length_checked(k, i, n, axis):
+    """The mask k read with its axis i checked equal, when the function runs, to the length n of
+    the axis it indexes (one of the two known only at run time): NumPy's IndexError where they
+    differ, a mask of one element included (it does not broadcast)."""
+    d = k.shape[i]
+    mine = d.value() if isinstance(d, Extent) else current_trace().const(np.int64(d))
+    checked = checked_equal(mine, n, f"boolean index did not match indexed array along axis {axis}; size of axis is "
+                            "\x02 but size of corresponding boolean axis is \x01", index_error=True)
+    return _with_length(k, i, Extent(min(bound(d), bound(n)), checked._view.storage))
 
 
 def _rows_key(t, key):

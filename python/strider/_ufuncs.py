@@ -187,13 +187,17 @@ def _one_length_per_axis(ts):
     return ts
 
 
-def checked_equal(length, other, message):
+_INDEX_ERROR = 6  # graph.h's kIndexError
+
+
+def checked_equal(length, other, message, index_error=False):
     """The traced length, checked equal to `other` (a length) when the function runs: NumPy's
     ValueError `message` where they differ (\x01 and \x02 stand for the two), the call run in
-    NumPy where one is 1 (NumPy would broadcast it)."""
+    NumPy where one is 1 (NumPy would broadcast it); with index_error, NumPy's IndexError where
+    they differ at all (a boolean index's length against its axis's)."""
     text = current_trace().const(np.array([ord(c) for c in message], np.int32))
     value = other.value() if isinstance(other, Extent) else current_trace().const(np.int64(other))
-    return emit("check_equal", [length, value, text], (), np.int64)
+    return emit("check_equal", [length, value, text], (), np.int64, axes=(_INDEX_ERROR,) if index_error else ())
 
 
 def one_length(ts, axis_of, message):

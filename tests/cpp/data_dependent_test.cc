@@ -132,15 +132,20 @@ TEST(DataDependent, TopKIsTheStableOrdersHeadOrReversedTail) {
   }
 }
 
-TEST(DataDependent, CheckEqualPassesALengthThroughOrRaisesNumPysBroadcastError) {
-  Program p = lower(parse_graph(R"(graph @f {
+// One check_equal of two i64 arguments, its message "(\x01,) \x02 ", with `attrs`.
+Program check_equal_program(const std::string& attrs) {
+  return lower(parse_graph(R"(graph @f {
     %s0 = storage i64[1] arg 0
     %s1 = storage i64[1] arg 1
     %s2 = storage i32[7] const 0x28000000010000002c00000029000000200000000200000020000000
     %s3 = storage i64[1] arg 2
-    op0 = check_equal(%s0[]{}+0, %s1[]{}+0, %s2[7]{1}+0) -> %s3[]{}+0
+    op0 = check_equal(%s0[]{}+0, %s1[]{}+0, %s2[7]{1}+0))" + attrs + R"( -> %s3[]{}+0
     return
   })"));
+}
+
+TEST(DataDependent, CheckEqualPassesALengthThroughOrRaisesNumPysBroadcastError) {
+  Program p = check_equal_program("");
   int64_t a = 4, b = 4, out = 0;
   execute(p, {&a, &b, nullptr, &out});
   EXPECT_EQ(out, 4);
@@ -158,6 +163,26 @@ TEST(DataDependent, CheckEqualPassesALengthThroughOrRaisesNumPysBroadcastError) 
       EXPECT_EQ(dynamic_cast<const RunInNumPy*>(&e) != nullptr, other == 1);
     }
   }
+}
+
+TEST(DataDependent, CheckEqualOfAMasksLengthRaisesIndexErrorAndNeverBroadcasts) {
+  // axes [6] (kIndexError): a boolean index's length against its axis's: NumPy's IndexError
+  // (std::out_of_range), a length of 1 included
+  const Program p = check_equal_program(" axes=[6]");
+  int64_t a = 4, b = 4, out = 0;
+  execute(p, {&a, &b, nullptr, &out});
+  EXPECT_EQ(out, 4);
+  for (int64_t other : {int64_t{3}, int64_t{1}}) {
+    b = other;
+    EXPECT_THROW(execute(p, {&a, &b, nullptr, &out}), std::out_of_range) << other;
+  }
+  EXPECT_THROW(verify_graph(parse_graph(R"(graph @g {
+    %s0 = storage i64[1] arg 0
+    %s1 = storage i32[1] const 0x28000000
+    %s2 = storage i64[1] arg 1
+    op0 = check_equal(%s0[]{}+0, %s0[]{}+0, %s1[1]{1}+0) axes=[1] -> %s2[]{}+0
+    return
+  })")), std::exception);
 }
 
 TEST(DataDependent, CheckAssertRaisesTheErrorItsAxesName) {

@@ -1488,3 +1488,25 @@ def test_builtin_min_of_a_count_and_an_int_bounds_a_slice(n, seed):
     """FCOS's pre_nms_top_n: builtin min() leaves a NumPy int64 or a Python int as the run says;
     as an index or a slice bound either is the same number."""
     check(top_n_of_kept, rnd(6, seed=seed), rnd(6, I64, seed=seed + 7), n)
+
+
+def _mask_of_other_survivors(d, e):
+    x = d[d[:, 0] > 0]
+    y = e[e[:, 0] > 0]
+    return x[y[:, 1] > 0]
+
+
+@pytest.mark.parametrize("dropped", [0, 1, 4])
+def test_a_mask_of_another_run_time_length_raises_numpys_index_error(dropped):
+    # a mask whose length differs from its axis's, one of the two known only at run time: NumPy's
+    # IndexError (a mask of one element does not broadcast); the program read the mask's
+    # positions past the axis's end and answered
+    d, e = np.ones((5, 2)), np.ones((5, 2))
+    e[:dropped, 0] = -1
+    if not dropped:
+        check(_mask_of_other_survivors, d, e)
+        return
+    check_raises(_mask_of_other_survivors, d, e, exc=IndexError)
+    with pytest.raises(IndexError, match="boolean index did not match indexed array along axis 0; size of axis is 5 "
+                                         f"but size of corresponding boolean axis is {5 - dropped}"):
+        strider.compile(_mask_of_other_survivors, target=TARGET)(d, e)

@@ -1001,7 +1001,7 @@ def listcomp_(items, fn):
     """[fn(v) for v in items] (one `for`, no `if`); where the items are a list a traced loop
     filled or an array's rows of a run-time length, a loop of the IR appending each (a list of a
     run-time length)."""
-    if current_trace() is None or not (isinstance(items, TracedList) or (
+    if current_trace() is None or not (isinstance(items, (TracedList, TracedRange)) or (
             isinstance(items, Tracer) and items.ndim and isinstance(items.shape[0], Extent))):
         return [fn(v) for v in items]
 

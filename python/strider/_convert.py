@@ -623,7 +623,7 @@ class _Rewrite(ast.NodeTransformer):
             self.changed = True
             fn = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=g.target.id)], kwonlyargs=[],
                                                kw_defaults=[], defaults=[]), body=self.visit(node.elt))
-            return ast.copy_location(_call("listcomp_", self.visit(g.iter), fn), node)
+            return ast.copy_location(_call("listcomp_", self._loop_iter(g.iter), fn), node)
         return self.generic_visit(node)
 
     def visit_BoolOp(self, node):
@@ -770,15 +770,18 @@ class _Rewrite(ast.NodeTransformer):
             return ast.copy_location(_call("zip_", node.func, *[self.visit(a) for a in node.args]), node)
         return self.visit(node)
 
-    def _for(self, node):
-        body = self.body(node.body, True)
-        it = node.iter
+    def _loop_iter(self, it):
+        """A `for` header's or a comprehension's iterable: range, enumerate and zip calls as
+        _control's, whose bounds or lengths known only at run time make a loop of the IR
+        (_control.range_; Python's range would take a run-time length for its bound)."""
         if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("range", "enumerate", "zip")
                 and not it.keywords and not any(isinstance(a, ast.Starred) for a in it.args)):
-            # bounds or a length known only at run time make a loop of the IR (_control.range_)
-            node.iter = ast.copy_location(_call(it.func.id + "_", it.func, *[self._zip(a) for a in it.args]), it)
-        else:
-            node.iter = self.visit(it)
+            return ast.copy_location(_call(it.func.id + "_", it.func, *[self._zip(a) for a in it.args]), it)
+        return self.visit(it)
+
+    def _for(self, node):
+        body = self.body(node.body, True)
+        node.iter = self._loop_iter(node.iter)
         targets = _target_names(node.target)
         exits = [s for s in body if _exit(s)]
         if (node.orelse or not all(isinstance(n, ast.Name) for n in targets)

@@ -3655,3 +3655,18 @@ def test_a_ternary_on_is_none_takes_the_side_it_knows(cond):
     """`a - 1 if y is None else y` of a y that is None or an array: the else side is y's array
     (the fuzzer's branch found it, where the return inside an if made the ternary a value)."""
     check(times_early_none, np.array(cond), np.arange(4, dtype=np.int32))
+
+
+def _survivors_as_floats(d):
+    x = d[d[:, 1] > 0]
+    return [float(x[i, 0]) for i in range(x.shape[0])]
+
+
+@pytest.mark.parametrize("dropped", [0, 1, 3])
+def test_a_comprehension_over_a_range_of_a_run_time_length(dropped):
+    # range() of a run-time length in a comprehension is a loop of the IR: Python's range took
+    # the length's bound, an IndexError where fewer rows survived
+    d = np.ones((3, 2))
+    d[3 - dropped:, 1] = -1
+    f = check(_survivors_as_floats, d)
+    assert f.stats()["traces"] == 1

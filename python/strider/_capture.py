@@ -568,6 +568,22 @@ class Capture:
                                   for name in sorted(before.keys() | vars(obj).keys())
                                   if not _same_attribute(before.get(name, _MISSING), vars(obj).get(name, _MISSING))))
 
+    def slots_now(self):
+        """What each global, closure variable and class attribute the trace patched holds now
+        (by identity), for changed_slot."""
+        return {id(entry): id(_slot(entry[1], entry[2])) for entry in self.patched}
+
+    def changed_slot(self, before):
+        """The name of a global, closure variable or class attribute the trace patched that the
+        code changed since slots_now() gave `before` (SORT's `KalmanBoxTracker.count += 1`), else
+        None."""
+        for entry in self.patched:
+            source, holder, key, put = entry[:4]
+            now = _slot(holder, key)
+            if (id(now) != before[id(entry)]) if id(entry) in before else now is not put:
+                return f"{holder.__name__}.{key}" if isinstance(holder, type) else repr(key)
+        return None
+
     def changed_classes(self):
         """'Class.attribute' for each data attribute of a class the trace changed."""
         return [f"{c.__name__}.{name}" for c, before in self.classes

@@ -1661,6 +1661,21 @@ def _holds_text(value):
     return isinstance(value, (str, bytes))
 
 
+def _slots_before(trace):
+    """What the globals, closure variables and class attributes the function reads hold before a
+    loop's or branch's body traces (_check_slots)."""
+    capture = getattr(trace, "capture", None)
+    return capture.slots_now() if capture is not None else None
+
+
+def _check_slots(trace, before):
+    """Refuses a change, in a loop or branch on a traced condition, to a global, closure variable
+    or class attribute the function reads (a counter of the objects it makes): traced once, it
+    would change once, not on each trip or path."""
+    if before is not None and (name := trace.capture.changed_slot(before)) is not None:
+        raise side_effect_error(f"a change to {name}")
+
+
 class _Region:
     """A loop or branch being traced: the Python lists from before it that its body appends to
     become TracedLists (on the next try, once an append says what they hold)."""
@@ -1945,8 +1960,10 @@ class _BranchTrace(_Region):
                     first_marks = (set(trace.diverged), set(trace.stale))
                     trace.restore(before, graph=False, marks=(set(), set()))
                     _control(trace, "branch_else", region, [cond])
+                sources = _slots_before(trace)
                 with knowing(trace, test, side == 0):
                     out = _side_of_branch(fn, state)
+                _check_slots(trace, sources)
                 results.append(out)
                 grow = self._merge(slots, state, out, [n if n in live else None for n in names], side, late, results[0])
                 grow_sides = self._write_sides(sides, out, names, side)
@@ -2257,8 +2274,10 @@ class _LoopTrace(_Region):
         begin = _control(trace, "loop_begin", self.region)
         trace.loops.append(self)
         try:
+            sources = _slots_before(trace)
             _control(trace, "loop_while", self.region, [_condition(cond(*inside))])
             out, _ = body(*inside)
+            _check_slots(trace, sources)
             self._settle_argument_slots(out)
             self.write_back(out)
         finally:

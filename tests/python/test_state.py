@@ -942,3 +942,28 @@ def test_prints_print_on_every_call_what_that_call_computes(capsys):
         for x in (np.array([1.0]), np.array([-1.0]), np.array([2.0])):
             compiled(x)
     assert capsys.readouterr().out == "positive\npositive\n"
+
+
+class _Tracker:
+    count = 0
+
+    def __init__(self, row):
+        self.id = _Tracker.count
+        _Tracker.count += 1
+
+
+def _survivor_ids(d):
+    x = d[d[:, 0] > 0]
+    return [_Tracker(x[i]).id for i in range(x.shape[0])]
+
+
+def test_a_class_attribute_changed_in_a_loop_on_a_run_time_count_breaks_the_graph():
+    # SORT's KalmanBoxTracker.count on each trip of a loop of the IR: traced once, it changed
+    # once a call ([0, 0, 0], then [1, 1, 1]); refused, the call runs in NumPy
+    with pytest.raises(strider.TraceError, match="a change to _Tracker.count in a loop or branch"):
+        strider.compile(_survivor_ids, strict=True)(np.ones((3, 2)))
+    f = strider.compile(_survivor_ids, strict=False)
+    _Tracker.count = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", strider.GraphBreakWarning)
+        assert f(np.ones((3, 2))) == [0, 1, 2] and f(np.ones((3, 2))) == [3, 4, 5]

@@ -130,6 +130,8 @@ void bind_dispatch(py::module_& m) {
       .def_readonly("leaf_group", &CallSignature::leaf_group)
       .def_readonly("leaf_offset", &CallSignature::leaf_offset)
       .def_readonly("leaf_ordinal", &CallSignature::leaf_ordinal)
+      .def_readonly("leaf_rows", &CallSignature::leaf_rows)
+      .def_readonly("walked", &CallSignature::walked)
       .def("arguments", &CallSignature::arguments, py::arg("leaves"), py::arg("missing"),
            "the call's arguments with `leaves` in place of its leaves: one value per parameter, `missing` for one "
            "the caller left out");
@@ -242,12 +244,15 @@ void bind_dispatch(py::module_& m) {
            "until what it carries settles).")
       .def("_specialize", &Dispatcher::specialize, py::arg("ordinals"),
            "makes the numbers at these leaf ordinals static; drops the entries kept")
+      .def("_set_run_time_rows", &Dispatcher::set_run_time_rows, py::arg("ordinals"),
+           "makes the rows of the host arrays at these leaf ordinals a run-time length; drops the entries kept")
       .def("_keep_by_identity", &Dispatcher::keep_by_identity,
            "keys objects of the user's classes by identity from now on; drops the entries kept");
   m.def(
       "set_exec_order", [](bool latest) { dispatch_hooks().latest_first = latest; }, py::arg("latest"),
       "latest=True: calls run their programs in the other extreme legal order of the DAG (checks its edges)");
   m.def("exec_order_latest", [] { return dispatch_hooks().latest_first; }, "whether set_exec_order(True) is in force");
+  m.def("rows_bound", &rows_bound, py::arg("n"), "the bound a run-time count of n rows is traced with");
   m.def("install_call_slot", &install_call_slot, py::arg("cls"),
         "makes calls of `cls` (a subclass of Dispatcher that keeps its __call__) enter the dispatcher directly");
   m.def(

@@ -418,9 +418,51 @@ bool array_leaf(PyObject* o, LeafKind kind, ArrayLeaf& a) {
   return supported_type(d.typenum);
 }
 
+// True for an array whose elements lie in C order with no gaps.
+bool c_contiguous(const ArrayLeaf& a) {
+  npy_intp expect = a.item;
+  for (int d = a.ndim - 1; d >= 0; --d) {
+    if (a.dims[d] != 1 && a.strides[d] != expect) return false;
+    expect *= a.dims[d];
+  }
+  return true;
+}
+
+// The leaves at the ordinals `run_time_rows` lists whose rows are a run-time length in this call
+// (call_signature): each given the int leaf of its length, appended after the walk's leaves
+// (arrays of one length share it), its group's extent the bound's.
+void run_time_lengths(CallSignature& out, const std::pmr::vector<ArrayLeaf>& arrays, const std::vector<int>& run_time_rows) {
+  const size_t n = out.walked;
+  std::pmr::vector<int> in_group(out.group_extent.size(), 0, out.key.get_allocator().resource());
+  for (size_t i = 0; i < n; ++i)
+    if (out.leaf_group[i] >= 0) ++in_group[out.leaf_group[i]];
+  for (size_t i = 0; i < n; ++i) {
+    const ArrayLeaf& a = arrays[i];
+    if (out.kinds[i] != LeafKind::HostArray || a.ndim < 1 || a.dims[0] < 2 || in_group[out.leaf_group[i]] != 1 ||
+        out.group_used[out.leaf_group[i]] == 0 ||
+        !std::binary_search(run_time_rows.begin(), run_time_rows.end(), out.leaf_ordinal[i]) || !c_contiguous(a))
+      continue;
+    int rows = -1;
+    for (size_t j = 0; j < i && rows < 0; ++j)
+      if (out.leaf_rows[j] >= 0 && arrays[j].dims[0] == a.dims[0]) rows = out.leaf_rows[j];
+    if (rows < 0) {
+      rows = static_cast<int>(out.leaves.size());
+      out.leaves.push_back(py::int_(static_cast<int64_t>(a.dims[0])));
+      out.kinds.push_back(LeafKind::Int);
+      out.leaf_group.push_back(-1);
+      out.leaf_offset.push_back(0);
+      out.leaf_ordinal.push_back(-1);
+      out.leaf_rows.push_back(-1);
+    }
+    out.leaf_rows[i] = rows;
+    const int gi = out.leaf_group[i];
+    out.group_extent[gi] = out.group_used[gi] / a.dims[0] * rows_bound(a.dims[0]);
+  }
+}
+
 // The aliasing layout of the leaves, appended to the key. Throws LayoutRefusal for leaves it
 // cannot lay out.
-void layout(CallSignature& out) {
+void layout(CallSignature& out, const std::vector<int>& run_time_rows) {
   const int n = static_cast<int>(out.leaves.size());
   out.leaf_group.assign(n, -1);
   out.leaf_offset.assign(n, 0);
@@ -500,6 +542,10 @@ void layout(CallSignature& out) {
     out.leaf_group[i] = gi;
     out.leaf_offset[i] = static_cast<int64_t>((start - out.bases[gi]) / arrays[i].item);
   }
+  out.group_used.assign(out.group_extent.begin(), out.group_extent.end());
+  out.walked = static_cast<size_t>(n);
+  out.leaf_rows.assign(n, -1);
+  if (!run_time_rows.empty()) run_time_lengths(out, arrays, run_time_rows);
   auto& key = out.key;
   for (int gi = 0; gi < groups; ++gi) {
     key += 'G';
@@ -507,14 +553,16 @@ void layout(CallSignature& out) {
     put(key, out.group_extent[gi]);
     put(key, static_cast<int32_t>(out.group_ordinal[gi]));
   }
-  for (int i = 0; i < n; ++i) {
+  for (size_t i = 0; i < out.leaves.size(); ++i) {
     const LeafKind kind = out.kinds[i];
     key += static_cast<char>(kind);
     if (kind == LeafKind::HostArray || kind == LeafKind::DeviceArray) {
       const ArrayLeaf& a = arrays[i];
       put(key, static_cast<int32_t>(a.ndim));
+      const bool rows = out.leaf_rows[i] >= 0;  // keyed by the bound, negated, and the leaf of the length
+      if (rows) put(key, static_cast<int32_t>(out.leaf_rows[i]));
       for (int d = 0; d < a.ndim; ++d) {
-        put(key, static_cast<int64_t>(a.dims[d]));
+        put(key, static_cast<int64_t>(rows && d == 0 ? -rows_bound(a.dims[0]) : a.dims[d]));
         put(key, static_cast<int64_t>(a.strides[d]));
       }
       put(key, static_cast<char>(a.writeable));
@@ -581,9 +629,15 @@ bool is_device_array(PyObject* o) {
   return PyObject_TypeCheck(o, type);
 }
 
+int64_t rows_bound(int64_t n) {
+  int64_t bound = 16;
+  while (bound < n) bound *= 2;
+  return bound;
+}
+
 void call_signature(const std::vector<Param>& params, const std::vector<Source>& sources,
-                    const std::vector<int>& static_numbers, bool by_identity, DevicePolicy policy, DeviceKinds& kinds,
-                    PyObject* args, PyObject* kwargs, CallSignature& out) {
+                    const std::vector<int>& static_numbers, const std::vector<int>& run_time_rows, bool by_identity,
+                    DevicePolicy policy, DeviceKinds& kinds, PyObject* args, PyObject* kwargs, CallSignature& out) {
   import_numpy();
   out.args = args;
   out.kwargs = kwargs;
@@ -604,7 +658,7 @@ void call_signature(const std::vector<Param>& params, const std::vector<Source>&
   out.structure_end = out.key.size();
   out.key += '|';
   if (out.on_device) one_device(out);
-  layout(out);
+  layout(out, run_time_rows);
 }
 
 void CallSignature::clear() {
@@ -622,9 +676,12 @@ void CallSignature::clear() {
   group_dtype.clear();
   group_ordinal.clear();
   group_extent.clear();
+  group_used.clear();
   leaf_group.clear();
   leaf_offset.clear();
   leaf_ordinal.clear();
+  leaf_rows.clear();
+  walked = 0;
 }
 
 py::tuple CallSignature::leaf_tuple() const {

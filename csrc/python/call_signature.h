@@ -62,8 +62,8 @@ struct CallSignature {
   /// Allocates from `memory` (the dispatcher's arena on its stack: a call allocates nothing).
   explicit CallSignature(std::pmr::memory_resource* memory)
       : key(memory), statics(memory), leaves(memory), kinds(memory), callers(memory), bases(memory),
-        group_owner(memory), group_dtype(memory), group_ordinal(memory), group_extent(memory),
-        leaf_group(memory), leaf_offset(memory), leaf_ordinal(memory) {}
+        group_owner(memory), group_dtype(memory), group_ordinal(memory), group_extent(memory), group_used(memory),
+        leaf_group(memory), leaf_offset(memory), leaf_ordinal(memory), leaf_rows(memory) {}
 
   std::pmr::string key;                   // structure codes, '|', the leaves' layout
   size_t structure_end = 0;               // where the structure codes end in `key`
@@ -83,10 +83,16 @@ struct CallSignature {
   std::pmr::vector<int> group_dtype;      // per group: NumPy type number
   std::pmr::vector<int> group_ordinal;    // per group: the CUDA device holding it, -1: host memory
   std::pmr::vector<int64_t> group_extent; // per group: elements from the base to the end of the last leaf
+                                          // (of a leaf of run-time rows: to the end of its bound's)
+  std::pmr::vector<int64_t> group_used;   // per group: elements from the base to the end of the last leaf
   std::pmr::vector<int> leaf_group;       // per leaf: its group, -1 for scalars
   std::pmr::vector<int64_t> leaf_offset;  // per leaf: elements from its group's base to its first element
   std::pmr::vector<int> leaf_ordinal;     // per leaf: its place among the values the walk could have
                                           // made leaves (Dispatcher::specialize names them so)
+  // per leaf: for an array whose rows are a run-time length (Dispatcher::run_time_rows), the leaf
+  // holding that length: an int leaf after the walk's, one per distinct length; else -1
+  std::pmr::vector<int> leaf_rows;
+  size_t walked = 0;                      // the leaves the walk made (the rest hold lengths of rows)
   PyObject* args = nullptr;               // the call's own (borrowed, for the call): a Runner's post
   PyObject* kwargs = nullptr;             // step replays writes into its containers
 
@@ -115,17 +121,25 @@ struct LayoutRefusal {};
 /// feature shapes), made static by its values.
 constexpr int64_t kNumbersArray = 16;
 
+/// The bound a run-time count of `n` rows is traced with (a power of two, 16 at least): calls
+/// whose counts share it share a trace.
+int64_t rows_bound(int64_t n);
+
 /// Binds a call's arguments to `params` and walks them, then `sources`, into `out`. The numbers
 /// and NumPy arrays whose leaf ordinals `static_numbers` (sorted) lists are static instead of
 /// leaves (an int array of at most kNumbersArray elements by its values; a larger one, at the
 /// ordinal of another structure's number, stays a leaf); objects of
-/// the user's classes are keyed by type unless `by_identity` (the function uses their identity). Throws Refusal or
+/// the user's classes are keyed by type unless `by_identity` (the function uses their identity).
+/// The rows of the host arrays at the leaf ordinals `run_time_rows` (sorted) lists are a length
+/// known at run time, keyed by rows_bound, where the array is C-contiguous, alone in its memory
+/// and has two rows at least (0 and 1 rows stay keys of their own: NumPy broadcasts one row).
+/// Throws Refusal or
 /// LayoutRefusal for a call the function cannot run, RoutedNowhere, py::type_error
 /// when the arguments do not bind (its message is inspect's: the dispatcher asks inspect to raise
 /// it). `kinds` (policy Take) reads the values of array libraries in GPU memory.
 void call_signature(const std::vector<Param>& params, const std::vector<Source>& sources,
-                    const std::vector<int>& static_numbers, bool by_identity, DevicePolicy policy, DeviceKinds& kinds,
-                    PyObject* args, PyObject* kwargs, CallSignature& out);
+                    const std::vector<int>& static_numbers, const std::vector<int>& run_time_rows, bool by_identity,
+                    DevicePolicy policy, DeviceKinds& kinds, PyObject* args, PyObject* kwargs, CallSignature& out);
 
 /// Installs _tracer.Tracer, the type of values a walk refuses as kept from an earlier trace.
 void set_tracer_type(PyObject* type);

@@ -140,8 +140,8 @@ Dispatcher::Found Dispatcher::walk_and_find(py::handle self, PyObject* args, PyO
     return true;
   };
   try {
-    call_signature(params_, sources_, static_numbers_, by_identity_, policy_, dispatch_hooks().device_kinds, args, kwargs,
-                   sig);
+    call_signature(params_, sources_, static_numbers_, run_time_rows_, by_identity_, policy_,
+                   dispatch_hooks().device_kinds, args, kwargs, sig);
   } catch (const Refusal& r) {
     if (inline_call()) return {};
     // an argument strider cannot take (a string array, a slice): NumPy runs the call, or strict raises
@@ -280,6 +280,12 @@ void Dispatcher::specialize(const std::vector<int>& ordinals) {
     if (!std::binary_search(static_numbers_.begin(), static_numbers_.end(), o))
       static_numbers_.insert(std::upper_bound(static_numbers_.begin(), static_numbers_.end(), o), o);
   counters_.specialized += static_cast<int64_t>(ordinals.size());
+  forget();
+}
+
+void Dispatcher::set_run_time_rows(std::vector<int> ordinals) {
+  std::sort(ordinals.begin(), ordinals.end());
+  run_time_rows_ = std::move(ordinals);
   forget();
 }
 

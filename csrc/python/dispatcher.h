@@ -64,6 +64,10 @@ class Dispatcher {
   /// Makes the numbers at these leaf ordinals (CallSignature::leaf_ordinal) static from now on:
   /// a trace needed their values. The entries kept go.
   void specialize(const std::vector<int>& ordinals);
+  /// Makes the rows of the host arrays at these leaf ordinals (CallSignature::leaf_ordinal) a
+  /// length known at run time from now on (call_signature.h), none where `ordinals` is empty: a
+  /// new signature differed from a traced one only in them. The entries kept go.
+  void set_run_time_rows(std::vector<int> ordinals);
   /// Keys the objects of the user's classes by identity from now on, as a trace found the function
   /// using it (_capture.Capture.identity). The entries kept go.
   void keep_by_identity();
@@ -104,6 +108,7 @@ class Dispatcher {
   std::vector<Param> params_;
   std::vector<Source> sources_;
   std::vector<int> static_numbers_;  // sorted leaf ordinals (specialize)
+  std::vector<int> run_time_rows_;   // sorted leaf ordinals (set_run_time_rows)
   bool by_identity_ = false;         // keep_by_identity
   DevicePolicy policy_;
   bool cache_;

@@ -205,7 +205,8 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
   for (int s : put_back_) {
     const char* at = static_cast<const char*>(buffers[s]);
     all_kept = all_kept && at;
-    kept_args.emplace_back(at ? at : "", at ? g.storages[s].size * itemsize(g.storages[s].dtype) : 0);
+    // (the call's elements: the storage's are a bound where the rows are a run-time length)
+    kept_args.emplace_back(at ? at : "", at ? call.group_used[group_of(s)] * itemsize(g.storages[s].dtype) : 0);
   }
   // false where an argument in GPU memory was written: the call cannot run anew
   auto put_back = [&] {
@@ -230,7 +231,7 @@ py::object Runner::run(const CallSignature& call, bool latest_first, uintptr_t s
     throw;
   }
   for (size_t k = 0; k < temps_.size(); ++k)
-    if (trimmed(k)) temps[k] = trimmed_copy(static_cast<int>(k), buffers[temps_[k].storage], temps);
+    if (trimmed(k)) temps[k] = trimmed_copy(static_cast<int>(k), buffers[temps_[k].storage], call, temps);
   std::pmr::vector<py::object> results(&arena);
   results.reserve(outputs_.size());
   for (const Output& o : outputs_) {
@@ -288,7 +289,7 @@ py::object Runner::view_result(const Output& o, const CallSignature& call, const
     const npy_intp item = static_cast<npy_intp>(itemsize(dtype));
     std::vector<npy_intp> dims(v.shape.begin(), v.shape.end()), strides;
     if (v.is_dynamic()) {
-      const std::vector<int64_t> shape = result_shape(v, [&](size_t k) { return length_of(temps, k); });
+      const std::vector<int64_t> shape = result_shape(v, call, [&](size_t k) { return length_of(temps, k); });
       dims.assign(shape.begin(), shape.end());
     }
     for (int64_t st : v.strides) strides.push_back(st * item);
@@ -305,14 +306,14 @@ py::object Runner::view_result(const Output& o, const CallSignature& call, const
   return arr;
 }
 
-py::object Runner::trimmed_copy(int k, const void* data, const Objects& temps) const {
+py::object Runner::trimmed_copy(int k, const void* data, const CallSignature& call, const Objects& temps) const {
   const Graph& g = program_->graph;
   const int s = temps_[k].storage;
   int64_t used = 0;  // elements from the storage's start to the last one a result reaches
   for (const Output& o : outputs_) {
     if (o.kind != ResultKind::View || g.outputs[o.index].storage != s) continue;
     const View& v = g.outputs[o.index];
-    const std::vector<int64_t> shape = result_shape(v, [&](size_t j) { return length_of(temps, j); });
+    const std::vector<int64_t> shape = result_shape(v, call, [&](size_t j) { return length_of(temps, j); });
     if (std::find(shape.begin(), shape.end(), 0) != shape.end()) continue;
     int64_t last = v.offset;
     for (int d = 0; d < v.ndim(); ++d) last += (shape[d] - 1) * std::max<int64_t>(v.strides[d], 0);
@@ -383,7 +384,7 @@ py::object Runner::device_view_result(const Output& o, const CallSignature& call
   for (int64_t st : v.strides) strides.push_back(st * item);
   DeviceArray view;
   view.ptr = first;
-  view.shape = result_shape(v, [&](size_t k) {
+  view.shape = result_shape(v, call, [&](size_t k) {
     int64_t n = 0;
     cuda_download(cuda_->ordinal(), &n, temp_ptrs[k], sizeof n);
     return n;

@@ -84,16 +84,23 @@ class Runner {
   pybind11::object device_view_result(const Output& o, const CallSignature& call, const Objects& temps,
                                       const std::pmr::vector<uint64_t>& temp_ptrs) const;
   // temps_[k]'s elements its results reach, copied out of `data` (its bound-sized run)
-  pybind11::object trimmed_copy(int k, const void* data, const Objects& temps) const;
+  pybind11::object trimmed_copy(int k, const void* data, const CallSignature& call, const Objects& temps) const;
   int group_of(int storage) const;
   // A returned view's shape with its run-time extents read (clamped to their bounds, as the
   // stages clamp them): `read(k)` gives the int64 that temps_[k] holds.
   template <typename Read>
-  std::vector<int64_t> result_shape(const View& v, Read&& read) const {
+  std::vector<int64_t> result_shape(const View& v, const CallSignature& call, Read&& read) const {
     std::vector<int64_t> shape = v.shape;
-    for (int d = 0; d < v.ndim(); ++d)
-      for (size_t k = 0; k < temps_.size() && v.extent_of(d) >= 0; ++k)
-        if (temps_[k].storage == v.extent_of(d)) shape[d] = std::max<int64_t>(0, std::min(read(k), v.shape[d]));
+    for (int d = 0; d < v.ndim(); ++d) {
+      const int e = v.extent_of(d);
+      if (e < 0) continue;
+      int64_t n = v.shape[d];
+      for (size_t k = 0; k < temps_.size(); ++k)
+        if (temps_[k].storage == e) n = read(k);
+      for (const auto& [sid, leaf] : scalars_)  // the rows of an argument (CallSignature::leaf_rows)
+        if (sid == e) n = PyLong_AsLongLong(call.leaves[leaf].ptr());
+      shape[d] = std::max<int64_t>(0, std::min(n, v.shape[d]));
+    }
     return shape;
   }
 

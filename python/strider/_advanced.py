@@ -622,6 +622,8 @@ def _slice_positions(s, n):
     count_ = np.maximum(clip(s.stop, length) - start, 0).astype(I64)
     idx = arange_at(start, 1, Extent(bound(n), count_._view.storage))
     trace.ranges[idx._view.storage] = (0, bound(n))
+    if isinstance(n, Extent):  # (start is clipped to n, the count to n - start: every position is below n)
+        trace.relative[idx._view.storage] = (n.storage, trace.versions.get(n.storage, 0), 0)
     trace.sliced[cache] = idx
     return idx
 

@@ -5,6 +5,7 @@ import functools
 import importlib
 import inspect
 import logging
+import math
 import os
 import pickle
 import re
@@ -86,7 +87,7 @@ class CompiledFunction(_C.Dispatcher):
     signature (_trace)."""
 
     def __init__(self, fn, target="cpu", static_argnames=(), cache=True, schedule=None,
-                 max_signatures=64, constants=(), strict=None):
+                 max_signatures=64, constants=(), strict=None, dynamic=None):
         if target not in _TARGETS:
             raise ValueError(f"strider.compile: target {target!r} is not available; available: {_TARGETS}")
         if isinstance(static_argnames, str):
@@ -100,6 +101,8 @@ class CompiledFunction(_C.Dispatcher):
                              f"{fn.__name__}")
         if not (isinstance(max_signatures, int) and max_signatures >= 1):
             raise ValueError(f"strider.compile: max_signatures must be a positive int, not {max_signatures!r}")
+        if dynamic not in (None, True, False):
+            raise ValueError(f"strider.compile: dynamic must be None, True or False, not {dynamic!r}")
         params = [(p.name, int(p.kind), p.default is not p.empty, p.name in static_argnames)
                   for p in signature.parameters.values()]
         super().__init__(params, target, bool(cache), max_signatures)
@@ -110,12 +113,16 @@ class CompiledFunction(_C.Dispatcher):
         if isinstance(constants, str):
             constants = (constants,)
         self._options = dict(static_argnames=static_argnames, cache=cache, schedule=schedule,
-                             max_signatures=max_signatures, constants=constants, strict=strict)
+                             max_signatures=max_signatures, constants=constants, strict=strict, dynamic=dynamic)
         self._strict = os.environ.get("STRIDER_STRICT", "0") == "1" if strict is None else bool(strict)
         self._said = set()  # the graph breaks warned about
         self._runtime_breaks = []  # why calls ran in NumPy after their program started (explain() lists them)
         self._trip_factor = 1  # room for loops' trips, grown where a call outgrew it (_outgrown)
         self._by_identity = False  # objects of the user's classes keyed by identity (_capture.by_type)
+        # arrays whose rows are a run-time length (_rows_that_vary): their leaf ordinals, the
+        # (dtype, shape) each ordinal had in the latest trace, and whether a trace refused them
+        self._dynamic = dynamic
+        self._run_time_rows, self._rows_seen, self._rows_refused = set(), {}, False
         self._constants = tuple(constants)
         self._gpu = None
         functools.update_wrapper(self, fn)
@@ -241,12 +248,33 @@ class CompiledFunction(_C.Dispatcher):
         often than its programs are reused runs new signatures in NumPy (_retraced)."""
         if not self._strict and (why := self._retraced()) and self._numpy_runs(sig):
             return self._graph_break(why)
+        if rows := self._rows_that_vary(sig):
+            _LOG.info("strider.compile: %s: the rows of argument leaves %s change from call to call: a length known "
+                      "at run time from now on", self.__name__, sorted(rows))
+            self._run_time_rows |= rows
+            self._set_run_time_rows(sorted(self._run_time_rows))
+            return None
         try:
-            return self._trace_and_lower(sig)
+            entry = self._trace_and_lower(sig)
+            if entry is not None and any(r >= 0 for r in sig.leaf_rows) and (why := _slow_rows(entry.program)):
+                _LOG.info("strider.compile: %s: with run-time rows, %s over many points: every count of rows is a "
+                          "signature of its own from now on", self.__name__, why)
+                self._rows_refused = True
+                self._set_run_time_rows([])
+                return None
+            return entry
         except BaseException as e:
             capture = getattr(self, "_capture", None)
             if capture is not None:  # the trace's writes on objects go: they hold its Tracers
                 capture.undo()
+            if isinstance(e, Exception) and any(r >= 0 for r in sig.leaf_rows):
+                # what the function does with the rows needs their count while tracing: each
+                # count is a signature again (one that NumPy raises for raises so again)
+                _LOG.info("strider.compile: %s: traced with run-time rows, it failed (%s); every count of rows is "
+                          "a signature of its own from now on", self.__name__, e)
+                self._rows_refused = True
+                self._set_run_time_rows([])
+                return None
             if isinstance(e, TypeError) and _STAND_INS.search(str(e)):
                 # Python code that takes real values only (memoryview, del lst[0] of a list a
                 # traced loop filled) met strider's stand-in for one: NumPy's run has the values
@@ -259,6 +287,26 @@ class CompiledFunction(_C.Dispatcher):
             return self._graph_break(e)
         finally:
             self._capture = None
+
+    def _rows_that_vary(self, sig):
+        """The leaf ordinals of the host arrays of `sig` whose count of rows (two at least) is not
+        the one the latest trace saw, the rest of their shape and their dtype the same (with
+        dynamic=True: every such array's), and that are not yet of run-time rows: a length the
+        caller changes from call to call (the boxes of each frame), traced once for all counts up
+        to a bound (call_signature.h) instead of once for each. Only on the CPU, not with
+        dynamic=False, and not after a trace with them failed."""
+        seen, vary = self._rows_seen, set()
+        for i in range(sig.walked):
+            leaf, ordinal = sig.leaves[i], sig.leaf_ordinal[i]
+            if not isinstance(leaf, np.ndarray) or leaf.ndim < 1 or leaf.shape[0] < 2 or sig.leaf_rows[i] >= 0:
+                continue
+            kind = (leaf.dtype, leaf.shape[1:])
+            if self._dynamic or (before := seen.get(ordinal)) is not None and before[0] == kind and before[1] != leaf.shape[0]:
+                vary.add(ordinal)
+            seen[ordinal] = (kind, leaf.shape[0])
+        if self.target != "cpu" or self._rows_refused or self._dynamic is False:
+            return set()
+        return vary - self._run_time_rows
 
     def _retraced(self):
         """Why a new signature should run in NumPy rather than be traced, else None: past
@@ -328,17 +376,28 @@ class CompiledFunction(_C.Dispatcher):
             group_storage = [graph.add_storage(IR_DTYPES[dtype], extent, "arg", gi)
                              for gi, (dtype, extent) in enumerate(zip(sig.group_dtype, sig.group_extent))]
             arg_storages = {sid: ("group", gi) for gi, sid in enumerate(group_storage)}
+            # the counts of run-time rows, int leaves after the walk's (call_signature.h)
+            counts = {j: graph.add_storage(IR_DTYPES[np.dtype(np.int64)], 1, "arg", len(group_storage) + j)
+                      for j in range(sig.walked, len(leaves))}
             numbers_arrays = {}  # storage -> leaf: int arrays a trace may make static (_NUMBERS_ARRAY)
             tracers = []
             for i, leaf in enumerate(leaves):
-                if isinstance(leaf, (np.ndarray, _C.DeviceArray)):
+                if i in counts:
+                    arg_storages[counts[i]] = ("scalar", i)
+                    tracers.append(Tracer(trace, _C.View(counts[i], [], [], 0), np.dtype(np.int64), weak=int,
+                                          readonly="arg"))
+                elif isinstance(leaf, (np.ndarray, _C.DeviceArray)):
                     item = leaf.dtype.itemsize
-                    view = _C.View(group_storage[sig.leaf_group[i]], list(leaf.shape),
-                                   [s // item for s in leaf.strides], sig.leaf_offset[i])
+                    shape, extents = list(leaf.shape), []
+                    if (j := sig.leaf_rows[i]) >= 0:
+                        shape[0] = _C.rows_bound(shape[0])
+                        extents = [counts[j]] + [-1] * (leaf.ndim - 1)
+                    view = _C.View(group_storage[sig.leaf_group[i]], shape, [s // item for s in leaf.strides],
+                                   sig.leaf_offset[i], extents)
                     writeable = leaf.writeable if isinstance(leaf, _C.DeviceArray) else leaf.flags.writeable
                     tracers.append(Tracer(trace, view, leaf.dtype, readonly=None if writeable else "arg"))
                     if (isinstance(leaf, np.ndarray) and leaf.size <= _NUMBERS_ARRAY and leaf.dtype.kind in "iu"
-                            and sig.leaf_group.count(sig.leaf_group[i]) == 1):
+                            and not extents and sig.leaf_group.count(sig.leaf_group[i]) == 1):
                         # a few ints of its own (feature shapes): like numbers, static where needed
                         trace.numbers_arrays.add(view.storage)
                         numbers_arrays[view.storage] = i
@@ -369,7 +428,7 @@ class CompiledFunction(_C.Dispatcher):
                     return v if all(a is b for a, b in zip(items, v)) else items
                 return v
 
-            values = [without_random_states(thaw(v)) for v in sig.arguments(tracers, _MISSING)]
+            values = [without_random_states(thaw(v)) for v in sig.arguments(tracers[:sig.walked], _MISSING)]
             nparams = len(self._signature.parameters)
             bounds = slice_bound_parameters(self._fn)
             ahead = [i for i, t in enumerate(tracers) if t._view.storage in trace.scalar_arguments
@@ -397,8 +456,8 @@ class CompiledFunction(_C.Dispatcher):
                     posargs.append(value)
             trace.target = self.target
             trace.trip_factor = self._trip_factor
-            trace.longest_axis = max((d for leaf in leaves if isinstance(leaf, (np.ndarray, _C.DeviceArray))
-                                      for d in leaf.shape), default=0)
+            trace.longest_axis = max((d for t, leaf in zip(tracers, leaves)
+                                      if isinstance(leaf, (np.ndarray, _C.DeviceArray)) for d in t._view.shape), default=0)
             try:
                 try:
                     result = converted(with_traced_numpy(self._fn), _control)(*posargs, **kwargs)
@@ -504,6 +563,20 @@ class CompiledFunction(_C.Dispatcher):
 
 # calls enter the dispatcher straight from CPython's call slot (no Python frame)
 _C.install_call_slot(CompiledFunction)
+
+
+_SLOW_ROWS_POINTS = 1 << 12
+
+
+def _slow_rows(program):
+    """Why a program traced with run-time rows is slower than one per count would be, else None:
+    a stage of many points left to the reference executor for an index check or for run-time
+    lengths its kernel cannot join (mmdet's `np.broadcast_to(b[:, None], (n, c, 4)).reshape(-1, 4)`
+    gathered element by element: 90x its static program)."""
+    for stage, why in zip(program.stages, program.fallbacks):
+        if ("check_index" in why or "different run-time extents" in why) and math.prod(stage["domain"]) >= _SLOW_ROWS_POINTS:
+            return why
+    return None
 
 
 def _changed(frozen, copy):
@@ -643,7 +716,7 @@ _C.set_dispatch_hooks(current_trace, unsupported, _refuse_leaves, Tracer, _cuda.
 
 
 def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=None, max_signatures=64,
-            constants=(), strict=None):
+            constants=(), strict=None, dynamic=None):
     """Compiles a NumPy function; use as @strider.compile or @strider.compile(...).
 
     target: "cpu" (LLVM); "cuda" (stages compiled by NVRTC for the GPU and launched through the
@@ -665,9 +738,16 @@ def compile(fn=None, *, target="cpu", static_argnames=(), cache=True, schedule=N
     function's own Python on the real arrays, in NumPy, saying so once in a GraphBreakWarning,
     f.explain() and f.stats()["graph_breaks"]; True raises that error. None: the environment's
     STRIDER_STRICT=1 makes it True (test suites), else False. Arrays in GPU memory always raise.
+    dynamic: None traces the rows of an array argument (its first axis) as a length known only
+    when the function runs once a call passes a count of rows the last trace did not see, so
+    that one program serves every count up to a bound, the next power of two (the boxes of each
+    frame); True does from the first call; False traces each count as a signature of its own.
+    Only where the function runs on the CPU, for C-contiguous arrays of two rows at least that
+    share no memory with another argument; a trace that needs the count as a value, or whose
+    program would run large stages outside compiled code, goes back to a signature per count.
     """
     options = dict(target=target, static_argnames=static_argnames, cache=cache, schedule=schedule,
-                   max_signatures=max_signatures, constants=constants, strict=strict)
+                   max_signatures=max_signatures, constants=constants, strict=strict, dynamic=dynamic)
     kind = {"cuda": _CudaFunction, "auto": _AutoFunction}.get(target, CompiledFunction)
     if fn is None:
         return lambda f: compile(f, **options)

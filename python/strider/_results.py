@@ -53,8 +53,9 @@ class Entry:
         for v in views:
             if graph.storage_kind(v.storage) == "temp":
                 returned.setdefault(v.storage, []).append(v)
-        # run-time lengths: the runner reads them (in an array of their own) to shape the results
-        lengths = {e for v in views for e in v.extents if e >= 0}
+        # run-time lengths: the runner reads them (in an array of their own) to shape the results;
+        # an argument's count of rows it reads from the call
+        lengths = {e for v in views for e in v.extents if e >= 0 and graph.storage_kind(e) == "temp"}
         for e in lengths:
             returned.setdefault(e, [])
         temps = []  # (storage, shape to allocate, TempForm, axes to transpose)

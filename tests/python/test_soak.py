@@ -66,7 +66,7 @@ def _shape_signatures(f, n, start=0):
 
 
 def test_the_memory_cache_keeps_at_most_max_signatures():
-    f = strider.compile(_delta2bbox, max_signatures=8)
+    f = strider.compile(_delta2bbox, max_signatures=8, dynamic=False)
     _shape_signatures(f, 40)
     assert f.stats()["traces"] == 40
     assert len(f._cache) == 8 and len(f._fast) <= 8
@@ -78,7 +78,7 @@ def test_the_memory_cache_keeps_at_most_max_signatures():
 
 
 def test_eviction_drops_the_least_recently_called_signature():
-    f = strider.compile(_delta2bbox, max_signatures=4)
+    f = strider.compile(_delta2bbox, max_signatures=4, dynamic=False)
     hot = (np.zeros((100, 4), dtype=np.float32), np.ones((100, 4), dtype=np.float32), 0.5)
     f(*hot)
     for i in range(12):
@@ -90,7 +90,7 @@ def test_eviction_drops_the_least_recently_called_signature():
 def test_evicted_signatures_free_their_machine_code():
     # a signature kept costs about 200 KiB here (its program and machine code), so 30 leaked
     # would add about 6 MiB
-    f = strider.compile(_delta2bbox, max_signatures=4)
+    f = strider.compile(_delta2bbox, max_signatures=4, dynamic=False)
     _shape_signatures(f, 10)  # allocators and the JIT reach their steady state
     gc.collect()
     before = _rss()

@@ -41,7 +41,7 @@ class _Names:
                 self._item(n)
             kind = type(node)
             if kind is ast.Name:
-                if isinstance(node.ctx, ast.Store):
+                if isinstance(node.ctx, (ast.Store, ast.Del)):  # (`del a` unbinds it: a store)
                     if node.id not in self.stored:
                         self.stored.append(node.id)
                 else:
@@ -447,6 +447,14 @@ def _values(names):
     return ast.Tuple(elts=[_call("maybe", _thunk(_load(n)), ast.Constant(n)) for n in names], ctx=ast.Load())
 
 
+def _state_of(names, body):
+    """The variables' values as a region's body returns them: Undefined for one the body may
+    `del` (RetinaFace's `del anchors` in a branch), else as they are."""
+    deleted = {t.id for stmt in body for n in _walk(stmt) if isinstance(n, ast.Delete)
+               for t in n.targets if isinstance(t, ast.Name)}
+    return _values(names) if deleted & set(names) else _tuple(names)
+
+
 def _strs(names):
     return ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
 
@@ -799,8 +807,8 @@ class _Rewrite(ast.NodeTransformer):
         first = _reads_first(node.body)
         live = [n for n in names if any(line not in inside for line in self.later_loads.get(n, ()))
                 or n in first]
-        out = [_def(f"__strider_for_{k}", names, _with_exits(body, exits, _tuple(names)) + [
-            ast.Return(ast.Tuple(elts=[_tuple(names), ast.Constant(False)], ctx=ast.Load()))])]
+        out = [_def(f"__strider_for_{k}", names, _with_exits(body, exits, _state_of(names, body)) + [
+            ast.Return(ast.Tuple(elts=[_state_of(names, body), ast.Constant(False)], ctx=ast.Load()))])]
         target = _target(node.target)
         call = _call("for_stmt", node.iter, _load(f"__strider_for_{k}"), _values(names), _strs(names), _strs(live),
                      target, _strs(getattr(node, "strider_guarded", ())), _values(_Names(body).items),
@@ -840,8 +848,8 @@ class _Rewrite(ast.NodeTransformer):
         live = [n for n in names if n in tested or n in self.deferred or n in first or any(
             line not in inside and (line > node.lineno or line < 0 or (self.loop and line not in trip))
             for line in self.later_loads.get(n, ()))]
-        out = [_def(f"__strider_then_{k}", names + items, then + [ast.Return(_tuple(names + items))]),
-               _def(f"__strider_else_{k}", names + items, other + [ast.Return(_tuple(names + items))])]
+        out = [_def(f"__strider_then_{k}", names + items, then + [ast.Return(_state_of(names + items, then))]),
+               _def(f"__strider_else_{k}", names + items, other + [ast.Return(_state_of(names + items, other))])]
         call = _call("if_stmt", test, _load(f"__strider_then_{k}"), _load(f"__strider_else_{k}"),
                      _values(names + items), _strs(names + items), _strs(live), _strs(items),
                      _strs(getattr(node, "strider_guarded", ())))
@@ -872,8 +880,8 @@ class _Rewrite(ast.NodeTransformer):
         self.changed = True
         k = self.fresh()
         names = _Names(body).stored
-        new_body = _with_exits(body, exits, _tuple(names)) + [
-            ast.Return(ast.Tuple(elts=[_tuple(names), ast.Constant(False)], ctx=ast.Load()))]
+        new_body = _with_exits(body, exits, _state_of(names, body)) + [
+            ast.Return(ast.Tuple(elts=[_state_of(names, body), ast.Constant(False)], ctx=ast.Load()))]
         # what outlives an iteration: read by the condition, after the loop, or before the body assigns it
         inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
         cond_loads, first = _Names([node.test]).loaded, _reads_first(node.body)

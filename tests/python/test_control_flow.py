@@ -3670,3 +3670,50 @@ def test_a_comprehension_over_a_range_of_a_run_time_length(dropped):
     d[3 - dropped:, 1] = -1
     f = check(_survivors_as_floats, d)
     assert f.stats()["traces"] == 1
+
+
+def _deletes_in_a_branch(x, flag):
+    # RetinaFace's PriorBox: `del anchors` in `if separated_variables:`
+    a = x * 2
+    b = x + 0
+    if flag:
+        b = a + 1
+        del a
+    return b
+
+
+def _deletes_in_a_traced_branch(x):
+    a = x * 2
+    b = x + 0
+    if x.sum() > 0:
+        b = a + 1
+        del a
+    return b
+
+
+def _deletes_in_a_loop(x):
+    out = []
+    for i in range(3):
+        t = x * i
+        out.append(t)
+        del t
+    return out
+
+
+@pytest.mark.parametrize("fn, args", [(_deletes_in_a_branch, (True,)), (_deletes_in_a_branch, (False,)),
+                                      (_deletes_in_a_traced_branch, ()), (_deletes_in_a_loop, ())],
+                         ids=["branch", "branch_not_taken", "traced_branch", "loop"])
+def test_del_of_a_variable_in_a_loop_or_branch(fn, args):
+    # the side that deletes it returns it unassigned (its rewrite read it as a closure's and raised)
+    check(fn, np.arange(3.0), *args)
+
+
+def _reads_what_a_branch_deleted(x):
+    a = x * 2
+    if x.sum() > 0:
+        del a
+    return a
+
+
+def test_reading_a_variable_a_branch_deleted_raises_pythons_error():
+    check_raises(_reads_what_a_branch_deleted, np.arange(3.0), exc=UnboundLocalError)

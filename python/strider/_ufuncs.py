@@ -131,10 +131,17 @@ def dummy(x):
     return np.ones((), w)
 
 
-def broadcast_shape(*shapes):
+def shape_text(shape):
+    """A shape as NumPy's messages write it: (3,4), (3,)."""
+    return "(" + ",".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def broadcast_shape(*shapes, shown=None):
+    """NumPy's broadcast of the shapes; its ValueError names `shown` (the operands' shapes, an
+    out= array's after the inputs', as NumPy's does), else the shapes."""
     def incompatible():
         return ValueError("operands could not be broadcast together with shapes "
-                          + " ".join(str(tuple(s)) for s in shapes))
+                          + "".join(shape_text(s) + " " for s in (shapes if shown is None else shown)))
     if not any(isinstance(d, Extent) for s in shapes for d in s):
         try:
             return np.broadcast_shapes(*shapes)
@@ -315,7 +322,8 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
         *ins, out = _one_length_per_axis(ins + [out])
     else:
         ins = _one_length_per_axis(ins)
-    shape = broadcast_shape(*(t.shape for t in ins))
+    shape = broadcast_shape(*(t.shape for t in ins),
+                            shown=[t.shape for t in ins] + ([out.shape] if isinstance(out, Tracer) else []))
     ins = _broadcast_all(ins, shape)
     weak = None
     if out is None and all_weak and python_op:
@@ -331,8 +339,8 @@ def ufunc_call(uf, inputs, out=None, dtype=None, casting="same_kind", where=True
         raise unsupported("out= naming an array created outside the compiled function",
                           "pass the output array as an argument")
     if broadcast_shape(shape, out.shape) != out.shape:
-        raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't match the "
-                         f"broadcast shape {shape}")
+        raise ValueError(f"non-broadcastable output operand with shape {shape_text(out.shape)} doesn't match the "
+                         f"broadcast shape {shape_text(shape)}")
     if not np.can_cast(out_dt, out.dtype, casting):
         numpy_raises(uf, *[dummy(x) for x in inputs], out=np.zeros((), out.dtype), casting=casting)
         raise TypeError(f"Cannot cast ufunc '{uf.__name__}' output from {out_dt!r} to {out.dtype!r} "

@@ -487,3 +487,24 @@ def _dets_or_none(s):
 def test_a_conditional_expression_s_value_is_named_as_such():
     with pytest.raises(strider.TraceError, match=r"the value of an `a if c else b` holds None or a 2-d float64 array"):
         strider.compile(_dets_or_none, strict=True)(np.array([0.2, 0.7]))
+
+
+def _add(a, b):
+    return a + b
+
+
+def _add_in_place(a, b):
+    a += b
+    return a
+
+
+@pytest.mark.parametrize("fn, a, b", [(_add, (3, 4), (2, 4)), (_add_in_place, (3,), (4,)), (_add_in_place, (3, 1), (3, 4))],
+                         ids=["operands", "with_out", "non_broadcastable_out"])
+def test_broadcast_errors_read_as_numpys(fn, a, b):
+    # NumPy writes shapes (3,4) and lists an out= operand after the inputs (ByteTrack's
+    # `ret[2:] -= ret[:2]` on a bad shape)
+    with pytest.raises(ValueError) as numpy_error:
+        fn(np.zeros(a), np.zeros(b))
+    with pytest.raises(ValueError) as strider_error:
+        strider.compile(fn)(np.zeros(a), np.zeros(b))
+    assert str(strider_error.value) == str(numpy_error.value)

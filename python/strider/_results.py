@@ -111,8 +111,9 @@ def flatten_result(value, leaves, path=None):
         if type(value) in (tuple, list, ItemList):
             return ("tuple" if type(value) is tuple else "list", items)
         return ("subclass", items, type(value))
-    if isinstance(value, dict):
-        return ("dict", tuple((k, flatten_result(value[k], leaves, path)) for k in value))
+    if isinstance(value, dict):  # (a key is a value tracing knows: a traced one hashes by it)
+        return ("dict", tuple((k._known_value() if isinstance(k, Tracer) else k, flatten_result(value[k], leaves, path))
+                              for k in value))
     if isinstance(value, TracedList) and value.mixed:
         # its items' kinds are the run's: returned where it is empty then (CenterFace's `boxes = []`
         # where nothing passed the threshold), else the call runs in NumPy

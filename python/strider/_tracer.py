@@ -437,6 +437,12 @@ class Trace:
         if select is not None:
             self.selects[output.storage] = select + (list(output.extents),)
         self.known.pop(output.storage, None)  # written: what tracing knew of it no longer holds
+        if (name == "copy" and all(e < 0 for e in output.extents) and output.offset == 0 and output.is_c_contiguous
+                and output.numel == self.graph.storage_size(output.storage) <= _FOLD_MAX
+                and not any(r.traced_region for r in self.loops) and (value := concrete(inputs[0])) is not None):
+            # the whole storage written, on every path, with what tracing knows (np.ones(1,
+            # np.int32)[0], a dict key)
+            self.known[output.storage] = np.array(np.broadcast_to(value, output.shape), inputs[0].dtype).reshape(-1)
         if derived is None:
             self.derived.pop(output.storage, None)
         else:

@@ -3717,3 +3717,13 @@ def _reads_what_a_branch_deleted(x):
 
 def test_reading_a_variable_a_branch_deleted_raises_pythons_error():
     check_raises(_reads_what_a_branch_deleted, np.arange(3.0), exc=UnboundLocalError)
+
+
+def _keyed_by_a_made_constant(x):
+    # CenterNet's multi_pose_post_process: a class id from np.ones(1, dtype=np.int32)[0]
+    return {np.ones(1, dtype=np.int32)[0]: x * 2, np.zeros(2)[1]: x + 1}
+
+
+def test_a_number_of_an_array_made_filled_is_known_while_tracing():
+    f = check(_keyed_by_a_made_constant, np.arange(4.0))
+    assert [type(k) for k in f(np.arange(4.0))] == [np.int32, np.float64]

@@ -29,7 +29,8 @@ _LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib"
 def user_file(filename):
     """Whether code of this file is the user's (not strider's, NumPy's, the standard library's or
     an installed package's, nor made by exec)."""
-    return not (_internal(filename) or filename.startswith(_LIBRARY_DIRS) or filename.startswith("<"))
+    return not (_internal(filename) or filename.startswith(_LIBRARY_DIRS) or filename.startswith("<")
+                or any(f"{os.sep}{d}{os.sep}" in filename for d in ("site-packages", "dist-packages")))  # (a venv's)
 
 
 _located = threading.local()
@@ -61,9 +62,21 @@ def user_location():
 
 
 def where():
-    """'file.py:12' for messages."""
+    """'file.py:12' for messages; where that is a library's line (an installed package's, the
+    standard library's), the user's line that led there, naming the library's: 'kalman.py:41 (in
+    scipy.linalg._decomp_cholesky, _decomp_cholesky.py:88)'."""
     file, line = user_location()
-    return f"{os.path.basename(file)}:{line}"
+    at = f"{os.path.basename(file)}:{line}"
+    if getattr(_located, "at", None) is not None or user_file(file):
+        return at
+    frame, library = sys._getframe(1), None
+    while frame is not None and not user_file(frame.f_code.co_filename):
+        if library is None and not _internal(frame.f_code.co_filename):
+            library = frame.f_globals.get("__name__", "?")
+        frame = frame.f_back
+    if frame is None:
+        return at
+    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno} (in {library}, {at})"
 
 
 class StriderError(Exception):

@@ -508,3 +508,20 @@ def test_broadcast_errors_read_as_numpys(fn, a, b):
     with pytest.raises(ValueError) as strider_error:
         strider.compile(fn)(np.zeros(a), np.zeros(b))
     assert str(strider_error.value) == str(numpy_error.value)
+
+
+def test_an_unsupported_call_inside_a_library_names_the_users_line(tmp_path, monkeypatch):
+    # DeepSORT's scipy.linalg.cho_factor: the message named scipy's blas.py:400 and ndarray.flags
+    lib = tmp_path / "site-packages"
+    lib.mkdir()
+    (lib / "fakelinalg.py").write_text("import numpy as np\n\n\ndef solve(a, b):\n    return np.linalg.inv(a) @ b\n")
+    monkeypatch.syspath_prepend(str(lib))
+    import fakelinalg
+
+    def update(cov, b):
+        return fakelinalg.solve(cov, b) * 2  # <- named
+
+    line = update.__code__.co_firstlineno + 1
+    with pytest.raises(strider.UnsupportedError,
+                       match=rf"^test_errors.py:{line} \(in fakelinalg, fakelinalg.py:5\): np.linalg.inv is not supported"):
+        strider.compile(update, strict=True)(np.eye(3), np.ones((3, 2)))

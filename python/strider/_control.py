@@ -319,7 +319,19 @@ def callee(fn):
     call = getattr(type(fn), "__call__", None)
     if not isinstance(fn, (types.FunctionType, type)) and user_function(call):  # an object called: post(dets)
         return converted(types.MethodType(call, fn), _MODULE)
+    if (isinstance(fn, type) and type(fn) is type and fn.__new__ is object.__new__
+            and user_function(getattr(fn, "__init__", None))):
+        return functools.partial(_constructed, fn)
     return fn
+
+
+def _constructed(cls, *args, **kwargs):
+    """cls(*args, **kwargs) of a plain class of the user's, its __init__ rewritten as the user's
+    functions are (TF OD API's BoxList(data) checks its boxes in a loop)."""
+    obj = object.__new__(cls)
+    if (returned := converted(with_traced_numpy(cls.__init__), _MODULE)(obj, *args, **kwargs)) is not None:
+        raise TypeError(f"__init__() should return None, not '{type(returned).__name__}'")
+    return obj
 
 
 def item_(obj, key):

@@ -3727,3 +3727,39 @@ def _keyed_by_a_made_constant(x):
 def test_a_number_of_an_array_made_filled_is_known_while_tracing():
     f = check(_keyed_by_a_made_constant, np.arange(4.0))
     assert [type(k) for k in f(np.arange(4.0))] == [np.int32, np.float64]
+
+
+class _Boxes:
+    # TF OD API's np_box_list.BoxList: its constructor checks the boxes in a loop
+    def __init__(self, data):
+        if not self._valid(data):
+            raise ValueError("Invalid box data.")
+        self.data = {"boxes": data}
+
+    def _valid(self, data):
+        if data.shape[0] > 0:
+            for i in range(data.shape[0]):
+                if data[i, 0] > data[i, 2] or data[i, 1] > data[i, 3]:
+                    return False
+        return True
+
+
+class _Scored(_Boxes):
+    def __init__(self, data, scores):
+        super().__init__(data)
+        self.scores = scores
+
+
+def _areas_of_a_box_list(boxes, scores):
+    b = _Scored(boxes, scores)
+    d = b.data["boxes"]
+    return (d[:, 2] - d[:, 0]) * (d[:, 3] - d[:, 1]) * b.scores
+
+
+def test_a_constructor_of_the_users_is_rewritten():
+    # its loop over the boxes is a loop of the IR (the constructor ran unrewritten and broke the graph)
+    x = np.random.default_rng(0).uniform(0, 1, (40, 4))
+    x[:, 2:] += x[:, :2]
+    check(_areas_of_a_box_list, x, np.arange(40.0))
+    x[7, 0] = 5.0
+    check_raises(_areas_of_a_box_list, x, np.arange(40.0), exc=ValueError)

@@ -33,6 +33,7 @@ _LOG = logging.getLogger("strider")
 _MAX_TRIP_FACTOR = 4 ** 8  # (room for 65,536 times the trips a first trace gave loops)
 _NUMBERS_ARRAY = _C.numbers_array_elements  # elements of an int array the caller passes that a trace may need as values, made static
 _RETRACES = 16  # traces before a function that reuses its programs less often runs new signatures in NumPy
+_SAME_BREAKS = 3  # traces in a row that broke the graph for one reason, after which new signatures run in NumPy
 
 
 # -- arguments: what the dispatcher (C++) refuses, named --
@@ -119,6 +120,7 @@ class CompiledFunction(_C.Dispatcher):
         self._runtime_breaks = []  # why calls ran in NumPy after their program started (explain() lists them)
         self._trip_factor = 1  # room for loops' trips, grown where a call outgrew it (_outgrown)
         self._by_identity = False  # objects of the user's classes keyed by identity (_capture.by_type)
+        self._breaks = []  # why each trace since the last that made a program broke the graph
         # arrays whose rows are a run-time length (_rows_that_vary): their leaf ordinals, the
         # (dtype, shape) each ordinal had in the latest trace, and whether a trace refused them
         self._dynamic = dynamic
@@ -246,7 +248,7 @@ class CompiledFunction(_C.Dispatcher):
         dispatcher keeps the entry. None when the function read sources the call's walk did not
         (_capture.py): the dispatcher walks the call again with them. A function traced more
         often than its programs are reused runs new signatures in NumPy (_retraced)."""
-        if not self._strict and (why := self._retraced()) and self._numpy_runs(sig):
+        if not self._strict and (why := self._retraced() or self._breaking()) and self._numpy_runs(sig):
             return self._graph_break(why)
         if rows := self._rows_that_vary(sig):
             _LOG.info("strider.compile: %s: the rows of argument leaves %s change from call to call: a length known "
@@ -262,6 +264,8 @@ class CompiledFunction(_C.Dispatcher):
                 self._rows_refused = True
                 self._set_run_time_rows([])
                 return None
+            if entry is not None:
+                self._breaks.clear()
             return entry
         except BaseException as e:
             capture = getattr(self, "_capture", None)
@@ -308,6 +312,18 @@ class CompiledFunction(_C.Dispatcher):
             return set()
         return vary - self._run_time_rows
 
+    def _breaking(self):
+        """Why a new signature should run in NumPy without a trace, else None: the last
+        _SAME_BREAKS traces broke the graph for one reason (a call into SciPy, a user object
+        returned), which a trace of another signature would meet again (DeepSORT's
+        gate_cost_matrix, given new track objects each frame: 13-180 ms a frame to trace and
+        break, against NumPy's 0.5)."""
+        last = self._breaks[-_SAME_BREAKS:]
+        if len(last) < _SAME_BREAKS or len(set(last)) > 1:
+            return None
+        return TraceError(f"{last[0]} (the last {_SAME_BREAKS} signatures traced broke the graph so: a new one runs in "
+                          "NumPy without a trace)")
+
     def _retraced(self):
         """Why a new signature should run in NumPy rather than be traced, else None: past
         _RETRACES traces, more of them than calls its programs served (objects made anew for each
@@ -331,6 +347,8 @@ class CompiledFunction(_C.Dispatcher):
         the function's own Python on the real arrays (NumPy's semantics by construction). Says so
         once per reason, in a GraphBreakWarning (and at INFO in the log)."""
         reason = str(error)
+        if not reason.endswith("runs in NumPy without a trace)"):
+            self._breaks.append(reason)
         self._count("graph_breaks", 1)
         self._say_once(reason, f"{reason}: the call runs in NumPy (a graph break), as does every call with these "
                                "argument types", stacklevel=4)

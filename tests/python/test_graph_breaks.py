@@ -3,6 +3,7 @@ level): the whole call runs as the user's Python on the real arrays, so its valu
 writes are NumPy's by construction. A warning says so once per function and reason, explain()
 lists the break with the user's file:line, stats() counts it, and strict=True raises instead.
 The suite runs with STRIDER_STRICT=1 (tests/conftest.py), so no other test falls back unseen."""
+import collections
 import datetime
 import inspect
 import logging
@@ -375,3 +376,34 @@ def test_a_refusal_inside_a_broad_except_breaks_the_graph(fn, args):
     with pytest.warns(strider.GraphBreakWarning):
         got = strider.compile(fn, strict=False)(*args)
     np.testing.assert_array_equal(got, fn(*args))
+
+
+class _Track:
+    def __init__(self, mean):
+        self.mean = mean
+
+
+_RUNS = collections.Counter()  # (not a list: a failed trace's appends to one are put back)
+
+
+def _gate(tracks, m):
+    _RUNS["calls"] += 1  # a trace's run and NumPy's alike
+    d = np.stack([t.mean for t in tracks])
+    return np.linalg.inv(m) @ d.T
+
+
+def test_signatures_that_break_for_one_reason_stop_being_traced():
+    # DeepSORT's gate_cost_matrix: new track objects each frame, each a new signature whose trace
+    # breaks at np.linalg; after three such traces a new signature runs in NumPy at once
+    f = strider.compile(_gate, strict=False)
+    m = np.eye(4) * 2
+    _RUNS.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", strider.GraphBreakWarning)
+        for k in range(8):
+            tracks = [_Track(np.full(4, float(i + k))) for i in range(3)]
+            np.testing.assert_array_equal(f(tracks, m), np.linalg.inv(m) @ np.stack([t.mean for t in tracks]).T)
+    # each call in NumPy, and three traces (the first twice: its walk learns what it reads of the
+    # tracks), not eight
+    assert _RUNS["calls"] - 8 == 4
+    assert f.stats()["graph_breaks"] == 8 and f.stats()["lowered"] == 0

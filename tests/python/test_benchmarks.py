@@ -256,3 +256,15 @@ def test_notebook_executes_at_tiny_size(monkeypatch):
     assert sum("image/png" in o.get("data", {}) for o in outputs) >= 2  # the two figures
     text = "".join(o.get("text", "") for o in outputs)
     assert "xNumPy" in text and "geomean" in text
+
+
+def test_frames_cli_checks_every_frame_and_writes_json(tmp_path):
+    out = tmp_path / "frames.json"
+    proc = subprocess.run(
+        [sys.executable, os.path.join(BENCH, "frames.py"), "--heads", "py_cpu_nms", "--frames", "6", "--rows", "20,90",
+         "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cases = json.loads(out.read_text())["cases"]
+    assert [c["system"] for c in cases] == ["numpy", "strider", "strider dynamic=False"]
+    # counts of 20..90 rows: the first alone, then run-time rows up to two bounds at most
+    assert cases[1]["traces"] <= 4 < cases[2]["traces"]

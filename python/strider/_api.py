@@ -528,6 +528,7 @@ class CompiledFunction(_C.Dispatcher):
                         trace.check_unsealed(value._view)
                     if isinstance(value, Tracer):
                         trace.check_fresh(value._view, returned)
+                trace.check_copies_apart([v._view for v in out_leaves if isinstance(v, Tracer)])
             arg_ids = {id(t): i for i, t in enumerate(tracers) if isinstance(leaves[i], (np.ndarray, _C.DeviceArray))}
             outputs, views = [], []
             for value in out_leaves:

@@ -637,6 +637,18 @@ class Trace:
                               "array was written: NumPy's view would show the write", "index it after the write, or "
                               "copy it before (x[-1].copy())")
 
+    def check_copies_apart(self, views):
+        """Refuses two returned copies that stand for views of one array (x[-1] and x[i:] of a run-
+        time length): NumPy's two results would share its memory, strider's would not."""
+        bases = {}
+        for view in views:
+            seen = self.copies.get(view.storage)
+            if seen is not None and bases.setdefault(seen[0], view.storage) != view.storage:
+                raise trace_error("two elements or slices of one array at positions known only when the function runs "
+                                  "(x[-1], x[i:] of a run-time length), which strider holds in copies and NumPy in "
+                                  "views of that array, are returned together: NumPy's would share memory",
+                                  "return a copy of one of them (x[i:].copy())")
+
     def stand_in(self, copy, arrays, writable):
         """Records that `copy` stands for what NumPy holds as one of `arrays` (made before it) or
         a view of one: read only while none of them is written (check_fresh); written, where

@@ -120,7 +120,7 @@ class CompiledFunction(_C.Dispatcher):
         self._runtime_breaks = []  # why calls ran in NumPy after their program started (explain() lists them)
         self._trip_factor = 1  # room for loops' trips, grown where a call outgrew it (_outgrown)
         self._by_identity = False  # objects of the user's classes keyed by identity (_capture.by_type)
-        self._breaks = []  # why each trace since the last that made a program broke the graph
+        self._breaks = []  # why each trace since the last that made a program broke the graph (_breaking)
         # arrays whose rows are a run-time length (_rows_that_vary): their leaf ordinals, the
         # (dtype, shape) each ordinal had in the latest trace, and whether a trace refused them
         self._dynamic = dynamic
@@ -259,11 +259,7 @@ class CompiledFunction(_C.Dispatcher):
         try:
             entry = self._trace_and_lower(sig)
             if entry is not None and any(r >= 0 for r in sig.leaf_rows) and (why := _slow_rows(entry.program)):
-                _LOG.info("strider.compile: %s: with run-time rows, %s over many points: every count of rows is a "
-                          "signature of its own from now on", self.__name__, why)
-                self._rows_refused = True
-                self._set_run_time_rows([])
-                return None
+                return self._refuse_rows(f"{why} over many points")
             if entry is not None:
                 self._breaks.clear()
             return entry
@@ -274,11 +270,7 @@ class CompiledFunction(_C.Dispatcher):
             if isinstance(e, Exception) and any(r >= 0 for r in sig.leaf_rows):
                 # what the function does with the rows needs their count while tracing: each
                 # count is a signature again (one that NumPy raises for raises so again)
-                _LOG.info("strider.compile: %s: traced with run-time rows, it failed (%s); every count of rows is "
-                          "a signature of its own from now on", self.__name__, e)
-                self._rows_refused = True
-                self._set_run_time_rows([])
-                return None
+                return self._refuse_rows(f"it failed ({e})")
             if isinstance(e, TypeError) and _STAND_INS.search(str(e)):
                 # Python code that takes real values only (memoryview, del lst[0] of a list a
                 # traced loop filled) met strider's stand-in for one: NumPy's run has the values
@@ -288,9 +280,19 @@ class CompiledFunction(_C.Dispatcher):
                                "function runs; use NumPy functions on traced arrays")
             if self._strict or not isinstance(e, (TraceError, UnsupportedError)) or not self._numpy_runs(sig):
                 raise e
+            self._breaks.append(str(e))
             return self._graph_break(e)
         finally:
             self._capture = None
+
+    def _refuse_rows(self, why):
+        """Every count of rows a signature of its own from now on (a trace with run-time rows
+        failed, or made a slow program): None, so that the dispatcher walks the call again."""
+        _LOG.info("strider.compile: %s: with run-time rows, %s: every count of rows is a signature of its own from "
+                  "now on", self.__name__, why)
+        self._rows_refused = True
+        self._set_run_time_rows([])
+        return None
 
     def _rows_that_vary(self, sig):
         """The leaf ordinals of the host arrays of `sig` whose count of rows (two at least) is not
@@ -299,6 +301,8 @@ class CompiledFunction(_C.Dispatcher):
         caller changes from call to call (the boxes of each frame), traced once for all counts up
         to a bound (call_signature.h) instead of once for each. Only on the CPU, not with
         dynamic=False, and not after a trace with them failed."""
+        if self.target != "cpu" or self._rows_refused or self._dynamic is False:
+            return set()
         seen, vary = self._rows_seen, set()
         for i in range(sig.walked):
             leaf, ordinal = sig.leaves[i], sig.leaf_ordinal[i]
@@ -308,8 +312,6 @@ class CompiledFunction(_C.Dispatcher):
             if self._dynamic or (before := seen.get(ordinal)) is not None and before[0] == kind and before[1] != leaf.shape[0]:
                 vary.add(ordinal)
             seen[ordinal] = (kind, leaf.shape[0])
-        if self.target != "cpu" or self._rows_refused or self._dynamic is False:
-            return set()
         return vary - self._run_time_rows
 
     def _breaking(self):
@@ -347,8 +349,6 @@ class CompiledFunction(_C.Dispatcher):
         the function's own Python on the real arrays (NumPy's semantics by construction). Says so
         once per reason, in a GraphBreakWarning (and at INFO in the log)."""
         reason = str(error)
-        if not reason.endswith("runs in NumPy without a trace)"):
-            self._breaks.append(reason)
         self._count("graph_breaks", 1)
         self._say_once(reason, f"{reason}: the call runs in NumPy (a graph break), as does every call with these "
                                "argument types", stacklevel=4)

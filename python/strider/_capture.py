@@ -578,7 +578,7 @@ class Capture:
         code changed since slots_now() gave `before` (SORT's `KalmanBoxTracker.count += 1`), else
         None."""
         for entry in self.patched:
-            source, holder, key, put = entry[:4]
+            holder, key, put = entry[1:4]
             now = _slot(holder, key)
             if (id(now) != before[id(entry)]) if id(entry) in before else now is not put:
                 return f"{holder.__name__}.{key}" if isinstance(holder, type) else repr(key)

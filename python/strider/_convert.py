@@ -12,6 +12,7 @@ The rewrite keeps every line where it was (ops name the user's file and line) an
 while tracing: a call that runs in NumPy (a graph break) runs the function as written."""
 import ast
 import copy
+import functools
 import inspect
 import itertools
 import linecache
@@ -448,11 +449,12 @@ def _values(names):
 
 
 def _state_of(names, body):
-    """The variables' values as a region's body returns them: Undefined for one the body may
-    `del` (RetinaFace's `del anchors` in a branch), else as they are."""
+    """What makes the variables' values as a region's body returns them (a fresh node each
+    call): Undefined for one the body may `del` (RetinaFace's `del anchors` in a branch), else as
+    they are."""
     deleted = {t.id for stmt in body for n in _walk(stmt) if isinstance(n, ast.Delete)
                for t in n.targets if isinstance(t, ast.Name)}
-    return _values(names) if deleted & set(names) else _tuple(names)
+    return functools.partial(_values if deleted & set(names) else _tuple, names)
 
 
 def _strs(names):
@@ -807,8 +809,9 @@ class _Rewrite(ast.NodeTransformer):
         first = _reads_first(node.body)
         live = [n for n in names if any(line not in inside for line in self.later_loads.get(n, ()))
                 or n in first]
-        out = [_def(f"__strider_for_{k}", names, _with_exits(body, exits, _state_of(names, body)) + [
-            ast.Return(ast.Tuple(elts=[_state_of(names, body), ast.Constant(False)], ctx=ast.Load()))])]
+        state = _state_of(names, body)
+        out = [_def(f"__strider_for_{k}", names, _with_exits(body, exits, state()) + [
+            ast.Return(ast.Tuple(elts=[state(), ast.Constant(False)], ctx=ast.Load()))])]
         target = _target(node.target)
         call = _call("for_stmt", node.iter, _load(f"__strider_for_{k}"), _values(names), _strs(names), _strs(live),
                      target, _strs(getattr(node, "strider_guarded", ())), _values(_Names(body).items),
@@ -848,8 +851,8 @@ class _Rewrite(ast.NodeTransformer):
         live = [n for n in names if n in tested or n in self.deferred or n in first or any(
             line not in inside and (line > node.lineno or line < 0 or (self.loop and line not in trip))
             for line in self.later_loads.get(n, ()))]
-        out = [_def(f"__strider_then_{k}", names + items, then + [ast.Return(_state_of(names + items, then))]),
-               _def(f"__strider_else_{k}", names + items, other + [ast.Return(_state_of(names + items, other))])]
+        out = [_def(f"__strider_then_{k}", names + items, then + [ast.Return(_state_of(names + items, then)())]),
+               _def(f"__strider_else_{k}", names + items, other + [ast.Return(_state_of(names + items, other)())])]
         call = _call("if_stmt", test, _load(f"__strider_then_{k}"), _load(f"__strider_else_{k}"),
                      _values(names + items), _strs(names + items), _strs(live), _strs(items),
                      _strs(getattr(node, "strider_guarded", ())))
@@ -880,8 +883,9 @@ class _Rewrite(ast.NodeTransformer):
         self.changed = True
         k = self.fresh()
         names = _Names(body).stored
-        new_body = _with_exits(body, exits, _state_of(names, body)) + [
-            ast.Return(ast.Tuple(elts=[_state_of(names, body), ast.Constant(False)], ctx=ast.Load()))]
+        state = _state_of(names, body)
+        new_body = _with_exits(body, exits, state()) + [
+            ast.Return(ast.Tuple(elts=[state(), ast.Constant(False)], ctx=ast.Load()))]
         # what outlives an iteration: read by the condition, after the loop, or before the body assigns it
         inside = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
         cond_loads, first = _Names([node.test]).loaded, _reads_first(node.body)

@@ -168,8 +168,9 @@ void verify_graph(const Graph& g) {
         break;
       case OpKind::Search:
         if (op.inputs[0].ndim() != 1 || g.dtype_of(op.inputs[0]) != in || out != DType::Int64 ||
-            !same_shape(op.inputs[1], op.output) || op.axes.size() != 1)
-          fail(id, "searchsorted finds i64 places in a 1-d view for values of its dtype, on one side");
+            !same_shape(op.inputs[1], op.output) || op.axes.size() != 2 || op.axes[1] < 0 || op.axes[1] > 1)
+          fail(id, "searchsorted finds i64 places in a 1-d view for values of its dtype, with axes [side, search] "
+                   "(search 0: narrowed from the last needle's, as NumPy before 2.5; 1: halving, as NumPy 2.5)");
         break;
       case OpKind::Check:
         if (op.code == OpCode::check_assert) {

@@ -782,20 +782,33 @@ void sort_rows(const Graph& g, const Op& op, char* const* base) {
 }
 
 // NumPy's searchsorted: binary search in the sort order of sort_key (NaNs last), the values in C
-// order, each search's range narrowed from the last one's as NumPy's binsearch does: the same
-// places in a sorted array, and NumPy's own in one that is not.
+// order, as the NumPy the function was traced with searches (axes[1]): before 2.5 each search's
+// range narrowed from the last one's, from 2.5 a halving of the whole range for each value. Both
+// find the same places in a sorted array, and NumPy's own in one that is not.
 void search(const Graph& g, const Op& op, char* const* base) {
   const View& a = op.inputs[0];
   const View& v = op.inputs[1];
   const View& out = op.output;
   const bool right = op.axes[0] != 0;
+  const bool halving = op.axes[1] != 0;
   dispatch_dtype(g.dtype_of(a), [&](auto tag) {
     using T = decltype(tag);
     const int64_t n = a.shape[0];
     int64_t lo = 0, hi = n;  // (the first value searches all of it, whichever way the test goes)
     decltype(sort_key(T{})) last{};
+    auto before = [&](int64_t i, const auto& key) {
+      const auto k = sort_key(*at<T>(base, a, a.offset + i * a.strides[0]));
+      return right ? !(key < k) : k < key;
+    };
     walk<2>(v.shape, {&v, &out}, [&](const std::array<int64_t, 2>& off) {
       const auto key = sort_key(*at<T>(base, v, off[0]));
+      if (halving) {
+        int64_t first = 0;
+        for (int64_t len = n; len > 1; len -= len / 2)
+          if (before(first + len / 2, key)) first += len / 2;
+        *at<int64_t>(base, out, off[1]) = n == 0 ? 0 : first + before(first, key);
+        return;
+      }
       if (right ? !(key < last) : last < key) {
         hi = n;
       } else {
@@ -805,8 +818,7 @@ void search(const Graph& g, const Op& op, char* const* base) {
       last = key;
       while (lo < hi) {
         const int64_t mid = lo + (hi - lo) / 2;
-        const auto k = sort_key(*at<T>(base, a, a.offset + mid * a.strides[0]));
-        if (right ? !(key < k) : k < key) lo = mid + 1;
+        if (before(mid, key)) lo = mid + 1;
         else hi = mid;
       }
       *at<int64_t>(base, out, off[1]) = lo;

@@ -413,6 +413,10 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if na not in (2, 3) or nb not in (2, 3):
         raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
     if 2 in (na, nb):
+        # NumPy 2.5 refuses 2-vectors (ValueError): the installed NumPy's error, or its warning
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            np.cross(np.ones(na), np.ones(nb))
         warnings.warn_explicit("Arrays of 2-dimensional vectors are deprecated. Use arrays of 3-dimensional vectors "
                                "instead. (deprecated in NumPy 2.0)", DeprecationWarning, *user_location())
     rows = broadcast_shape(a.shape[:-1], b.shape[:-1])

@@ -178,7 +178,9 @@ TEST(CudaCodegen, DataDependentOpsAreKernelsOnEveryDtype) {
     emit("sort(%s0[4,16]{16,1}+0) -> %s4[4,16]{16,1}+0", t, t);
     emit("argsort(%s0[?%s3<=64]{1}+0) axes=[1,5] -> %s4[5]{1}+0", t, DType::Int64);
     emit("sort(%s0[10000]{1}+0) axes=[1,7] -> %s4[7]{1}+0", t, t);  // one long row: by tiles
-    emit("searchsorted(%s0[32]{1}+0, %s0[8,4]{1,8}+32) axes=[1] -> %s4[8,4]{4,1}+0", t, DType::Int64);
+    // NumPy 2.5's search (halving) and the earlier one (narrowed from the last needle's)
+    emit("searchsorted(%s0[32]{1}+0, %s0[8,4]{1,8}+32) axes=[1,1] -> %s4[8,4]{4,1}+0", t, DType::Int64);
+    emit("searchsorted(%s0[32]{1}+0, %s0[8,4]{1,8}+32) axes=[0,0] -> %s4[8,4]{4,1}+0", t, DType::Int64);
     emit("nonzero(%s0[8,8]{1,8}+0) -> %s4[?%s3<=64]{1}+0", t, DType::Int64);
     emit("compress(%s2[16]{1}+0, %s0[16,4]{4,1}+0) -> %s4[?%s3<=16,4]{4,1}+0", t, t);
     emit("take(%s0[16,4]{4,1}+0, %s1[3,2]{2,1}+0) -> %s4[3,2,4]{8,4,1}+0", t, t);

@@ -250,19 +250,21 @@ TEST(CudaDataDependent, ScansAlongTheLastAxisRoundAsTheReference) {
 // NumPy's order: -0.0 equal to 0.0, NaNs last
 bool before(double a, double b) { return !std::isnan(a) && (std::isnan(b) || a < b); }
 
-// In an unsorted array, NumPy's places come from its search narrowed by the last needle's: the
-// emulated device must give them too, not each needle's search alone.
+// In an unsorted array, NumPy's places come from its search: before NumPy 2.5 narrowed by the last
+// needle's, from 2.5 halved for each needle alone. The emulated device must give them too.
 TEST(CudaDataDependent, SearchsortedFindsNumPysPlacesInSortedAndUnsortedArrays) {
   SKIP_WITHOUT_EMULATOR();
   std::vector<Case> cases;
   for (DType t : {DType::Float32, DType::Int64})
     for (int right : {0, 1})
-      for (bool sorted : {true, false}) {
+      for (int halving : {0, 1})
+        for (bool sorted : {true, false}) {
         const Graph g = typed("graph @t {\n %s0 = storage T[300] arg 0\n %s1 = storage T[60] arg 1\n %s2 = storage i64[60] arg 2\n"
-                              " op0 = searchsorted(%s0[300]{1}+0, %s1[6,10]{10,1}+0) axes=[" + std::to_string(right) +
-                                  "] -> %s2[6,10]{10,1}+0\n return\n}",
+                              " op0 = searchsorted(%s0[300]{1}+0, %s1[6,10]{10,1}+0) axes=[" + std::to_string(right) + "," +
+                                  std::to_string(halving) + "] -> %s2[6,10]{10,1}+0\n return\n}",
                               t);
-        const std::string label = std::string("searchsorted ") + dtype_name(t) + (right ? " right" : " left") + (sorted ? "" : " unsorted");
+        const std::string label = std::string("searchsorted ") + dtype_name(t) + (right ? " right" : " left") +
+                                  (halving ? " halving" : "") + (sorted ? "" : " unsorted");
         cases.push_back({label, g, [t, sorted](Memory& m) {
                            if (t == DType::Int64) {
                              if (sorted) std::sort(typed_at<int64_t>(m, 0), typed_at<int64_t>(m, 0) + 300);
@@ -273,8 +275,8 @@ TEST(CudaDataDependent, SearchsortedFindsNumPysPlacesInSortedAndUnsortedArrays) 
                            if (sorted) std::stable_sort(a, a + 300, [](float x, float y) { return before(x, y); });
                            for (int i = 0; i < 60; ++i) typed_at<float>(m, 1)[i] = std::round(typed_at<float>(m, 1)[i]);
                          }});
-      }
-  EXPECT_EQ(check_cases(cases), 8);
+        }
+  EXPECT_EQ(check_cases(cases), 16);
 }
 
 TEST(CudaDataDependent, SortArgsortAndTopKAreNumPysStableOrder) {

@@ -2,6 +2,7 @@
 count_nonzero, pad, linalg.norm, np.average, the NaN-ignoring reductions, roll, select, digitize,
 diff's prepend/append, np.vectorize and the math module; values tracing knows."""
 import math
+import warnings
 from math import sqrt
 
 import numpy as np
@@ -565,18 +566,40 @@ def test_arrays_of_scalars_and_copies_of_scalars():
     pytest.param(lambda a, b: np.cross(a.T, b, axisa=0), ar((5, 3), np.float32) / 7, id="axisa"),
     pytest.param(lambda a, b: np.cross(a, b, axisc=0), ar((5, 3), np.float32) / 7, id="axisc"),
     pytest.param(lambda a, b: np.cross(a.T, b.T, axis=0), ar((5, 3), np.float32) / 7, id="axis"),
-    pytest.param(lambda a, b: np.cross(a[:, :2], b), ar((5, 3), np.float32) / 7, id="2_by_3"),
-    pytest.param(lambda a, b: np.cross(a, b[:, :2]), ar((5, 3), np.float32) / 7, id="3_by_2"),
-    pytest.param(lambda a, b: np.cross(a[:, :2], b[:, 1:]), ar((5, 3), np.float32) / 7, id="2_by_2"),
-    pytest.param(lambda a, b: np.cross(a[0, :2], b[1, :2]), ar((5, 3), np.float32) / 7, id="2_by_2_0d"),
     pytest.param(lambda a, b: np.cross(a, b), ar((5, 3), np.int32) - 6, id="ints"),
     pytest.param(lambda a, b: np.cross(a[a[:, 0] > 0.4], b[0]), ar((5, 3), np.float32), id="runtime_rows"),
 ])
-@pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors:DeprecationWarning")
 def test_cross(fn, b):
     # (face alignment's and rotated-box code's np.cross): NumPy's products and differences, in
     # the promoted dtype, laid out as NumPy lays out its result
     check(fn, ar((5, 3), np.float32) / 5, b)
+
+
+def _numpy_takes_2_vectors():
+    """NumPy 2.0 deprecated np.cross of 2-vectors, and 2.5 raises ValueError for them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            np.cross(np.ones(2), np.ones(2))
+        except ValueError:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda a, b: np.cross(a[:, :2], b), id="2_by_3"),
+    pytest.param(lambda a, b: np.cross(a, b[:, :2]), id="3_by_2"),
+    pytest.param(lambda a, b: np.cross(a[:, :2], b[:, 1:]), id="2_by_2"),
+    pytest.param(lambda a, b: np.cross(a[0, :2], b[1, :2]), id="2_by_2_0d"),
+])
+@pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors:DeprecationWarning")
+def test_cross_of_2_vectors_as_the_installed_numpy(fn):
+    # the third component alone, or NumPy 2.5's ValueError
+    args = ar((5, 3), np.float32) / 5, ar((5, 3), np.float32) / 7
+    if _numpy_takes_2_vectors():
+        check(fn, *args)
+    else:
+        check_raises(fn, *args, exc=ValueError)
 
 
 @pytest.mark.parametrize("fn, exc", [
@@ -593,7 +616,12 @@ def _cross_of_2_vectors(a, b):
 
 
 def test_cross_of_2_vectors_warns_at_the_users_line():
-    # NumPy 2 deprecates 2-vectors; the warning points at the user's call, not at strider
+    # NumPy 2 deprecates 2-vectors; the warning points at the user's call, not at strider. NumPy
+    # 2.5 refuses them: so does strider, with its words
+    if not _numpy_takes_2_vectors():
+        with pytest.raises(ValueError, match=r"must be \(arrays of\) 3-dimensional vectors, but they are 2 and 2"):
+            strider.compile(_cross_of_2_vectors)(ar((4, 3)), ar((4, 3)) / 5)
+        return
     with pytest.warns(DeprecationWarning, match="2-dimensional vectors") as record:
         strider.compile(_cross_of_2_vectors)(ar((4, 3)), ar((4, 3)) / 5)
     assert record[0].filename == __file__

@@ -60,6 +60,60 @@ def test_searchsorted_in_an_unsorted_array_gives_numpys_places(side):
     check(lambda a, v: np.searchsorted(a, v, side=side), a, rnd((3, 4), seed=6))
 
 
+def _before(x, y):
+    """NumPy's order of a sort: NaNs last."""
+    return x < y or (np.isnan(y) and not np.isnan(x))
+
+
+def _narrowed_places(a, values, right):
+    """NumPy's searchsorted before 2.5 (binsearch.cpp): each value's range narrowed from the last's."""
+    goes_right = (lambda k, key: not _before(key, k)) if right else _before
+    out, lo, hi, last = [], 0, len(a), values[0]
+    for key in values:
+        if (not _before(key, last)) if right else _before(last, key):
+            hi = len(a)
+        else:
+            lo, hi = 0, min(hi + 1, len(a))
+        last = key
+        while lo < hi:
+            mid = lo + (hi - lo) // 2
+            lo, hi = (mid + 1, hi) if goes_right(a[mid], key) else (lo, mid)
+        out.append(lo)
+    return out
+
+
+def _halved_places(a, values, right):
+    """NumPy 2.5's searchsorted: the whole range halved for each value alone."""
+    goes_right = (lambda k, key: not _before(key, k)) if right else _before
+    out = []
+    for key in values:
+        first, n = 0, len(a)
+        while n > 1:
+            first += n // 2 if goes_right(a[first + n // 2], key) else 0
+            n -= n // 2
+        out.append(first + goes_right(a[first], key) if len(a) else 0)
+    return out
+
+
+@pytest.mark.parametrize("halving", [0, 1], ids=["numpy_2_4", "numpy_2_5"])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_in_an_unsorted_array_searches_as_either_numpy(monkeypatch, side, halving):
+    # whichever NumPy is installed, strider searches as the one it finds (_sorting.HALVING_SEARCH):
+    # each way against a model of that NumPy's search, NaNs and ties in an unsorted array
+    installed = strider._sorting.HALVING_SEARCH
+    monkeypatch.setattr(strider._sorting, "HALVING_SEARCH", halving)
+    rng = np.random.default_rng(7)
+    a = np.round(rng.random(37) * 8)
+    a[[3, 20]] = np.nan
+    v = np.concatenate([np.round(rng.random(40) * 9) - 0.5, np.round(rng.random(20) * 8), [np.nan]])
+    got = strider.compile(lambda a, v: np.searchsorted(a, v, side=side), target=TARGET, strict=True)(a, v)
+    model = _halved_places if halving else _narrowed_places
+    np.testing.assert_array_equal(got, model(list(a), list(v), side == "right"))
+    if halving == installed:  # the model is the installed NumPy's search
+        np.testing.assert_array_equal(np.searchsorted(a, v, side=side), got)
+    assert model([0.0, 4.0, 2.0, 4.0, 3.0], [3.5], False) == ([3] if halving else [5])  # the two differ
+
+
 def _sorted_then_written(x):
     # a C-order sort along axis 0 ravels to a view, which sees the write after it
     v = np.sort(x, axis=0, kind="stable")

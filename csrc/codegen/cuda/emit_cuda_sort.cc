@@ -95,10 +95,12 @@ void DataDependentEmitter::scan() {
   close_block();
 }
 
-// NumPy's places: in a sorted array (NaNs last) each search alone finds them, a thread per needle
-// over the whole range; in an unsorted one they are those of NumPy's search narrowed from the last
-// needle's range, so one thread walks the needles in C order as the reference does. One block
-// first tells which (in scratch): the haystack is rarely long, and the sorted case is the common one.
+// NumPy's places, as the NumPy the function was traced with searches (axes[1]). NumPy 2.5 halves
+// the whole range for each needle: a thread per needle. Before it, in a sorted array (NaNs last)
+// each search alone finds them too; in an unsorted one they are those of NumPy's search narrowed
+// from the last needle's range, so one thread walks the needles in C order as the reference does.
+// One block first tells which (in scratch): the haystack is rarely long, and the sorted case is
+// the common one.
 void DataDependentEmitter::search() {
   const View& a = op_.inputs[0];
   const DType t = g_.dtype_of(a);
@@ -106,6 +108,25 @@ void DataDependentEmitter::search() {
   const bool right = op_.axes[0] != 0;
   int bits = 0;
   auto key_of = [&](const std::string& p, const View& v, const std::string& i) { return sort_key(elem(p, v, i), t, &bits); };
+  const std::string lower = right ? "!(key < k)" : "k < key";
+  if (op_.axes[1] != 0) {
+    open("search", grid(op_.inputs[1].numel()));
+    for_each("a1_numel");
+    line("const unsigned long long key = " + key_of("a1", op_.inputs[1], "t") + ";");
+    line("long long first = 0;");
+    open_block("for (long long len = a0_n0; len > 1; len -= len / 2)");
+    line("const unsigned long long k = " + key_of("a0", a, "first + len / 2") + ";");
+    line("if (" + lower + ") first += len / 2;");
+    close_block();
+    open_block("if (a0_n0 > 0)");
+    line("const unsigned long long k = " + key_of("a0", a, "first") + ";");
+    line("if (" + lower + ") ++first;");
+    close_block();
+    line(elem("o", op_.output, "t") + " = first;");
+    close_block();
+    close_block();
+    return;
+  }
   scratch_ = 8;
   open("sorted", 1);
   line("__shared__ int st_unsorted;");
@@ -118,7 +139,6 @@ void DataDependentEmitter::search() {
   line("if (threadIdx.x == 0) *(long long*)scratch = st_unsorted;");
   close_block();
 
-  const std::string lower = right ? "!(key < k)" : "k < key";
   auto bisect = [&] {
     open_block("while (lo < hi)");
     line("const long long mid = lo + (hi - lo) / 2;");

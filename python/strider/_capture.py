@@ -49,7 +49,9 @@ def _adoptable(value):
     plain __dict__ (types.SimpleNamespace)."""
     cls = type(value)
     return _user_class(value) or (
-        (cls.__flags__ & (1 << 9) or type(getattr(value, "__dict__", None)) is dict)  # Py_TPFLAGS_HEAPTYPE
+        # a heap type's (Py_TPFLAGS_HEAPTYPE) or a plain __dict__: attributes of its own (Python
+        # 3.12's namedtuple fields are objects of a heap type without)
+        hasattr(value, "__dict__") and (cls.__flags__ & (1 << 9) or type(value.__dict__) is dict)
         and not isinstance(value, (type, types.ModuleType, types.FunctionType, types.MethodType, Tracer,
                                    np.ndarray, np.generic, list, tuple, dict, enum.Enum))
         and not callable(getattr(cls, "_trace", None)))  # compiled functions

@@ -208,7 +208,10 @@ _CHECKED = {"check_index": "an index", "check_assert": "a condition", "check_equ
 
 @functools.lru_cache(maxsize=1024)
 def _try_ranges(code):
-    """The bytecode ranges of code that an exception handler covers, but a `with` block's."""
+    """The bytecode ranges of code that a `try`'s handler covers. A handler the compiler adds
+    (Python 3.12's around a generator's body and an inlined comprehension, the clean-up of an
+    `except ... as e`) does not begin by pushing the exception, and a `with` block's handler is
+    the one that calls __exit__."""
     if not getattr(code, "co_exceptiontable", True):  # (no handler: most code; dis takes milliseconds)
         return ()
     names = {i.offset: i.opname for i in dis.get_instructions(code)}
@@ -216,7 +219,7 @@ def _try_ranges(code):
     ranges = []
     for entry in dis.Bytecode(code).exception_entries:
         following = [names[o] for o in offsets if o >= entry.target][:3]
-        if "WITH_EXCEPT_START" not in following:
+        if following[:1] == ["PUSH_EXC_INFO"] and "WITH_EXCEPT_START" not in following:
             ranges.append((entry.start, entry.end))
     return tuple(ranges)
 

@@ -11,6 +11,7 @@
 #include "runtime/cuda_loader.h"
 #include "runtime/data_dependent.h"
 #include "runtime/executor.h"
+#include "runtime/thread_pool.h"
 #include "support/flags.h"
 
 namespace strider {
@@ -124,18 +125,31 @@ CudaProgram::CudaProgram(std::shared_ptr<const Program> program, int ordinal, co
   fallbacks_.resize(stages.size());
   checks_.assign(stages.size(), false);
   control_.assign(stages.size(), nullptr);
+  for (size_t i = 0; i < stages.size(); ++i) control_[i] = stages[i].control();  // run by the call's own loop
+  // NVRTC compiles each stage's program in tens of milliseconds, and programs compile side by side
+  // (NVRTC is thread-safe): a function of a hundred stages (a sort's passes) compiles in a second
+  std::vector<CudaCompiled> compiled(stages.size());
+  std::vector<char> refused(stages.size(), 0);
+  parallel_for(static_cast<int64_t>(stages.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      if (control_[i]) continue;
+      try {
+        compiled[i] = compile(g, stages[i], arch_);
+      } catch (const std::invalid_argument& e) {
+        fallbacks_[i] = e.what();
+        refused[i] = 1;
+      }
+    }
+  });
   for (size_t i = 0; i < stages.size(); ++i) {
-    if ((control_[i] = stages[i].control())) continue;  // run by the call's own loop (run), no kernel
-    CudaCompiled c;
-    try {
-      c = compile(g, stages[i], arch_);
-    } catch (const std::invalid_argument& e) {
-      fallbacks_[i] = e.what();
+    if (control_[i]) continue;
+    if (refused[i]) {
       log_line("cuda", "stage " + std::to_string(i) + " runs on the host: " + fallbacks_[i]);
       for (int st : storages_of(g, stages[i].op_ids))
         if (g.storages[st].kind != StorageKind::Const) needed_[st] = true;  // the host reads the graph's
       continue;
     }
+    CudaCompiled& c = compiled[i];
     (c.from_disk ? disk_hits_ : compiled_) += 1;
     auto k = std::make_shared<Kernel>();
     std::lock_guard<std::mutex> lock(dev.mu);

@@ -304,9 +304,11 @@ std::vector<std::string> pass_names() {
 }
 
 std::shared_ptr<CudaProgram> cuda_program(std::shared_ptr<const Program> p, int ordinal) {
-  return std::make_shared<CudaProgram>(std::move(p), ordinal, [](const Graph& g, const Stage& s, const std::string& arch) {
-    return compile_cuda_stage(g, s, arch);
-  });
+  const CudaBackend backend{
+      [](const Graph& g, const Stage& s) { return emit_cuda_stage(g, s); },
+      [](const Graph& g, const std::vector<const Stage*>& stages, const std::vector<const CudaStage*>& emitted,
+         const std::string& arch, bool* from_disk) { return compile_cuda_group(g, stages, emitted, arch, from_disk); }};
+  return std::make_shared<CudaProgram>(std::move(p), ordinal, backend);
 }
 
 namespace {

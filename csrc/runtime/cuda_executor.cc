@@ -109,7 +109,7 @@ struct CudaProgram::Kernel {
   std::vector<Driver::Function> functions;  // per launch
 };
 
-CudaProgram::CudaProgram(std::shared_ptr<const Program> program, int ordinal, const CudaStageCompiler& compile)
+CudaProgram::CudaProgram(std::shared_ptr<const Program> program, int ordinal, const CudaBackend& backend)
     : program_(std::move(program)), ordinal_(ordinal) {
   const Driver& d = driver();
   DeviceState& dev = current(ordinal);
@@ -126,21 +126,74 @@ CudaProgram::CudaProgram(std::shared_ptr<const Program> program, int ordinal, co
   checks_.assign(stages.size(), false);
   control_.assign(stages.size(), nullptr);
   for (size_t i = 0; i < stages.size(); ++i) control_[i] = stages[i].control();  // run by the call's own loop
-  // NVRTC compiles each stage's program in tens of milliseconds, and programs compile side by side
-  // (NVRTC is thread-safe): a function of a hundred stages (a sort's passes) compiles in a second
-  std::vector<CudaCompiled> compiled(stages.size());
+  std::vector<CudaStage> emitted(stages.size());
   std::vector<char> refused(stages.size(), 0);
   parallel_for(static_cast<int64_t>(stages.size()), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       if (control_[i]) continue;
       try {
-        compiled[i] = compile(g, stages[i], arch_);
+        emitted[i] = backend.emit(g, stages[i]);
       } catch (const std::invalid_argument& e) {
         fallbacks_[i] = e.what();
         refused[i] = 1;
       }
     }
   });
+  // The stages to compile: each kernel once, and none the device has loaded (the same stage in
+  // another program, a retrace's)
+  std::vector<size_t> todo;
+  {
+    std::lock_guard<std::mutex> lock(dev.mu);
+    std::set<std::string> named;
+    for (size_t i = 0; i < stages.size(); ++i) {
+      if (control_[i] || refused[i] || !named.insert(emitted[i].name).second) continue;
+      const auto& launches = emitted[i].launches;
+      if (!std::all_of(launches.begin(), launches.end(), [&](const CudaLaunch& l) { return dev.functions.count(l.kernel); }))
+        todo.push_back(i);
+    }
+  }
+  // NVRTC pays tens of milliseconds a program, most of a small stage's compile, and the prelude's
+  // parse: the stages compile as one program a thread of the pool (NVRTC is thread-safe), cut in
+  // stage order into runs of about equal source length
+  const size_t groups = std::min<size_t>(parallel_threads(), todo.size());
+  std::vector<std::vector<size_t>> group(groups);
+  size_t total = 0, done = 0;
+  for (size_t i : todo) total += emitted[i].source.size();
+  for (size_t i : todo) {
+    group[std::min(groups - 1, done * groups / std::max<size_t>(total, 1))].push_back(i);
+    done += emitted[i].source.size();
+  }
+  std::vector<std::string> cubins(groups);
+  std::vector<char> from_disk(groups, 0);
+  parallel_for(static_cast<int64_t>(groups), [&](int64_t begin, int64_t end) {
+    for (int64_t j = begin; j < end; ++j) {
+      if (group[j].empty()) continue;
+      std::vector<const Stage*> ss;
+      std::vector<const CudaStage*> es;
+      for (size_t i : group[j]) {
+        ss.push_back(&stages[i]);
+        es.push_back(&emitted[i]);
+      }
+      bool disk = false;
+      cubins[j] = backend.compile(g, ss, es, arch_, &disk);
+      from_disk[j] = disk;
+    }
+  });
+  std::unique_lock<std::mutex> lock(dev.mu);
+  for (size_t j = 0; j < groups; ++j) {
+    if (group[j].empty()) continue;
+    Driver::Module module = nullptr;
+    d.check(d.ModuleLoadData(&module, cubins[j].data()), "cuModuleLoadData");
+    // every kernel of the group's stages is in its module: register those not loaded yet
+    for (size_t i : group[j])
+      for (const CudaLaunch& l : emitted[i].launches) {
+        if (dev.functions.count(l.kernel)) continue;
+        Driver::Function f = nullptr;
+        d.check(d.ModuleGetFunction(&f, module, l.kernel.c_str()), "cuModuleGetFunction");
+        dev.functions[l.kernel] = f;
+      }
+    (from_disk[j] ? disk_hits_ : compiled_) += static_cast<int>(group[j].size());
+  }
   for (size_t i = 0; i < stages.size(); ++i) {
     if (control_[i]) continue;
     if (refused[i]) {
@@ -149,32 +202,16 @@ CudaProgram::CudaProgram(std::shared_ptr<const Program> program, int ordinal, co
         if (g.storages[st].kind != StorageKind::Const) needed_[st] = true;  // the host reads the graph's
       continue;
     }
-    CudaCompiled& c = compiled[i];
-    (c.from_disk ? disk_hits_ : compiled_) += 1;
     auto k = std::make_shared<Kernel>();
-    std::lock_guard<std::mutex> lock(dev.mu);
-    for (const CudaLaunch& l : c.stage.launches) {
-      auto it = dev.functions.find(l.kernel);
-      if (it == dev.functions.end()) {
-        Driver::Module module = nullptr;
-        d.check(d.ModuleLoadData(&module, c.cubin.data()), "cuModuleLoadData");
-        // every kernel of the stage is in its module: register them all
-        for (const CudaLaunch& m : c.stage.launches) {
-          Driver::Function f = nullptr;
-          d.check(d.ModuleGetFunction(&f, module, m.kernel.c_str()), "cuModuleGetFunction");
-          dev.functions[m.kernel] = f;
-        }
-        it = dev.functions.find(l.kernel);
-      }
-      k->functions.push_back(it->second);
-    }
-    for (int s : c.stage.params) needed_[s] = true;
-    scratch_bytes_ = std::max(scratch_bytes_, c.stage.scratch_bytes);
-    error_flag_ = error_flag_ || c.stage.error_flag;
-    k->stage = std::move(c.stage);
+    for (const CudaLaunch& l : emitted[i].launches) k->functions.push_back(dev.functions.at(l.kernel));
+    for (int s : emitted[i].params) needed_[s] = true;
+    scratch_bytes_ = std::max(scratch_bytes_, emitted[i].scratch_bytes);
+    error_flag_ = error_flag_ || emitted[i].error_flag;
+    k->stage = std::move(emitted[i]);
     checks_[i] = std::any_of(stages[i].ops.begin(), stages[i].ops.end(), [](const Op& op) { return op_kind(op.code) == OpKind::Check; });
     kernels_[i] = std::move(k);
   }
+  lock.unlock();
   // constants a stage reads from memory: uploaded once, for the program's life
   for (size_t s = 0; s < n; ++s) {
     const Storage& st = g.storages[s];

@@ -9,8 +9,8 @@
 #include "runtime/program.h"
 
 // Runs a lowered program on a CUDA device through the driver API (runtime/cuda_loader.h): every
-// stage in order on one stream, each as the kernels a CudaStageCompiler (codegen/cuda, which the
-// driver hands in) compiles for the device's own architecture; modules kept in memory per device.
+// stage in order on one stream, each as the kernels a CudaBackend (codegen/cuda, which the driver
+// hands in) compiles for the device's own architecture; modules kept in memory per device.
 // A stage the CUDA backend refuses (overlapping accesses, a data-dependent op reading the storage
 // it writes, a schedule with a tail: what it names) runs on the host on the reference executor,
 // between copies of the storages its ops touch, so every program runs, with NumPy's semantics, at
@@ -19,10 +19,10 @@ namespace strider {
 
 class CudaProgram {
  public:
-  /// Compiles every stage of `program` with `compile` for device `ordinal` and loads it. Throws
-  /// std::runtime_error when CUDA is unavailable, compiling fails or the driver does (naming the
-  /// call and the driver's error text).
-  CudaProgram(std::shared_ptr<const Program> program, int ordinal, const CudaStageCompiler& compile);
+  /// Compiles every stage of `program` with `backend` for device `ordinal` (but those whose
+  /// kernels the device has loaded already) and loads it. Throws std::runtime_error when CUDA is
+  /// unavailable, compiling fails or the driver does (naming the call and the driver's error text).
+  CudaProgram(std::shared_ptr<const Program> program, int ordinal, const CudaBackend& backend);
   ~CudaProgram();
 
   /// One call. Per storage of the graph (Const ones excepted: uploaded once, here):
@@ -39,7 +39,7 @@ class CudaProgram {
   const std::string& arch() const { return arch_; }
   /// Per stage: why it runs on the host (empty when its kernels run on the device).
   const std::vector<std::string>& fallbacks() const { return fallbacks_; }
-  int compiled() const { return compiled_; }    // stages NVRTC compiled for this program
+  int compiled() const { return compiled_; }    // stages NVRTC compiled for this program (no loaded kernel twice)
   int disk_hits() const { return disk_hits_; }  // stages whose cubins came from the disk cache
 
   struct Kernel;  // one stage's launches (cuda_executor.cc)

@@ -68,9 +68,16 @@ struct CudaCompiled {
   bool from_disk = false;  // loaded from the disk cache instead of compiled
 };
 
-/// Compiles a stage of a graph for an architecture ("sm_90"): codegen/cuda's compile_cuda_stage.
-/// Throws std::invalid_argument where the backend refuses the stage (it then runs on the host),
-/// std::runtime_error where compiling fails.
-using CudaStageCompiler = std::function<CudaCompiled(const Graph& g, const Stage& s, const std::string& arch)>;
+/// codegen/cuda as the driver hands it to a CudaProgram. `emit` writes a stage's kernels
+/// (emit_cuda_stage): it throws std::invalid_argument where the backend refuses the stage, which
+/// then runs on the host. `compile` makes the cubin of several emitted stages, compiled as one
+/// program for an architecture ("sm_90") or loaded from the disk cache, *from_disk saying which
+/// (compile_cuda_group): it throws std::runtime_error where compiling fails.
+struct CudaBackend {
+  std::function<CudaStage(const Graph& g, const Stage& s)> emit;
+  std::function<std::string(const Graph& g, const std::vector<const Stage*>& stages,
+                            const std::vector<const CudaStage*>& emitted, const std::string& arch, bool* from_disk)>
+      compile;
+};
 
 }  // namespace strider

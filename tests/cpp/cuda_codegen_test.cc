@@ -289,17 +289,17 @@ TEST(CudaCodegen, ADataDependentKernelIsNamedAndCachedWithTheOpItsErrorNames) {
   const CudaStage x = emit_cuda_stage(a, sa), y = emit_cuda_stage(b, sb);
   EXPECT_NE(x.name, y.name);
   EXPECT_NE(x.source, y.source);
-  EXPECT_NE(cuda_stage_cache_key(a, sa, "sm_90", "13.0").digest(), cuda_stage_cache_key(b, sb, "sm_90", "13.0").digest());
+  EXPECT_NE(cuda_group_cache_key(a, {&sa}, "sm_90", "13.0").digest(), cuda_group_cache_key(b, {&sb}, "sm_90", "13.0").digest());
   EXPECT_NE(y.source.find("st_fail(err, " + std::to_string(kCudaFailedOp + 1) + ", 0)"), std::string::npos);
 }
 
 TEST(CudaCodegen, CacheKeyHoldsArchAndNvrtcVersion) {
   Graph g;
   const Stage s = one_op_stage(g, OpCode::exp, {DType::Float32}, DType::Float32, {8}, {});
-  const CacheKey k = cuda_stage_cache_key(g, s, "sm_90", "13.0");
-  EXPECT_NE(k.digest(), cuda_stage_cache_key(g, s, "sm_80", "13.0").digest());
-  EXPECT_NE(k.digest(), cuda_stage_cache_key(g, s, "sm_90", "12.4").digest());
-  EXPECT_EQ(k.digest(), cuda_stage_cache_key(g, s, "sm_90", "13.0").digest());
+  const CacheKey k = cuda_group_cache_key(g, {&s}, "sm_90", "13.0");
+  EXPECT_NE(k.digest(), cuda_group_cache_key(g, {&s}, "sm_80", "13.0").digest());
+  EXPECT_NE(k.digest(), cuda_group_cache_key(g, {&s}, "sm_90", "12.4").digest());
+  EXPECT_EQ(k.digest(), cuda_group_cache_key(g, {&s}, "sm_90", "13.0").digest());
 }
 
 TEST(CudaCodegen, CubinComesFromTheDiskCacheTheSecondTime) {

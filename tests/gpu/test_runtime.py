@@ -2,6 +2,7 @@
 read and written in place, views returned as views, aliasing and overlapping arguments, stages the
 CUDA backend refuses run on the host between copies, the error flag, scratch memory, the caller's
 kind of result, target="auto". Compared with NumPy on every call."""
+import os
 import sys
 
 import numpy as np
@@ -273,6 +274,30 @@ def test_identical_stages_share_one_module():
     mid = counters()["modules"]
     cuda(lambda b: b * 7 - 2)(np.arange(3.0))
     assert mid == before + 1 and counters()["modules"] == mid
+
+
+def _many_stages(x):
+    # a sort's passes, a mask's compaction and the scans: a stage each
+    order = np.argsort(-x)
+    kept = x[x > 0.5]
+    return np.cumsum(x)[order], kept * 2, np.sort(kept), np.maximum.accumulate(x[::-1])
+
+
+@emulated
+def test_a_programs_stages_compile_as_a_program_a_thread_and_loaded_kernels_not_again():
+    # NVRTC's fixed cost and the prelude's parse are paid once a group (a module each), and a
+    # kernel the device holds (another program's same stage) is not compiled again
+    x = np.random.default_rng(3).random(300)
+    before = counters()["modules"]
+    first = cuda(_many_stages)
+    first(x)
+    stages = sum(1 for why in first.explain(x).cuda_fallbacks if not why)
+    loaded = counters()["modules"] - before
+    assert first.stats()["compiles"] == stages > loaded >= 1 and loaded <= os.cpu_count()
+    again = cuda(_many_stages)
+    for expected, got in zip(_many_stages(x), again(x)):
+        compare(expected, got)
+    assert again.stats()["compiles"] == 0 and counters()["modules"] == before + loaded
 
 
 def _python_entered(fn, *args):

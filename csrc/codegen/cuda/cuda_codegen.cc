@@ -72,40 +72,57 @@ const std::vector<std::string>& cuda_compile_options() {
   return kOptions;
 }
 
-CacheKey cuda_stage_cache_key(const Graph& g, const Stage& s, const std::string& arch, const std::string& nvrtc_version) {
+CacheKey cuda_group_cache_key(const Graph& g, const std::vector<const Stage*>& stages, const std::string& arch,
+                              const std::string& nvrtc_version) {
   CacheKey key;
   key.add("strider", STRIDER_VERSION);
   key.add("codegen", "cuda-" + codegen_id());
   key.add("nvrtc", nvrtc_version);
   key.add("arch", arch);
   key.add("options", options_text());
-  key.add("stage", kernel_text(g, standalone(s)));
+  for (const Stage* s : stages) key.add("stage", kernel_text(g, standalone(*s)));
   return key;
+}
+
+std::string compile_cuda_group(const Graph& g, const std::vector<const Stage*>& stages,
+                               const std::vector<const CudaStage*>& emitted, const std::string& arch,
+                               bool* from_disk, DiskCache* cache) {
+  *from_disk = false;
+  const Nvrtc* nvrtc = Nvrtc::get();
+  if (!nvrtc) throw std::runtime_error("cannot compile CUDA kernels: " + nvrtc_unavailable_reason());
+  const CacheKey key = cuda_group_cache_key(g, stages, arch, nvrtc->version());
+  log_line("cache", "key " + key.digest().substr(0, 16) + ": " + key.summary());
+  auto holds_them = [&](const KernelBlob& blob) {
+    if (blob.entries.size() != emitted.size()) return false;
+    for (size_t i = 0; i < emitted.size(); ++i)
+      if (blob.entries[i].symbol != emitted[i]->name) return false;
+    return true;
+  };
+  if (cache) {
+    std::optional<KernelBlob> blob = cache->load(key);
+    if (blob && holds_them(*blob)) {
+      *from_disk = true;
+      return std::move(blob->object);
+    }
+  }
+  std::string source;
+  for (const CudaStage* e : emitted) source += e->source;
+  const std::string file = emitted.front()->name + (emitted.size() > 1 ? "+" + std::to_string(emitted.size() - 1) : "") + ".cu";
+  std::string cubin = nvrtc->compile_cubin(source, file, arch, cuda_compile_options());
+  if (cache) {
+    KernelBlob blob;
+    for (const CudaStage* e : emitted) blob.entries.push_back({e->name, static_cast<uint64_t>(e->scratch_bytes), ""});
+    blob.object = cubin;
+    blob.ir = source;
+    cache->store(key, blob);
+  }
+  return cubin;
 }
 
 CudaCompiled compile_cuda_stage(const Graph& g, const Stage& s, const std::string& arch, DiskCache* cache) {
   CudaCompiled out;
   out.stage = emit_cuda_stage(g, s);
-  const Nvrtc* nvrtc = Nvrtc::get();
-  if (!nvrtc) throw std::runtime_error("cannot compile CUDA kernels: " + nvrtc_unavailable_reason());
-  const CacheKey key = cuda_stage_cache_key(g, s, arch, nvrtc->version());
-  log_line("cache", "key " + key.digest().substr(0, 16) + ": " + key.summary());
-  if (cache) {
-    std::optional<KernelBlob> blob = cache->load(key);
-    if (blob && blob->entries.size() == 1 && blob->entries[0].symbol == out.stage.name) {
-      out.cubin = std::move(blob->object);
-      out.from_disk = true;
-      return out;
-    }
-  }
-  out.cubin = nvrtc->compile_cubin(out.stage.source, out.stage.name + ".cu", arch, cuda_compile_options());
-  if (cache) {
-    KernelBlob blob;
-    blob.entries.push_back({out.stage.name, static_cast<uint64_t>(out.stage.scratch_bytes), ""});
-    blob.object = out.cubin;
-    blob.ir = out.stage.source;
-    cache->store(key, blob);
-  }
+  out.cubin = compile_cuda_group(g, {&s}, {&out.stage}, arch, &out.from_disk, cache);
   return out;
 }
 

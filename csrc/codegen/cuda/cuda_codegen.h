@@ -54,14 +54,23 @@ CudaStage emit_cuda_stage(const Graph& g, const Stage& s);
 /// NVRTC options every stage is compiled with (after -arch=sm_XX): C++17, no FMA contraction.
 const std::vector<std::string>& cuda_compile_options();
 
-/// The key of a stage's cubin, from named parts: strider (version), codegen (a hash of this
-/// backend's sources), nvrtc (version), arch ("sm_90"), options, stage (stage_text).
-CacheKey cuda_stage_cache_key(const Graph& g, const Stage& s, const std::string& arch,
+/// The key of the cubin of stages compiled together, from named parts: strider (version),
+/// codegen (a hash of this backend's sources), nvrtc (version), arch ("sm_90"), options, and a
+/// stage part (stage_text) per stage, in order.
+CacheKey cuda_group_cache_key(const Graph& g, const std::vector<const Stage*>& stages, const std::string& arch,
                               const std::string& nvrtc_version);
 
-/// Emits and compiles one stage with NVRTC for `arch`, or loads the cubin from `cache` (keyed by
-/// cuda_stage_cache_key; a compiled one is stored). Throws std::invalid_argument where
-/// emit_cuda_stage does, std::runtime_error when NVRTC is unavailable or fails (with its log).
+/// Compiles emitted stages (emit_cuda_stage's, `emitted[i]` of `stages[i]`, no kernel twice) with
+/// NVRTC for `arch` as one program, whose fixed cost and prelude are then paid once for all of
+/// them (the prelude is guarded: each source stays self-contained), or loads the cubin from `cache`
+/// (keyed by cuda_group_cache_key; a compiled one is stored); *from_disk says which. Throws
+/// std::runtime_error when NVRTC is unavailable or fails (with its log).
+std::string compile_cuda_group(const Graph& g, const std::vector<const Stage*>& stages,
+                               const std::vector<const CudaStage*>& emitted, const std::string& arch,
+                               bool* from_disk, DiskCache* cache = DiskCache::process());
+
+/// Emits and compiles one stage (compile_cuda_group of it alone). Throws std::invalid_argument
+/// where emit_cuda_stage does.
 CudaCompiled compile_cuda_stage(const Graph& g, const Stage& s, const std::string& arch,
                                 DiskCache* cache = DiskCache::process());
 

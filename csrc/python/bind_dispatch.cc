@@ -235,8 +235,8 @@ void bind_dispatch(py::module_& m) {
            },
            "Counters: traces (signatures traced), cache_hits (calls served from the memory cache), lowered (programs "
            "built), compiles (machine codes LLVM, or NVRTC for target=\"cuda\", compiled: on the CPU, "
-           "stages alike but for their storages share one), disk_hits (those loaded from the disk cache instead of "
-           "compiled), specialized (numbers the caller passes made static because tracing "
+           "stages alike but for their storages share one; for CUDA, a group of stages the device holds already "
+           "counts in neither), disk_hits (those loaded from the disk cache instead of compiled), specialized (numbers the caller passes made static because tracing "
            "needed their values), graph_breaks (signatures whose calls run in NumPy: their trace met what it cannot "
            "capture), regrown (calls whose loop outgrew the room traced for a list: traced again with more), "
            "runtime_breaks (calls run in NumPy because a length of 1 known only at run time is broadcast there), "

@@ -139,22 +139,15 @@ CudaProgram::CudaProgram(std::shared_ptr<const Program> program, int ordinal, co
       }
     }
   });
-  // The stages to compile: each kernel once, and none the device has loaded (the same stage in
-  // another program, a retrace's)
+  // The stages to compile, each kernel once. NVRTC pays tens of milliseconds a program, most of a
+  // small stage's compile, and the prelude's parse: the stages compile as one program a thread of
+  // the pool (NVRTC is thread-safe), cut in stage order into runs of about equal source length.
+  // The groups depend on the program and the pool alone, so that each is the same disk-cache
+  // entry in every process with as many threads.
   std::vector<size_t> todo;
-  {
-    std::lock_guard<std::mutex> lock(dev.mu);
-    std::set<std::string> named;
-    for (size_t i = 0; i < stages.size(); ++i) {
-      if (control_[i] || refused[i] || !named.insert(emitted[i].name).second) continue;
-      const auto& launches = emitted[i].launches;
-      if (!std::all_of(launches.begin(), launches.end(), [&](const CudaLaunch& l) { return dev.functions.count(l.kernel); }))
-        todo.push_back(i);
-    }
-  }
-  // NVRTC pays tens of milliseconds a program, most of a small stage's compile, and the prelude's
-  // parse: the stages compile as one program a thread of the pool (NVRTC is thread-safe), cut in
-  // stage order into runs of about equal source length
+  std::set<std::string> named;
+  for (size_t i = 0; i < stages.size(); ++i)
+    if (!control_[i] && !refused[i] && named.insert(emitted[i].name).second) todo.push_back(i);
   const size_t groups = std::min<size_t>(parallel_threads(), todo.size());
   std::vector<std::vector<size_t>> group(groups);
   size_t total = 0, done = 0;
@@ -162,6 +155,17 @@ CudaProgram::CudaProgram(std::shared_ptr<const Program> program, int ordinal, co
   for (size_t i : todo) {
     group[std::min(groups - 1, done * groups / std::max<size_t>(total, 1))].push_back(i);
     done += emitted[i].source.size();
+  }
+  // a group whose kernels the device holds (another program's, a retrace's) is not compiled again
+  {
+    std::lock_guard<std::mutex> lock(dev.mu);
+    for (std::vector<size_t>& members : group) {
+      const bool loaded = std::all_of(members.begin(), members.end(), [&](size_t i) {
+        const auto& launches = emitted[i].launches;
+        return std::all_of(launches.begin(), launches.end(), [&](const CudaLaunch& l) { return dev.functions.count(l.kernel) > 0; });
+      });
+      if (loaded) members.clear();
+    }
   }
   std::vector<std::string> cubins(groups);
   std::vector<char> from_disk(groups, 0);

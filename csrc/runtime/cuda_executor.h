@@ -39,8 +39,10 @@ class CudaProgram {
   const std::string& arch() const { return arch_; }
   /// Per stage: why it runs on the host (empty when its kernels run on the device).
   const std::vector<std::string>& fallbacks() const { return fallbacks_; }
-  int compiled() const { return compiled_; }    // stages NVRTC compiled for this program (no loaded kernel twice)
-  int disk_hits() const { return disk_hits_; }  // stages whose cubins came from the disk cache
+  // Stages NVRTC compiled for this program, and those whose cubins came from the disk cache; a
+  // stage of a group the device had loaded already (another program's) counts in neither.
+  int compiled() const { return compiled_; }
+  int disk_hits() const { return disk_hits_; }
 
   struct Kernel;  // one stage's launches (cuda_executor.cc)
 

@@ -61,13 +61,6 @@ struct CudaStage {
   int64_t scratch_bytes = 0;
 };
 
-/// A stage compiled for one architecture: its CUDA C and launches, and the cubin.
-struct CudaCompiled {
-  CudaStage stage;
-  std::string cubin;
-  bool from_disk = false;  // loaded from the disk cache instead of compiled
-};
-
 /// codegen/cuda as the driver hands it to a CudaProgram. `emit` writes a stage's kernels
 /// (emit_cuda_stage): it throws std::invalid_argument where the backend refuses the stage, which
 /// then runs on the host. `compile` makes the cubin of several emitted stages, compiled as one

@@ -40,7 +40,8 @@ class CacheKey {
 };
 
 /// What compiled stages need to run in another process: one object file for a group of stages
-/// compiled together (codegen/llvm/codegen.h), and each stage's entry in it.
+/// compiled together (codegen/llvm/codegen.h; for CUDA a cubin, codegen/cuda/cuda_codegen.h), and
+/// each stage's entry in it.
 struct KernelBlob {
   struct Entry {
     std::string symbol;          // the entry function the object defines; "" when refused
@@ -52,8 +53,8 @@ struct KernelBlob {
     }
   };
   std::vector<Entry> entries;  // one per stage, in the group's order
-  std::string object;          // a relocatable object file for the host; "" when every stage is refused
-  std::string ir;              // the optimized module as .ll text (explain, dumps)
+  std::string object;          // a relocatable object file for the host (CUDA: the cubin); "" when every stage is refused
+  std::string ir;              // the optimized module as .ll text (CUDA: the source NVRTC compiled)
 
   bool operator==(const KernelBlob& o) const { return entries == o.entries && object == o.object && ir == o.ir; }
 };

@@ -88,6 +88,8 @@ std::string compile_cuda_group(const Graph& g, const std::vector<const Stage*>& 
                                const std::vector<const CudaStage*>& emitted, const std::string& arch,
                                bool* from_disk, DiskCache* cache) {
   *from_disk = false;
+  if (stages.empty() || stages.size() != emitted.size())
+    throw std::logic_error("compile_cuda_group takes one emitted stage per stage, at least one");
   const Nvrtc* nvrtc = Nvrtc::get();
   if (!nvrtc) throw std::runtime_error("cannot compile CUDA kernels: " + nvrtc_unavailable_reason());
   const CacheKey key = cuda_group_cache_key(g, stages, arch, nvrtc->version());

@@ -56,7 +56,8 @@ const std::vector<std::string>& cuda_compile_options();
 
 /// The key of the cubin of stages compiled together, from named parts: strider (version),
 /// codegen (a hash of this backend's sources), nvrtc (version), arch ("sm_90"), options, and a
-/// stage part (stage_text) per stage, in order.
+/// stage part per stage, in order (its stage_text, the storages it names, the op its error
+/// record names).
 CacheKey cuda_group_cache_key(const Graph& g, const std::vector<const Stage*>& stages, const std::string& arch,
                               const std::string& nvrtc_version);
 
@@ -68,6 +69,13 @@ CacheKey cuda_group_cache_key(const Graph& g, const std::vector<const Stage*>& s
 std::string compile_cuda_group(const Graph& g, const std::vector<const Stage*>& stages,
                                const std::vector<const CudaStage*>& emitted, const std::string& arch,
                                bool* from_disk, DiskCache* cache = DiskCache::process());
+
+/// A stage compiled for one architecture: its CUDA C and launches, and the cubin.
+struct CudaCompiled {
+  CudaStage stage;
+  std::string cubin;
+  bool from_disk = false;  // loaded from the disk cache instead of compiled
+};
 
 /// Emits and compiles one stage (compile_cuda_group of it alone). Throws std::invalid_argument
 /// where emit_cuda_stage does.

@@ -1781,6 +1781,10 @@ class _Region:
             if name in self.lists and self.lists[name] is None:  # used before an append said what it holds
                 self.python_lists[id(state[i])] = name
                 continue
+            if any(isinstance(r, _Region) and id(state[i]) in r.python_lists for r in self.trace.loops):
+                # a Python list a region around this one keeps so (`if s[i] > t and i not in
+                # found`): its append has that region learn it, which carries it
+                continue
             inside[i] = (self.make_list(name, state[i]) if name in self.lists or state[i]
                          else _PendingList(self, name, state[i]))
             if capture is not None and capture.holds(state[i]):

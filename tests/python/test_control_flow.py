@@ -181,6 +181,32 @@ def test_list_appended_in_a_branch(t):
     check(collect, np.random.default_rng(3).uniform(-1, 1, 25), t)
 
 
+def first_hits(x, t):
+    # the list's items are read (`in`) before the branch's append fills it, from empty
+    found = []
+    for i in range(x.shape[0]):
+        if x[i] > t and i not in found:
+            found.append(i)
+    return np.array(found, dtype=np.int64)
+
+
+def first_hits_after_continue(x, t):
+    found = []
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            continue
+        seen = i in found
+        if x[i] > t and not seen:
+            found.append(i)
+    return np.array(found, dtype=np.int64)
+
+
+@pytest.mark.parametrize("fn", [first_hits, first_hits_after_continue])
+@pytest.mark.parametrize("t", [5.0, 0.5])
+def test_list_read_before_a_branch_appends_to_it(fn, t):
+    check(fn, np.random.default_rng(4).uniform(-0.2, 1, 12), t)
+
+
 def decay(dets, t):
     # Soft-NMS's shape: writes into the caller's array through views, in a loop
     n = np.flatnonzero(dets[:, 4] > t).size

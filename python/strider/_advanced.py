@@ -453,8 +453,9 @@ def _rows_key(t, key):
     """For a key that selects along the first axis only (x[m], x[idx], x[idx, :], x[m, ...]):
     ('mask', m) or ('index', idx); else None."""
     keys = list(key) if isinstance(key, tuple) else [key]
+    slices = 0  # the trailing `:`s dropped: they count against t.ndim (NumPy's "too many indices")
     while len(keys) > 1 and (keys[-1] is Ellipsis or (isinstance(keys[-1], slice) and _whole(keys[-1]))):
-        keys.pop()
+        slices += keys.pop() is not Ellipsis
     if len(keys) != 1 or t.ndim == 0:
         return None
     k = keys[0]
@@ -464,7 +465,7 @@ def _rows_key(t, key):
         k = _key_array(k)
         if k.dtype.kind not in "biu":
             return None
-    if k.ndim == 0:
+    if k.ndim == 0 or (k.ndim if k.dtype == np.bool_ else 1) + slices > t.ndim:
         return None
     if k.dtype == np.bool_:
         if k.ndim > t.ndim:

@@ -91,6 +91,8 @@ def test_mask_read(fn, args):
     pytest.param(lambda x, m: x[m], (rnd((8, 3)), M8[:7]), id="mask_too_short"),
     pytest.param(lambda x, m: x[:, m], (rnd((8, 6)), M8), id="mask_too_long"),
     pytest.param(lambda x, m: np.compress(m, x, axis=0), (rnd((5, 3)), M8), id="compress_cond_too_long"),
+    pytest.param(lambda x: x[x > 0.5, :], (rnd(6),), id="too_many_indices"),  # the `:` counts
+    pytest.param(lambda x, m: x[m, :], (rnd((2, 3)), M8[:6].reshape(2, 3)), id="mask_2d_and_slice"),
 ])
 def test_mask_read_raises(fn, args):
     check_raises(fn, *args, exc=IndexError)
@@ -386,6 +388,8 @@ def test_index_read(fn, args):
     pytest.param(lambda x, i: np.take_along_axis(x, i, axis=1), (X56, np.full((5, 1), 6, I64)), id="take_along"),
     pytest.param(lambda x, i, j: x[i, j], (X56, idx(0, 1, 2), idx(0, 1)), id="no_broadcast"),
     pytest.param(lambda x, i: x[i], (X56, np.array([0.0, 1.0])), id="float_index"),
+    pytest.param(lambda x, i: x[i, :, :], (X56, idx(0, 2)), id="too_many_indices"),  # the `:`s count
+    pytest.param(lambda x, i: x[i, :], (X56[0], idx(0, 2)), id="too_many_indices_1d"),
 ])
 def test_index_read_raises(fn, args):
     check_raises(fn, *args, exc=IndexError)

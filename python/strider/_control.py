@@ -339,7 +339,13 @@ def item_(obj, key):
     get_mini_boxes: `points[index_1]` of an index a traced branch set), the item gathered from
     its items stacked, where they are Python numbers of one type (traced ones too) or arrays of
     one shape and dtype. An array is a copy, so writing into it is refused and so is reading it
-    after a write into an array of the list (Trace.stand_in): Python's is the list's own array."""
+    after a write into an array of the list (Trace.stand_in): Python's is the list's own array.
+    A list, tuple or str sliced at a run-time length is refused: Python's slice would read the
+    length's bound."""
+    if (type(obj) in (list, tuple, str) and type(key) is slice
+            and any(isinstance(b, Extent) for b in (key.start, key.stop, key.step))):
+        raise trace_error(f"a {type(obj).__name__} sliced at a length known only when the function runs",
+                          "slice an array (np.array(lst)[:n])")
     if (type(obj) not in (list, tuple) or not obj or not isinstance(key, Tracer) or not _is_traced(key) or key.ndim
             or key.dtype.kind not in "iu"):
         return obj[key]
@@ -380,7 +386,20 @@ def binop_(op, a, b):
     if op == "Add" and (item_list(a) or item_list(b)) and all(type(x) is list or item_list(x) for x in (a, b)) and (
             trace := current_trace()) is not None and not any(isinstance(r, _Region) for r in trace.loops):
         return _joined(trace, a, b) if type(a) is list else extend(_joined(trace, [], a), b)
+    if op == "Mod" and isinstance(a, str):
+        b = tuple(map(_formatted, b)) if type(b) is tuple else _formatted(b)
     return OPERATORS[op](a, _length_read(a, b))
+
+
+def _formatted(v):
+    """What `"%d" % v` formats: a traced value's where tracing knows it; else refused (str's %
+    would read a run-time length's bound, a traced array's text)."""
+    if not isinstance(v, (Extent, Tracer)):
+        return v
+    if isinstance(v, Tracer) and (known := v._known_value()) is not None:
+        return known
+    raise trace_error("%-formatting a traced value into a string: its value is known only when the function runs",
+                      "return the value and format it outside the compiled function")
 
 
 def augop_(op, a, b):
@@ -710,8 +729,14 @@ def sum_(*args, **kwargs):
 
 
 any_, all_ = _truth_of_items(any, np.any), _truth_of_items(all, np.all)
+def index_(x):
+    """operator.index(x) in rewritten code: a run-time length as it is (Python's reads an int
+    subclass by its int value, the bound)."""
+    return x if isinstance(x, Extent) else operator.index(x)
+
+
 _BUILTINS = ((max, max_), (min, min_), (float, float_), (int, int_), (bool, bool_), (print, print_), (sorted, sorted_),
-             (any, any_), (all, all_), (type, type_), (sum, sum_))
+             (any, any_), (all, all_), (type, type_), (sum, sum_), (operator.index, index_))
 
 
 def _extreme(builtin, better, args, kwargs):
@@ -805,6 +830,16 @@ def len_(x):
         return x.size()
     if isinstance(x, Tracer) and x.ndim and isinstance(x.shape[0], Extent):
         return x.shape[0]
+    method = getattr(type(x), "__len__", None)
+    if user_function(method):
+        # (Python's len() takes an int subclass by its int value: a run-time length's bound)
+        n = callee(method)(x)
+        if isinstance(n, Extent):
+            return n
+        n = operator.index(n)
+        if n < 0:
+            raise ValueError("__len__() should return >= 0")
+        return n
     return len(x)
 
 

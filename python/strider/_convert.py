@@ -412,6 +412,16 @@ def _operand_kept(op, left, right):
             or (isinstance(left, ast.Constant) and type(left.value) in (int, bool)))
 
 
+def _operator_rewritten(n):
+    """Whether n is an operator binop_ or augop_ takes (`0.5 * n` of a run-time length n: float's
+    own operator reads its bound), in a function with nothing else to rewrite."""
+    if isinstance(n, ast.BinOp):
+        return not _operand_kept(n.op, n.left, n.right)
+    if isinstance(n, ast.Compare) and len(n.ops) == 1:
+        return not _operand_kept(n.ops[0], n.left, n.comparators[0])
+    return isinstance(n, ast.AugAssign) and not _operand_kept(n.op, n.target, n.value)
+
+
 # the operators binop_ and augop_ (_control.py) take, by their ast names
 OPERATORS = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "Div": operator.truediv,
              "FloorDiv": operator.floordiv, "Mod": operator.mod, "Pow": operator.pow, "Lt": operator.lt,
@@ -589,12 +599,15 @@ class _Rewrite(ast.NodeTransformer):
         return self._operator(node, node.op, node.left, node.right)
 
     def visit_Subscript(self, node):
-        # lst[k] read, where k may be an index only the run knows (item_); slices stay Python's
+        # lst[k] read, where k may be an index only the run knows (item_), or a slice with a bound
+        # that may be a run-time length; other slices stay Python's
         self.generic_visit(node)
-        if not isinstance(node.ctx, ast.Load) or isinstance(node.slice, (ast.Slice, ast.Tuple, ast.Constant)):
+        if not isinstance(node.ctx, ast.Load) or isinstance(node.slice, (ast.Tuple, ast.Constant)) or (
+                isinstance(node.slice, ast.Slice) and all(isinstance(b, (ast.Constant, type(None))) for b in (
+                    node.slice.lower, node.slice.upper, node.slice.step))):
             return node
         self.changed = True
-        return ast.copy_location(_call("item_", node.value, node.slice), node)
+        return ast.copy_location(_call("item_", node.value, _key(node.slice)), node)
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)
@@ -1016,7 +1029,7 @@ def _rewritten_code(fn):
     if not any(isinstance(n, (ast.While, ast.If, ast.For, ast.Call, ast.BoolOp, ast.IfExp))
                or isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.Not)
                or isinstance(n, ast.Compare) and any(isinstance(o, (ast.In, ast.NotIn)) for o in n.ops)
-               for n in _walk(fn_node)):
+               or _operator_rewritten(n) for n in _walk(fn_node)):
         return None  # nothing to rewrite (a call: the callee may have loops)
     fn_node.decorator_list = []
     lifted = {}

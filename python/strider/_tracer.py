@@ -906,6 +906,9 @@ class Extent(int):
 
     __str__ = __repr__
 
+    def __format__(self, spec):  # (int's would format the bound)
+        return as_text(f"<length known at run time, at most {int.__int__(self)}>", "a length known only at run time")
+
     def __bool__(self):
         return bool(self.value())
 

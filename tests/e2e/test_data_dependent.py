@@ -2,6 +2,7 @@
 indexing, writes through masks and index arrays, sorting, and arrays whose length is known only at
 run time flowing on through later ops (a YOLOv5-style NMS prologue and a threshold + top-k head).
 """
+import operator
 import warnings
 
 import numpy as np
@@ -332,6 +333,39 @@ def runtime_length_uses(x, z):
 def test_a_runtime_length_as_a_number(seed, scale):
     # returned (it used to return its bound), a slice's stop, an np.arange's, max and min of it
     check(runtime_length_uses, rnd(7, F32, seed=seed) * scale, rnd(9, seed=seed))
+
+
+class _Rows:
+    def __init__(self, t):
+        self.t = t
+
+    def __len__(self):
+        return self.t.shape[0]
+
+
+def runtime_length_read_by_python(x):
+    # Python's int-taking code reads an int subclass by its int value: each took the bound
+    n = x[x > 0.5].shape[0]
+    return np.float64(len(_Rows(x[x > 0.5]))), np.zeros(operator.index(n)), 0.5 * n, 3.0 - n
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.0])
+def test_a_runtime_length_read_by_python(scale):
+    check(runtime_length_read_by_python, rnd(30, seed=2) * scale)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda x: "%d kept" % x[x > 0.5].shape[0], id="percent"),
+    pytest.param(lambda x: "{:d} kept".format(x[x > 0.5].shape[0]), id="format"),
+    pytest.param(lambda x: "%s" % x.sum(), id="percent_of_an_array"),
+    pytest.param(lambda x: np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0][:len(x[x > 0.5])]), id="list_sliced"),
+])
+def test_python_text_or_slices_of_runtime_values_are_refused(fn):
+    with pytest.warns(strider.GraphBreakWarning, match="known only when the function runs"):
+        got = strider.compile(fn, strict=False)(rnd(7, seed=1))  # NumPy's answer, through a graph break
+    assert_same(fn(rnd(7, seed=1)), got)
+    with pytest.raises(strider.TraceError, match="known only when the function runs"):
+        strider.compile(fn, strict=True)(rnd(7, seed=1))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -213,8 +213,11 @@ class CompiledFunction(_C.Dispatcher):
         run-time length of 1 that NumPy broadcasts and the program read as equal to another, an
         empty list made an array: the dispatcher caught RunInNumPy; the run put back what it
         wrote): this call runs in NumPy, and says so once per reason, as a graph break does.
-        strict=True raises ValueError instead."""
+        strict=True raises ValueError instead, but for NumPy's own error where a side of a branch
+        that raised as it traced ran (NumPy raises it: an IndexError is one)."""
         if self._strict:
+            if reason.endswith(_control.SIDE_RAISED):
+                self._run_in_numpy(args, kwargs)
             raise ValueError(reason)
         self._count("runtime_breaks", 1)
         if reason not in self._runtime_breaks:

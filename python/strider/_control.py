@@ -2164,6 +2164,9 @@ def _carrying_loops(trace, name):
     return [r for r in trace.loops if isinstance(r, _LoopTrace) and name in r.live]
 
 
+SIDE_RAISED = "on the side of a branch on a traced condition that this call took"
+
+
 def _side_of_branch(fn, state):
     """A side's values. An error tracing it (`x.reshape(7)`, Soft-NMS's swap with row N on the
     trip where its condition never holds) is NumPy's only where the side runs: there, a check that
@@ -2178,8 +2181,8 @@ def _side_of_branch(fn, state):
             raise  # strider's own failure, not the program's
         file, line = _raised_at(e)
         trace = current_trace()
-        trace.check_assert(as_tracer(False), f"{type(e).__name__} ({e}) at {os.path.basename(file)}:{line}, on the "
-                           "side of a branch on a traced condition that this call took", RunInNumPy)
+        trace.check_assert(as_tracer(False), f"{type(e).__name__} ({e}) at {os.path.basename(file)}:{line}, "
+                           f"{SIDE_RAISED}", RunInNumPy)
         return tuple(state)
 
 

@@ -1462,8 +1462,23 @@ def test_an_error_on_a_path_runs_in_numpy_where_the_path_is_taken():
             f(np.full(4, 50.0))
     assert f.stats()["runtime_breaks"] == 1
     np.testing.assert_array_equal(f(np.ones(4)), np.ones(4) + 1)
-    with pytest.raises(ValueError, match="cannot reshape"):  # strict: the reason, as ValueError
+    with pytest.raises(ValueError, match="^cannot reshape"):  # strict too: NumPy's error, which that path raises
         strider.compile(raises_where_taken, strict=True)(np.full(4, 50.0))
+
+
+def indexes_past_the_end_where_taken(x, k):
+    if x.sum() > 0:
+        y = x[k] * 2
+    else:
+        y = x[0]
+    return y + 1
+
+
+def test_an_index_error_on_a_path_taken_is_numpys_when_strict():
+    f = strider.compile(indexes_past_the_end_where_taken, strict=True)
+    assert f(-np.ones(3), 5) == 0.0
+    with pytest.raises(IndexError, match="^index 5 is out of bounds for axis 0 with size 3$"):
+        f(np.ones(3), 5)
 
 
 def swap_best_forward(sc):

@@ -57,10 +57,11 @@ def known_side(value):
 @refusing("complex", "floordiv", "rfloordiv", "mod", "rmod", "pow", "rpow", "matmul", "rmatmul", "and", "rand", "or",
           "ror", "xor", "rxor", "pos", "abs", "invert", "array_function", "hash")
 class Choice:
-    __slots__ = ("cond", "then", "other", "name")
+    __slots__ = ("cond", "then", "other", "name", "items")
 
     def __init__(self, cond, then, other, name):
         self.cond, self.then, self.other, self.name = cond, then, other, name
+        self.items = {}  # of sides that are containers alike: key -> the merged item (_item)
 
     def _fail(self, *args, **kwargs):
         what = f"the result of {self.name}" if self.name.endswith("()") else repr(self.name)
@@ -231,15 +232,32 @@ def _sequences(choice):
     return (alternatives, lengths.pop()) if len(lengths) == 1 and None not in lengths else None
 
 
+def _item(choice, alternatives, key):
+    """Item `key` of the sides (tuples, lists or dicts alike): theirs merged (a Choice where their
+    kinds differ), made once, so that every read sees the same value. A merged array is a copy
+    where NumPy's is a side's own: it stands for the sides' arrays and for what those stand for
+    (Trace.stand_in), so that a write through it or a read after a write is refused, not lost."""
+    if key in choice.items:
+        return choice.items[key]
+    items = [v[key] for _, v in alternatives]
+    out = merge([(c, v) for (c, _), v in zip(alternatives, items)], f"{choice.name}[{key!r}]")
+    arrays = [v for v in items if isinstance(v, Tracer) and v.ndim]
+    if isinstance(out, Tracer) and out.ndim and all(out is not v for v in items):
+        trace = out._trace
+        trace.stand_in(out, arrays, writable=True,
+                       also=[r for v in arrays for r in trace.stand_ins.get(v._view.storage, ())])
+    choice.items[key] = out
+    return out
+
+
 def _iter(self):
     """Unpacking a Choice of tuples (lists) of one length (Ultra-Light's `boxes, labels, probs =
-    predict(...)` of a function that returns early): their items, each the sides' merged (a
-    Choice where their kinds differ)."""
+    predict(...)` of a function that returns early): their items, each the sides' merged (_item)."""
     found = _sequences(self)
     if found is None:
         return _narrowed_use("__iter__")(self)
     alternatives, n = found
-    return iter([merge([(c, v[i]) for c, v in alternatives], f"{self.name}[{i}]") for i in range(n)])
+    return iter([_item(self, alternatives, i) for i in range(n)])
 
 
 def _len(self):
@@ -247,7 +265,26 @@ def _len(self):
     return found[1] if found is not None else _narrowed_use("__len__")(self)
 
 
-Choice.__iter__, Choice.__len__ = _iter, _len
+def _getitem(self, key):
+    """An item (a slice) of a Choice of tuples or lists of one length, at a Python int (SSD's
+    `return keep, 0` on one path and `keep, 1` on another), or of dicts of the same keys: the
+    sides' merged (_item)."""
+    found = _sequences(self)
+    if found is not None and type(key) in (int, slice):
+        alternatives, n = found
+        if type(key) is slice:
+            return type(alternatives[0][1])(_item(self, alternatives, i) for i in range(n)[key])
+        if not -n <= key < n:
+            raise IndexError(f"{type(alternatives[0][1]).__name__} index out of range")
+        return _item(self, alternatives, key % n)
+    alternatives = sides(self)
+    if (all(type(v) is dict and v.keys() == alternatives[0][1].keys() for _, v in alternatives)
+            and key in alternatives[0][1]):
+        return _item(self, alternatives, key)
+    return _narrowed_use("__getitem__")(self, key)
+
+
+Choice.__iter__, Choice.__len__, Choice.__getitem__ = _iter, _len, _getitem
 
 
 def sides(value):

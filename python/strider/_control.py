@@ -2056,8 +2056,10 @@ class _BranchTrace(_Region):
                 merged.append(Undefined(name))
             elif name in sides:
                 for k, v in enumerate((a, b)):
-                    if len(sides[name][k]) == 1:
-                        _stands_in(trace, sides[name][k][0].tracer(trace), [v], first_storage)
+                    leaves = []  # (a side's arrays, in the order of its slots)
+                    structure(v, leaves)
+                    for slot, leaf in zip(sides[name][k], leaves):
+                        _stands_in(trace, slot.tracer(trace), [leaf], first_storage)
                 merged.append(Choice(cond, *(rebuild(self.choices[name][k][0], iter([slot.tracer(trace) for slot in
                                                                                      sides[name][k]]), end + 1)
                                              for k in (0, 1)), name))

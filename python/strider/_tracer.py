@@ -652,18 +652,18 @@ class Trace:
                                   "views of that array, are returned together: NumPy's would share memory",
                                   "return a copy of one of them (x[i:].copy())")
 
-    def stand_in(self, copy, arrays, writable):
+    def stand_in(self, copy, arrays, writable, also=()):
         """Records that `copy` stands for what NumPy holds as one of `arrays` (made before it) or
         a view of one: read only while none of them is written (check_fresh); written, where
         `writable`, with those not read again (NumPy's would show the write) and none an
         argument's memory (the caller would see it), else refused; returned, as an argument's
-        memory where one is."""
+        memory where one is. `also`: more of what it stands for, as stand_ins records them."""
         if not writable:
             copy._readonly = "stand_in"
-        spans = [(a._view.storage, _span(a._view)) for a in arrays]
-        self.stand_ins[copy._view.storage] = tuple((sid,) + span for sid, span in spans if span)
+        records = tuple((a._view.storage,) + span for a in arrays if (span := _span(a._view))) + tuple(also)
+        self.stand_ins[copy._view.storage] = records
         self.stale.discard(copy._view.storage)
-        if any(self.graph.storage_kind(sid) == "arg" or sid in self.may_be_argument for sid, _ in spans):
+        if any(self.graph.storage_kind(sid) == "arg" or sid in self.may_be_argument for sid, *_ in records):
             self.may_be_argument.setdefault(copy._view.storage, user_location())  # returned: NumPy's is the argument's
 
     def check_unsealed(self, view):

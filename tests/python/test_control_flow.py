@@ -3236,6 +3236,39 @@ def test_a_tuple_returned_early_unpacks_item_by_item(threshold):
     check(predicted, rng.random((8, 4)), rng.random(8), threshold)
 
 
+def items_of_tuples_alike(x):
+    # SSD's `return keep, 0` on one path and `keep, 1` on another: read by index and by key
+    keep = x > 0.5
+    r = (keep, 0) if x.sum() > 3 else (keep, 1)
+    d = {"a": x + 1, "n": 2} if x.sum() > 3 else {"a": x - 1, "n": 3}
+    return r[0].sum() + r[-1], r[:1][0] * 1, d["a"] * d["n"], len(r)
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.05])
+def test_items_of_tuples_and_dicts_alike_on_both_sides_of_a_branch(scale):
+    check(items_of_tuples_alike, np.random.default_rng(2).random(10) * scale)
+
+
+def write_through_an_unpacked_item(x):
+    a, _ = (x, 0) if x.sum() > 3 else (x, 1)
+    a[1] = 7.0  # NumPy's a is x itself; strider's a copy: refused, never lost
+    return x
+
+
+def read_of_an_item_after_a_write(x):
+    keep = x.copy()
+    r = (keep, 0) if x.sum() > 3 else (keep, 1)
+    keep[0] = 100.0  # NumPy's r[0] shows it; strider's copy would not: refused
+    return r[0] + 0
+
+
+@pytest.mark.parametrize("fn", [write_through_an_unpacked_item, read_of_an_item_after_a_write])
+def test_an_item_of_tuples_alike_is_a_copy_that_is_never_stale(fn):
+    with pytest.raises(strider.TraceError, match="strider holds in a copy"):
+        strider.compile(fn, strict=True)(np.ones(5))
+    check(fn, np.ones(5), strict=False)
+
+
 def columns_if_over(x, t):
     if x.sum() > t:
         return x[:, [0, 13]]  # out of range: NumPy raises only where this side runs

@@ -485,9 +485,6 @@ def _mask_rows(t, m):
     a 1-d mask over it."""
     if m.ndim == 1:
         return t, m
-    if t.is_dynamic:
-        raise unsupported("a boolean mask of several axes on an array whose length is known only at run time",
-                          "mask one axis at a time")
     return t.reshape((-1,) + t.shape[m.ndim:]), m.reshape(-1)
 
 

@@ -757,6 +757,25 @@ def test_reductions_without_identity_over_a_runtime_length(name):
 
 
 
+def _masks_of_several_axes(x, t):
+    y = _sel(x)
+    z = _sel(x)[:, 1::2]  # strided
+    w = _sel(x).T  # its run-time length second
+    z[z > t] -= 1.0  # through a view, into y's rows
+    y[:, :3][y[:, :3] < 0.2] = 5.0
+    r = np.stack([_sel(x), _sel(x)], axis=2)
+    return y[y > t], z[z > t], w[w > t], y, x, r[r[..., 0] > t]
+
+
+def test_masks_of_several_axes_over_a_runtime_length():
+    for kind, x in _runtime_inputs().items():
+        try:
+            check(_masks_of_several_axes, x, 0.6)
+        except Exception as e:
+            e.add_note(f"input: {kind} rows selected")
+            raise
+
+
 def test_runtime_length_concatenate():
     def f(a, b):
         m = b[:, 0] > 0.5

@@ -13,14 +13,18 @@ max(0.0, w) leaves it): the results of one kind merge into one value, selected b
 and two kinds stay a Choice (merge). Any other use, `isinstance` among them, is refused with a
 TraceError (a graph break), but inside a side of a branch on `x is None` (or `not`, `and`, `or` of
 such tests), where the side says which value the Choice holds: there it is that value (narrowed)."""
+import inspect
 import operator
 import sys
+import types
 
 import numpy as np
 
 from . import _C
-from ._errors import StriderError, _internal, trace_error
-from ._tracer import IMPL, Extent, TracedList, TracedRows, Tracer, as_tracer, python_operator_call
+from ._errors import StriderError, _internal, trace_error, user_file
+from ._tracer import bound as length_bound
+from ._tracer import (IMPL, Extent, TracedList, TracedRows, Tracer, _length_of, as_tracer, length_value,
+                      python_operator_call)
 
 
 _USES = ("bool", "len", "iter", "getitem", "setitem", "call", "index", "int", "float", "add", "radd", "sub", "rsub",
@@ -79,8 +83,13 @@ class Choice:
         # for a value that is an array on one path, but where a branch knows the side (strider's
         # own code sees the Choice)
         if not _internal(sys._getframe(1).f_code.co_filename):
-            return known_side(self).__class__
+            return _objects(sides(self)) or known_side(self).__class__
         return Choice
+
+    def __setattr__(self, name, value):
+        if name not in Choice.__slots__:
+            self._fail()  # (a side's object would not see it)
+        object.__setattr__(self, name, value)
 
 
 @refusing()
@@ -232,22 +241,105 @@ def _sequences(choice):
     return (alternatives, lengths.pop()) if len(lengths) == 1 and None not in lengths else None
 
 
-def _item(choice, alternatives, key):
-    """Item `key` of the sides (tuples, lists or dicts alike): theirs merged (a Choice where their
-    kinds differ), made once, so that every read sees the same value. A merged array is a copy
-    where NumPy's is a side's own: it stands for the sides' arrays and for what those stand for
-    (Trace.stand_in), so that a write through it or a read after a write is refused, not lost."""
-    if key in choice.items:
-        return choice.items[key]
-    items = [v[key] for _, v in alternatives]
-    out = merge([(c, v) for (c, _), v in zip(alternatives, items)], f"{choice.name}[{key!r}]")
-    arrays = [v for v in items if isinstance(v, Tracer) and v.ndim]
-    if isinstance(out, Tracer) and out.ndim and all(out is not v for v in items):
-        trace = out._trace
-        trace.stand_in(out, arrays, writable=True,
-                       also=[r for v in arrays for r in trace.stand_ins.get(v._view.storage, ())])
-    choice.items[key] = out
+def _item(choice, alternatives, key, get=operator.getitem):
+    """Item `key` of the sides (tuples, lists or dicts alike; attribute `key`, where `get` is
+    getattr): theirs merged (a Choice where their kinds differ), made once, so that every read
+    sees the same value. A merged array is a copy where NumPy's is a side's own: it stands for
+    the sides' arrays and for what those stand for (Trace.stand_in), so that a write through it
+    or a read after a write is refused, not lost."""
+    if (key, get) in choice.items:
+        return choice.items[key, get]
+    items = [get(v, key) for _, v in alternatives]
+    out = merge([(c, v) for (c, _), v in zip(alternatives, items)],
+                f"{choice.name}.{key}" if get is getattr else f"{choice.name}[{key!r}]")
+    if all(out is not v for v in items):
+        _stands_for(out, items, writable=True)
+    choice.items[key, get] = out
     return out
+
+
+def _objects(alternatives):
+    """The class of the sides, where each is an object of one class of the user's with the same
+    attributes (TF OD API's BoxList, returned early); else None."""
+    cls = type(alternatives[0][1])
+    if not user_file(getattr(sys.modules.get(cls.__module__), "__file__", None) or ""):
+        return None
+    names = [vars(v).keys() if type(v) is cls and type(getattr(v, "__dict__", None)) is dict else None
+             for _, v in alternatives]
+    return cls if None not in names and all(n == names[0] for n in names) else None
+
+
+def _getattr(self, attr):
+    """An attribute of a Choice of objects alike (_objects): the sides' merged (_item); a
+    method of their class, bound to the Choice (its reads of self merge so too). Else the
+    attribute of the side a branch knows it holds, or refused."""
+    alternatives = sides(self)
+    cls = _objects(alternatives)
+    if cls is not None and attr in vars(alternatives[0][1]):
+        return _item(self, alternatives, attr, getattr)
+    if cls is not None and isinstance(method := inspect.getattr_static(cls, attr, None), types.FunctionType):
+        return types.MethodType(method, self)
+    arrays = all(isinstance(v, (Tracer, np.ndarray)) for _, v in alternatives)
+    if arrays and attr in ("shape", "ndim", "dtype"):
+        values = [getattr(v, attr) for _, v in alternatives]
+        if attr != "shape" and all(v == values[0] for v in values):
+            return values[0]
+        if attr == "shape" and len({len(v) for v in values}) == 1:
+            # (BoxList.num_boxes() of the caller's rows on one path, a mask's on the other)
+            return tuple(_length(alternatives, [v[d] for v in values]) for d in range(len(values[0])))
+    if arrays and attr == "T":
+        return _on_sides(self, lambda v: v.T, f"{self.name}.T")
+    if arrays and (attr in _ARRAY_METHODS or attr in ("max", "min", "argmax", "argmin") and all(
+            not as_tracer(v).is_dynamic and v.size for _, v in alternatives)):  # (an empty side's would raise)
+        return lambda *args, **kwargs: _on_sides(self, lambda v: getattr(v, attr)(*args, **kwargs),
+                                                 f"{self.name}.{attr}()")
+    return getattr(known_side(self), attr)
+
+
+# the methods of a Choice of arrays that run on each side (apply): those that cannot fail when
+# they run (x.max() of a side's empty array would raise where that side is not taken); what they
+# return is read-only
+_ARRAY_METHODS = {"sum", "prod", "mean", "any", "all", "argsort", "copy", "astype", "cumsum", "round", "clip", "ravel",
+                  "transpose", "nonzero"}
+
+
+def _checked_while_tracing(key, alternatives):
+    """Whether a basic index of each side's array fails, where it does, as it traces: slices,
+    None and `...` never do; an int only on an axis whose length tracing knows on every side."""
+    key = key if type(key) is tuple else (key,)
+    if not all(k is None or k is Ellipsis or type(k) in (int, slice) for k in key) or Ellipsis in key and any(
+            type(k) is int for k in key):
+        return False
+    axes = [d for d, k in enumerate(k for k in key if k is not None) if type(k) is int]
+    return all(d < v.ndim and not isinstance(v.shape[d], Extent) for _, v in alternatives for d in axes)
+
+
+def _on_sides(choice, fn, name):
+    """fn of each side of a Choice of arrays, merged (apply). An array it returns may be a view of
+    a side's (x.T, x[:, 0]) that strider holds in a copy: read-only, and read only while the
+    sides' arrays, and what they stand for, are unwritten (Trace.stand_in)."""
+    out = apply(fn, (choice,), name)
+    _stands_for(out, [v for _, v in sides(choice)], writable=False)
+    return out
+
+
+def _stands_for(out, values, writable):
+    """Records that `out`, where it is an array merged from the sides' values, stands for their
+    arrays and for what those stand for (Trace.stand_in)."""
+    if isinstance(out, Tracer) and out.ndim:
+        trace = out._trace
+        arrays = [v for v in values if isinstance(v, Tracer) and v.ndim]
+        also = [r for v in arrays for r in trace.stand_ins.get(v._view.storage, ())]
+        trace.stand_in(out, arrays, writable, also=also)
+
+
+def _length(alternatives, lengths):
+    """The length of an axis the sides' arrays have: one where all agree, else the length each
+    side's condition picks (a run-time length)."""
+    if all(type(n) is int and n == lengths[0] for n in lengths):
+        return lengths[0]
+    value = merge([(c, as_tracer(length_value(n))) for (c, _), n in zip(alternatives, lengths)], "a length")
+    return _length_of(value, max(map(length_bound, lengths)))
 
 
 def _iter(self):
@@ -281,10 +373,12 @@ def _getitem(self, key):
     if (all(type(v) is dict and v.keys() == alternatives[0][1].keys() for _, v in alternatives)
             and key in alternatives[0][1]):
         return _item(self, alternatives, key)
+    if all(isinstance(v, (Tracer, np.ndarray)) for _, v in alternatives) and _checked_while_tracing(key, alternatives):
+        return _on_sides(self, lambda v: v[key], f"{self.name}[...]")  # (arrays of two dtypes: m[:, 0])
     return _narrowed_use("__getitem__")(self, key)
 
 
-Choice.__iter__, Choice.__len__, Choice.__getitem__ = _iter, _len, _getitem
+Choice.__iter__, Choice.__len__, Choice.__getitem__, Choice.__getattr__ = _iter, _len, _getitem, _getattr
 
 
 def sides(value):
@@ -521,6 +615,9 @@ def structure(value, leaves):
     if leaf(value):
         leaves.append(as_tracer(value))
         return ("leaf",)
+    if _objects([(None, value)]) is not None and type(value).__new__ is object.__new__:
+        # an object of a class of the user's (a BoxList each side makes): its attributes
+        return (object, type(value), tuple((k, structure(v, leaves)) for k, v in vars(value).items()))
     return ("value", type(value), id(value), value)
 
 
@@ -547,6 +644,10 @@ def rebuild(shape, leaves, since=None):
         return Choice(cond, rebuild(shape[2], leaves, since), rebuild(shape[3], leaves, since), shape[1])
     if kind is dict:
         return {k: rebuild(v, leaves, since) for k, v in shape[1]}
+    if kind is object:
+        obj = object.__new__(shape[1])
+        vars(obj).update((k, rebuild(v, leaves, since)) for k, v in shape[2])
+        return obj
     items = [rebuild(v, leaves, since) for v in shape[1]]
     if kind is tuple or kind is list:
         return kind(items)

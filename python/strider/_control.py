@@ -33,7 +33,7 @@ import numpy as np
 from . import _C
 from ._choice import (Choice, Undefined, apply, imply, implied, is_, known_side, knowing, merge, narrowed,  # noqa: F401
                       rebuild, selected, sides, structure)
-from ._choice import _kind, bound as assigned_value
+from ._choice import _kind, _objects, bound as assigned_value
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import compared, hold, own_class, put_back
 from ._creation import _nested_leaves, items, kind_names
@@ -334,6 +334,14 @@ def _constructed(cls, *args, **kwargs):
     return obj
 
 
+def _user_dunder(obj, name):
+    """The method `name` of obj's class where the user's code defines it (BoxList.__getitem__),
+    which Python calls unrewritten where an operator or builtin calls it (of a Choice of objects
+    of one such class, each side's); else None."""
+    method = getattr(_objects(sides(obj)) if type(obj) is Choice else type(obj), name, None)
+    return method if user_function(method) else None
+
+
 def item_(obj, key):
     """obj[key] in rewritten code; of a list or tuple at an index only the run knows (DBNet's
     get_mini_boxes: `points[index_1]` of an index a traced branch set), the item gathered from
@@ -342,6 +350,8 @@ def item_(obj, key):
     after a write into an array of the list (Trace.stand_in): Python's is the list's own array.
     A list, tuple or str sliced at a run-time length is refused: Python's slice would read the
     length's bound."""
+    if (method := _user_dunder(obj, "__getitem__")) is not None:
+        return callee(method)(obj, key)
     if (type(obj) in (list, tuple, str) and type(key) is slice
             and any(isinstance(b, Extent) for b in (key.start, key.stop, key.step))):
         raise trace_error(f"a {type(obj).__name__} sliced at a length known only when the function runs",
@@ -386,9 +396,28 @@ def binop_(op, a, b):
     if op == "Add" and (item_list(a) or item_list(b)) and all(type(x) is list or item_list(x) for x in (a, b)) and (
             trace := current_trace()) is not None and not any(isinstance(r, _Region) for r in trace.loops):
         return _joined(trace, a, b) if type(a) is list else extend(_joined(trace, [], a), b)
+    if (out := _user_operator(op, a, b)) is not NotImplemented:
+        return out
     if op == "Mod" and isinstance(a, str):
         b = tuple(map(_formatted, b)) if type(b) is tuple else _formatted(b)
     return OPERATORS[op](a, _length_read(a, b))
+
+
+_DUNDERS = {"Add": ("add", "radd"), "Sub": ("sub", "rsub"), "Mult": ("mul", "rmul"), "Div": ("truediv", "rtruediv"),
+            "FloorDiv": ("floordiv", "rfloordiv"), "Mod": ("mod", "rmod"), "Pow": ("pow", "rpow"), "Lt": ("lt", "gt"),
+            "LtE": ("le", "ge"), "Gt": ("gt", "lt"), "GtE": ("ge", "le"), "Eq": ("eq", "eq"), "NotEq": ("ne", "ne")}
+
+
+def _user_operator(op, a, b):
+    """`a op b` where a's class defines the operator in the user's code (or b's reflects it, a
+    Python number's operator aside): that method, rewritten; NotImplemented where neither does
+    or both decline."""
+    name, reflected = _DUNDERS[op]
+    for x, y, method in ((a, b, _user_dunder(a, f"__{name}__")), (b, a, _user_dunder(b, f"__{reflected}__"))):
+        if method is not None and (x is a or type(a) in (bool, int, float)):
+            if (out := callee(method)(x, y)) is not NotImplemented:
+                return out
+    return NotImplemented
 
 
 def _formatted(v):
@@ -623,7 +652,14 @@ def in_(item, container, negate):
     """`item in container` (`not in`, `negate`) in rewritten code: of a traced array (or a list a
     traced loop filled) NumPy's `(container == item).any()`, a Python bool the run may decide
     (YOLOv5's `if k in unique_classes`); of a list or tuple of numbers, a traced one among them
-    or as the item, Python's comparisons; else Python's."""
+    or as the item, Python's comparisons; of an object whose class defines __contains__ in the
+    user's code, that method rewritten; else Python's."""
+    if (method := _user_dunder(container, "__contains__")) is not None:
+        found = callee(method)(container, item)
+        if not _is_traced(found):
+            return (not found) if negate else bool(found)
+        found = _condition(found)
+        return python_bool(np.logical_not(found) if negate else found)
     if item_list(container):
         container = container.array()
     if type(container) is Choice and all(isinstance(v, (Tracer, np.ndarray)) for _, v in sides(container)):

@@ -384,12 +384,13 @@ def test_a_branch_that_changes_dtype_returns_the_side_its_condition_picks(x):
 
 def changes_dtype_then_adds(x):
     y = changes_dtype(x)
-    return y + 1, y * 0.5 > 0.25, np.maximum(y, 1)  # on each side: the result's dtype is its own
+    return y + 1, y * 0.5 > 0.25, np.maximum(y, 1), y.sum()  # on each side: the result's dtype is its own
 
 
-def changes_dtype_then_sums(x):
+def changes_dtype_then_writes(x):
     y = changes_dtype(x)
-    return y.sum()
+    y[0] = 7
+    return y
 
 
 @pytest.mark.parametrize("x", [np.arange(3.0), -np.arange(3.0)])
@@ -513,10 +514,10 @@ def test_a_variable_a_branch_bound_to_an_array_from_before_it(t):
 
 def test_a_value_of_two_dtypes_used_otherwise_breaks_the_graph():
     with pytest.raises(strider.TraceError, match="'y' holds a 1-d float64 array or a 1-d int32 array"):
-        strider.compile(changes_dtype_then_sums, strict=True)(np.arange(3.0))
-    f = strider.compile(changes_dtype_then_sums, strict=False)
+        strider.compile(changes_dtype_then_writes, strict=True)(np.arange(3.0))
+    f = strider.compile(changes_dtype_then_writes, strict=False)
     with pytest.warns(strider.GraphBreakWarning):
-        np.testing.assert_array_equal(f(np.arange(3.0)), changes_dtype_then_sums(np.arange(3.0)))
+        np.testing.assert_array_equal(f(np.arange(3.0)), changes_dtype_then_writes(np.arange(3.0)))
 
 
 @pytest.mark.parametrize("n", [0, 1, 9, 40])
@@ -3267,6 +3268,95 @@ def test_an_item_of_tuples_alike_is_a_copy_that_is_never_stale(fn):
     with pytest.raises(strider.TraceError, match="strider holds in a copy"):
         strider.compile(fn, strict=True)(np.ones(5))
     check(fn, np.ones(5), strict=False)
+
+
+class BoxList:
+    # TF OD API's box list: fields in a dict, returned early as the caller's boxes
+    def __init__(self, boxes):
+        self.data = {"boxes": boxes}
+
+    def num_boxes(self):
+        return self.data["boxes"].shape[0]
+
+    def get(self):
+        return self.data["boxes"]
+
+    def add_field(self, key, value):
+        self.data[key] = value
+
+    def get_field(self, key):
+        return self.data[key]
+
+    def __getitem__(self, mask):  # Python calls these itself: strider rewrites them still
+        if mask.sum() > 0:
+            return _boxes_with_scores(self.get()[mask], self.get_field("scores")[mask])
+        return self
+
+    def __add__(self, other):
+        if other.num_boxes() > 0:
+            return _boxes_with_scores(np.concatenate([self.get(), other.get()]),
+                                      np.concatenate([self.get_field("scores"), other.get_field("scores")]))
+        return self
+
+    def __contains__(self, score):
+        if (self.get_field("scores") > score).any():
+            return True
+        return False
+
+
+def _boxes_with_scores(boxes, scores):
+    out = BoxList(boxes)
+    out.add_field("scores", scores)
+    return out
+
+
+def _pruned(boxlist, thresh):
+    if boxlist.get_field("scores").max() < thresh:
+        return boxlist
+    keep = np.nonzero(boxlist.get_field("scores") > thresh)[0]
+    return _boxes_with_scores(boxlist.get()[keep], boxlist.get_field("scores")[keep])
+
+
+def objects_on_both_sides(boxes, scores, t):
+    r = _pruned(_boxes_with_scores(boxes, scores), t)
+    masked = _boxes_with_scores(boxes * 1, scores * 1)[scores > t]
+    both = masked + r
+    return (r.get() * 1, r.get_field("scores") + 0, r.num_boxes(), isinstance(r, BoxList), both.num_boxes(),
+            both.get_field("scores") * 1, 0.7 in r, 0.7 not in masked)
+
+
+@pytest.mark.parametrize("t", [0.5, 2.0])
+def test_objects_of_one_class_on_both_sides_of_a_branch_and_their_operators(t):
+    rng = np.random.default_rng(8)
+    check(objects_on_both_sides, rng.random((10, 4)), rng.random(10), t)
+
+
+def arrays_of_two_dtypes(x, t):
+    m = np.stack([x, x], 1)
+    if x.sum() > t:
+        m = m.astype(np.int32)
+    r = (x[x > 0.2], 0) if x.sum() > t else (x[x > 0.4], 1)
+    return m[:, 0] * 2, m.T + 0, m.sum(), m.max(0), m.shape[0] + 1, r[0].sum() + r[1], r[0].shape[0] * 2
+
+
+@pytest.mark.parametrize("t", [0.5, 200.0])
+def test_arrays_of_two_kinds_read_on_each_side(t):
+    check(arrays_of_two_dtypes, np.random.default_rng(9).random(6) * 10, t)
+
+
+def write_through_a_view_of_two_kinds(x, t):
+    m = np.stack([x, x], 1)
+    if x.sum() > t:
+        m = m.astype(np.int32)
+    c = m[:, 0]
+    c[0] = 5  # NumPy's c is a view of m's
+    return m
+
+
+def test_a_write_through_a_view_of_arrays_of_two_kinds_is_refused():
+    with pytest.raises(strider.TraceError, match="'m\\[...\\]' holds a 1-d int32 array or a 1-d float64 array"):
+        strider.compile(write_through_a_view_of_two_kinds, strict=True)(np.ones(3), 0.5)
+    check(write_through_a_view_of_two_kinds, np.ones(3), 0.5, strict=False)
 
 
 def columns_if_over(x, t):

@@ -826,10 +826,11 @@ class _Rewrite(ast.NodeTransformer):
         out = [_def(f"__strider_for_{k}", names, _with_exits(body, exits, state()) + [
             ast.Return(ast.Tuple(elts=[state(), ast.Constant(False)], ctx=ast.Load()))])]
         target = _target(node.target)
+        items = _Names(body).items
         call = _call("for_stmt", node.iter, _load(f"__strider_for_{k}"), _values(names), _strs(names), _strs(live),
-                     target, _strs(getattr(node, "strider_guarded", ())), _values(_Names(body).items),
-                     ast.Constant(bool(exits)))
+                     target, _strs(getattr(node, "strider_guarded", ())), _values(items), ast.Constant(bool(exits)))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call))
+        out[-1].strider_items = items  # (a branch around it merges them: its body is a function _Names skips)
         return [_at(s, node) for s in out]
 
     def visit_If(self, node):
@@ -906,10 +907,11 @@ class _Rewrite(ast.NodeTransformer):
                 or n in first]
         out = [_def(f"__strider_cond_{k}", names, [ast.Return(self.test(node.test))]),
                _def(f"__strider_body_{k}", names, new_body)]
+        items = _Names(body).items
         call = _call("while_stmt", _load(f"__strider_cond_{k}"), _load(f"__strider_body_{k}"), _values(names),
-                     _strs(names), _strs(live), _strs(getattr(node, "strider_guarded", ())),
-                     _values(_Names(body).items))
+                     _strs(names), _strs(live), _strs(getattr(node, "strider_guarded", ())), _values(items))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call) if names else ast.Expr(call))
+        out[-1].strider_items = items
         return [_at(s, node) for s in out]
 
 

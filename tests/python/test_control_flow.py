@@ -207,6 +207,23 @@ def test_list_read_before_a_branch_appends_to_it(fn, t):
     check(fn, np.random.default_rng(4).uniform(-0.2, 1, 12), t)
 
 
+def items_set_in_loops_in_a_branch(x, t):
+    flags, marks = [0] * 4, [0.0] * 3
+    if x.sum() > t:
+        for i in range(4):
+            flags[i] = 1
+        j = 0
+        while j < 3:
+            marks[j] = x[j] * 2
+            j += 1
+    return np.array(flags), np.array(marks)
+
+
+@pytest.mark.parametrize("t", [1.0, 100.0])
+def test_list_items_set_in_loops_inside_a_branch(t):
+    check(items_set_in_loops_in_a_branch, np.random.default_rng(5).random(5), t)
+
+
 def decay(dets, t):
     # Soft-NMS's shape: writes into the caller's array through views, in a loop
     n = np.flatnonzero(dets[:, 4] > t).size

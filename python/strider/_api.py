@@ -518,7 +518,7 @@ class CompiledFunction(_C.Dispatcher):
                 self._by_identity = True
                 self._keep_by_identity()
                 return None
-            effects = effects + [("print", (-1, kwargs, None, ()), args) for args, kwargs in trace.prints]
+            effects = effects + [("print", (-1, (fn, kwargs), None, ()), args) for args, kwargs, fn in trace.prints]
             passed = _returned_containers(result, values[:nparams])
             if effects:
                 result = (result, [v for _, _, v in effects])

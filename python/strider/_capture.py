@@ -704,10 +704,13 @@ def replay(effects, signature, passed=()):
             bound = signature.bind(*args, **(kwargs or {}))
             param_values = [bound.arguments.get(name, _MISSING) for name in signature.parameters]
         for (kind, source), v in zip(effects, written):
-            if kind == "print":  # (its keywords in the source's place; the standard streams by name)
-                kwargs = source[1]
-                print(*v, **(dict(kwargs, file=getattr(sys, kwargs["file"])) if type(kwargs.get("file")) is str
-                             else kwargs))
+            if kind == "print":  # (a logger's method, or print, and its keywords in the source's place)
+                fn, kwargs = source[1]
+                if fn is not None:
+                    fn(*v, **kwargs)
+                else:  # (the standard streams by name)
+                    print(*v, **(dict(kwargs, file=getattr(sys, kwargs["file"])) if type(kwargs.get("file")) is str
+                                 else kwargs))
                 continue
             param, root, key, attrs = source
             if kind == "set" and not attrs:

@@ -96,10 +96,27 @@ def _print(real):
         if not _traced_call_site():
             return real(*args, **kwargs)
         trace = current_trace()
-        trace.refuse_side_effect("print")
+        trace.refuse_side_effect("print", message=True)
         file = kwargs.get("file")  # sys.stdout or sys.stderr as each run finds it, by name
         std = [name for name in ("stdout", "stderr") if file is getattr(sys, name)]
-        trace.prints.append((_as_now(args), dict(kwargs, file=std[0]) if std else kwargs))
+        trace.prints.append((_as_now(args), dict(kwargs, file=std[0]) if std else kwargs, None))
+
+    return call
+
+
+def _log(real):
+    """A logger's method (logger.info, logging.warning through the root logger's): where traced
+    code calls it, recorded, to log after each run what that run computed, as print is (_print);
+    the record names strider's frame, not the user's line. In a loop or branch on a traced
+    condition, refused."""
+
+    @functools.wraps(real)
+    def call(self, *args, **kwargs):
+        if not _traced_call_site():
+            return real(self, *args, **kwargs)
+        trace = current_trace()
+        trace.refuse_side_effect(f"logging.Logger.{real.__name__}", message=True)
+        trace.prints.append((_as_now(args), kwargs, functools.partial(real, self)))
 
     return call
 
@@ -127,7 +144,7 @@ def _warn(real):
     @functools.wraps(real)
     def call(message, category=None, stacklevel=1, *args, **kwargs):
         if _traced_call_site():
-            current_trace().refuse_side_effect("warnings.warn")
+            current_trace().refuse_side_effect("warnings.warn", message=True)
         return real(message, category, stacklevel + 1, *args, **kwargs)  # (this frame is not the caller)
 
     return call
@@ -412,6 +429,9 @@ _WRAPPED[(np, "ogrid")], _WRAPPED[(np, "mgrid")] = _Grid(np.ogrid), _Grid(np.mgr
 _REAL[(builtins, "print")] = builtins.print
 _WRAPPED[(builtins, "print")] = _print(builtins.print)
 _REAL[(warnings, "warn")] = warnings.warn
+for _name in ("debug", "info", "warning", "error", "critical", "exception", "log"):
+    _REAL[(logging.Logger, _name)] = getattr(logging.Logger, _name)
+    _WRAPPED[(logging.Logger, _name)] = _log(_REAL[(logging.Logger, _name)])
 _WRAPPED[(warnings, "warn")] = _warn(warnings.warn)
 for _name in ("errstate", "seterr"):
     _REAL[(np, _name)] = getattr(np, _name)

@@ -258,12 +258,14 @@ def check_dtype(dtype, what):
     return dtype
 
 
-def side_effect_error(what):
+_MESSAGE_HINT = "return a flag (or the values) and print, log or warn after the call"
+
+
+def side_effect_error(what, hint="build a list of the function's own and return it, or change the state after the call"):
     """The error for code that changes Python state from before the call (`what`) in a loop or
     branch on a traced condition: the change would happen once, as it traces, not on each trip or
     path at run time."""
-    return trace_error(f"{what} in a loop or branch on a traced condition", "build a list of the function's own and "
-                       "return it, or change the state after the call")
+    return trace_error(f"{what} in a loop or branch on a traced condition", hint)
 
 
 class Trace:
@@ -344,16 +346,17 @@ class Trace:
         self.target = "cpu"
         self.refused = None  # the last needs_value: why a trace that then failed failed
         self.refusals_in_try = []  # refusals made inside a `try` of the traced function (_refusal_made)
-        self.prints = []  # (args, kwargs) of the function's print calls, printed after each run
+        self.prints = []  # (args, kwargs, logger method or None: print) of its prints and logs, made after each run
         # what runs now that Python may not run (the items of any(gen) after one only the run
         # decides): a check there would raise where Python's run stops first (_control._truths)
         self.speculating = None
         self._prev = None
 
-    def refuse_side_effect(self, what):
-        """side_effect_error(what) while a loop or branch on a traced condition traces."""
+    def refuse_side_effect(self, what, message=False):
+        """side_effect_error(what) while a loop or branch on a traced condition traces; `message`:
+        a print, log or warning (only the run knows how many)."""
         if any(r.traced_region for r in self.loops):
-            raise side_effect_error(what)
+            raise side_effect_error(what, _MESSAGE_HINT) if message else side_effect_error(what)
 
     def __enter__(self):
         self._prev = current_trace()

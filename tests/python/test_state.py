@@ -6,6 +6,7 @@ and a compiled one side by side and compares results and state after every step.
 import dataclasses
 import re
 import enum
+import logging
 import sys
 import types
 import warnings
@@ -942,6 +943,45 @@ def test_prints_print_on_every_call_what_that_call_computes(capsys):
         for x in (np.array([1.0]), np.array([-1.0]), np.array([2.0])):
             compiled(x)
     assert capsys.readouterr().out == "positive\npositive\n"
+
+
+_LOG = logging.getLogger("strider_tests.postprocess")
+
+
+def _logged(x, t):
+    y = x[x > t]
+    _LOG.info("kept %d of %d, first %s", y.shape[0], x.shape[0], y[:1])
+    logging.getLogger("strider_tests").warning("sum %s", int(x.sum()))  # through the root logger's class
+    return y * 2
+
+
+def _logged_in_a_branch(x):
+    if x[0] > 0:
+        _LOG.warning("positive")
+    return x + 1
+
+
+def test_logs_are_made_on_every_call_with_what_that_call_computes(caplog):
+    """A logger's methods run after each call with the values that call computed, as print; in
+    a branch on a traced condition they break the graph, so NumPy logs as often as the run says."""
+    compiled = strider.compile(_logged, strict=True)
+    with caplog.at_level(logging.INFO, logger="strider_tests"):
+        for x in (np.array([1.0, -2.0, 3.0]), np.array([-4.0, 5.0, 6.0, 7.0]), np.array([-1.0])):
+            caplog.clear()
+            expected = _logged(x.copy(), 0.5)
+            want = [(r.levelno, r.getMessage()) for r in caplog.records]
+            caplog.clear()
+            assert_same(expected, compiled(x.copy(), 0.5))
+            assert [(r.levelno, r.getMessage()) for r in caplog.records] == want and len(want) == 2
+        with pytest.raises(strider.TraceError, match="Logger.warning in a loop or branch on a traced condition; "
+                           "return a flag"):
+            strider.compile(_logged_in_a_branch, strict=True)(np.ones(2))
+        compiled = strider.compile(_logged_in_a_branch, strict=False)
+        caplog.clear()
+        with pytest.warns(strider.GraphBreakWarning):
+            for x in (np.array([1.0]), np.array([-1.0]), np.array([2.0])):
+                compiled(x)
+        assert [r.getMessage() for r in caplog.records if r.name == _LOG.name] == ["positive", "positive"]
 
 
 class _Tracker:

@@ -542,9 +542,12 @@ def is_(a, b, negate=False):
             result = c.cond if then != negate else np.logical_not(c.cond)
             result = np.logical_and(result, True)  # a storage of its own, which the record names
             imply(result, {c.cond._view.storage: then != negate}, {c.cond._view.storage: then == negate})
+            result._weak, result._scalar = bool, False  # (Python's bool, returned as one)
             return result
         result = np.where(c.cond, then, otherwise)
-        return np.logical_not(result) if negate else result
+        result = np.logical_not(result) if negate else result
+        result._weak, result._scalar = bool, False
+        return result
     return (a is not b) if negate else (a is b)
 
 

@@ -42,7 +42,7 @@ from ._traced_numpy import READ_ONCE_METHODS, READ_ONCE_WHY, RANDOM_STATES, stan
 from ._sorting import lexsort
 from ._ufuncs import python_bool
 from ._tracer import (IMPL, LIST_METHODS, Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at,
-                      as_tracer, bound, concrete, in_step, item_list, only_0d,
+                      _length_of, as_tracer, bound, concrete, in_step, item_list, length_value, only_0d,
                       current_trace, holds_traced, side_effect_error)
 
 _MAX_TRIES = 12
@@ -739,6 +739,11 @@ def type_(*args):
         return list
     if isinstance(x, Extent):
         return int
+    if type(x) is Choice:  # (one type on every side, or a type only the run knows: refused)
+        kinds = {type_(v) for _, v in sides(x)}
+        if len(kinds) != 1:
+            x._fail()
+        return kinds.pop()
     return own_class(type(x))
 
 
@@ -772,7 +777,8 @@ def index_(x):
 
 
 _BUILTINS = ((max, max_), (min, min_), (float, float_), (int, int_), (bool, bool_), (print, print_), (sorted, sorted_),
-             (any, any_), (all, all_), (type, type_), (sum, sum_), (operator.index, index_))
+             (any, any_), (all, all_), (type, type_), (sum, sum_), (operator.index, index_),
+             (range, lambda *args: range_(range, *args)))
 
 
 def _extreme(builtin, better, args, kwargs):
@@ -862,7 +868,7 @@ def _extreme_of_array(builtin, a, kwargs):
 
 def len_(x):
     """len(x), a run-time length (an Extent) where x has one."""
-    if isinstance(x, TracedList):
+    if isinstance(x, (TracedList, TracedRange)):
         return x.size()
     if isinstance(x, Tracer) and x.ndim and isinstance(x.shape[0], Extent):
         return x.shape[0]
@@ -1333,10 +1339,30 @@ def break_if(t, state):
 
 
 class TracedRange:
-    """range(start, stop, step) in a `for` header with a bound known only at run time."""
+    """range(start, stop, step) with a bound known only at run time: a `for` over it is a loop
+    of the IR; Python's own iteration of it (tuple(), sorted(), a generator, a `for` the rewrite
+    leaves to Python) would take the bound, and is refused."""
 
     def __init__(self, start, stop, step):
         self.start, self.stop, self.step = start, stop, step
+
+    def __iter__(self):
+        raise trace_error("iterating over a range of a bound known only when the function runs where strider does "
+                          "not rewrite the loop (tuple(), sorted(), reversed(), a generator, a `for` with an `else` or "
+                          "with both `break` and `continue`)", "loop over it in a plain `for`, or use np.arange")
+
+    __reversed__ = __iter__
+
+    def size(self):
+        """len() of it: a run-time length (start and step known ints, step positive)."""
+        if type(self.start) is not int or type(self.step) is not int or self.step <= 0:
+            raise trace_error("len() of a range of bounds known only when the function runs", "use np.arange(...).size")
+        n = np.maximum(np.floor_divide(np.add(as_tracer(length_value(self.stop)).astype(np.int64),
+                                              self.step - 1 - self.start), self.step), 0).astype(np.int64)
+        most = bound(self.stop) if isinstance(self.stop, Extent) else None
+        if most is None:
+            raise trace_error("len() of a range of a traced bound", "use np.arange(...).size")
+        return _length_of(n, max(0, -(-(most - self.start) // self.step)))
 
 
 class Enumerated:

@@ -320,6 +320,8 @@ def kind_names(lst):
 
 
 def array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **kwargs):
+    if isinstance(object, Extent):  # (np.array(len(keep)): the length, not the int that is its bound)
+        object = object.value()
     if isinstance(object, TracedList):
         object = _of_list(object, dtype)
     if _contains_tracer(object):

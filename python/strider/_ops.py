@@ -18,7 +18,7 @@ from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast
                       concatenate, convolve, copyto, correlate, cross, diagonal, diff, dsplit, dstack, expand_dims, fill, flip, fliplr, flipud,
                       hsplit, hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, result_type, roll, shape, size, split,
                       squeeze, stack, swapaxes, tile, transpose, trapezoid, tril, triu, vsplit, vstack)
-from ._tracer import IMPL, check_int_of_float
+from ._tracer import IMPL, Extent, check_int_of_float
 from ._ufuncs import (allclose, array_equal, astype, clip, copy_, divmod_, fix, isclose, isneginf, isposinf, nan_to_num,
                       python_round, round_, same_kind_copy, select, ufunc_call, where)
 
@@ -68,8 +68,31 @@ CREATION = {
 }
 
 
+def refuse_lengths(name, args, kwargs):
+    """NumPy's `name` given a run-time length (an Extent, an int whose int value is its bound:
+    `np.eye(len(keep))`) where strider's does not compute with one: refused, never computed
+    with the bound."""
+    if name not in TAKES_LENGTHS and _holds_length((args, kwargs), 0):
+        raise unsupported(f"np.{name} of a length known only when the function runs (a mask's count)",
+                          "make the array with the lengths np.zeros, np.arange or a reshape take, or pass the "
+                          "length as an argument")
+
+
+def _holds_length(value, depth):
+    if isinstance(value, Extent):
+        return True
+    if depth < 4 and type(value) in (list, tuple):
+        return any(_holds_length(v, depth + 1) for v in value)
+    return depth < 4 and type(value) is dict and any(_holds_length(v, depth + 1) for v in value.values())
+
+
+# the NumPy functions strider computes with a run-time length among their arguments
+TAKES_LENGTHS = frozenset({"zeros", "ones", "empty", "full", "arange", "array", "asarray", "reshape", "broadcast_to"})
+
+
 def array_function(func, args, kwargs):
     handler = HANDLED.get(func)
+    refuse_lengths(func.__name__, args, kwargs)
     if handler is None:
         parts = (func.__module__ or "numpy").split(".")
         # NumPy's public path (np.linalg.inv), without its private modules

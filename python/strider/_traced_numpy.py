@@ -21,7 +21,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from ._creation import _known_number
 from ._errors import _internal, located, unsupported, user_file
-from ._ops import CREATION
+from ._ops import CREATION, refuse_lengths
 from ._shapes import as_strided, column_stack, concatenate, dstack, hstack, repeat, stack, vstack
 from ._sorting import lexsort
 from ._tracer import IMPL, Extent, TracedList, Tracer, as_tracer, current_trace, holds_traced, item_list
@@ -36,6 +36,7 @@ def _creation(traced, real):
     def call(*args, **kwargs):
         if not _traced_call_site():
             return real(*args, **kwargs)
+        refuse_lengths(real.__name__, args, kwargs)
         return traced(*args, **kwargs)
 
     return call
@@ -412,6 +413,11 @@ for _name in ("rand", "randn", "random", "random_sample", "uniform", "normal", "
 for _name, (_uf, _result) in _MATH.items():
     _REAL[(math, _name)] = getattr(math, _name)
     _WRAPPED[(math, _name)] = _math(_REAL[(math, _name)], _uf, _result)
+for _name in ("gcd", "lcm", "factorial", "comb", "perm", "isqrt"):  # (they read an int subclass's int value)
+    _REAL[(math, _name)] = getattr(math, _name)
+    _WRAPPED[(math, _name)] = _refused(_REAL[(math, _name)], f"math.{_name}() of a length known only when the "
+                                       "function runs", "compute it with NumPy on the length",
+                                       lambda *args: any(isinstance(a, Extent) for a in args))
 _REAL[(math, "log")] = math.log
 _WRAPPED[(math, "log")] = _math(math.log, np.log, float)
 for _name, _fn in (("concatenate", concatenate), ("vstack", vstack), ("hstack", hstack), ("dstack", dstack),

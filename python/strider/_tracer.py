@@ -902,6 +902,10 @@ class Extent(int):
         return self.value() != (other.value() if isinstance(other, Extent) else other)
 
     def __hash__(self):
+        # (strider keys shapes by it; the user's dict key or set item is its value, the run's)
+        if user_file(sys._getframe(1).f_code.co_filename):
+            raise trace_error("a length known only when the function runs as a dict key or set item (its hash is its "
+                              "value)", "key by a value known while tracing, or count with np.unique / np.bincount")
         return hash(("extent", self.storage))
 
     def __repr__(self):
@@ -974,6 +978,14 @@ def _extent_operators():
         for form in (f"__{name}__", f"__r{name}__"):
             if form != "__floordiv__":
                 setattr(Extent, form, lambda self, other, form=form: getattr(self.value(), form)(value(other)))
+
+    def power(self, other, modulo=None):
+        if modulo is not None:  # (pow(n, 2, 7))
+            raise trace_error("pow() with a modulus of a length known only when the function runs",
+                              "use % after **")
+        return self.value() ** value(other)
+
+    Extent.__pow__ = power
     for name in ("lt", "le", "gt", "ge"):
         setattr(Extent, f"__{name}__", lambda self, other, name=name: getattr(self.value(), f"__{name}__")(
             other.value() if isinstance(other, Extent) else other))

@@ -2,6 +2,7 @@
 indexing, writes through masks and index arrays, sorting, and arrays whose length is known only at
 run time flowing on through later ops (a YOLOv5-style NMS prologue and a threshold + top-k head).
 """
+import math
 import operator
 import warnings
 
@@ -352,6 +353,48 @@ def runtime_length_read_by_python(x):
 @pytest.mark.parametrize("scale", [1.0, 0.0])
 def test_a_runtime_length_read_by_python(scale):
     check(runtime_length_read_by_python, rnd(30, seed=2) * scale)
+
+
+def runtime_lengths_numpy_takes(x, t):
+    y = x[x[:, 4] > t]
+    n = len(y)
+    return (np.full((n, 2), 3.0), np.ones(n) + 1, np.array(n), np.asarray(n), np.reshape(y, (n, 6)),
+            np.broadcast_to(y[:, :1], (n, 3)) + 0, len(range(n)), len(range(1, n, 2)))
+
+
+@pytest.mark.parametrize("t", [0.5, 2.0])  # some rows, none
+def test_runtime_lengths_numpy_takes(t):
+    check(runtime_lengths_numpy_takes, rnd((12, 6), seed=3), t)
+
+
+def _count(x, t):
+    return len(x[x[:, 4] > t])
+
+
+@pytest.mark.parametrize("fn", [  # each took the bound (the rows of x), not the count
+    lambda x, t: np.eye(_count(x, t)),
+    lambda x, t: np.identity(_count(x, t)),
+    lambda x, t: np.linspace(0, 1, _count(x, t)),
+    lambda x, t: np.tile(np.arange(2), _count(x, t)),
+    lambda x, t: tuple(range(_count(x, t))),
+    lambda x, t: list(reversed(range(_count(x, t)))),
+    lambda x, t: sorted(range(_count(x, t))),
+    lambda x, t: max(range(_count(x, t)), default=-1),
+    lambda x, t: sum(range(min(5, _count(x, t)))),
+    lambda x, t: any(i > 2 for i in range(_count(x, t))),
+    lambda x, t: math.gcd(_count(x, t), 6),
+    lambda x, t: math.comb(_count(x, t) + 2, 2),
+    lambda x, t: {0: "zero"}.get(_count(x, t), "many"),
+    lambda x, t: pow(_count(x, t), 2, 7),
+])
+def test_a_runtime_length_python_or_numpy_would_read_as_its_bound_is_refused(fn):
+    with pytest.raises((strider.TraceError, strider.UnsupportedError), match="(range of a bound|length) known "
+                       "only when the function runs"):
+        strider.compile(fn, strict=True)(rnd((12, 6), seed=3), 0.5)
+    for t in (0.5, 2.0):  # NumPy's answer, through a graph break
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", strider.GraphBreakWarning)
+            assert_same(fn(rnd((12, 6), seed=3), t), strider.compile(fn, strict=False)(rnd((12, 6), seed=3), t))
 
 
 @pytest.mark.parametrize("fn", [

@@ -3361,6 +3361,28 @@ def test_arrays_of_two_kinds_read_on_each_side(t):
     check(arrays_of_two_dtypes, np.random.default_rng(9).random(6) * 10, t)
 
 
+def kinds_asked(x, t):
+    y = x[x > t]
+    o = y if len(y) > 2 else None
+    s = y.max() if len(y) else np.float64(0.5)
+    return o is None, o is not None, type(s).__name__, type(o if o is not None else y).__name__
+
+
+@pytest.mark.parametrize("t", [0.5, 2.0])
+def test_is_none_is_pythons_bool_and_type_is_the_sides_own(t):
+    check(kinds_asked, np.random.default_rng(3).random(8), t)
+
+
+def type_of_two_kinds(x, t):
+    s = x.max() if x.sum() > t else 0
+    return type(s).__name__
+
+
+def test_the_type_of_a_value_of_two_kinds_is_refused():
+    with pytest.raises(strider.TraceError, match="holds a NumPy float64 scalar or a Python int"):  # (was 'Choice')
+        strider.compile(type_of_two_kinds, strict=True)(np.ones(3), 1.0)
+
+
 def write_through_a_view_of_two_kinds(x, t):
     m = np.stack([x, x], 1)
     if x.sum() > t:

@@ -72,18 +72,20 @@ def refuse_lengths(name, args, kwargs):
     """NumPy's `name` given a run-time length (an Extent, an int whose int value is its bound:
     `np.eye(len(keep))`) where strider's does not compute with one: refused, never computed
     with the bound."""
-    if name not in TAKES_LENGTHS and _holds_length((args, kwargs), 0):
+    if name not in TAKES_LENGTHS and holds_length((args, kwargs)):
         raise unsupported(f"np.{name} of a length known only when the function runs (a mask's count)",
                           "make the array with the lengths np.zeros, np.arange or a reshape take, or pass the "
                           "length as an argument")
 
 
-def _holds_length(value, depth):
+def holds_length(value, depth=0):
+    """Whether value, or a list, tuple or dict in it, holds a run-time length (not in a Tracer's
+    shape: strider's own code reads those)."""
     if isinstance(value, Extent):
         return True
     if depth < 4 and type(value) in (list, tuple):
-        return any(_holds_length(v, depth + 1) for v in value)
-    return depth < 4 and type(value) is dict and any(_holds_length(v, depth + 1) for v in value.values())
+        return any(holds_length(v, depth + 1) for v in value)
+    return depth < 4 and type(value) is dict and any(holds_length(v, depth + 1) for v in value.values())
 
 
 # the NumPy functions strider computes with a run-time length among their arguments

@@ -21,7 +21,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from ._creation import _known_number
 from ._errors import _internal, located, unsupported, user_file
-from ._ops import CREATION, refuse_lengths
+from ._ops import CREATION, holds_length, refuse_lengths
 from ._shapes import as_strided, column_stack, concatenate, dstack, hstack, repeat, stack, vstack
 from ._sorting import lexsort
 from ._tracer import IMPL, Extent, TracedList, Tracer, as_tracer, current_trace, holds_traced, item_list
@@ -467,8 +467,30 @@ for _module, _name in _READ_ONCE:
     _REAL[(_module, _name)] = getattr(_module, _name)
     _WRAPPED[(_module, _name)] = _refused(_REAL[(_module, _name)], f"{_module.__name__}.{_name}() {READ_ONCE_WHY[0]}",
                                           READ_ONCE_WHY[1])
-_BY_REAL_ID = {id(_REAL[key]): _WRAPPED[key] for key in _REAL}
 _STAND_IN_IDS = {id(fn) for fn in _WRAPPED.values()}
+
+
+def _length_guard(real):
+    """A NumPy function strider stands in for no other way: refused where traced code passes it
+    a run-time length (NumPy's code would read the int that is its bound: np.logspace(0, 1, n),
+    np.prod(y.shape)); else NumPy's (it dispatches traced arrays to strider)."""
+
+    @functools.wraps(real)
+    def call(*args, **kwargs):
+        if holds_length((args, kwargs)) and _traced_call_site():
+            refuse_lengths(real.__name__, args, kwargs)
+        return real(*args, **kwargs)
+
+    return call
+
+
+for _name in dir(np):
+    _fn = getattr(np, _name)
+    if (not _name.startswith("_") and (np, _name) not in _REAL and callable(_fn) and not isinstance(_fn, (type, np.ufunc))
+            and getattr(_fn, "__module__", "").startswith("numpy")):
+        _REAL[(np, _name)] = _fn
+        _WRAPPED[(np, _name)] = _length_guard(_fn)
+_BY_REAL_ID = {id(_REAL[key]): _WRAPPED[key] for key in _REAL}
 
 
 def stands_in(fn):

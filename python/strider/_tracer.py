@@ -852,9 +852,12 @@ def _strided(flat, view):
 
 
 def concrete(t):
-    """What a Tracer holds where tracing knows it (Trace.fold), as a NumPy array; else None."""
+    """What a Tracer holds where tracing knows it (Trace.fold), as a NumPy array; else None (a
+    view of a run-time length too: its storage's values are known, not how many it spans)."""
     flat = t._trace.known.get(t._view.storage)
-    return None if flat is None else _strided(flat, t._view).copy()
+    if flat is None or any(e >= 0 for e in t._view.extents):
+        return None
+    return _strided(flat, t._view).copy()
 
 
 def known_scalar(t):

@@ -359,7 +359,8 @@ def runtime_lengths_numpy_takes(x, t):
     y = x[x[:, 4] > t]
     n = len(y)
     return (np.full((n, 2), 3.0), np.ones(n) + 1, np.array(n), np.asarray(n), np.reshape(y, (n, 6)),
-            np.broadcast_to(y[:, :1], (n, 3)) + 0, len(range(n)), len(range(1, n, 2)))
+            np.broadcast_to(y[:, :1], (n, 3)) + 0, len(range(n)), len(range(1, n, 2)),
+            np.arange(n).tolist())  # (an arange of its bound's values is folded, not its run-time length)
 
 
 @pytest.mark.parametrize("t", [0.5, 2.0])  # some rows, none
@@ -375,6 +376,7 @@ def _count(x, t):
     lambda x, t: np.eye(_count(x, t)),
     lambda x, t: np.identity(_count(x, t)),
     lambda x, t: np.linspace(0, 1, _count(x, t)),
+    lambda x, t: np.logspace(0, 1, _count(x, t)),  # (NumPy's own code, that strider does not stand in for)
     lambda x, t: np.tile(np.arange(2), _count(x, t)),
     lambda x, t: tuple(range(_count(x, t))),
     lambda x, t: list(reversed(range(_count(x, t)))),

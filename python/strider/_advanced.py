@@ -24,8 +24,8 @@ from ._indexing import getitem as basic_getitem
 from ._indexing import setitem as basic_setitem
 from ._reductions import count_nonzero
 from ._shapes import broadcast_to
-from ._tracer import (Extent, TracedList, Tracer, arange_at, as_tracer, concrete, bound, check_writeable, current_trace,
-                      emit, holds_traced, known_scalar, same_shape, written)
+from ._tracer import (IMPL, Extent, TracedList, Tracer, arange_at, as_tracer, concrete, bound, check_writeable,
+                      current_trace, emit, holds_traced, known_scalar, same_shape, written)
 from ._ufuncs import _with_length, broadcast_shape, checked_equal, one_length, where
 
 I64 = np.dtype(np.int64)
@@ -650,7 +650,11 @@ def _chosen_ints(key):
 def getitem(t, key):
     if (mask := _one_bool(key)) is not None:
         return getitem(t[None], mask)
-    key = _lists_as_arrays(_chosen_ints(key))
+    key = _chosen_ints(key)
+    if any(type(k) is Choice for k in (key if isinstance(key, tuple) else (key,))):
+        # (index lists of two kinds: a loop's and a slice of it a traced branch took) each side's read
+        return IMPL["in_branches"](getitem, (t, key), {}, "an index")
+    key = _lists_as_arrays(key)
     if (traced := _traced_slices(t, key)) is not None:  # a copy where NumPy's is a view, kept in step with t
         r = getitem_plain(t, traced)
         r._trace.copy_of_view(r, t, traced)

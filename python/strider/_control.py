@@ -2075,7 +2075,7 @@ class _BranchTrace(_Region):
                     _control(trace, "branch_else", region, [cond])
                 sources = _slots_before(trace)
                 with knowing(trace, test, side == 0):
-                    out = _side_of_branch(fn, state)
+                    out = tuple(map(_own_list, _side_of_branch(fn, state)))
                 _check_slots(trace, sources)
                 results.append(out)
                 grow = self._merge(slots, state, out, [n if n in live else None for n in names], side, late, results[0])
@@ -2229,6 +2229,18 @@ def _carrying_loops(trace, name):
 
 
 SIDE_RAISED = "on the side of a branch on a traced condition that this call took"
+
+
+def _own_list(value):
+    """A slice of a list a traced loop filled (keep[:k]) that a side of a branch leaves in a
+    variable (OpenVINO's `if len(keep) > top_k: keep = keep[:top_k]`): a list of its own, which
+    the branch carries as it carries lists (the slice's items are the list's storage)."""
+    if type(value) is not TracedSlice:
+        return value
+    items = value.array(raw=True).copy()
+    if isinstance(items.shape[0], Extent):
+        return TracedList.of(items, value.weak, value.scalar)
+    return TracedList(items, value.length, value.weak, value.scalar)
 
 
 def _side_of_branch(fn, state):

@@ -207,6 +207,22 @@ def test_list_read_before_a_branch_appends_to_it(fn, t):
     check(fn, np.random.default_rng(4).uniform(-0.2, 1, 12), t)
 
 
+def kept_then_cut(x, t, top_k):
+    # OpenVINO's NMS sample: the list a loop filled, cut to its top k on one path
+    keep = []
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            keep.append(i)
+    if top_k and len(keep) > top_k:
+        keep = keep[:top_k]
+    return keep, x[keep] * 1  # (the index: each path's list where its condition holds)
+
+
+@pytest.mark.parametrize("t", [0.3, 0.95])  # more than top_k kept, fewer
+def test_a_slice_of_a_filled_list_on_one_path_of_a_branch(t):
+    check(kept_then_cut, np.random.default_rng(6).random(12), t, 3)
+
+
 def items_set_in_loops_in_a_branch(x, t):
     flags, marks = [0] * 4, [0.0] * 3
     if x.sum() > t:

@@ -1148,19 +1148,28 @@ def _joined(trace, lst, values):
 
 
 def repeated(seq, n):
-    """`seq * n` for a list of Python numbers of one type and n a run-time length: a list of a
+    """`seq * n` for a list of Python numbers of one type, or of NumPy scalars of one type (WBF's
+    `[l] * len(boxes_by_label)` of a label np.unique gave), and n a run-time length: a list of a
     run-time length (a TracedList with room for n's bound times seq's items); else the
     TraceError that refuses the repetition."""
     trace = current_trace()
     kinds = {type(v) for v in seq} if type(seq) is list else set()
-    if trace is None or not isinstance(n, Extent) or len(kinds) != 1 or not kinds <= {bool, int, float}:
+    scalars = {_scalar_type(v) for v in seq} if type(seq) is list else set()
+    if trace is None or not isinstance(n, Extent) or not seq or not (
+            len(kinds) == 1 and kinds <= {bool, int, float} or len(scalars) == 1 and None not in scalars):
         raise trace_error("repeating a list, tuple or string a number of times known only when the function runs",
                           "build an array instead (np.full(n, v), np.tile)")
-    kind, k = kinds.pop(), len(seq)
-    dtype = np.dtype({bool: np.bool_, int: np.int64, float: np.float64}[kind])
+    k = len(seq)
+    if len(kinds) == 1 and kinds <= {bool, int, float}:
+        kind = kinds.pop()
+        dtype = np.dtype({bool: np.bool_, int: np.int64, float: np.float64}[kind])
+        values = as_tracer(np.array(seq, dtype))
+    else:
+        kind, dtype = None, np.dtype(scalars.pop())
+        values = np.stack([as_tracer(v) for v in seq])
     at = arange_at(0, 1, n * k)  # (a length times a length: a length)
     out = TracedList(Tracer(trace, trace.temp((bound(n) * k,), dtype), dtype), _counter(trace), kind, True)
-    _append(trace, out, as_tracer(np.array(seq, dtype))[np.remainder(at, k)], block=True)
+    _append(trace, out, values[np.remainder(at, k)], block=True)
     return out
 
 

@@ -2596,7 +2596,8 @@ def test_comprehensions_over_run_time_lengths(t):
 def repeated_to_run_time_lengths(x, t):
     b = x[x > t]
     ones, halves, flags = [1] * len(b), b.shape[0] * [0.5], [True, False] * len(b)
-    return ones, halves, np.array(flags, dtype=bool), len(ones) + len(flags)
+    firsts = [x[0]] * len(b)  # NumPy scalars (WBF's `[l] * len(boxes_by_label)`)
+    return ones, halves, np.array(flags, dtype=bool), len(ones) + len(flags), firsts, np.array(firsts)
 
 
 def labels_by_class(confidences, boxes, t):
@@ -2652,8 +2653,8 @@ def test_lists_repeated_to_run_time_lengths(t):
     check(labels_per_image, rng.random((2, 20, 3)).astype(np.float32), np.stack([boxes(20)[:, :4]] * 2), t)
 
 
-@pytest.mark.parametrize("fn", [lambda x: [x[0]] * x[x > 0].shape[0], lambda x: (1,) * x[x > 0].shape[0],
-                                lambda x: "ab" * x[x > 0].shape[0]], ids=["traced_item", "tuple", "str"])
+@pytest.mark.parametrize("fn", [lambda x: [x[0], 1.0] * x[x > 0].shape[0], lambda x: (1,) * x[x > 0].shape[0],
+                                lambda x: "ab" * x[x > 0].shape[0]], ids=["two_kinds", "tuple", "str"])
 def test_what_a_run_time_repetition_cannot_hold_breaks_the_graph(fn):
     with pytest.raises(strider.TraceError, match="repeating a list, tuple or string"):
         strider.compile(fn, strict=True)(np.array([0.5, -1.0, 2.0]))

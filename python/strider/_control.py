@@ -338,7 +338,10 @@ def _user_dunder(obj, name):
     """The method `name` of obj's class where the user's code defines it (BoxList.__getitem__),
     which Python calls unrewritten where an operator or builtin calls it (of a Choice of objects
     of one such class, each side's); else None."""
-    method = getattr(_objects(sides(obj)) if type(obj) is Choice else type(obj), name, None)
+    cls = _objects(sides(obj)) if type(obj) is Choice else type(obj)
+    if cls is None or cls.__module__.partition(".")[0] in ("builtins", "numpy", "strider"):
+        return None  # (what traced code computes with most: no class of the user's)
+    method = getattr(cls, name, None)
     return method if user_function(method) else None
 
 
@@ -403,16 +406,16 @@ def binop_(op, a, b):
     return OPERATORS[op](a, _length_read(a, b))
 
 
-_DUNDERS = {"Add": ("add", "radd"), "Sub": ("sub", "rsub"), "Mult": ("mul", "rmul"), "Div": ("truediv", "rtruediv"),
-            "FloorDiv": ("floordiv", "rfloordiv"), "Mod": ("mod", "rmod"), "Pow": ("pow", "rpow"), "Lt": ("lt", "gt"),
-            "LtE": ("le", "ge"), "Gt": ("gt", "lt"), "GtE": ("ge", "le"), "Eq": ("eq", "eq"), "NotEq": ("ne", "ne")}
+# a comparison's reflection (an arithmetic operator's is its name with an r)
+_REFLECTED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 
 
 def _user_operator(op, a, b):
     """`a op b` where a's class defines the operator in the user's code (or b's reflects it, a
     Python number's operator aside): that method, rewritten; NotImplemented where neither does
     or both decline."""
-    name, reflected = _DUNDERS[op]
+    name = OPERATORS[op].__name__
+    reflected = _REFLECTED.get(name, "r" + name)
     for x, y, method in ((a, b, _user_dunder(a, f"__{name}__")), (b, a, _user_dunder(b, f"__{reflected}__"))):
         if method is not None and (x is a or type(a) in (bool, int, float)):
             if (out := callee(method)(x, y)) is not NotImplemented:
@@ -770,6 +773,8 @@ def sum_(*args, **kwargs):
 
 
 any_, all_ = _truth_of_items(any, np.any), _truth_of_items(all, np.all)
+
+
 def index_(x):
     """operator.index(x) in rewritten code: a run-time length as it is (Python's reads an int
     subclass by its int value, the bound)."""
@@ -872,8 +877,7 @@ def len_(x):
         return x.size()
     if isinstance(x, Tracer) and x.ndim and isinstance(x.shape[0], Extent):
         return x.shape[0]
-    method = getattr(type(x), "__len__", None)
-    if user_function(method):
+    if (method := _user_dunder(x, "__len__")) is not None:
         # (Python's len() takes an int subclass by its int value: a run-time length's bound)
         n = callee(method)(x)
         if isinstance(n, Extent):
@@ -1310,13 +1314,20 @@ def range_list(make, fn, *args):
     # a traced bound is most often a count of an argument's rows (Soft-NMS's N after `N = N - 1`)
     room = max(0, bound(stop) - start) if isinstance(stop, Extent) else trace.trip_factor * max(
         _MIN_TRIPS, trace.longest_axis - start)
-    count = np.maximum(np.floor_divide(np.add(as_tracer(stop).astype(np.int64), step - 1 - start), step), 0)
+    count = _range_count(start, stop, step)
     # one past the room where more: the append refuses it (LoopBoundExceeded) and the call is
     # traced again with more
     count = np.minimum(count, room + 1).astype(np.int64)
     lst = TracedList(Tracer(trace, trace.temp((room,), np.int64), np.int64), _counter(trace), int, True)
     _append(trace, lst, arange_at(start, step, Extent(room + 1, count._view.storage)), block=True)
     return lst
+
+
+def _range_count(start, stop, step):
+    """How many items range(start, stop, step) holds, start and step known ints (step positive)
+    and stop traced: a traced int64."""
+    return np.maximum(np.floor_divide(np.add(as_tracer(length_value(stop)).astype(np.int64), step - 1 - start), step),
+                      0)
 
 
 def python_test(test, what):
@@ -1364,14 +1375,11 @@ class TracedRange:
 
     def size(self):
         """len() of it: a run-time length (start and step known ints, step positive)."""
-        if type(self.start) is not int or type(self.step) is not int or self.step <= 0:
+        if (type(self.start) is not int or type(self.step) is not int or self.step <= 0
+                or not isinstance(self.stop, Extent)):
             raise trace_error("len() of a range of bounds known only when the function runs", "use np.arange(...).size")
-        n = np.maximum(np.floor_divide(np.add(as_tracer(length_value(self.stop)).astype(np.int64),
-                                              self.step - 1 - self.start), self.step), 0).astype(np.int64)
-        most = bound(self.stop) if isinstance(self.stop, Extent) else None
-        if most is None:
-            raise trace_error("len() of a range of a traced bound", "use np.arange(...).size")
-        return _length_of(n, max(0, -(-(most - self.start) // self.step)))
+        n = _range_count(self.start, self.stop, self.step)
+        return _length_of(n, max(0, -(-(bound(self.stop) - self.start) // self.step)))
 
 
 class Enumerated:

@@ -1033,6 +1033,18 @@ def test_reduce_nan_propagation(op, axis):
     check(REDUCE[op], x, axis=axis, static_argnames=STATIC)
 
 
+@pytest.mark.parametrize("sign", [1, -1], ids=["nan", "negative_nan"])
+@pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin"])
+def test_reduce_nan_of_either_sign_in_a_row_and_a_column(op, sign):
+    # a row's extreme finds NaNs as keys past either infinity: a NaN with its sign bit set lies
+    # past -inf, which a max's own fold never reaches; the strided column folds in several chains
+    x = make(F32, (40, 5), seed=75)
+    x[23, 1] = x[17, 3] = np.copysign(np.nan, sign)
+    x[30, 1] = x[3, 3] = np.inf if op in ("max", "argmax") else -np.inf
+    check(lambda x: (REDUCE[op](x[:, 1]), REDUCE[op](x[3:, 3]), REDUCE[op](x[::-1, 1] * 2),
+                     REDUCE[op](x, axis=1), REDUCE[op](x[:, 1::2], axis=0)), x)
+
+
 @pytest.mark.parametrize("op", ["sum", "prod", "mean", "any", "all"])
 def test_reduce_zero_size_identity(op):
     # mean of an empty array is nan (with a RuntimeWarning in NumPy)

@@ -133,7 +133,7 @@ llvm::MDNode* Emitter::outer_hints() {
   return md;
 }
 
-llvm::MDNode* Emitter::loop_hints(int axis) {
+llvm::MDNode* Emitter::loop_hints(int axis, int chains) {
   bool unit = true, strided = false;
   for (const Op& op : p_.ops) {
     for (const View& v : op.inputs) {
@@ -154,9 +154,9 @@ llvm::MDNode* Emitter::loop_hints(int axis) {
   };
   // width only, not vectorize.enable: a loop the vectorizer cannot handle (a NaN-aware max) then
   // stays scalar without a "transformation not performed" warning
-  if (w == 1) hint("llvm.loop.vectorize.width", 1);
+  if (w == 1 || chains > 1) hint("llvm.loop.vectorize.width", 1);
   else if (unit) hint("llvm.loop.vectorize.width", w);
-  if (p_.unroll > 1) hint("llvm.loop.interleave.count", p_.unroll);
+  if (std::max(p_.unroll, chains) > 1) hint("llvm.loop.interleave.count", std::max(p_.unroll, chains));
   // strided loads vectorize as wide loads and deinterleaving shuffles, which the x86 backend is
   // slow to lower: unrolled 8 times more after vectorization they cost 100+ ms of compile time
   if (strided && unit && w > 1) ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));

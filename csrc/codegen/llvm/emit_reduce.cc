@@ -111,6 +111,10 @@ struct Fold {
   }
 };
 
+// A strided row's extreme is folded in this many interleaved chains: in one, each step waits on
+// the compare before it.
+constexpr int kStridedExtremeChains = 4;
+
 // Rows whose input lives in registers are buffered on the stack up to this size.
 constexpr int64_t kRowBufferBytes = 16384;
 
@@ -224,16 +228,25 @@ Value* Emitter::row_extreme(int a, const std::function<Value*()>& point) {
   };
 
   // pass 1: the extreme and whether the row holds a NaN. Floats compare as integers (the sign
-  // bit kept, the other bits flipped for negatives: the IEEE order, -0 below +0, NaNs at the
-  // ends), which the loop vectorizer reduces where it cannot reduce a NaN-aware float compare.
+  // bit kept, the other bits flipped for negatives: the IEEE order, -0 below +0, NaNs past the
+  // infinities at both ends), which the loop vectorizer reduces where it cannot reduce a
+  // NaN-aware float compare. A NaN shows as a key past an infinity's, so the other extreme of the
+  // keys is folded too: an or-ed flag instead would chain each step to the last in a mask
+  // register, which serializes the gathers of a strided row.
   const unsigned bits = fp ? static_cast<unsigned>(8 * itemsize(t)) : 0;
   auto order_key = [&](Value* x) -> Value* {  // its own inverse
     Value* xi = b_.CreateBitCast(x, b_.getIntNTy(bits));
     return b_.CreateXor(xi, b_.CreateLShr(b_.CreateAShr(xi, bits - 1), 1));
   };
+  const bool uns = dtype_kind(t) == 'u';
+  auto beyond = [&](bool above, Value* key, Value* than) {
+    return above ? (uns ? b_.CreateICmpUGT(key, than) : b_.CreateICmpSGT(key, than))
+                 : (uns ? b_.CreateICmpULT(key, than) : b_.CreateICmpSLT(key, than));
+  };
+  auto infinity = [&](bool positive) { return order_key(llvm::ConstantFP::getInfinity(reg_type(t), !positive)); };
   Values init = fold.init();
   init.resize(1);
-  if (fp) init = {order_key(init[0]), b_.getFalse()};
+  if (fp) init = {order_key(init[0]), infinity(up)};
   Values out = loop(i64(0), n, init,
                     [&](Value* i, const Values& c) -> Values {
                       idx_[a] = i;
@@ -241,17 +254,14 @@ Value* Emitter::row_extreme(int a, const std::function<Value*()>& point) {
                       if (buffer) b_.CreateStore(t == DType::Bool ? b_.CreateZExt(x, elem) : x, at(i));
                       if (t == DType::Bool) return {up ? b_.CreateOr(c[0], x) : b_.CreateAnd(c[0], x)};
                       Value* key = fp ? order_key(x) : x;
-                      const bool uns = dtype_kind(t) == 'u';
-                      Value* better = up ? (uns ? b_.CreateICmpUGT(key, c[0]) : b_.CreateICmpSGT(key, c[0]))
-                                         : (uns ? b_.CreateICmpULT(key, c[0]) : b_.CreateICmpSLT(key, c[0]));
-                      Values next{b_.CreateSelect(better, key, c[0])};
-                      if (fp) next.push_back(b_.CreateOr(c[1], b_.CreateFCmpUNO(x, x)));
+                      Values next{b_.CreateSelect(beyond(up, key, c[0]), key, c[0])};
+                      if (fp) next.push_back(b_.CreateSelect(beyond(!up, key, c[1]), key, c[1]));
                       return next;
                     },
-                    loop_hints(a));
+                    loop_hints(a, in.strides[a] == 1 || buffer ? 1 : kStridedExtremeChains));
   idx_[a] = nullptr;
   Value* m = fp ? b_.CreateBitCast(order_key(out[0]), reg_type(t)) : out[0];
-  Value* any_nan = fp ? out[1] : b_.getFalse();
+  Value* any_nan = fp ? b_.CreateOr(beyond(up, out[0], infinity(up)), beyond(!up, out[1], infinity(!up))) : b_.getFalse();
   if (!fold.spec.index && !fp) return fold.finish({m, i64(0)});  // integers: the extreme is the element
 
   // pass 2: the first NaN, else the first element equal to the extreme (== ignores the sign of

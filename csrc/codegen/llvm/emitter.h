@@ -58,8 +58,8 @@ class Emitter {
   llvm::Value* upper(int a);
   /// The innermost loop's hints: the schedule's width when every access along `axis` takes it
   /// (vector_load_stride, vector_store_stride; registers and scratch accumulators always do),
-  /// the unroll factor as interleave count.
-  llvm::MDNode* loop_hints(int axis);
+  /// the unroll factor as interleave count; `chains` > 1: scalar, interleaved that many times.
+  llvm::MDNode* loop_hints(int axis, int chains = 1);
   /// Every loop outside the innermost one: not unrolled.
   llvm::MDNode* outer_hints();
   /// The run-time extent held at `at` (an i64), clamped to [0, bound] as the reference does.

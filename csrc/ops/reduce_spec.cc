@@ -13,7 +13,10 @@ ReduceSpec reduce_spec(OpCode code, DType in, DType out) {
     case OpCode::sum:
     case OpCode::prod:
       s.combine = code == OpCode::sum ? C::Add : C::Multiply;
-      if (is_float(in)) s.acc = out == DType::Float16 ? DType::Float16 : DType::Float64;
+      // a float sum in float64 (NumPy's pairwise sum is about as close to it); a float product in
+      // its own dtype, in order, as NumPy multiplies: bit for bit
+      if (is_float(in))
+        s.acc = out == DType::Float16 ? DType::Float16 : code == OpCode::sum || !is_float(out) ? DType::Float64 : out;
       break;
     case OpCode::any: s.combine = C::Or; s.acc = DType::Bool; break;
     case OpCode::all: s.combine = C::And; s.acc = DType::Bool; break;

@@ -13,8 +13,9 @@ namespace strider {
 struct ReduceSpec {
   enum class Combine : uint8_t { Add, Multiply, Or, And, Max, Min };
   Combine combine = Combine::Add;
-  /// The accumulator's dtype: float sums and products in float64 (then rounded to the input's
-  /// dtype), integer ones wrapping in the input's, bool ones as or / and; any and all in bool;
+  /// The accumulator's dtype: float sums in float64 (then rounded to the input's dtype), float
+  /// products in their own, in order (NumPy's, bit for bit), integer ones wrapping in the
+  /// input's, bool ones as or / and; any and all in bool;
   /// the extremes in the input's. Float sums and products into float16 accumulate as NumPy's
   /// float16 loop steps them: Float16, in float rounded to half after every step, in order.
   DType acc = DType::Float64;

@@ -68,7 +68,8 @@ def _with_initial(name, t, axis, keepdims, out, acc_dtype, result_dtype, initial
         r._scalar = folded._scalar
         return finish(r, out, None)
     n = _count(t, axes)
-    if not isinstance(n, (Tracer, Extent)) and n == 0:  # no element: initial, in the reduction's shape
+    # no element (a run-time length bounded by 0 never holds one): initial, in the reduction's shape
+    if any(bound(t.shape[i]) == 0 for i in axes) or not isinstance(n, (Tracer, Extent)) and n == 0:
         shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape)) if keepdims else tuple(
             d for i, d in enumerate(t.shape) if i not in axes)
         r = written(initial, t.dtype).reshape(()).broadcast_to(shape).copy()
@@ -131,12 +132,21 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, w
     return _reduce("prod", a, axis, keepdims, out, acc, acc, initial, where)
 
 
+def _one_axis_of_0d(a, axis):
+    """NumPy's max, min, argmax and argmin take a 0-d array as one of a single element along an
+    axis given as an int (0 or -1); a tuple of axes still counts the array's own."""
+    if axis is None or isinstance(axis, tuple) or as_tracer(a).ndim:
+        return axis
+    normalize_axis_index(operator.index(axis), 1)
+    return None
+
+
 def max_(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
-    return _reduce("max", a, axis, keepdims, out, initial=initial, where=where)
+    return _reduce("max", a, _one_axis_of_0d(a, axis), keepdims, out, initial=initial, where=where)
 
 
 def min_(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):
-    return _reduce("min", a, axis, keepdims, out, initial=initial, where=where)
+    return _reduce("min", a, _one_axis_of_0d(a, axis), keepdims, out, initial=initial, where=where)
 
 
 def any_(a, axis=None, out=None, keepdims=False, *, where=True):
@@ -149,6 +159,7 @@ def all_(a, axis=None, out=None, keepdims=False, *, where=True):
 
 def _arg_reduce(name, a, axis, out, keepdims):
     t = as_tracer(a)
+    axis = _one_axis_of_0d(t, axis)
     if axis is not None:
         axis = normalize_axis_index(operator.index(axis), t.ndim)
     r = _reduce(name, t, axis, False, None, result_dtype=np.dtype(np.int64))

@@ -969,6 +969,13 @@ def test_reductions_from_initial(t, nan):
     check(reductions_from_initial, x.astype(np.float32), t)
 
 
+def test_reductions_from_initial_of_no_rows():
+    # a mask of an argument with no rows: the run-time length is bounded by 0, so the reduction
+    # reads nothing and gives initial
+    check(lambda x: (x[x > 0].max(initial=-100), x[x[:, 0] > 0].min(axis=0, initial=50)), np.zeros((0, 4), np.float32))
+    check_raises(lambda x: (x[x > 0].max(), x[x > 0].max(initial=-100)), np.zeros(0), exc=ValueError)
+
+
 def run_time_rows_indexed(a, t):
     v = a[a[:, 0] > t]
     first = v[0]  # a view at a static position, checked in range when the function runs

@@ -1066,6 +1066,22 @@ def test_reduce_zero_d(op):
     check(REDUCE[op], np.array(1.5))
 
 
+@pytest.mark.parametrize("dtype", [F32, F64])
+def test_float_products_are_numpys_bit_for_bit(dtype):
+    # NumPy multiplies in order in the dtype (no pairwise or lanes, as its sums have)
+    x = np.linspace(0.5, 1.7, 64, dtype=dtype)
+    check(lambda x: (x.prod(), np.multiply.reduce(x), x.reshape(8, 8).prod(), x.reshape(8, 8).prod(axis=1),
+                     x.reshape(8, 8).prod(axis=0), np.prod(x.astype(F32), dtype=F64), x[::-3].prod()), x)
+
+
+@pytest.mark.parametrize("x", [np.array(1.5, F32), np.array(True)], ids=["float32", "bool"])
+def test_extremes_of_0d_along_an_int_axis(x):
+    # NumPy takes a 0-d array as one element along axis 0 or -1 here (not for sum, nor a tuple)
+    check(lambda x: (np.argmax(x, axis=0), x.argmin(-1, keepdims=True), np.max(x, axis=0), x.min(-1, keepdims=True)), x)
+    check_raises(lambda x: np.argmax(x, axis=1), x, exc=np.exceptions.AxisError)
+    check_raises(lambda x: np.max(x, axis=(0,)), x, exc=np.exceptions.AxisError)
+
+
 def test_reduce_argmax_tuple_axis_raises():
     check_raises(_argmax, make(F64, (3, 4)), axis=(0, 1), static_argnames=STATIC, exc=TypeError)
 

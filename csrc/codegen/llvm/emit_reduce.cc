@@ -79,10 +79,11 @@ struct Fold {
           return {b().CreateFPExt(b().CreateFPTrunc(next, b().getHalfTy()), b().getFloatTy())};
         }
         if (is_float(in)) {
-          // float sums and products may be reassociated (and so vectorized); nothing else may
+          // float sums may be reassociated (and so vectorized; NumPy's are pairwise, README's
+          // Accuracy); products not: NumPy multiplies in order, and its product is bit for bit
           llvm::IRBuilderBase::FastMathFlagGuard guard(b());
           llvm::FastMathFlags fmf;
-          fmf.setAllowReassoc();
+          if (sum) fmf.setAllowReassoc();
           b().setFastMathFlags(fmf);
           Value* wide = e.convert(x, in, spec.acc);
           return {sum ? b().CreateFAdd(s[0], wide) : b().CreateFMul(s[0], wide)};

@@ -921,10 +921,12 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     if mode != "raise" or out is not None:
         raise unsupported(f"np.take(mode={mode!r}, out=...)", "use the default mode='raise' and no out=")
     t = as_tracer(a)
+    # a Python int takes as NumPy's index array does (a copy), not as x[1] (a view)
+    idx = as_tracer(np.asarray(indices) if type(indices) in (bool, int) else indices)
     if axis is None:
-        return getitem(t.reshape(-1), indices)
+        return getitem(t.reshape(-1), idx)
     axis = axis % t.ndim
-    return getitem(t, (slice(None),) * axis + (as_tracer(indices),))
+    return getitem(t, (slice(None),) * axis + (idx,))
 
 
 def _along_axis_key(t, idx, axis):
@@ -941,7 +943,7 @@ def _along_axis_key(t, idx, axis):
         else:
             shape = [1] * t.ndim
             shape[d] = t.shape[d]
-            key.append(np.arange(bound(t.shape[d])).reshape(shape))
+            key.append(arange_at(0, 1, t.shape[d]).reshape(shape))  # of the axis's run-time length too
     return tuple(key)
 
 
@@ -1019,11 +1021,10 @@ def compress(condition, a, axis=None, out=None):
     axis = axis % t.ndim
     if c.ndim != 1:
         raise ValueError("condition must be a 1-d array")
-    n = t.shape[axis]
-    if not same_shape(c.shape, (n,)) and not isinstance(n, Extent) and not isinstance(c.shape[0], Extent):
-        if c.shape[0] > n:
-            raise IndexError(f"index {n} is out of bounds for axis {axis} with size {n}")
-        c = np.concatenate([c.astype(np.bool_), np.zeros(n - c.shape[0], np.bool_)])
+    if not same_shape(c.shape, (t.shape[axis],)):
+        # NumPy takes the positions of the true entries: a shorter condition keeps none past its
+        # end, a longer one raises IndexError only for a true entry past the axis's
+        return take(t, flatnonzero(c), axis=axis)
     return getitem(t, (slice(None),) * axis + (c.astype(np.bool_),))
 
 

@@ -12,7 +12,7 @@ import pytest
 import strider
 from assert_functions import assert_bare, assert_computed_message, assert_positive  # Python's own asserts
 from differential import TARGET, assert_same, check, check_raises, clone_args
-from strider.testing import compare
+from strider.testing import compare, compare_calls
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -79,6 +79,8 @@ MASK_READS = [
     pytest.param(lambda x: x[x[:, 4] > 0.5], (np.zeros((0, 6)),), id="zero_length_2d"),
     pytest.param(lambda x, m: np.compress(m, x, axis=0), (rnd((8, 3), F32), M8), id="compress"),
     pytest.param(lambda x, m: np.compress(m, x, axis=0), (rnd((8, 3)), M8[:5]), id="compress_short_cond"),
+    # longer than the axis: NumPy raises only for a true entry past it
+    pytest.param(lambda x, m: np.compress(m, x, axis=0), (rnd((7, 3)), M8), id="compress_long_cond_false_past_axis"),
     pytest.param(lambda x: np.extract(x > 0.5, x), (rnd((4, 5), F32),), id="extract"),
     pytest.param(lambda x, m: np.extract(m, x), (rnd((4, 5), I64), rnd((4, 5), seed=5) > 0.5), id="extract_arg"),
 ]
@@ -87,6 +89,18 @@ MASK_READS = [
 @pytest.mark.parametrize("fn,args", MASK_READS)
 def test_mask_read(fn, args):
     check(fn, *args)
+
+
+def compress_by_a_prefix(x, c):
+    return np.compress(c[:2], x, axis=0)
+
+
+def test_compress_by_a_condition_of_another_run_time_length():
+    # with run-time rows the condition c[:2] and the axis differ in length only when the call runs
+    f = strider.compile(compress_by_a_prefix, strict=True, dynamic=True)
+    for n in (7, 0, 1, 12, 3):
+        x, c = rnd((n, 2)), np.ones(n, np.bool_)
+        compare_calls(compress_by_a_prefix(x.copy(), c), f(x, c), ((x, c), {}), ((x, c), {}))
 
 
 @pytest.mark.parametrize("fn,args", [
@@ -444,10 +458,17 @@ INDEX_READS = [
     pytest.param(lambda x, i: np.take(x, i, axis=0), (X56, idx(4, -1, 0)), id="take_axis0"),
     pytest.param(lambda x, i: np.take(x, i, axis=1), (rnd((5, 6), I64), idx(5, 0, 5)), id="take_axis1"),
     pytest.param(lambda x, i: np.take(x, i), (X56, idx(29, 0, 7, 7).reshape(2, 2)), id="take_flat"),
+    # a Python int takes a copy, as an index array does: NumPy's result is not a view of x
+    pytest.param(lambda x: (np.take(x, 1, axis=0), np.take(x, -1, axis=1), np.take(x, 7)), (X56,), id="take_int"),
     pytest.param(lambda x, i: np.take_along_axis(x, i, axis=1), (X56, rnd((5, 2), I64) % 6), id="take_along_arg"),
     pytest.param(lambda x: np.take_along_axis(x, x.argsort(1)[:, ::-1][:, :2], axis=1), (X56,), id="take_along_top2"),
     pytest.param(lambda x: np.take_along_axis(x, x.argmax(1)[:, None], axis=1), (X456[0],), id="take_along_argmax"),
     pytest.param(lambda x: np.take_along_axis(x, x.argsort(0), axis=0), (X56,), id="take_along_axis0"),
+    # rows of a run-time length: the aranges along the other axes have it too
+    pytest.param(lambda x: np.take_along_axis(x[x[:, 0] > 0.5], np.argsort(x[x[:, 0] > 0.5], axis=1), 1), (X56,),
+                 id="take_along_run_time_rows"),
+    pytest.param(lambda x: np.take_along_axis(x[x[:, 0] > 9], np.argsort(x[x[:, 0] > 9], axis=1), 1), (X56[:1],),
+                 id="take_along_no_rows_of_one"),
     pytest.param(lambda x: x[np.arange(5), x.argmax(1)], (X56,), id="arange_argmax"),
     pytest.param(lambda x: x[x[:, 0].argsort()], (X56,), id="rows_by_argsort"),
     pytest.param(lambda x: x[:, x.argmax(1)], (X56,), id="colon_argmax"),

@@ -19,8 +19,8 @@ import numpy as np
 from . import _C, _control, _cuda
 from ._convert import converted, slice_bound_parameters
 from ._capture import _MISSING, Capture, by_type, replay, source_name, static_sources
-from ._errors import (GraphBreakWarning, ScheduleError, StriderError, TraceError, UnsupportedError, located,
-                      trace_error, unsupported, user_file)
+from ._errors import (GraphBreakWarning, RunTimeBreakError, ScheduleError, StriderError, TraceError, UnsupportedError,
+                      located, trace_error, unsupported, user_file)
 from ._explain import Explanation, GraphBreakExplanation
 from ._frozen import Frozen, Identity, Plain
 from ._results import Entry, GraphBreak, caller_owned, flatten_result
@@ -213,12 +213,12 @@ class CompiledFunction(_C.Dispatcher):
         run-time length of 1 that NumPy broadcasts and the program read as equal to another, an
         empty list made an array: the dispatcher caught RunInNumPy; the run put back what it
         wrote): this call runs in NumPy, and says so once per reason, as a graph break does.
-        strict=True raises ValueError instead, but for NumPy's own error where a side of a branch
-        that raised as it traced ran (NumPy raises it: an IndexError is one)."""
+        strict=True raises RunTimeBreakError (a ValueError) instead, but for NumPy's own error where
+        a side of a branch that raised as it traced ran (NumPy raises it: an IndexError is one)."""
         if self._strict:
             if reason.endswith(_control.SIDE_RAISED):
                 self._run_in_numpy(args, kwargs)
-            raise ValueError(reason)
+            raise RunTimeBreakError(reason)
         self._count("runtime_breaks", 1)
         if reason not in self._runtime_breaks:
             self._runtime_breaks.append(reason)

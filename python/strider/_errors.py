@@ -91,6 +91,12 @@ class ScheduleError(StriderError, ValueError):
     """A schedule primitive does not apply: the message names it, the loop and the reason."""
 
 
+class RunTimeBreakError(StriderError, ValueError):
+    """strict=True: a call whose run met values where NumPy's semantics part from the compiled
+    program's (a run-time length of 1 NumPy broadcasts, an empty list made an array, ...), which
+    strict=False runs in NumPy; a ValueError, as it was before it had a class of its own."""
+
+
 class TraceError(StriderError):
     """The function does something a trace cannot represent, such as Python control flow that
     depends on the value of an array."""

@@ -2,19 +2,21 @@
 the accumulate of maximum and minimum. Each sorts or scans along the last axis in the runtime's
 library (the axis is moved there by a view); the rest is broken down into the compiled ops and
 the indexing primitives (_advanced)."""
+import math
+
 import numpy as np
 from numpy._core.multiarray import _monotonicity as _numpy_monotonicity
 from numpy.lib.array_utils import normalize_axis_index
 
 from ._advanced import compress, count, getitem, setitem, ufunc_at
 from ._creation import empty, zeros
-from ._errors import unsupported
+from ._errors import unsupported, where as user_line
 from ._indexing import assign
 from ._reductions import _sum_dtype, mean
 from ._shapes import flat_if_none
-from ._tracer import (Extent, Tracer, arange_at, as_tracer, check_writeable, concrete, current_trace, emit, like_order,
-                      weak_type)
-from ._ufuncs import checked_equal
+from ._tracer import (Extent, RunInNumPy, Tracer, arange_at, as_tracer, check_writeable, concrete, current_trace, emit,
+                      like_order, same_shape, weak_type)
+from ._ufuncs import checked_equal, one_length
 
 I64 = np.dtype(np.int64)
 # NumPy 2.5 halves the whole range for each value searched, where earlier NumPys narrow the range
@@ -124,6 +126,10 @@ def lexsort(keys, axis=-1):
         raise TypeError("need sequence of keys with len > 0 in lexsort")
     if any(k.ndim != 1 for k in keys) or axis not in (-1, 0):
         raise unsupported("np.lexsort of keys with more than one axis", "lexsort 1-d keys")
+    if not all(same_shape(k.shape, keys[0].shape) for k in keys):
+        if not any(isinstance(k.shape[0], Extent) for k in keys):
+            raise ValueError("all keys need to be the same shape")
+        keys = one_length(keys, lambda k: 0, lambda first, other: "all keys need to be the same shape")
     order = argsort(keys[0], kind="stable")
     for k in keys[1:]:
         order = getitem(order, argsort(getitem(k, order), kind="stable"))
@@ -137,7 +143,20 @@ def searchsorted(a, v, side="left", sorter=None):
     if t.ndim != 1:
         raise ValueError("object too deep for desired array")
     if sorter is not None:
-        t = getitem(t, as_tracer(sorter))
+        order = as_tracer(sorter)
+        if order.ndim != 1:
+            raise TypeError("could not parse sorter argument")
+        if order.dtype.kind not in "iu":
+            raise TypeError("sorter must only contain integers")
+        if not same_shape(order.shape, t.shape):
+            if not any(isinstance(d, Extent) for d in (order.shape[0], t.shape[0])):
+                raise ValueError("sorter.size must equal a.size")
+            order = one_length([order, t], lambda v: 0, lambda first, other: "sorter.size must equal a.size")[0]
+        # NumPy checks the entries its search visits; all are checked here, NumPy's error first
+        n = t.shape[0].value() if isinstance(t.shape[0], Extent) else t.shape[0]
+        current_trace().check_assert(np.all(np.logical_and(order >= 0, order < n)), "Sorter index out of range.",
+                                     ValueError)
+        t = getitem(t, order)
     dtype = np.result_type(t.dtype, weak_type(v))
     values = as_tracer(v, dtype)
     return emit("searchsorted", [t.astype(dtype, copy=False), values], values.shape, I64, axes=(int(side == "right"), HALVING_SEARCH),
@@ -188,7 +207,7 @@ def digitize(x, bins, right=False):
 
 def interp(x, xp, fp, left=None, right=None, period=None):
     """NumPy's np.interp of real values (compiled_base.c's arr_interp), in float64 and with xp
-    increasing, as NumPy assumes: x's place in xp by searchsorted, then NumPy's cases in its
+    increasing, as NumPy assumes (else the call runs in NumPy): x's place in xp by searchsorted, then NumPy's cases in its
     order (NaN, left of xp, right of it, xp's last point, a point of xp, the line between two,
     tried from the other end where it gives NaN); a single point compares only."""
     if period is not None:
@@ -213,6 +232,11 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     if isinstance(n, int) and n == 1:
         r = one
     else:
+        # NumPy's search of xp starts from the last x's place: where xp does not increase (or holds
+        # a NaN) its answer depends on that walk, which no search here repeats
+        current_trace().check_assert(np.all(xp[1:] >= xp[:-1]), (
+            f"np.interp with sample points xp that do not increase (or hold a NaN), at {user_line()}: NumPy's "
+            "answer then depends on the order it searches them in"), RunInNumPy)
         j = searchsorted(xp, x, side="right") - 1  # the last point of xp not after x
         j0 = np.clip(j, 0, np.maximum(n - 2, 0))
         j1 = np.minimum(j0 + 1, n - 1)
@@ -334,6 +358,9 @@ def _starts(aux, equal_nan):
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
            sorted=True):
     t = as_tracer(ar)
+    if axis is not None and t.ndim == 1:  # as NumPy: the values' unique (NaNs equal where equal_nan)
+        normalize_axis_index(axis, 1)
+        axis = None
     if axis is None:
         if t.is_dynamic and t.ndim != 1:
             raise unsupported("np.unique of an array of several axes whose length is known only at run time",
@@ -347,14 +374,19 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         # equal to another)
         axis = normalize_axis_index(axis, t.ndim)
         flat = np.moveaxis(t, axis, 0)
-        if flat.ndim == 1:
-            perm = argsort(flat, kind="stable")
+        if flat.is_dynamic and flat.ndim > 2:
+            raise unsupported("np.unique(axis=...) of rows of several axes whose number is known only at run "
+                              "time", "np.unique of a 2-d array's rows")
+        columns = flat.reshape(flat.shape[0], math.prod(flat.shape[1:])) if flat.ndim > 2 else flat
+        if not isinstance(columns.shape[1], Extent) and columns.shape[1] == 0:
+            perm = arange_at(0, 1, columns.shape[0])  # rows of no element are all equal
         else:
-            if flat.is_dynamic and flat.ndim > 2:
-                raise unsupported("np.unique(axis=...) of rows of several axes whose number is known only at run "
-                                  "time", "np.unique of a 2-d array's rows")
-            columns = flat.reshape(flat.shape[0], -1) if flat.ndim > 2 else flat
-            perm = lexsort([columns[:, j] for j in reversed(range(columns.shape[1]))])
+            keys = []
+            for j in reversed(range(columns.shape[1])):
+                keys.append(columns[:, j])
+                if columns.dtype == np.float16:  # NumPy's compare of float16 records puts NaN first
+                    keys.append(np.logical_not(np.isnan(columns[:, j])))
+            perm = lexsort(keys)
         equal_nan = False
     aux = sort(flat) if perm is None else getitem(flat, perm)
     mask = _starts(aux, equal_nan)

@@ -54,6 +54,25 @@ def test_searchsorted(fn, args):
     check(fn, *args)
 
 
+A3, V3 = np.array([3.0, 1.0, 2.0]), np.array([1.5, 9.0, 0.0])
+
+
+@pytest.mark.parametrize("sorter,exc", [
+    pytest.param(np.array([1, 2]), ValueError, id="size"),
+    pytest.param(np.array([1.0, 2.0, 0.0]), TypeError, id="floats"),
+    pytest.param(np.array([1, 2, 7]), ValueError, id="past_the_end"),
+    pytest.param(np.array([1, -1, 0]), ValueError, id="negative"),
+    pytest.param(np.array([[1, 2, 0]]), TypeError, id="2d"),
+])
+def test_searchsorted_checks_sorter(sorter, exc):
+    check_raises(lambda a, v, s: np.searchsorted(a, v, sorter=s), A3, V3, sorter, exc=exc)
+
+
+def test_searchsorted_sorter_of_another_run_time_length():
+    check(lambda a, v: np.searchsorted(a[a > 0], v, sorter=np.argsort(a[a > 0]).astype(np.uint8)), A3, V3)
+    check_raises(lambda a, v: np.searchsorted(a[a > 1.5], v, sorter=np.argsort(a[a > 0])), A3, V3, exc=ValueError)
+
+
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_searchsorted_in_an_unsorted_array_gives_numpys_places(side):
     a = np.array([0.5, 0.2, np.nan, 0.9, 0.1, 0.7])
@@ -145,6 +164,11 @@ def test_lexsort():
     check(lambda a, b: np.lexsort([a, b]), first, surname)  # a list (NumPy's dispatcher sees no Tracer in it)
 
 
+def test_lexsort_of_keys_of_other_lengths_raises():
+    check_raises(lambda a, b: np.lexsort((b, a)), rnd(8), rnd(7), exc=ValueError)
+    check_raises(lambda a, b: np.lexsort((b[b > 0.5], a[a > 0.5])), rnd(8), rnd(8, seed=1), exc=ValueError)
+
+
 @pytest.mark.parametrize("x", [
     pytest.param(ints(20, hi=4, seed=8), id="ints"),
     pytest.param(ints((3, 5), hi=3, seed=9), id="2d"),
@@ -170,10 +194,19 @@ ROWS = np.array([[1, 2], [0, 1], [1, 2], [0, 1.0], [np.nan, 1], [np.nan, 1], [-0
 
 @pytest.mark.parametrize("fn,args", [
     pytest.param(lambda a: np.unique(a, axis=0, **ALL_OF_UNIQUE), (ROWS,), id="rows_nan_never_equal"),
+    # NumPy compares float16 records with NaN first, float32 and float64 ones with NaN last
+    pytest.param(lambda a: np.unique(a, axis=0, **ALL_OF_UNIQUE), (np.vstack([ROWS, [[2, np.nan], [np.nan, 0]]]).astype(np.float16),),
+                 id="float16_rows_nan_first"),
     pytest.param(lambda a: np.unique(a, axis=1, **ALL_OF_UNIQUE), (ROWS.T.copy(),), id="columns"),
     pytest.param(lambda a: np.unique(a, axis=0), (ints((20, 2, 2), hi=1, seed=10),), id="rows_of_3d"),
     pytest.param(lambda a: np.unique(a, axis=0, return_counts=True), (np.zeros((0, 3)),), id="no_rows"),
+    # rows of no element are all equal: one stays where there are any
+    pytest.param(lambda a: (np.unique(a, axis=1, **ALL_OF_UNIQUE), np.unique(a.T, axis=0, **ALL_OF_UNIQUE)),
+                 (np.zeros((0, 3)),), id="empty_rows"),
+    pytest.param(lambda a: np.unique(a, axis=1, **ALL_OF_UNIQUE), (np.zeros((2, 0, 3)),), id="no_rows_of_3d"),
     pytest.param(lambda a: np.unique(a, axis=0, return_inverse=True), (ints(9, hi=2, seed=11),), id="axis0_of_1d"),
+    # NumPy takes a 1-d array's axis as no axis: its NaNs are equal (equal_nan)
+    pytest.param(lambda a: np.unique(a, axis=-1, **ALL_OF_UNIQUE), (ROWS[:, 0].copy(),), id="axis_of_1d_nans_equal"),
     pytest.param(lambda s: np.unique(np.floor(s[s > 0.2] * 5), **ALL_OF_UNIQUE), (rnd(30, seed=12),),
                  id="runtime_length"),
     pytest.param(lambda s: np.unique(s[s > 2], **ALL_OF_UNIQUE), (rnd(5, seed=12),), id="runtime_length_empty"),
@@ -395,6 +428,15 @@ def test_interp_raises(fn):
     check_raises(fn, XS, XP, FP, exc=ValueError)
 
 
+@pytest.mark.parametrize("xp", [XP[::-1].copy(), XP[[0, 3, 1, 5, 2, 4]], np.where(XP == 1.0, np.nan, XP)],
+                         ids=["decreasing", "unsorted", "nan"])
+def test_interp_of_points_that_do_not_increase_runs_in_numpy(xp):
+    # NumPy's answer then depends on where its search of xp starts for each x
+    check(lambda x, xp, fp: np.interp(x, xp, fp), XS, xp, FP, strict=False)
+    with pytest.raises(strider.RunTimeBreakError, match="xp that do not increase"):
+        strider.compile(lambda x, xp, fp: np.interp(x, xp, fp), target=TARGET, strict=True)(XS, xp, FP)
+
+
 def compute_ap(recall, precision):
     # YOLOv5's metrics.compute_ap, its "interp" method
     mrec = np.concatenate(([0.0], recall, [1.0]))
@@ -409,3 +451,5 @@ def test_yolov5_compute_ap():
     recall, precision = np.sort(rng.random(40)), rng.random(40)
     check(compute_ap, recall, precision, rtol=1e-12)
     check(lambda r, p: compute_ap(r[p > 0.3], p[p > 0.3]), recall, precision, rtol=1e-12)
+    # no ground truth: VOC's recall tp / npos is NaN, then inf
+    check(compute_ap, np.array([np.nan, np.inf, np.inf]), precision[:3], strict=False)

@@ -261,10 +261,12 @@ def _item(choice, alternatives, key, get=operator.getitem):
 def _objects(alternatives):
     """The class of the sides, where each is an object of one class of the user's with the same
     attributes (TF OD API's BoxList, returned early); else None."""
-    cls = type(alternatives[0][1])
+    # __class__: an argument's object answers with its own class while tracing swaps it for a
+    # recording one (_capture), so the caller's BoxList and one the function makes are alike
+    cls = alternatives[0][1].__class__
     if not user_file(getattr(sys.modules.get(cls.__module__), "__file__", None) or ""):
         return None
-    names = [vars(v).keys() if type(v) is cls and type(getattr(v, "__dict__", None)) is dict else None
+    names = [vars(v).keys() if v.__class__ is cls and type(getattr(v, "__dict__", None)) is dict else None
              for _, v in alternatives]
     return cls if None not in names and all(n == names[0] for n in names) else None
 

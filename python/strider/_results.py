@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _C
 from ._choice import Choice, _both, bound
-from ._errors import UnsupportedError
+from ._errors import UnsupportedError, unsupported
 from ._tracer import Extent, ItemList, RunInNumPy, TracedList, Tracer, as_tracer, contiguous, holds_traced
 from ._ufuncs import same_kind_copy
 
@@ -154,8 +154,8 @@ def check_result(value):
     else:
         attrs = getattr(value, "__dict__", None)
         if type(attrs) is dict and not isinstance(value, (Tracer, type)) and holds_traced(list(attrs.values())):
-            raise UnsupportedError(f"returning a {type(value).__name__} object holding traced values is not supported "
-                                   "by strider.compile; return its arrays (a tuple, a namedtuple or a dict of them)")
+            raise unsupported(f"returning a {type(value).__name__} object holding traced values",
+                              "return its arrays (a tuple, a namedtuple or a dict of them)")  # (at the function's def)
         return
     raise UnsupportedError(f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}: {what} is not "
                            "supported by strider.compile; return the arrays (a tuple or list of them)")

@@ -1683,6 +1683,28 @@ def test_a_dict_appended_in_a_loop_on_a_traced_condition_is_named():
     check(dicts_of_scores, s, 0.5, strict=False)
 
 
+class Detection:
+    def __init__(self, tlwh, confidence):
+        self.tlwh, self.confidence = np.asarray(tlwh, dtype=np.float64), float(confidence)
+
+
+def detections_of_a_frame(rows, min_height):
+    # DeepSORT's create_detections: an object per row of the frame's
+    out = []
+    for row in rows[rows[:, 0] > 0.5]:
+        if row[3] < min_height:
+            continue
+        out.append(Detection(row[1:5], row[5]))
+    return [d.tlwh for d in out]
+
+
+def test_an_object_appended_in_a_loop_on_a_traced_condition_is_named():
+    rows = np.random.default_rng(0).random((8, 6))
+    with pytest.raises(strider.TraceError, match=r"test_control_flow.py:\d+: appending a Detection to 'out' in a loop"):
+        strider.compile(detections_of_a_frame, strict=True)(rows, 0.3)
+    check(detections_of_a_frame, rows, 0.3, strict=False)
+
+
 @pytest.mark.parametrize("thr", [0.3, 2.0])
 def test_rows_of_a_list_picked_in_a_loop_keep_their_kinds(thr):
     x = np.random.default_rng(3).uniform(0, 1, (20, 3)).astype(np.float32)
@@ -3363,6 +3385,22 @@ def objects_on_both_sides(boxes, scores, t):
 def test_objects_of_one_class_on_both_sides_of_a_branch_and_their_operators(t):
     rng = np.random.default_rng(8)
     check(objects_on_both_sides, rng.random((10, 4)), rng.random(10), t)
+
+
+def the_callers_object_or_a_new_one(boxlist, t):
+    # TF OD API's non_max_suppression: the caller's BoxList where nothing is pruned
+    keep = np.nonzero(boxlist.get_field("scores") > t)[0]
+    if keep.size == 0:
+        out = boxlist
+    else:
+        out = _boxes_with_scores(boxlist.get()[keep], boxlist.get_field("scores")[keep])
+    return out.get() * 1, out.get_field("scores") + 0, out.num_boxes()
+
+
+@pytest.mark.parametrize("t", [0.5, 2.0])
+def test_the_callers_object_and_a_new_one_of_its_class_on_two_sides(t):
+    rng = np.random.default_rng(8)
+    check(the_callers_object_or_a_new_one, _boxes_with_scores(rng.random((10, 4)), rng.random(10)), t)
 
 
 def arrays_of_two_dtypes(x, t):

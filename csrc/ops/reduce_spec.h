@@ -27,6 +27,9 @@ struct ReduceSpec {
   /// The identity: 0 for Add and Or, 1 for Multiply and And.
   int identity() const { return combine == Combine::Multiply || combine == Combine::And ? 1 : 0; }
   bool is_max() const { return combine == Combine::Max; }
+  /// Whether the fold must take each output's elements in order to be NumPy's: float16 steps
+  /// round after each, and float products are NumPy's bit for bit only in order.
+  bool in_order() const { return acc == DType::Float16 || (combine == Combine::Multiply && is_float(acc)); }
 };
 
 /// The fold of a Reduce op (sum, prod, max, min, argmax, argmin, any, all) over elements of `in`

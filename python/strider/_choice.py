@@ -21,7 +21,7 @@ import types
 import numpy as np
 
 from . import _C
-from ._errors import StriderError, _internal, trace_error, user_file
+from ._errors import StriderError, _internal, trace_error, user_class
 from ._tracer import bound as length_bound
 from ._tracer import (IMPL, Extent, TracedList, TracedRows, Tracer, _length_of, as_tracer, length_value,
                       python_operator_call)
@@ -264,7 +264,7 @@ def _objects(alternatives):
     # __class__: an argument's object answers with its own class while tracing swaps it for a
     # recording one (_capture), so the caller's BoxList and one the function makes are alike
     cls = alternatives[0][1].__class__
-    if not user_file(getattr(sys.modules.get(cls.__module__), "__file__", None) or ""):
+    if not user_class(cls):
         return None
     names = [vars(v).keys() if v.__class__ is cls and type(getattr(v, "__dict__", None)) is dict else None
              for _, v in alternatives]

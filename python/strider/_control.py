@@ -37,7 +37,7 @@ from ._choice import _kind, _objects, bound as assigned_value
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import compared, hold, own_class, put_back
 from ._creation import _nested_leaves, items, kind_names
-from ._errors import StriderError, _internal, trace_error, unsupported, user_file, user_location
+from ._errors import StriderError, _internal, trace_error, unsupported, user_class, user_location
 from ._traced_numpy import READ_ONCE_METHODS, READ_ONCE_WHY, RANDOM_STATES, stands_in, with_traced_numpy
 from ._sorting import lexsort
 from ._ufuncs import python_bool
@@ -1041,12 +1041,6 @@ def append(lst, value):
     return lst
 
 
-def _of_a_user_class(value):
-    """Whether value is an object of a class the user's code defines (DeepSORT's Detection)."""
-    file = getattr(sys.modules.get(type(value).__module__), "__file__", None)
-    return bool(file) and not isinstance(value, type) and user_file(file)
-
-
 def _learn(trace, region, lst, item):
     """A Python list from before `region` that it appends `item` to: traced again with the list
     a TracedList, a new list of the function's own; refused where the list is not the function's
@@ -1832,7 +1826,8 @@ class _Region:
             raise trace_error(f"{name!r} holds text and is filled in a loop or branch on a traced condition (only "
                               "the run knows its items, which strider holds in an array)",
                               "fill it after the call, from the indices the function returns")
-        others = [v for v in _nested_leaves(value, []) if v is None or isinstance(v, (dict, set, frozenset)) or _of_a_user_class(v)]
+        others = [v for v in _nested_leaves(value, []) if v is None or isinstance(v, (dict, set, frozenset)) or (
+            not isinstance(v, type) and user_class(type(v)))]
         if others:
             raise trace_error(f"appending {'None' if others[0] is None else 'a ' + type(others[0]).__name__} to {name!r} in a "
                               "loop or branch on a traced condition (strider holds a list's items as the rows of one "

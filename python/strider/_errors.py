@@ -33,6 +33,13 @@ def user_file(filename):
                 or any(f"{os.sep}{d}{os.sep}" in filename for d in ("site-packages", "dist-packages")))  # (a venv's)
 
 
+def user_class(cls):
+    """Whether the user's code defines the class (TF OD API's BoxList, DeepSORT's Detection): its
+    module's file is the user's (builtins have none)."""
+    file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    return bool(file) and user_file(file)
+
+
 _located = threading.local()
 
 

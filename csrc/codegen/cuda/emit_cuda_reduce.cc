@@ -87,10 +87,8 @@ void CudaEmitter::emit_reduction() {
   // --- the shape
   const int64_t m = bound(kept), k = bound(folded);
   Shape shape = Shape::Grid;
-  // a float16 fold rounds after every step, and a float product is NumPy's in order only: one
-  // thread folds each output in order
-  const bool ordered = spec.acc == DType::Float16 || (spec.combine == ReduceSpec::Combine::Multiply && is_float(spec.acc));
-  if (p_.rank() == 0 || k <= 32 || (!extreme && ordered)) shape = Shape::Thread;
+  // a fold in order (float16 steps, float products): one thread folds each output
+  if (p_.rank() == 0 || k <= 32 || (!extreme && spec.in_order())) shape = Shape::Thread;
   else if (!p_.reduced.back()) shape = m < 1024 && k >= 16384 ? Shape::Columns : Shape::Thread;
   else if (k <= 4096 || m >= 1024) shape = Shape::Warp;
   else if (m >= 32 || k < 65536) shape = Shape::Block;

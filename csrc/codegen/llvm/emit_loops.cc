@@ -144,11 +144,8 @@ llvm::MDNode* Emitter::loop_hints(int axis, int chains) {
     const View& w = op.output;
     if (!p_.registers.count(w.storage) && w.strides[axis] != 0 && !vector_store_stride(w.strides[axis])) unit = false;
   }
-  // a float product folds in NumPy's order (bit for bit): any width hint lets the vectorizer
-  // reorder a float reduction
-  const bool ordered = p_.reduction && p_.reduce.combine == ReduceSpec::Combine::Multiply && is_float(p_.reduce.acc) &&
-                       p_.reduced[axis];
-  const int w = ordered ? 1 : p_.vector_width;
+  // a fold in order along this loop: any width hint lets the vectorizer reorder a float reduction
+  const int w = p_.reduction && p_.reduce.in_order() && p_.reduced[axis] ? 1 : p_.vector_width;
   // a forced width on a short constant trip count would only leave a scalar remainder
   if (p_.extent[axis] < 0 && p_.domain[axis] < w) unit = false;
   llvm::SmallVector<llvm::Metadata*, 4> ops{nullptr};

@@ -144,7 +144,8 @@ void verify_graph(const Graph& g) {
           fail(id, "take reads rows of a view at i64 indices, into the indices' shape and the rows', in its dtype");
         break;
       case OpKind::Scatter:
-        if (op.output.ndim() < 1 || g.dtype_of(op.inputs[0]) != DType::Int64 || in != out ||
+        // add_at and its kin combine in their values' dtype, NumPy's loop for the two (ops.def)
+        if (op.output.ndim() < 1 || g.dtype_of(op.inputs[0]) != DType::Int64 || (in != out && !scatter_combines(op.code)) ||
             !(rows_of(op.inputs[1], op.inputs[0], op.output) || block_of(op, op.inputs[1])))
           fail(id, "put writes rows of a view at i64 indices, from values of the indices' shape and the rows', in its dtype");
         break;

@@ -209,36 +209,47 @@ void check_index(const Op& op, char* const* base) {
 // Moves rows between the trailing axes of two views of the same row shape, each row given by
 // the offset of its first element: dense rows with one memcpy, others element by element
 // (`combine`: the elementwise op that combines each element with the destination's, np.add.at,
-// np.maximum.at, np.minimum.at).
-template <typename T>
+// np.maximum.at, np.minimum.at, in the values' dtype V: NumPy's loop for the two, its result
+// cast back at every step).
+template <typename T, typename V = T>
 class RowMover {
  public:
   RowMover(char* const* base, const View& dst, int dst_lead, const View& src, int src_lead,
            std::optional<OpCode> combine = std::nullopt)
-      : dst_(reinterpret_cast<T*>(base[dst.storage])), src_(reinterpret_cast<const T*>(base[src.storage])),
+      : dst_(reinterpret_cast<T*>(base[dst.storage])), src_(reinterpret_cast<const V*>(base[src.storage])),
         dst_row_(dst.tail(dst_lead)), src_row_(src.tail(src_lead)), combine_(combine),
         n_(dst_row_.numel()), dense_(!combine && dst_row_.is_c_contiguous() && src_row_.is_c_contiguous()) {}
 
   // inline where dense (short rows: boxes, scalars), the strided walk out of line
   void operator()(int64_t dst_off, int64_t src_off) const {
-    if (!dense_) return strided(dst_off, src_off);
-    T* to = dst_ + dst_off;
-    const T* from = src_ + src_off;
-    for (int64_t i = 0; i < n_; ++i) to[i] = from[i];
+    if constexpr (std::is_same_v<T, V>) {
+      if (dense_) {
+        T* to = dst_ + dst_off;
+        const T* from = src_ + src_off;
+        for (int64_t i = 0; i < n_; ++i) to[i] = from[i];
+        return;
+      }
+    }
+    strided(dst_off, src_off);
   }
   // Whether rows are contiguous on both sides (and moved, not added).
   bool dense() const { return dense_; }
   // Asks for the cache lines of a dense source row.
   void prefetch(int64_t src_off) const {
     if (!dense_) return;
-    const uintptr_t from = reinterpret_cast<uintptr_t>(src_ + src_off), end = from + n_ * sizeof(T);
+    const uintptr_t from = reinterpret_cast<uintptr_t>(src_ + src_off), end = from + n_ * sizeof(V);
     for (uintptr_t line = from & ~uintptr_t{63}; line < end; line += 64)
       __builtin_prefetch(reinterpret_cast<const void*>(line));
   }
 
  private:
-  void move(T* to, T v) const {
-    *to = combine_ ? st::to_memory<T>(detail::binary_same<T>(*combine_, st::from_memory(*to), st::from_memory(v))) : v;
+  void move(T* to, V v) const {
+    if constexpr (std::is_same_v<T, V>) {
+      *to = combine_ ? st::to_memory<T>(detail::binary_same<T>(*combine_, st::from_memory(*to), st::from_memory(v))) : v;
+    } else {
+      const st::reg_t<V> x = detail::binary_same<V>(*combine_, st::convert<V>(st::from_memory(*to)), st::from_memory(v));
+      *to = st::to_memory<T>(st::convert<T>(x));
+    }
   }
 
   [[gnu::noinline]] void strided(int64_t dst_off, int64_t src_off) const {
@@ -254,7 +265,7 @@ class RowMover {
   }
 
   T* dst_;
-  const T* src_;
+  const V* src_;
   View dst_row_, src_row_;
   std::optional<OpCode> combine_;
   int64_t n_;
@@ -420,16 +431,21 @@ void move_indexed_rows(const Graph& g, const Op& op, char* const* base) {
     });
   }
   const View starts = dense.head(lead);
-  dispatch_dtype(g.dtype_of(op.output), [&](auto tag) {
-    using T = decltype(tag);
-    const RowMover<T> move = gather ? RowMover<T>(base, dense, lead, indexed, 1)
-                                    : RowMover<T>(base, indexed, 1, dense, lead, scatter_combines(op.code));
+  auto rows = [&](const auto& move) {
     walk<2>(idx.shape, {&idx, &starts}, [&](const std::array<int64_t, 2>& off) {
       const int64_t i = *at<int64_t>(base, idx, off[0]);
       if (i < 0 || i >= indexed.shape[0]) throw_check_failure(op, i, indexed.shape[0], base);
       const int64_t row = indexed.offset + i * indexed.strides[0];
       if (gather) move(off[1], row);
       else move(row, off[1]);
+    });
+  };
+  dispatch_dtype(g.dtype_of(op.output), [&](auto tag) {
+    using T = decltype(tag);
+    if (gather) return rows(RowMover<T>(base, dense, lead, indexed, 1));
+    if (g.dtype_of(dense) == g.dtype_of(op.output)) return rows(RowMover<T>(base, indexed, 1, dense, lead, scatter_combines(op.code)));
+    dispatch_dtype(g.dtype_of(dense), [&](auto values) {  // np.add.at's loop in another dtype
+      rows(RowMover<T, decltype(values)>(base, indexed, 1, dense, lead, scatter_combines(op.code)));
     });
   });
 }

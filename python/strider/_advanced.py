@@ -840,18 +840,32 @@ def _checked_when_run(vshape, shape):
 AT_OPS = {np.add: "add_at", np.maximum: "maximum_at", np.minimum: "minimum_at"}
 
 
-def ufunc_at(uf, a, indices, b):
+def ufunc_at(uf, a, indices, b, negate=False):
     """np.add.at, np.maximum.at, np.minimum.at: a[indices] = uf(a[indices], b) with repeated
-    indices combining in turn."""
+    indices combining in turn, in NumPy's loop for a's dtype and b's as an array (a Python float
+    is float64 there, not a weak scalar as in a + 1.5), each step cast back to a's dtype (unsafe).
+    `negate`: b's negative in that loop (np.subtract.at)."""
     t = as_tracer(a)
     check_writeable(t)
-    b = as_tracer(b).astype(t.dtype, copy=False)  # NumPy casts the values to the array's dtype first (unsafe)
+    b = as_tracer(b)
+    loop = uf.resolve_dtypes((t.dtype, b.dtype, None))[2]
+    b = b.astype(loop, copy=False)
+    if negate:
+        b = np.negative(b)
     found = _offsets(t, indices if isinstance(indices, tuple) else (indices,))
     if found is None:  # basic indices alone: every element once
-        t[indices] = uf(t[indices], b)
+        t[indices] = uf(t[indices].astype(loop, copy=False), b)
         return
     dest, off = found
-    current_trace().op(AT_OPS[uf], [off, _values(b, t.dtype, off.shape, t)], dest)
+    current_trace().op(AT_OPS[uf], [off, _values(b, loop, off.shape, t)], dest)
+
+
+def subtract_at(a, indices, b):
+    """np.subtract.at: np.add.at of -b in subtract's loop, the same result (x - y is x + -y in
+    IEEE arithmetic and in integers' wrap); bools raise subtract's TypeError."""
+    t = as_tracer(a)
+    np.subtract.resolve_dtypes((t.dtype, as_tracer(b).dtype, None))
+    ufunc_at(np.add, t, indices, b, negate=True)
 
 
 # a bincount of 8- or 16-bit integers (or bools) needs at most this many bins: their dtype bounds them
@@ -917,15 +931,36 @@ def bincount(x, weights=None, minlength=0):
     return out
 
 
+def _in_mode(idx, n, mode, empty):
+    """Indices as np.take and np.put read them in `mode` ('clip': into [0, n - 1], negative ones
+    too; 'wrap': modulo n; 'raise': as they are, checked in range); `empty` is NumPy's IndexError
+    where n is 0 and there are indices."""
+    if mode not in ("raise", "clip", "wrap"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    if idx.dtype.kind not in "biu":
+        raise TypeError(f"Cannot cast array data from dtype('{idx.dtype}') to dtype('int64') according to the rule "
+                        "'same_kind'")
+    if idx.dtype == np.bool_:  # positions 0 and 1, not a mask
+        idx = idx.astype(I64)
+    if mode == "raise":
+        return idx
+    count = n.value() if isinstance(n, Extent) else n
+    if not isinstance(n, Extent) and n == 0 and not (not isinstance(idx.size, Extent) and idx.size == 0):
+        raise IndexError(empty)
+    idx = idx.astype(I64, copy=False)
+    return np.clip(idx, 0, np.subtract(count, 1)) if mode == "clip" else np.remainder(idx, count)
+
+
 def take(a, indices, axis=None, out=None, mode="raise"):
-    if mode != "raise" or out is not None:
-        raise unsupported(f"np.take(mode={mode!r}, out=...)", "use the default mode='raise' and no out=")
+    if out is not None:
+        raise unsupported("np.take(out=...)", "assign the result")
     t = as_tracer(a)
     # a Python int takes as NumPy's index array does (a copy), not as x[1] (a view)
     idx = as_tracer(np.asarray(indices) if type(indices) in (bool, int) else indices)
     if axis is None:
-        return getitem(t.reshape(-1), idx)
-    axis = axis % t.ndim
+        t, axis = t.reshape(-1), 0
+    axis = normalize_axis_index(axis, t.ndim)
+    idx = _in_mode(idx, t.shape[axis], mode, "cannot do a non-empty take from an empty axes.")
     return getitem(t, (slice(None),) * axis + (idx,))
 
 
@@ -968,8 +1003,6 @@ def put_along_axis(arr, indices, values, axis):
 def put(a, ind, v, mode="raise"):
     """a.flat[ind] = v, v repeated where it is shorter; the last of repeated indices wins. An index
     out of range raises before anything is written (NumPy writes the positions before it)."""
-    if mode != "raise":
-        raise unsupported(f"np.put(mode={mode!r})", "use the default mode='raise'")
     if isinstance(a, np.ndarray) and not isinstance(a, Tracer):
         raise unsupported("np.put into an array the function did not receive", "pass the array as an argument")
     if not isinstance(a, Tracer):
@@ -984,6 +1017,7 @@ def put(a, ind, v, mode="raise"):
                         "'safe'")
     idx = idx.astype(I64, copy=False)  # a list or a number of any kind is cast, as NumPy does
     idx = idx.reshape(-1) if idx.ndim != 1 else idx
+    idx = _in_mode(idx, a.size, mode, "cannot replace elements of an empty array")
     v = written(v, a.dtype)
     v = v.reshape(-1) if v.ndim != 1 else v
     if v.shape[0] == 0 or (not isinstance(idx.shape[0], Extent) and idx.shape[0] == 0):

@@ -134,6 +134,8 @@ def ufunc_method(uf, method, inputs, kwargs):
         return _sorting.accumulate(uf, *inputs, **kwargs)
     if method == "at" and uf in _advanced.AT_OPS:
         return _advanced.ufunc_at(uf, *inputs)
+    if method == "at" and uf is np.subtract and len(inputs) == 3:
+        return _advanced.subtract_at(*inputs)
     raise unsupported(f"np.{uf.__name__}.{method}", "use the plain ufunc or a reduction such as np.sum")
 
 

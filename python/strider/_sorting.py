@@ -329,14 +329,27 @@ def cumprod(a, axis=None, dtype=None, out=None):
     return _scan("cumprod", a, axis, dtype, out)
 
 
+# whether this NumPy's add.accumulate of bools counts them (NumPy 2.4: int64) or ors them (bool)
+_BOOL_ACCUMULATE_COUNTS = np.add.accumulate(np.array([True, True])).dtype != np.bool_
+
+
 def accumulate(uf, a, axis=0, dtype=None, out=None):
-    """ufunc.accumulate of add, multiply, maximum and minimum."""
+    """ufunc.accumulate of add, multiply, maximum, minimum, logical_or and logical_and."""
+    t = as_tracer(a)
+    if uf in (np.logical_or, np.logical_and) or (
+            uf in (np.add, np.multiply) and t.dtype == np.bool_ and dtype is None and not _BOOL_ACCUMULATE_COUNTS):
+        if dtype is not None and np.dtype(dtype) != np.bool_:
+            raise TypeError(f"No loop matching the specified signature and casting was found for ufunc {uf.__name__}")
+        if out is not None:
+            raise unsupported(f"np.{uf.__name__}.accumulate(out=...)", "assign the result")
+        # an or (and) so far: a count so far of true (false) values, above zero (zero)
+        either = uf in (np.logical_or, np.add)
+        hits = _scan("cumsum", np.not_equal(t, 0) if either else np.equal(t, 0), axis, I64, None)
+        return np.greater(hits, 0) if either else np.equal(hits, 0)
     name = next((n for n, f in _SCANS.items() if f is uf), None)
     if name is None:
         raise unsupported(f"np.{uf.__name__}.accumulate", "use np.cumsum, np.cumprod or np.maximum/minimum.accumulate")
-    if as_tracer(a).dtype == np.bool_ and name in ("cumsum", "cumprod"):
-        raise unsupported(f"np.{uf.__name__}.accumulate of bool", "cast to an integer dtype first")
-    return _scan(name, a, axis, dtype, out)
+    return _scan(name, t, axis, dtype, out)
 
 
 def _starts(aux, equal_nan):

@@ -138,6 +138,12 @@ TEST(CudaDataDependent, TakePutAndUfuncAtMoveRowsAndNameTheFirstBadIndex) {
   const Graph add_at_i64 = graph(st_i64, "add_at(%s1[30]{1}+0, %s2[30]{1}+0) -> %s0[50]{4}+3");
   const Graph maximum_at = graph(st, "maximum_at(%s1[30]{1}+0, %s2[30,4]{4,1}+0) -> %s0[50,4]{1,50}+0");
   const Graph minimum_at_i64 = graph(st_i64, "minimum_at(%s1[30]{1}+0, %s2[30]{1}+0) -> %s0[50]{4}+3");
+  // values in another dtype: NumPy's loop for the two, each step cast back (np.add.at of float64
+  // values into float32, of int64 ones into uint8)
+  const Graph add_at_f64 = graph(" %s0 = storage f32[200] arg 0\n %s1 = storage i64[30] arg 1\n %s2 = storage f64[120] arg 2\n",
+                                 "add_at(%s1[30]{1}+0, %s2[30,4]{4,1}+0) -> %s0[50,4]{4,1}+0");
+  const Graph maximum_at_u8 = graph(" %s0 = storage u8[200] arg 0\n %s1 = storage i64[30] arg 1\n %s2 = storage i64[30] arg 2\n",
+                                    "maximum_at(%s1[30]{1}+0, %s2[30]{1}+0) -> %s0[50]{4}+3");
   // few distinct rows: repeated indices (put's last write, add_at's order of rounding)
   auto indices = [](int64_t bad_at, int64_t bad2_at) {
     return [=](Memory& m) {
@@ -149,11 +155,12 @@ TEST(CudaDataDependent, TakePutAndUfuncAtMoveRowsAndNameTheFirstBadIndex) {
   std::vector<Case> cases;
   for (const auto& [label, g] : {std::pair<std::string, Graph>{"take", take}, {"put", put}, {"add_at", add_at},
                                  {"add_at i64", add_at_i64}, {"maximum_at", maximum_at},
-                                 {"minimum_at i64", minimum_at_i64}}) {
+                                 {"minimum_at i64", minimum_at_i64}, {"add_at f32 of f64", add_at_f64},
+                                 {"maximum_at u8 of i64", maximum_at_u8}}) {
     cases.push_back({label, g, indices(-1, -1)});
     cases.push_back({label + " bad", g, indices(17, 23)});  // 17 is named, not 23
   }
-  EXPECT_EQ(check_cases(cases), 12);
+  EXPECT_EQ(check_cases(cases), 16);
 }
 
 TEST(CudaDataDependent, AppendWritesARowOrABlockAndFailsPastTheRoom) {

@@ -104,6 +104,42 @@ def test_put_raises(fn, args, exc):
     check_raises(fn, *args, exc=exc)
 
 
+def _modes(a, i, s):
+    k = np.argsort(s)[::-1]  # positions of a run-time order, shifted past either end
+    return (np.take(a, i, mode="clip"), np.take(a, i, mode="wrap"), a.take(i, axis=1, mode="clip"),
+            np.take(a, i[:, None], axis=-2, mode="wrap"), np.take(a, k - 2, axis=1, mode="wrap"),
+            np.take(a[:, s > 0.5], i, axis=1, mode="clip"), np.take(a, np.array([True, False]), mode="clip"))
+
+
+def test_take_clip_and_wrap_modes():
+    # clip: negative positions go to 0 too; wrap: modulo the extent, a run-time one included
+    check(_modes, rnd((3, 5), seed=4), np.array([-7, -1, 0, 4, 5, 12]), rnd(5, seed=5))
+
+
+def _put_modes(a, b, i, v):
+    np.put(a, i, v, mode="clip")
+    b.put(i, v[::-1], mode="wrap")
+    np.put(b[:, ::2], np.argsort(v) - 3, v, mode="wrap")
+
+
+def test_put_clip_and_wrap_modes():
+    # repeated positions after clipping or wrapping: the last value wins, as in mode='raise'
+    check(_put_modes, np.zeros(6), np.zeros((2, 4)), np.array([-3, 9, 2, 14, 7]), rnd(5, seed=6))
+
+
+@pytest.mark.parametrize("fn,args,exc", [
+    pytest.param(lambda a: np.take(a, [1], mode="foo"), (np.arange(3.0),), ValueError, id="take_bad_mode"),
+    pytest.param(lambda a: np.put(a, [1], 0.0, mode="foo"), (np.arange(3.0),), ValueError, id="put_bad_mode"),
+    pytest.param(lambda a: np.take(a, np.array([0.5]), mode="clip"), (np.arange(3.0),), TypeError, id="take_float"),
+    pytest.param(lambda a: np.take(a, [0], axis=1, mode="wrap"), (np.zeros((2, 0)),), IndexError, id="take_empty_axis"),
+    pytest.param(lambda a: np.put(a, [0], 1.0, mode="clip"), (np.zeros(0),), IndexError, id="put_into_empty"),
+    pytest.param(lambda a: np.take(a, [0], axis=2, mode="clip"), (np.zeros((2, 3)),), np.exceptions.AxisError,
+                 id="take_axis"),
+])
+def test_take_put_modes_raise(fn, args, exc):
+    check_raises(fn, *args, exc=exc)
+
+
 def _stores_from_its_own_memory(p, x, b):
     p[:, [1, 0]] = p[:, 0:2]  # a swap of columns
     x[np.array([3, 4, 5])] = x[2:5]

@@ -252,9 +252,58 @@ def _add_at(a, i, b):
     pytest.param((np.arange(3, dtype=np.uint8), np.array([0, 0, 2]), np.array([1.5, 2.5, 300.0])), id="cast_floats"),
     pytest.param((np.arange(3, dtype=np.uint8), np.array([1, 1]), 300), id="cast_python_int"),
     pytest.param((np.arange(3, dtype=F32), np.array([0, 0]), np.float64(0.1)), id="cast_float64"),
+    # NumPy's loop for the array's dtype and the values' (a Python number as an array: float64,
+    # int64), each step cast back: 3 + -1.5 is 1 in uint8, max(3, -1) is 3
+    pytest.param((np.array([3, 0, 200], np.uint8), np.array([0, 1, 2, 2]), np.array([-1.5, 2.7, 10.5, -30.25])),
+                 id="float_loop_of_uint8"),
+    pytest.param((np.array([3, 7], np.uint8), np.array([0, 1, 1]), np.array([-1, 300, -2])), id="int64_loop_of_uint8"),
+    pytest.param((np.array([0.1252069, 0.1050341, 0.09911536], F32), np.array([0, 1, 2, 2]), 0.1),
+                 id="python_float_into_float32"),
+    pytest.param((np.array([-1.543, 2.023], np.float16), np.array([0, 1, 1]), np.array([1.9878846, -0.74167585, 0.5], F32)),
+                 id="float32_loop_of_float16"),
+    pytest.param((np.array([True, False, True]), np.array([0, 1, 1]), -1), id="int64_loop_of_bool"),
 ])
 def test_ufunc_at(uf, args):
     check(lambda a, i, b: uf.at(a, i, b), *args)
+
+
+@pytest.mark.parametrize("args", [
+    pytest.param((np.zeros(5), np.array([0, 1, 1, 4, 1]), 1.0), id="repeated_scalar"),
+    pytest.param((np.zeros((4, 2), F32), np.array([3, 3, 0]), rnd((3, 2), F32, seed=20) - 0.5), id="rows"),
+    pytest.param((np.ones(3), np.array([1, 1, 2]), np.array([np.inf, np.inf, -0.0])), id="inf_minus_inf"),
+    # unsigned integers wrap below zero, as a - b does
+    pytest.param((np.array([3, 200, 7], np.uint8), np.array([1, 1, 0]), np.array([250, 9, 1], np.uint8)), id="uint8"),
+    pytest.param((np.arange(3, dtype=np.uint8), np.array([0, 0, 2]), np.array([1.5, 2.5, 300.0])), id="float_loop"),
+    pytest.param((np.array([0.1252069, 0.1050341], F32), np.array([0, 1, 1]), 0.1), id="python_float_into_float32"),
+    pytest.param((np.arange(4.0), 2, 0.5), id="basic_index"),
+])
+def test_subtract_at(args):
+    check(lambda a, i, b: np.subtract.at(a, i, b), *args)
+
+
+def test_subtract_at_of_bools_raises():
+    check_raises(lambda a, i: np.subtract.at(a, i, True), np.ones(3, bool), np.array([1]), exc=TypeError)
+
+
+@pytest.mark.parametrize("fn", [
+    pytest.param(lambda x: (np.logical_or.accumulate(x), np.logical_and.accumulate(x)), id="or_and"),
+    pytest.param(lambda x: (np.logical_or.accumulate(x[::-1], axis=0), np.logical_and.accumulate(x > 0, axis=0)),
+                 id="or_and_axis0"),
+    # NumPy 2's add and multiply of bools accumulate as int64 counts and products
+    pytest.param(lambda x: (np.add.accumulate(x != 0, axis=1), np.multiply.accumulate(x == 0, axis=1)), id="bool_counts"),
+    pytest.param(lambda x: np.logical_or.accumulate(x[x != 0], dtype=bool), id="runtime_length"),
+])
+@pytest.mark.parametrize("x", [
+    pytest.param(np.array([[0.0, np.nan, 0.0], [-0.0, 0.0, 2.0], [1.0, 0.0, 0.0]]), id="float_nan"),
+    pytest.param(np.array([[0, 0, 3], [1, 0, 0]]), id="int"),
+    pytest.param(np.zeros((0, 3)), id="empty"),
+])
+def test_logical_accumulate(fn, x):
+    check(fn, x)
+
+
+def test_logical_accumulate_to_another_dtype_raises():
+    check_raises(lambda x: np.logical_or.accumulate(x, dtype=np.int64), np.ones(3, bool), exc=TypeError)
 
 
 def _class_best(scores, labels, n):

@@ -62,7 +62,7 @@ class CudaEmitter {
   /// x, computed in t's register type, as t holds it (float16 rounds to half).
   static std::string as_dtype(const std::string& x, DType t);
   /// st::convert (ops/scalar_ops.inc) from one dtype to another.
-  std::string convert(const std::string& x, DType from, DType to) const;
+  static std::string convert(const std::string& x, DType from, DType to);
   /// The call of an elementwise op's scalar function, st::<op>(args), on loop dtype t; refused
   /// where the op has no loop for t.
   std::string call(OpCode code, DType t, const std::vector<std::string>& args) const;

@@ -207,7 +207,7 @@ void CudaEmitter::emit_op(size_t k) {
   refuse("a data-dependent op runs in the runtime's library");
 }
 
-std::string CudaEmitter::convert(const std::string& x, DType from, DType to) const {
+std::string CudaEmitter::convert(const std::string& x, DType from, DType to) {
   if (from == to) return x;
   return "st::convert<" + (to == DType::Float16 ? std::string("st::half") : reg_type(to)) + ">(" + x + ")";
 }

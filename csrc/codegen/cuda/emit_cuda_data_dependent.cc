@@ -133,9 +133,10 @@ void DataDependentEmitter::indexed_rows() {
   const std::string dp = gather ? "o" : "a1";
   const std::string row = literal(indexed.offset) + " + i * " + literal(indexed.strides[0]) + " + " + xp + "_row(r)";
   const DType t = g_.dtype_of(op_.output);
+  const DType v = g_.dtype_of(dense);  // a combine's loop: the values', each step cast back to t
   const std::optional<OpCode> combine = scatter_combines(op_.code);
-  if (combine && !has_loop(*combine, t)) refuse(std::string(op_name(*combine)) + " has no " + loop_family(t) + " loop");
-  const bool atomic = combine == OpCode::add && !is_float(t) && itemsize(t) >= 4;
+  if (combine && !has_loop(*combine, v)) refuse(std::string(op_name(*combine)) + " has no " + loop_family(v) + " loop");
+  const bool atomic = combine == OpCode::add && v == t && !is_float(t) && itemsize(t) >= 4;
   if (combine && !atomic) {
     open(op_name(*combine), grid(indexed.numel() / std::max<int64_t>(indexed.shape[0], 1)));
     walk(xp, indexed, 1, indexed.ndim(), xp + "_row");
@@ -146,9 +147,9 @@ void DataDependentEmitter::indexed_rows() {
     line("if (i < 0 || i >= " + n + ") continue;");
     line("const long long at = " + row + ";");
     const std::string combined = CudaEmitter::as_dtype(
-        "st::" + scalar_function(*combine, t) + "(" + from_memory(to + "[at]", t) + ", " +
-            from_memory(elem(dp, dense, "j * " + xp + "_row_count + r"), t) + ")", t);
-    line(to + "[at] = " + to_memory(combined, t) + ";");
+        "st::" + scalar_function(*combine, v) + "(" + CudaEmitter::convert(from_memory(to + "[at]", t), t, v) + ", " +
+            from_memory(elem(dp, dense, "j * " + xp + "_row_count + r"), v) + ")", v);
+    line(to + "[at] = " + to_memory(CudaEmitter::convert(combined, v, t), t) + ";");
     close_block();
     close_block();
     close_block();

@@ -100,6 +100,11 @@ bool broadcast_inside(const View& r, const PointMap& m) {
 // Whether an op's reads may recompute their producers (the library's ops read stored inputs).
 bool recomputes(const Op& op) { return op_kind(op.code) != OpKind::Arange && !is_data_dependent(op.code); }
 
+// Whether `v`, read by `op`, is a compress's mask: it reads the copy an earlier reader of the same
+// view recomputed (the count: sum(m) before x[m]), as the compaction stage fuses the ops that make
+// and count its mask (YOLOv5's xc = pred[..., 4] > t, then x[xc[xi]] for each image).
+bool mask_of(const Op& op, const View& v) { return op.code == OpCode::compress && op.inputs[0] == v; }
+
 constexpr int kMaxOpsPerRead = 48;  // bounds the code one consumer may pull in
 constexpr int64_t kCacheLine = 64;    // bytes
 
@@ -117,10 +122,13 @@ class Inliner {
     for (size_t s = 0; s < g.storages.size(); ++s) {
       if (writer_[s] < 0 || reads_[s] == 0) continue;
       bool all = true;
-      for (const Access& a : t.accesses[s])
-        if (!a.write && (a.op >= static_cast<int>(g.ops.size()) || !recomputes(g.ops[a.op]) ||
-                         !recomputable(a.view, a.op, false)))
-          all = false;
+      for (size_t k = 0; k < t.accesses[s].size(); ++k) {
+        const Access& a = t.accesses[s][k];
+        if (a.write) continue;
+        if (a.op >= static_cast<int>(g.ops.size()) || !recomputable(a.view, a.op, false)) all = false;
+        else if (mask_of(g.ops[a.op], a.view)) all = all && recomputed_before(t.accesses[s], k);
+        else if (!recomputes(g.ops[a.op])) all = false;
+      }
       dies[writer_[s]] = all;
     }
     dies_ = std::move(dies);
@@ -132,14 +140,32 @@ class Inliner {
       Op op = g_.ops[b];
       memo_.clear();
       budget_ = kMaxOpsPerRead;
-      if (recomputes(op) && !dies_[b])
+      if (recomputes(op) && !dies_[b]) {
         for (View& v : op.inputs) v = read(v, static_cast<int>(b), false, log);
+      } else if (!dies_[b] && !op.inputs.empty() && mask_of(op, op.inputs[0])) {
+        auto hit = shared_.find(key_of(op.inputs[0]));
+        if (hit != shared_.end() && recomputable(op.inputs[0], static_cast<int>(b), false)) op.inputs[0] = hit->second;
+      }
       out_.ops.push_back(std::move(op));
     }
     return std::move(out_);
   }
 
  private:
+  using Key = std::tuple<int, Shape, Shape, int64_t>;
+  static Key key_of(const View& v) { return std::make_tuple(v.storage, v.shape, v.strides, v.offset); }
+
+  // Whether a read before accesses[k], of the same view, recomputes its producer (mask_of).
+  bool recomputed_before(const std::vector<Access>& accesses, size_t k) const {
+    for (size_t j = 0; j < k; ++j) {
+      const Access& a = accesses[j];
+      if (!a.write && a.view == accesses[k].view && a.op < static_cast<int>(g_.ops.size()) &&
+          recomputes(g_.ops[a.op]) && recomputable(a.view, a.op, false))
+        return true;
+    }
+    return false;
+  }
+
   // Where op `at` reads `r`, the point map under which a copy of r's writer may be inserted just
   // before `at`. `repeated`: the reader is itself a copy that other reads repeat.
   std::optional<PointMap> recomputable(const View& r, int at, bool repeated) const {
@@ -194,6 +220,7 @@ class Inliner {
     copy.output = View{out_.add_storage(std::move(t)), r.shape, contiguous_strides(r.shape), 0, {}};
     if (log) log->push_back(describe_op(g_, a) + " recomputed for " + describe_op(g_, at));
     memo_.emplace(key, copy.output);
+    shared_.emplace(key_of(r), copy.output);
     out_.ops.push_back(std::move(copy));
     return out_.ops.back().output;
   }
@@ -205,6 +232,7 @@ class Inliner {
   std::vector<bool> dies_;  // per op
   Graph out_;
   std::map<std::tuple<int, Shape, Shape, int64_t>, View> memo_;
+  std::map<Key, View> shared_;  // an op's reads that recomputed their producer: the copy (mask_of)
   int budget_ = 0;
 };
 

@@ -15,7 +15,7 @@ from ._reductions import (REDUCTIONS, all_, any_, argmax, argmin, average, count
                           multi_dot, nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nansum, norm, prod, ptp,
                           std, sum_, var)
 from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_to, column_stack,
-                      concatenate, convolve, copyto, correlate, cross, diagonal, diff, dsplit, dstack, expand_dims, fill, flip, fliplr, flipud,
+                      concatenate, convolve, copyto, correlate, cross, diagonal, diff, dsplit, ediff1d, dstack, expand_dims, fill, flip, fliplr, flipud,
                       hsplit, hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, result_type, roll, shape, size, split,
                       squeeze, stack, swapaxes, tile, transpose, trapezoid, tril, triu, vsplit, vstack)
 from ._tracer import IMPL, Extent, check_int_of_float
@@ -31,7 +31,7 @@ HANDLED = {
     np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.reshape: reshape,
     np.ravel: ravel, np.squeeze: squeeze, np.expand_dims: expand_dims, np.broadcast_to: broadcast_to,
     np.broadcast_arrays: broadcast_arrays, np.flip: flip, np.fliplr: fliplr, np.flipud: flipud,
-    np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d, np.diff: diff, np.cross: cross, np.triu: triu, np.tril: tril,
+    np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d, np.diff: diff, np.ediff1d: ediff1d, np.cross: cross, np.triu: triu, np.tril: tril,
     np.copy: copy_, np.copyto: copyto, np.where: where, np.clip: clip, np.round: round_, np.around: round_,
     np.fix: fix, np.zeros_like: zeros_like, np.ones_like: ones_like, np.empty_like: empty_like,
     np.full_like: full_like, np.array: array, np.asarray: asarray, np.ascontiguousarray: ascontiguousarray,

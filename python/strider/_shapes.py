@@ -459,6 +459,24 @@ def diff(a, n=1, axis=-1, prepend=_NoValue, append=_NoValue):
     return t
 
 
+def ediff1d(ary, to_end=None, to_begin=None):
+    """np.ediff1d: the flattened array's differences in its dtype (bools raise subtract's
+    TypeError), between to_begin and to_end flattened, which must cast to that dtype same_kind."""
+    t = as_tracer(ary).reshape(-1)
+    ends = {}
+    for name, end in (("to_begin", to_begin), ("to_end", to_end)):
+        if end is None:
+            continue
+        e = as_tracer(end)
+        if not np.can_cast(e.dtype, t.dtype, casting="same_kind"):
+            raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the `same_kind` rule.")
+        ends[name] = e.astype(t.dtype).reshape(-1)
+    parts = [ends["to_begin"]] if "to_begin" in ends else []
+    parts.append(np.subtract(t[1:], t[:-1]))
+    if "to_end" in ends:
+        parts.append(ends["to_end"])
+    return concatenate(parts) if len(parts) > 1 else parts[0]
+
 
 def roll(a, shift, axis=None):
     """np.roll as NumPy writes it: each axis's two pieces written into a new array of a's layout."""

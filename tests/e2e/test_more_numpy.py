@@ -551,6 +551,27 @@ def test_diff_raises_numpys_error(fn):
     check_raises(fn, ar((4, 5)), exc=ValueError)
 
 
+@pytest.mark.parametrize("fn,args", [
+    pytest.param(lambda x: (np.ediff1d(x), np.ediff1d(x, to_begin=3, to_end=[1, 2])), (ar((4, 5), np.float32) / 5,),
+                 id="flattened_ends_cast"),
+    pytest.param(lambda x: np.ediff1d(x, to_begin=np.uint8(7), to_end=x[:2]), (np.array([1, 9, 4], np.uint8),),
+                 id="uint8_wraps"),
+    pytest.param(lambda x: np.ediff1d(x[x > 0.5], to_end=x[:1]), (np.array([0.7, 0.1, 0.9, 0.6]),), id="runtime_length"),
+    pytest.param(lambda x: np.ediff1d(x[:1], to_begin=[[1.0]]), (np.arange(3.0),), id="one_element"),
+])
+def test_ediff1d(fn, args):
+    check(fn, *args)
+
+
+@pytest.mark.parametrize("fn,x", [
+    pytest.param(lambda x: np.ediff1d(x, to_begin=[0.5]), np.arange(3), id="float_begin_of_ints"),
+    pytest.param(lambda x: np.ediff1d(x, to_end=[-1]), np.arange(3, dtype=np.uint8), id="int64_end_of_uint8"),
+    pytest.param(lambda x: np.ediff1d(x), np.array([True, False]), id="bools"),
+])
+def test_ediff1d_raises_numpys_type_error(fn, x):
+    check_raises(fn, x, exc=TypeError)
+
+
 def _arrays_of_scalars(a):
     return np.array(a[0], dtype=np.uint8), np.array(a[1]), np.asarray(a[1]), a[0].copy(), np.asarray(float(a[0]))
 

@@ -12,8 +12,9 @@ namespace strider {
 namespace {
 
 // The loop domain of an op with its unit dimensions dropped, and the op rewritten onto it.
-// Elementwise ops iterate their output's shape; a reduction iterates its input's (unit axes it
-// folds are kept, so its axes stay meaningful); arange iterates its 1-d output as it is.
+// Elementwise ops iterate their output's shape; a reduction iterates its input's (the unit axes it
+// folds are dropped where it folds another, so a sum over a batch of one meets its producers' domain,
+// else kept: it folds at least one axis); arange iterates its 1-d output as it is.
 struct Placed {
   Shape domain;
   Op op;
@@ -97,8 +98,13 @@ Placed place(const Op& op, Target target) {
       const View& in = op.inputs[0];
       std::vector<bool> keep(in.ndim()), folded(in.ndim(), false), keep_out;
       for (int a : op.axes) folded[a] = true;
+      bool folds = false;
       for (int d = 0; d < in.ndim(); ++d) {
-        keep[d] = folded[d] || in.shape[d] != 1 || in.extent_of(d) >= 0;
+        keep[d] = in.shape[d] != 1 || in.extent_of(d) >= 0;
+        folds = folds || (folded[d] && keep[d]);
+      }
+      for (int d = 0; d < in.ndim(); ++d) {
+        keep[d] = keep[d] || (folded[d] && !folds);
         if (!folded[d]) keep_out.push_back(keep[d]);
       }
       p.op.inputs[0] = drop_dims(in, keep);

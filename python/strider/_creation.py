@@ -376,3 +376,14 @@ def pad(array, pad_width, mode="constant", **kwargs):
     # the trailing ... keeps a 0-d result's key a view (result[()] would be a scalar)
     assign(result[tuple(slice(int(lo), int(lo) + d) for d, (lo, _) in zip(t.shape, widths)) + (...,)], t)
     return result
+
+
+def polyval(p, x):
+    """np.polyval: Horner's rule from zeros like x, in NumPy's order (p an array: its elements are
+    NumPy scalars, not weak Python numbers)."""
+    p = asarray(p)
+    x = asarray(x)
+    y = zeros_like(x)
+    for i in range(len(p)):
+        y = y * x + p[i]
+    return y

@@ -1,4 +1,5 @@
-"""np.delete, np.insert and np.append: new arrays assembled from pieces of old ones.
+"""np.delete, np.insert and np.append: new arrays assembled from pieces of old ones; np.putmask
+and np.place: an array's masked elements written with values repeated as needed.
 
 Where the positions are the caller's constants, NumPy's own function run on the positions of the
 one axis decides the result (and raises NumPy's errors); the result is then a concatenation of
@@ -9,10 +10,11 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ._advanced import _checked, _values, getitem, setitem
-from ._creation import ones
+from ._creation import arange, ones
 from ._errors import unsupported
-from ._shapes import concatenate, flat_if_none
-from ._tracer import Extent, Tracer, TracedList, as_tracer, bound, concrete, holds_traced, written
+from ._shapes import concatenate, copyto, flat_if_none
+from ._tracer import IMPL, Extent, Tracer, TracedList, as_tracer, bound, check_writeable, concrete, holds_traced, written
+from ._ufuncs import numpy_raises
 
 # more pieces than this along the axis: one gather instead of a concatenation of slices
 _MAX_PIECES = 8
@@ -136,3 +138,62 @@ def append(arr, values, axis=None):
         t, axis = flat_if_none(t, axis)
         values = as_tracer(values).reshape(-1)
     return concatenate((t, values), axis=axis)
+
+
+def _masked_fill(fn, a, mask, values):
+    """np.putmask's and np.place's arguments as NumPy takes them: the array (an ndarray, written
+    in place), its mask converted to bools (nonzero is True) and taken in C order at its shape,
+    and the values flattened in its dtype: an array must cast safely (TypeError otherwise), a
+    number or a list converts as np.array(values, dtype) does (OverflowError for an int it
+    cannot hold), a NumPy scalar unsafely."""
+    name = fn.__name__
+    if not isinstance(a, Tracer):
+        raise TypeError(f"{name}() argument 1 must be numpy.ndarray, not {type(a).__name__}")
+    check_writeable(a)
+    m = as_tracer(mask)
+    if a.is_dynamic or m.is_dynamic:
+        raise unsupported(f"np.{name} of an array whose length is known only at run time",
+                          "write through a mask with a[mask] = values")
+    if m.size != a.size:
+        raise ValueError(f"{name}: mask and data must be the same size")
+    m = m.astype(np.bool_, copy=False).reshape(a.shape)
+    if isinstance(values, Tracer):
+        stand_in = values._weak(0) if values._weak else values.dtype.type(0) if values._scalar else np.zeros(
+            (1,) * values.ndim, values.dtype)
+        numpy_raises(fn, np.zeros(1, a.dtype), False, stand_in)
+        v = written(values, a.dtype, "item") if values._weak else values.astype(a.dtype, copy=False)
+    elif isinstance(values, (list, tuple)) and holds_traced(values):
+        v = IMPL["array"](values, dtype=a.dtype)
+    else:
+        numpy_raises(fn, np.zeros(1, a.dtype), False, values)
+        v = as_tracer(np.asarray(values, a.dtype))
+    return a, m, v.reshape(-1)
+
+
+def putmask(a, mask, values):
+    """np.putmask: a's elements where mask is True take values[i % len(values)], i their C-order
+    position in a; no values: nothing changes."""
+    a, m, v = _masked_fill(np.putmask, a, mask, values)
+    n = v.shape[0]
+    if n == 0:
+        return
+    if n == 1:
+        v = v.reshape(())
+    elif n != a.size:
+        v = getitem(v, arange(a.size) % n).reshape(a.shape)
+    else:
+        v = v.reshape(a.shape)
+    copyto(a, v, where=m)
+
+
+def place(arr, mask, vals):
+    """np.place: the k-th element of arr where mask is True (in C order) takes vals[k % len(vals)];
+    no vals where mask holds a True is NumPy's ValueError, raised before anything is written."""
+    a, m, v = _masked_fill(np.place, arr, mask, vals)
+    n = v.shape[0]
+    if n == 0:
+        a._trace.check_assert(np.logical_not(np.any(m)), "Cannot insert from an empty array!", ValueError)
+        return
+    if n > 1:  # element k's value, k the Trues before it in C order
+        v = getitem(v, (np.cumsum(m.reshape(-1)) - 1) % n).reshape(a.shape)
+    copyto(a, v.reshape(()) if n == 1 else v, where=m)

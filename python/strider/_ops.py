@@ -9,17 +9,17 @@ import numpy as np
 
 from . import _advanced, _editing, _sorting
 from ._creation import (arange, array, asarray, ascontiguousarray, diag, empty, empty_like, eye, full, full_like,
-                        identity, linspace, ones, ones_like, outer, pad, zeros, zeros_like)
+                        identity, linspace, ones, ones_like, outer, pad, polyval, zeros, zeros_like)
 from ._errors import unsupported
 from ._reductions import (REDUCTIONS, all_, any_, argmax, argmin, average, count_nonzero, dot, matmul, max_, mean, min_,
                           multi_dot, nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nansum, norm, prod, ptp,
                           std, sum_, var)
 from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_to, column_stack,
                       concatenate, convolve, copyto, correlate, cross, diagonal, diff, dsplit, ediff1d, dstack, expand_dims, fill, flip, fliplr, flipud,
-                      hsplit, hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, result_type, roll, shape, size, split,
-                      squeeze, stack, swapaxes, tile, transpose, trapezoid, tril, triu, vsplit, vstack)
-from ._tracer import IMPL, Extent, check_int_of_float
-from ._ufuncs import (allclose, array_equal, astype, clip, copy_, divmod_, fix, isclose, isneginf, isposinf, nan_to_num,
+                      hsplit, hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, resize, result_type, roll, rot90, shape, size,
+                      split, squeeze, stack, swapaxes, tile, trace, transpose, trapezoid, tril, triu, vsplit, vstack)
+from ._tracer import IMPL, Extent, as_tracer, check_int_of_float
+from ._ufuncs import (allclose, array_equal, astype, clip, copy_, divmod_, fix, isclose, isneginf, isposinf, modf, nan_to_num,
                       python_round, round_, same_kind_copy, select, ufunc_call, where)
 
 __all__ = ["HANDLED", "CREATION", "array_function", "ufunc_method"]
@@ -31,6 +31,7 @@ HANDLED = {
     np.transpose: transpose, np.swapaxes: swapaxes, np.moveaxis: moveaxis, np.reshape: reshape,
     np.ravel: ravel, np.squeeze: squeeze, np.expand_dims: expand_dims, np.broadcast_to: broadcast_to,
     np.broadcast_arrays: broadcast_arrays, np.flip: flip, np.fliplr: fliplr, np.flipud: flipud,
+    np.rot90: rot90, np.trace: trace, np.resize: resize, np.polyval: polyval,
     np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d, np.diff: diff, np.ediff1d: ediff1d, np.cross: cross, np.triu: triu, np.tril: tril,
     np.copy: copy_, np.copyto: copyto, np.where: where, np.clip: clip, np.round: round_, np.around: round_,
     np.fix: fix, np.zeros_like: zeros_like, np.ones_like: ones_like, np.empty_like: empty_like,
@@ -51,7 +52,7 @@ HANDLED = {
     np.ix_: _advanced.ix_, np.cumsum: _sorting.cumsum,
     np.cumprod: _sorting.cumprod, np.take: _advanced.take,
     np.take_along_axis: _advanced.take_along_axis, np.put_along_axis: _advanced.put_along_axis,
-    np.put: _advanced.put, np.delete: _editing.delete, np.insert: _editing.insert, np.append: _editing.append, np.compress: _advanced.compress, np.extract: _advanced.extract,
+    np.put: _advanced.put, np.putmask: _editing.putmask, np.place: _editing.place, np.delete: _editing.delete, np.insert: _editing.insert, np.append: _editing.append, np.compress: _advanced.compress, np.extract: _advanced.extract,
     np.bincount: _advanced.bincount,
     np.nanmax: nanmax, np.nanmin: nanmin, np.nanargmax: nanargmax, np.nanargmin: nanargmin, np.nansum: nansum,
     np.nanprod: nanprod, np.nanmean: nanmean, np.roll: roll, np.select: select, np.digitize: _sorting.digitize,
@@ -125,6 +126,8 @@ def ufunc_method(uf, method, inputs, kwargs):
         return matmul(*inputs, **kwargs)
     if uf is np.divmod and method == "__call__":
         return divmod_(*inputs, **kwargs)
+    if uf is np.modf and method == "__call__":
+        return modf(*inputs, **kwargs)
     if method == "__call__":
         return ufunc_call(uf, inputs, **kwargs)
     if method == "reduce" and uf in _REDUCING_UFUNCS:
@@ -132,11 +135,25 @@ def ufunc_method(uf, method, inputs, kwargs):
         return REDUCTIONS[_REDUCING_UFUNCS[uf]](*inputs, **kwargs)
     if method == "accumulate":
         return _sorting.accumulate(uf, *inputs, **kwargs)
+    if method == "outer":
+        return ufunc_outer(uf, inputs, kwargs)
     if method == "at" and uf in _advanced.AT_OPS:
         return _advanced.ufunc_at(uf, *inputs)
     if method == "at" and uf is np.subtract and len(inputs) == 3:
         return _advanced.subtract_at(*inputs)
     raise unsupported(f"np.{uf.__name__}.{method}", "use the plain ufunc or a reduction such as np.sum")
+
+
+def ufunc_outer(uf, inputs, kwargs):
+    """ufunc.outer(a, b): the ufunc of a with b.ndim unit axes after its own, and b, as NumPy's
+    ufunc_outer computes it; both are arrays first (a Python float is float64 there, not a weak
+    scalar)."""
+    if uf.nin != 2:
+        raise ValueError("outer product only supported for binary functions")
+    if len(inputs) != 2:
+        raise TypeError(f"{uf.__name__}.outer() takes exactly two positional arguments")
+    a, b = (reshape(as_tracer(x), np.shape(x)) for x in inputs)  # (a reshape's view is never weak)
+    return ufunc_method(uf, "__call__", (reshape(a, a.shape + (1,) * b.ndim), b), kwargs)
 
 
 _REDUCING_UFUNCS = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
@@ -154,7 +171,7 @@ IMPL.update({
     "sum": sum_, "prod": prod, "max": max_, "min": min_, "any": any_, "all": all_, "argmax": argmax,
     "argmin": argmin, "mean": mean, "var": var, "std": std, "swapaxes": swapaxes, "squeeze": squeeze,
     "clip": clip, "round": round_, "repeat": repeat, "astype": astype, "fill": fill, "ravel": ravel,
-    "broadcast_to": broadcast_to, "dot": dot,
+    "broadcast_to": broadcast_to, "dot": dot, "trace": trace,
     "copy": lambda self, order="C": same_kind_copy(self) if self._scalar else copy_(self, order),  # (a scalar's is one)
     "flatten": lambda self, order="C": copy_(self.ravel(order)),
     "reshape": lambda self, *shape, order="C", copy=None: reshape(

@@ -323,6 +323,45 @@ def flip(m, axis=None):
                                         for i, d in enumerate(t.shape)]))
 
 
+def rot90(m, k=1, axes=(0, 1)):
+    """np.rot90: a view, flips and a transpose in NumPy's order, with its errors."""
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    t = as_tracer(m)
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == t.ndim:
+        raise ValueError("Axes must be different.")
+    if builtins.any(a >= t.ndim or a < -t.ndim for a in axes):
+        raise ValueError(f"Axes={axes} out of range for array of ndim={t.ndim}.")
+    k = operator.index(k) % 4
+    if k == 0:
+        return t[:]
+    if k == 2:
+        return flip(flip(t, axes[0]), axes[1])
+    order = list(range(t.ndim))
+    order[axes[0]], order[axes[1]] = order[axes[1]], order[axes[0]]
+    return transpose(flip(t, axes[1]), order) if k == 1 else flip(transpose(t, order), axes[1])
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """np.trace: the sum of the diagonal's elements, NumPy's add.reduce over its last axis."""
+    return diagonal(a, offset, axis1, axis2).sum(-1, dtype=dtype, out=out)
+
+
+def resize(a, new_shape):
+    """np.resize: a's elements in C order repeated to fill new_shape (zeros where either is empty)."""
+    shape = (new_shape,) if isinstance(new_shape, (int, np.integer)) else tuple(new_shape)
+    t = ravel(as_tracer(a))
+    if t.is_dynamic:
+        raise unsupported("np.resize of an array whose length is known only at run time", "np.tile it")
+    if builtins.any(operator.index(d) < 0 for d in shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    size = math.prod(shape)
+    if t.size == 0 or size == 0:
+        return copy_(broadcast_to(as_tracer(np.zeros((), t.dtype)), shape))
+    return reshape(copy_(t[:size]) if size <= t.size else t[arange_at(0, 1, size) % t.size], shape)
+
+
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """np.diagonal (np.diag of a 2-d array): a read-only view, as NumPy's, its diagonal axis
     last."""

@@ -1807,6 +1807,7 @@ class Tracer:
     ravel = _Method()
     broadcast_to = _Method()
     dot = _Method()
+    trace = _Method()
     copy = _Method()
     flatten = _Method()
     reshape = _Method()

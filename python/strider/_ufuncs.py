@@ -253,6 +253,20 @@ def divmod_(x1, x2, out=(None, None), **kwargs):
     return np.floor_divide(x1, x2, **kwargs), np.remainder(x1, x2, **kwargs)
 
 
+def modf(x, out=(None, None), **kwargs):
+    """np.modf: x's fractional and integral parts in modf's loop (an integer's float), the
+    fraction x - trunc(x) (exact) with x's sign, and +-0 for an infinity, as C's modf."""
+    if out is not None and any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
+        raise unsupported("np.modf(..., out=...)", "assign the two results")
+    if kwargs:
+        raise unsupported(f"np.modf with {', '.join(kwargs)}=", "drop the argument")
+    t = weak_type(x)
+    loop = np.modf.resolve_dtypes((np.dtype(t) if isinstance(t, type) else t, None, None))[0]
+    v = as_tracer(x).astype(loop, copy=False)
+    whole = np.trunc(v)
+    return np.copysign(np.where(np.isinf(v), loop.type(0), v - whole), v), whole
+
+
 _ANGLES = {np.degrees: True, np.rad2deg: True, np.radians: False, np.deg2rad: False}
 
 

@@ -92,7 +92,8 @@ int64_t merged_inner(const Stage& s) {
 
 // What the vectorizer would meet in a stage's innermost loop: the widest element types, and
 // whether every store walks it contiguously and every load with a small stride (values kept in
-// registers are not memory). Ops from `end` on, and the mask a compress counts, are left out.
+// registers are not memory; vector_stores). Ops from `end` on, and the mask a compress counts, are
+// left out.
 struct VectorScan {
   size_t widest = 1, widest_float = 0;
   bool unit_inner = true;
@@ -108,6 +109,7 @@ VectorScan scan_inner(const Graph& g, const Stage& s, size_t end, const View* co
     return std::find(s.registers.begin(), s.registers.end(), w.storage) == s.registers.end();
   };
   const int inner = static_cast<int>(s.domain.size()) - 1;
+  std::vector<const View*> stores;
   for (size_t k = 0; k < end; ++k) {
     const Op& op = s.ops[k];
     if (counted && op.output == *counted) continue;
@@ -120,8 +122,9 @@ VectorScan scan_inner(const Graph& g, const Stage& s, size_t end, const View* co
     if (op_kind(op.code) == OpKind::Reduce || is_domain_scatter(op)) continue;
     const View& w = op.output;
     count(g.dtype_of(w));
-    if (w.ndim() == inner + 1 && memory(w) && !vector_store_stride(w.strides[inner])) v.unit_inner = false;
+    if (w.ndim() == inner + 1 && memory(w)) stores.push_back(&w);
   }
+  v.unit_inner = v.unit_inner && vector_stores(stores, inner);
   return v;
 }
 

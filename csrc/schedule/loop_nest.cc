@@ -1,5 +1,6 @@
 #include "schedule/loop_nest.h"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
@@ -112,6 +113,24 @@ std::string print_stages(const Graph& g, const StageGraph& sg) {
   for (const std::string& r : sg.carried) os << "carried: " << r << "\n";
   for (const std::string& r : sg.rejections) os << "not fused: " << r << "\n";
   return os.str();
+}
+
+bool vector_stores(const std::vector<const View*>& outputs, int axis) {
+  for (const View* w : outputs) {
+    const int64_t step = std::abs(w->strides[axis]);
+    if (step == 1) continue;
+    if (step < 2 || step > 4) return false;
+    int64_t lo = w->offset, hi = w->offset, views = 0;
+    for (const View* o : outputs)
+      if (o->storage == w->storage && o->strides == w->strides) {
+        lo = std::min(lo, o->offset);
+        hi = std::max(hi, o->offset);
+        ++views;
+      }
+    // (views at one offset twice make a gap elsewhere)
+    if (hi - lo + 1 != views || views % step != 0) return false;
+  }
+  return true;
 }
 
 }  // namespace strider

@@ -55,9 +55,15 @@ struct Schedule {
 
 /// Strides (in elements) along the innermost loop that its vectorization takes: loads walk it
 /// forwards or backwards with a small stride (the fields of a box: LLVM loads whole vectors and
-/// shuffles them apart) or broadcast; stores walk it contiguously.
+/// shuffles them apart) or broadcast.
 inline bool vector_load_stride(int64_t stride) { return stride >= -4 && stride <= 4; }
-inline bool vector_store_stride(int64_t stride) { return stride == 1 || stride == -1; }
+
+/// Whether the memory stores `outputs` make vectorize along `axis`: each walks it contiguously,
+/// or 2 to 4 elements apart in a group of views of one array that fills every element between
+/// (a (n, 4) array's columns each written once: np.stack([dx, dy, dw, dh], -1), whose vectors
+/// LLVM interleaves into wide stores); a group with gaps would store lane by lane, slower than
+/// the scalar loop (bbox_flip's x1 and x2 columns alone: 0.7x).
+bool vector_stores(const std::vector<const View*>& outputs, int axis);
 
 /// One stage: a loop nest over `domain` that runs `ops` (graph op indices, program order) once
 /// per point, in order. Every view an op touches has the domain's shape (unit dimensions of the

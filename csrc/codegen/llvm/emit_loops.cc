@@ -135,6 +135,7 @@ llvm::MDNode* Emitter::outer_hints() {
 
 llvm::MDNode* Emitter::loop_hints(int axis, int chains) {
   bool unit = true, strided = false;
+  std::vector<const View*> stores;
   for (const Op& op : p_.ops) {
     for (const View& v : op.inputs) {
       if (p_.registers.count(v.storage)) continue;
@@ -142,8 +143,9 @@ llvm::MDNode* Emitter::loop_hints(int axis, int chains) {
       strided = strided || std::abs(v.strides[axis]) > 1;
     }
     const View& w = op.output;
-    if (!p_.registers.count(w.storage) && w.strides[axis] != 0 && !vector_store_stride(w.strides[axis])) unit = false;
+    if (!p_.registers.count(w.storage) && w.strides[axis] != 0) stores.push_back(&w);
   }
+  unit = unit && vector_stores(stores, axis);
   // a fold in order along this loop: any width hint lets the vectorizer reorder a float reduction
   const int w = p_.reduction && p_.reduce.in_order() && p_.reduced[axis] ? 1 : p_.vector_width;
   // a forced width on a short constant trip count would only leave a scalar remainder

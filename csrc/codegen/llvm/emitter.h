@@ -57,7 +57,7 @@ class Emitter {
   /// loop is outside it.
   llvm::Value* upper(int a);
   /// The innermost loop's hints: the schedule's width when every access along `axis` takes it
-  /// (vector_load_stride, vector_store_stride; registers and scratch accumulators always do),
+  /// (vector_load_stride, vector_stores; registers and scratch accumulators always do),
   /// the unroll factor as interleave count; `chains` > 1: scalar, interleaved that many times.
   llvm::MDNode* loop_hints(int axis, int chains = 1);
   /// Every loop outside the innermost one: not unrolled.

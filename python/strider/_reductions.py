@@ -17,11 +17,16 @@ from ._ufuncs import _NoValue, _with_length, astype, finish, ir_dtype, normalize
 _NEED_ONE = ("max", "min", "argmax", "argmin")
 
 
+# what NumPy folds in for an element `where=` leaves out: the ufunc's identity (max and min have
+# none, so NumPy requires `initial=`, which then takes its place)
+_IDENTITY = {"sum": 0, "prod": 1, "any": False, "all": True}
+
+
 def _reduce(name, a, axis, keepdims, out, acc_dtype=None, result_dtype=None, initial=_NoValue,
             where=True):
     t = as_tracer(a)
     if where is not True:
-        raise unsupported(f"np.{name} with where=", "reduce first, then combine with np.maximum/np.where")
+        t = _masked(name, t, initial, where)
     if initial is not _NoValue:
         return _with_initial(name, t, axis, keepdims, out, acc_dtype, result_dtype, initial)
     axes = normalize_axes(t, axis)
@@ -50,6 +55,85 @@ def _reduce(name, a, axis, keepdims, out, acc_dtype=None, result_dtype=None, ini
     r = emit(name, [t], out_shape, dtype, axes, scalar=t.ndim == 0 or not out_shape and not keepdims)
     keep = tuple(1 if i in axes else d for i, d in enumerate(t.shape)) if keepdims is True else None
     return finish(r, out, keep)
+
+
+def _no_identity(ufunc_name):
+    return ValueError(f"reduction operation '{ufunc_name}' does not have an identity, so to use a where mask one "
+                      "has to specify 'initial'")
+
+
+def _static_where(where):
+    """where= known while tracing: a Python or NumPy scalar (NumPy casts a number to bool: 2 is
+    True) or a 0-d NumPy bool array, as a bool; None for an array."""
+    if isinstance(where, Tracer):  # (a traced scalar passes for a NumPy one)
+        return None
+    if isinstance(where, (bool, int, float, np.bool_, np.integer, np.floating)):
+        return bool(where)
+    if isinstance(where, np.ndarray) and where.ndim == 0 and where.dtype == np.bool_:
+        return bool(where)
+    return None
+
+
+def _where_mask(where, shape):
+    """where= as NumPy's reduction reads it: True or False where known while tracing, else a
+    boolean Tracer broadcast to the reduced array's `shape` (NumPy's TypeError for an array of
+    another dtype, its ValueError for one it cannot broadcast)."""
+    static = _static_where(where)
+    if static is not None:
+        return static
+    if isinstance(where, (list, tuple)):  # (a list of Python numbers converts to bool as they do)
+        where = np.asarray(where)
+        if where.dtype.kind in "iuf":
+            where = where.astype(np.bool_)
+    w = as_tracer(where)
+    if w._weak in (int, float):  # a traced Python number, as NumPy casts one
+        w = np.not_equal(w, 0)
+    if w.dtype != np.bool_:
+        raise TypeError(f"Cannot cast {'scalar' if w.ndim == 0 else 'array data'} from {w.dtype!r} to dtype('bool') "
+                        "according to the rule 'safe'")
+    if w.ndim > len(shape):
+        raise ValueError("input operand has more dimensions than allowed by the axis remapping")
+    return np.broadcast_to(w, shape)
+
+
+def _masked(name, t, initial, where):
+    """t with the elements `where` leaves out replaced by what NumPy folds in for none: the
+    identity, or `initial` for max and min (NumPy's ValueError without one, whatever `where`
+    holds: only where=True itself needs none)."""
+    if name in ("max", "min"):
+        if initial is _NoValue:
+            raise _no_identity("maximum" if name == "max" else "minimum")
+        fill = initial
+    else:
+        fill = _IDENTITY[name]
+    w = _where_mask(where, t.shape)
+    if w is True:
+        return t
+    fill = written(fill, t.dtype)
+    if w is False:
+        return fill.reshape(()).broadcast_to(t.shape)
+    return np.where(w, t, fill)
+
+
+def _where_count(t, axes, keepdims, where):
+    """The count NumPy's mean and var divide by (_count_reduce_items): the elements reduced, or
+    the sum of `where` broadcast to t's shape, cast to intp (a True counts 1, where=2 counts each
+    element twice, as NumPy's does)."""
+    if _static_where(where) is not None:
+        times = int(np.asarray(where).astype(np.intp))
+        return _count(t, axes) if times == 1 else _count(t, axes) * times
+    w = as_tracer(np.asarray(where) if isinstance(where, (list, tuple)) else where)
+    return sum_(np.broadcast_to(w, t.shape), axes, np.intp, None, keepdims)
+
+
+def _divide(s, count):
+    """s over its count in s's dtype, as NumPy's _mean and _var divide: true_divide into s, cast
+    unsafely (an intp count divides a float32 sum in float64)."""
+    r = np.true_divide(s, count)
+    if r.dtype != s.dtype:
+        r = astype(r, s.dtype)
+    r._scalar = s._scalar
+    return r
 
 
 def _with_initial(name, t, axis, keepdims, out, acc_dtype, result_dtype, initial):
@@ -186,13 +270,11 @@ def _mean_dtype(t, dtype):
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     t = as_tracer(a)
-    axes = normalize_axes(t, axis)
-    count = _count(t, axes)
     # NumPy's mean of float16 sums and divides in float32, then rounds to half
     half = dtype is None and t.dtype == np.float16
     s = _reduce("sum", t, axis, keepdims, None, np.dtype(np.float32) if half else _mean_dtype(t, dtype), None,
                 where=where)
-    r = np.true_divide(s, count)
+    r = _divide(s, _where_count(t, normalize_axes(t, axis), keepdims, where))
     return finish(astype(r, np.float16) if half and out is None else r, out, None)
 
 
@@ -240,16 +322,19 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
         ddof = correction
     t = as_tracer(a)
     axes = normalize_axes(t, axis)
-    count = _count(t, axes)
     acc = _mean_dtype(t, dtype)
-    centred = t - np.true_divide(_reduce("sum", t, axis, True, None, acc, None, where=where), count)
-    ss = _reduce("sum", np.multiply(centred, centred), axis, keepdims, None, where=where)
-    if isinstance(count, Tracer):  # a run-time count: a Python int, as a static one (NEP 50: float16 stays float16)
+    total = _reduce("sum", t, axis, True, None, acc, None, where=where)
+    count = _where_count(t, axes, True, where)  # (in the mean's shape, kept dims)
+    centred = t - _divide(total, count)
+    ss = _reduce("sum", np.multiply(centred, centred), axis, keepdims, None, acc, None, where=where)
+    if _static_where(where) is None:  # where's count, an intp array: NumPy's maximum(rcount - ddof, 0)
+        dof = np.maximum(count - ddof, 0).reshape(ss.shape)
+    elif isinstance(count, Tracer):  # a run-time count: a Python int, as a static one (NEP 50: float16 stays float16)
         dof = np.maximum(count - ddof, 0)
         dof._weak = int
     else:
         dof = builtins.max(count - ddof, 0)
-    return finish(np.true_divide(ss, dof), out, None)
+    return finish(_divide(ss, dof), out, None)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
@@ -275,6 +360,8 @@ def _without_nan(t, val):
 def _nan_extreme(name, a, axis, out, keepdims, initial, where):
     """np.nanmax / np.nanmin: NumPy's fmax / fmin reduce, NaN where every element of a slice is
     (and no `initial` says otherwise)."""
+    if where is not True and initial is _NoValue:  # (NumPy's fmax and fmin reduce)
+        raise _no_identity("fmax" if name == "max" else "fmin")
     t = as_tracer(a)
     fold = max_ if name == "max" else min_
     r, mask = _without_nan(t, -np.inf if name == "max" else np.inf)

@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from . import _advanced, _editing, _sorting
+from . import _advanced, _editing, _quantiles, _sorting
 from ._creation import (arange, array, asarray, ascontiguousarray, diag, empty, empty_like, eye, full, full_like,
                         identity, linspace, ones, ones_like, outer, pad, polyval, zeros, zeros_like)
 from ._errors import unsupported
@@ -45,7 +45,8 @@ HANDLED = {
     np.count_nonzero: count_nonzero, np.pad: pad, np.linalg.norm: norm, np.linalg.multi_dot: multi_dot,
     np.nonzero: _advanced.nonzero, np.unravel_index: _advanced.unravel_index, np.argwhere: _advanced.argwhere,
     np.flatnonzero: _advanced.flatnonzero,
-    np.sort: _sorting.sort, np.argsort: _sorting.argsort, np.partition: _sorting.partition, np.median: _sorting.median,
+    np.sort: _sorting.sort, np.argsort: _sorting.argsort, np.partition: _sorting.partition, np.median: _quantiles.median,
+    np.percentile: _quantiles.percentile, np.quantile: _quantiles.quantile,
     np.argpartition: _sorting.argpartition, np.lexsort: _sorting.lexsort,
     np.searchsorted: _sorting.searchsorted, np.interp: _sorting.interp, np.trapezoid: trapezoid, np.convolve: convolve, np.correlate: correlate, np.unique: _sorting.unique, np.isin: _sorting.isin,
     np.intersect1d: _sorting.intersect1d, np.union1d: _sorting.union1d, np.setdiff1d: _sorting.setdiff1d,

@@ -1,7 +1,7 @@
 """Sorting, searching and scans: sort, argsort, lexsort, searchsorted, unique, cumsum, cumprod and
-the accumulate of maximum and minimum. Each sorts or scans along the last axis in the runtime's
-library (the axis is moved there by a view); the rest is broken down into the compiled ops and
-the indexing primitives (_advanced)."""
+the accumulate of maximum and minimum. Each sorts or scans along
+the last axis in the runtime's library (the axis is moved there by a view); the rest is broken
+down into the compiled ops and the indexing primitives (_advanced)."""
 import math
 
 import numpy as np
@@ -12,7 +12,7 @@ from ._advanced import compress, count, getitem, setitem, ufunc_at
 from ._creation import empty, zeros
 from ._errors import unsupported, where as user_line
 from ._indexing import assign
-from ._reductions import _sum_dtype, mean
+from ._reductions import _sum_dtype
 from ._shapes import flat_if_none
 from ._tracer import (Extent, RunInNumPy, Tracer, arange_at, as_tracer, check_writeable, concrete, current_trace, emit,
                       like_order, same_shape, weak_type)
@@ -269,56 +269,6 @@ def _scan(name, a, axis, dtype, out):
     if t.ndim == 0:
         t = t.reshape(1)
     return _along_last(name, t.astype(dtype, copy=False), axis, dtype)
-
-
-def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """np.median: the mean of the middle one or two of the sorted values (NumPy's mean, so its
-    dtypes), NaN where a NaN is among them (NaNs sort last)."""
-    t = as_tracer(a)
-    if t.ndim == 1 and t.is_dynamic and (axis is None or normalize_axis_index(axis, 1) == 0):
-        r = _median_of_run_time_length(t)
-        r = np.expand_dims(r, 0) if keepdims else r
-        if out is None:
-            return r
-        assign(out, r)
-        return out
-    if t.ndim == 0 or t.is_dynamic or (axis is not None and not isinstance(axis, (int, np.integer))):
-        raise unsupported("np.median of a 0-d array, of an n-d array of a run-time length or over several axes",
-                          "take the median of a 1-d array, or of an n-d one of known length over one axis")
-    ax = 0 if axis is None else normalize_axis_index(axis, t.ndim)
-    s = sort(t.ravel() if axis is None else t, axis=ax)
-    n = s.shape[ax]
-    half = n // 2
-    middle = [slice(None)] * s.ndim
-    middle[ax] = slice(half, half + 1) if n % 2 else slice(half - 1, half + 1)
-    r = mean(s[tuple(middle)], axis=ax)
-    if t.dtype.kind == "f" and n:
-        last = [slice(None)] * s.ndim
-        last[ax] = -1
-        r = np.where(np.isnan(s[tuple(last)]), s[tuple(last)], r)
-        r = r[()] if r.ndim == 0 else r
-    if keepdims:
-        r = np.expand_dims(r, tuple(range(t.ndim)) if axis is None else ax)
-    if out is None:
-        return r
-    assign(out, r)
-    return out
-
-
-def _median_of_run_time_length(t):
-    """np.median of a 1-d array whose length n only the run knows (TF OD API's median rank of
-    the positives found): the mean of the middle one (n odd) or two of the sorted values, NaN
-    where the last of them is NaN, and NumPy's NaN (of the mean's dtype) where n is 0. The
-    sorted values get one more at their end, so that n = 0 gathers within them."""
-    n = t.shape[0].value()
-    s = np.concatenate([sort(t), zeros(1, t.dtype)])
-    lo, hi = getitem(s, np.maximum(n - 1, 0) // 2), getitem(s, n // 2)
-    one, two = mean(np.expand_dims(lo, 0)), mean(np.stack([lo, hi]))
-    r = np.where(np.equal(n % 2, 1), one, two)
-    if t.dtype.kind == "f":
-        last = getitem(s, np.maximum(n - 1, 0))
-        r = np.where(np.isnan(last), last.astype(r.dtype), r)
-    return np.where(np.equal(n, 0), np.array(np.nan, r.dtype), r)[()]
 
 
 def cumsum(a, axis=None, dtype=None, out=None):

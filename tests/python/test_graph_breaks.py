@@ -110,13 +110,13 @@ def test_a_trace_too_long_to_compile_runs_in_numpy(monkeypatch):
 def test_an_unsupported_op_runs_in_numpy_with_the_callers_arrays_written():
     def f(x, y):
         y[:2] = x[:2] * 2
-        return np.percentile(x, 90) + y.sum()  # <- break
+        return np.histogram(x, 3)[0][0] + y.sum()  # <- break
 
     x, y = np.arange(6.0), np.ones(4)
     want_y = y.copy()
     want = f(x, want_y)
     g = strider.compile(f, strict=False)
-    with pytest.warns(strider.GraphBreakWarning, match="percentile"):
+    with pytest.warns(strider.GraphBreakWarning, match="histogram"):
         assert g(x, y) == want
     np.testing.assert_array_equal(y, want_y)
 

@@ -651,6 +651,24 @@ TEST(LlvmCodegen, ContiguousLoopsVectorize) {
   EXPECT_EQ(scalar.find("x float>"), std::string::npos) << scalar;
 }
 
+TEST(LlvmCodegen, AShortLoopAroundAnUnrolledInnermostOneStaysScalar) {
+  SKIP_WITHOUT_LLVM();
+  // grid_anchors' base[None] + shifts[:, None] over (n, 3, 4): LLVM unrolls the loop of 4 whole,
+  // which leaves the loop of 3 innermost; vectorized, its accesses 4 apart and its 3 trips of 4
+  // lanes became masked gathers and scatters, 12x slower than a contiguous add
+  Graph g = parse_graph(R"(graph @t {
+    %s0 = storage f32[12] arg 0
+    %s1 = storage f32[256] arg 1
+    %s2 = storage f32[768] arg 2
+    op0 = add(%s0[64,3,4]{0,4,1}+0, %s1[64,3,4]{4,0,1}+0) -> %s2[64,3,4]{12,4,1}+0
+    return
+  })");
+  std::string ir;
+  EXPECT_EQ(check(g, stage_of(g, {64, 3, 4}, {0}, {}, 1), {}, false, &ir), Outcome::Same);
+  EXPECT_EQ(ir.find("masked.gather"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("masked.scatter"), std::string::npos) << ir;
+}
+
 // The distinct alias scopes the memory accesses of a stage's IR name.
 size_t alias_scopes(const std::string& ir) {
   std::set<std::string> scopes;

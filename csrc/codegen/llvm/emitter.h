@@ -60,8 +60,11 @@ class Emitter {
   /// (vector_load_stride, vector_stores; registers and scratch accumulators always do),
   /// the unroll factor as interleave count; `chains` > 1: scalar, interleaved that many times.
   llvm::MDNode* loop_hints(int axis, int chains = 1);
-  /// Every loop outside the innermost one: not unrolled.
-  llvm::MDNode* outer_hints();
+  /// Every loop outside the innermost one: not unrolled; `scalar`: not vectorized either (a
+  /// short loop).
+  llvm::MDNode* outer_hints(bool scalar = false);
+  /// Outer loops of fewer trips than this stay scalar (outer_hints).
+  static constexpr int64_t kShortLoop = 16;
   /// The run-time extent held at `at` (an i64), clamped to [0, bound] as the reference does.
   llvm::Value* run_time_extent(llvm::Value* at, int64_t bound);
   /// Axis 0's extent in an entry whose arguments are `args`: its bound, or the call's run-time one.

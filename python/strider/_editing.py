@@ -170,30 +170,28 @@ def _masked_fill(fn, a, mask, values):
     return a, m, v.reshape(-1)
 
 
+def _write_cycled(a, m, v, k):
+    """a's elements where m is True take v[k % len(v)], `k` making each element's flat k (an
+    int64 array in a's C order) where v holds more than one value."""
+    n = v.shape[0]
+    if n > 1:
+        v = getitem(v, k() % n).reshape(a.shape)
+    copyto(a, v.reshape(()) if n == 1 else v, where=m)
+
+
 def putmask(a, mask, values):
     """np.putmask: a's elements where mask is True take values[i % len(values)], i their C-order
     position in a; no values: nothing changes."""
     a, m, v = _masked_fill(np.putmask, a, mask, values)
-    n = v.shape[0]
-    if n == 0:
-        return
-    if n == 1:
-        v = v.reshape(())
-    elif n != a.size:
-        v = getitem(v, arange(a.size) % n).reshape(a.shape)
-    else:
-        v = v.reshape(a.shape)
-    copyto(a, v, where=m)
+    if v.shape[0]:
+        _write_cycled(a, m, v, lambda: arange(a.size))
 
 
 def place(arr, mask, vals):
     """np.place: the k-th element of arr where mask is True (in C order) takes vals[k % len(vals)];
     no vals where mask holds a True is NumPy's ValueError, raised before anything is written."""
     a, m, v = _masked_fill(np.place, arr, mask, vals)
-    n = v.shape[0]
-    if n == 0:
+    if not v.shape[0]:
         a._trace.check_assert(np.logical_not(np.any(m)), "Cannot insert from an empty array!", ValueError)
         return
-    if n > 1:  # element k's value, k the Trues before it in C order
-        v = getitem(v, (np.cumsum(m.reshape(-1)) - 1) % n).reshape(a.shape)
-    copyto(a, v.reshape(()) if n == 1 else v, where=m)
+    _write_cycled(a, m, v, lambda: np.cumsum(m.reshape(-1)) - 1)  # (the Trues before each)

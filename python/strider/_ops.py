@@ -153,7 +153,8 @@ def ufunc_outer(uf, inputs, kwargs):
         raise ValueError("outer product only supported for binary functions")
     if len(inputs) != 2:
         raise TypeError(f"{uf.__name__}.outer() takes exactly two positional arguments")
-    a, b = (reshape(as_tracer(x), np.shape(x)) for x in inputs)  # (a reshape's view is never weak)
+    a, b = (as_tracer(x) for x in inputs)
+    a, b = reshape(a, a.shape), reshape(b, b.shape)  # (a reshape's view is never weak)
     return ufunc_method(uf, "__call__", (reshape(a, a.shape + (1,) * b.ndim), b), kwargs)
 
 

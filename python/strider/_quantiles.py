@@ -198,6 +198,9 @@ def _quantile(name, a, q, axis, out, overwrite_input, method, keepdims, weights)
     if isinstance(arr.shape[ax], Extent) and arr.ndim != 1:
         raise unsupported(f"np.{name} over an axis whose length is known only at run time, of an n-d array",
                           f"np.{name} of a 1-d array of a run-time length, or of an n-d one over axes of known length")
+    if not isinstance(arr.shape[ax], Extent) and arr.shape[ax] == 0 and (q.size or arr.dtype.kind == "f"):
+        # (NumPy's take, or its read of the last value)
+        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
     if isinstance(arr.shape[ax], Extent) or isinstance(q, Tracer):
         if overwrite_input:
             raise unsupported(f"np.{name}(overwrite_input=True) of a q or a length known only at run time (NumPy "
@@ -235,8 +238,6 @@ def _quantile_by_partition(arr, ax, q, method, weak_q, overwrite_input):
     NumPy's arrays, computed as it traces, and the values are NumPy's own partition at those
     places (so that equal values, -0.0 and 0.0, land where NumPy's do)."""
     n = arr.shape[ax]
-    if n == 0 and (q.size or arr.dtype.kind == "f"):  # (NumPy's take, or its read of the last value)
-        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
     index = np.asarray(_virtual_index(method, n, q))
     nans = arr.dtype.kind == "f"
     if _takes(method, index):
@@ -272,8 +273,6 @@ def _quantile_by_sort(arr, ax, q, method, weak_q, name):
         current_trace().check_assert(np.greater(n, 0), (
             f"np.{name} of an empty array, at {user_line()}: NumPy raises IndexError"), RunInNumPy)
         s = np.concatenate([s, zeros(1, arr.dtype)])
-    elif n == 0 and (q.size or arr.dtype.kind == "f"):
-        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
     last = getitem(s, np.maximum(n - 1, 0)) if arr.dtype.kind == "f" else None
 
     def at(places):  # (the last is -1 in NumPy's places)

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -667,6 +668,45 @@ TEST(LlvmCodegen, AShortLoopAroundAnUnrolledInnermostOneStaysScalar) {
   EXPECT_EQ(check(g, stage_of(g, {64, 3, 4}, {0}, {}, 1), {}, false, &ir), Outcome::Same);
   EXPECT_EQ(ir.find("masked.gather"), std::string::npos) << ir;
   EXPECT_EQ(ir.find("masked.scatter"), std::string::npos) << ir;
+}
+
+TEST(LlvmCodegen, Float16OpsOnEveryHalfKeepTheirVectors) {
+  SKIP_WITHOUT_LLVM();
+  // x86 without AVX512-FP16 took fneg, fcmp, frem and the rounding, sign, min/max and sqrt
+  // intrinsics of half vectors apart lane by lane (half_ops.cc): every half, and every half against
+  // a shuffle of them, computed on float lanes give the reference's bits (signaling NaNs quieted)
+  constexpr int64_t n = 65536;
+  std::vector<uint16_t> every(n), shuffled(n);
+  for (int64_t i = 0; i < n; ++i) every[i] = shuffled[i] = static_cast<uint16_t>(i);
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(7));
+#if defined(__x86_64__)
+  const bool split = !__builtin_cpu_supports("avx512fp16");
+#else
+  const bool split = false;
+#endif
+  const std::regex lane_op("(fneg|fcmp [a-z]+|frem|select <[0-9]+ x i1>,) <[0-9]+ x half>|call <[0-9]+ x half> @llvm\\.");
+  auto run = [&](const std::string& text, OpCode op) {
+    Graph g = parse_graph(text);
+    SCOPED_TRACE(op_name(op));
+    Memory ref(g), got(g);
+    for (int k = 0; k < 2 && g.storages[k].dtype == DType::Float16; ++k) {
+      std::memcpy(ref.at(k), (k ? shuffled : every).data(), n * 2);
+      std::memcpy(got.at(k), (k ? shuffled : every).data(), n * 2);
+    }
+    run_reference(g, ref.ptrs);
+    auto c = compile_stage(g, stage_of(g, {n}, {0}, {}, 32), nullptr);
+    if (split) EXPECT_FALSE(std::regex_search(c->llvm_ir(), lane_op)) << c->llvm_ir();
+    std::vector<char*> bases = got.bases();
+    c->run(bases.data());
+    const int out = static_cast<int>(g.storages.size()) - 1;
+    EXPECT_EQ(compare(g, out, ref.at(out), got.at(out), {}), "");
+  };
+  for (OpCode op : {OpCode::negative, OpCode::absolute, OpCode::sqrt, OpCode::floor, OpCode::ceil, OpCode::trunc,
+                    OpCode::rint, OpCode::sign, OpCode::isnan, OpCode::isfinite, OpCode::signbit})
+    run(unary_graph(op, DType::Float16, is_predicate(op) ? DType::Bool : DType::Float16, n), op);
+  for (OpCode op : {OpCode::minimum, OpCode::maximum, OpCode::fmin, OpCode::fmax, OpCode::fmod,
+                    OpCode::less, OpCode::equal, OpCode::not_equal, OpCode::greater_equal})
+    run(binary_graph(op, DType::Float16, is_comparison(op) ? DType::Bool : DType::Float16, n), op);
 }
 
 // The distinct alias scopes the memory accesses of a stage's IR name.

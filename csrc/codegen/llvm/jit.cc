@@ -108,6 +108,7 @@ Jit* Jit::get() {
             tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector).getFixedValue());
       }
       j->vector_math_512_ = j->vector_math_ && features.lookup("avx512f") && j->vector_bits_ >= 512;
+      j->widen_half_ = jtmb.getTargetTriple().isX86() && !features.lookup("avx512fp16");
       if (jtmb.getTargetTriple().isX86())
         j->best_compress_ = features.lookup("avx512f") ? VectorCompress::kCompressStore
                             : features.lookup("avx2")  ? VectorCompress::kPermute
@@ -191,6 +192,8 @@ void Jit::optimize(llvm::Module& m, Effort effort) {
     throw std::logic_error("the quick pipeline does not parse: " + message(std::move(e)));
   }
   mpm.run(m, mam);
+  // after the vectorizer, whose half vectors InstCombine would otherwise narrow back
+  if (widen_half_) widen_half_ops(m);
 }
 
 std::string Jit::emit_object(llvm::Module& m, Effort effort) {

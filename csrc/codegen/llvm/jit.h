@@ -59,7 +59,7 @@ class Jit {
   void prepare(llvm::Module& m);
   /// kFull: the O3 pipeline with the target's cost model and libmvec as TargetLibraryInfo's vector
   /// library. kQuick: the scalar ops inlined, SROA, early CSE, InstCombine and SimplifyCFG; kLoops:
-  /// those, then the loop vectorizer.
+  /// those, then the loop vectorizer. Then, on x86 without AVX512-FP16, widen_half_ops.
   void optimize(llvm::Module& m, Effort effort = Effort::kFull);
   /// Compiles the module to a relocatable object file (the bytes the disk cache stores).
   std::string emit_object(llvm::Module& m, Effort effort = Effort::kFull);
@@ -78,9 +78,15 @@ class Jit {
   bool vector_math_ = false;
   bool vector_math_512_ = false;
   int vector_bits_ = 0;
+  bool widen_half_ = false;
   VectorCompress best_compress_ = VectorCompress::kNone;
   std::atomic<VectorCompress> vector_compress_{VectorCompress::kNone};
   std::string target_;
 };
+
+/// Rewrites the module's float16 fneg, fcmp, frem and rounding, sign, min/max and sqrt
+/// intrinsics as the same bits computed on float lanes (half_ops.cc): x86 without AVX512-FP16
+/// would split them lane by lane.
+void widen_half_ops(llvm::Module& m);
 
 }  // namespace strider::detail

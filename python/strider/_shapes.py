@@ -734,10 +734,12 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if item_list(arrays):  # arrays of one shape, as many as the run appended
         items = _filled_items(arrays, "need at least one array to concatenate")
         return finish(_items_along(items, axis, dtype, casting), out, None)
-    if isinstance(arrays, TracedRows):  # its arrays' rows, one after another
+    if isinstance(arrays, TracedRows):  # its arrays' rows, one after another; none raises when the function runs
         if axis not in (0, None) and axis != -arrays.data.ndim:
             raise trace_error(f"np.concatenate along axis {axis} of a list of arrays of run-time lengths",
                               "concatenate along axis 0, the axis the lengths run along")
+        arrays.data._trace.check_assert(np.greater(arrays.size().value(), 0), "need at least one array to concatenate",
+                                        ValueError)
         arrays = [arrays.joined()]
     ts = [as_tracer(a) for a in arrays]
     if not ts:

@@ -1559,6 +1559,31 @@ def test_a_list_of_arrays_of_run_time_lengths_is_joined_in_order(t):
     check(per_class, rng.uniform(0, 1, (30, 4)), rng.uniform(0, 100, (30, 4)), t)
 
 
+def joined_unguarded(scores, boxes, t, how):
+    # YOLOX-style per-class rows joined with no `if found:` guard: NumPy raises when no class kept
+    # a row, after the write into `boxes` (which must stay as NumPy leaves it)
+    boxes[:, 0] += 1
+    found = []
+    for c in range(scores.shape[1]):
+        m = scores[:, c] > t
+        if m.sum():
+            found.append(boxes[m] if how != "hstack" else scores[m, c])
+    return {"concatenate": np.concatenate, "vstack": np.vstack, "hstack": np.hstack}[how](found)
+
+
+@pytest.mark.parametrize("how", ["concatenate", "vstack", "hstack"])
+def test_joining_arrays_of_run_time_lengths_a_loop_left_empty_raises_numpys_error(how):
+    rng = np.random.default_rng(5)
+    s, b = rng.uniform(0, 1, (30, 4)), rng.uniform(0, 100, (30, 4))
+    check(joined_unguarded, s, b, 0.5, how, static_argnames=("how",))
+    check_raises(joined_unguarded, s, b, 2.0, how, exc=ValueError, static_argnames=("how",))
+    f = strider.compile(joined_unguarded, static_argnames=("how",), target=TARGET)
+    b2 = b.copy()
+    with pytest.raises(ValueError, match="need at least one array to concatenate"):
+        f(s, b2, 2.0, how)
+    assert np.array_equal(b2[:, 0], b[:, 0] + 1)
+
+
 def rows_kept(d, t, how):
     # SORT's associate: arrays of one shape appended in a branch, then joined (matches.append(m.reshape(1, 2)))
     items = []

@@ -886,8 +886,7 @@ def tile(A, reps):
     if builtins.any(r < 0 for r in tup):
         raise ValueError("negative dimensions are not allowed")
     if t.is_dynamic:
-        raise unsupported("np.tile of an array whose length is known only at run time", "join copies of it with "
-                          "np.concatenate")
+        return _tiled_at_run_time(t, tup)
     c = t.reshape((1,) * (len(tup) - t.ndim) + t.shape) if len(tup) > t.ndim else t
     tup = (1,) * (c.ndim - len(tup)) + tup
     shape, strides = [], []
@@ -896,6 +895,24 @@ def tile(A, reps):
         strides += [0, s]
     result = fresh(tuple(r * d for r, d in zip(tup, c.shape)), t.dtype)
     assign(result.view_of(result._view.reshape(shape)), c.view_of(_C.View(c._view.storage, shape, strides, c._view.offset)))
+    return result
+
+
+def _tiled_at_run_time(t, tup):
+    """np.tile of an array with a run-time length (MTCNN's np.tile(scores[keep], (5, 1))): axes of
+    length 1 broadcast to their count, others join that many copies (none: an empty slice), then
+    a copy in C order."""
+    c = t[(None,) * builtins.max(0, len(tup) - t.ndim)]
+    tup = (1,) * (c.ndim - len(tup)) + tup
+    for a, r in enumerate(tup):
+        if r == 0:
+            c = c[(slice(None),) * a + (slice(0, 0),)]
+        elif r > 1 and not isinstance(c.shape[a], Extent) and c.shape[a] == 1:
+            c = broadcast_to(c, c.shape[:a] + (r,) + c.shape[a + 1:])
+        elif r > 1:
+            c = concatenate([c] * r, axis=a)
+    result = fresh(c.shape, t.dtype)
+    assign(result, c)
     return result
 
 

@@ -383,6 +383,16 @@ def test_runtime_lengths_numpy_takes(t):
     check(runtime_lengths_numpy_takes, rnd((12, 6), seed=3), t)
 
 
+@pytest.mark.parametrize("reps", [(5, 1), 3, (2, 3), 1, 0, (2, 0), (3, 1, 2)])
+@pytest.mark.parametrize("t", [0.5, 2.0, -1.0])  # some rows, none, all
+def test_tile_of_a_runtime_length(reps, t):
+    # MTCNN's np.tile(score[keep], (5, 1)), RetinaFace's bbox_vote: refused before
+    x = rnd((12, 6), seed=4)
+    check(lambda x, t, reps: (np.tile(x[x[:, 4] > t][:, 0], reps), np.tile(x[x[:, 4] > t], reps),
+                              np.tile(x[x[:, 4] > t].T, reps), np.tile(x[x[:, 4] > t][:, :1], reps)),
+          x, t, reps, static_argnames=("reps",))
+
+
 def _count(x, t):
     return len(x[x[:, 4] > t])
 

@@ -69,9 +69,13 @@ def sort_inplace(a, axis=-1, kind=None, order=None, *, stable=None):
     assign(a, sort(a, axis, kind, order))
 
 
-def _check_kth(t, kth, axis):
+def _check_kth(t, kth, axis, name):
     """NumPy's checks of a partition's kth along `axis` (a run-time length is checked when the
     function runs), and the sort's axes that ask for NumPy's partition at them (_along_last)."""
+    if any(isinstance(k, (Tracer, Extent)) for k in (kth if isinstance(kth, (list, tuple)) else [kth])):
+        raise unsupported(f"np.{name} with a kth known only when the function runs (NumPy's order of the other "
+                          "elements is its selection's at that kth)",
+                          "sort instead: np.argsort(s)[n - k:] holds the k largest, in order")
     ks = np.asarray(kth)
     if ks.dtype == np.bool_:
         raise ValueError("Booleans unacceptable as partition index")
@@ -99,7 +103,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     if order is not None:
         raise unsupported("partition(order=...)", "strider has no structured dtypes")
     t, axis = flat_if_none(as_tracer(a), axis)
-    return _along_last("sort", t, axis, t.dtype, ties=_check_kth(t, kth, axis))
+    return _along_last("sort", t, axis, t.dtype, ties=_check_kth(t, kth, axis, "partition"))
 
 
 def argpartition(a, kth, axis=-1, kind="introselect", order=None):
@@ -111,7 +115,7 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
     if order is not None:
         raise unsupported("argpartition(order=...)", "strider has no structured dtypes")
     t, axis = flat_if_none(as_tracer(a), axis)
-    return _along_last("argsort", t, axis, I64, order="C", ties=_check_kth(t, kth, axis))
+    return _along_last("argsort", t, axis, I64, order="C", ties=_check_kth(t, kth, axis, "argpartition"))
 
 
 def partition_inplace(a, kth, axis=-1, kind="introselect", order=None):

@@ -75,6 +75,31 @@ def assert_message(frame):
     return message if message is not None else linecache.getline(frame.f_code.co_filename, line).strip()
 
 
+def subscripting(frame):
+    """Whether the frame is subscripting a value (`lst[i]`, which calls i.__index__ for a list)."""
+    return frame.f_code.co_code[frame.f_lasti] == dis.opmap["BINARY_SUBSCR"]
+
+
+def called_method(frame):
+    """The name of the method the frame is calling (`lst.index(n)`: 'index'), else None."""
+    return _calls(frame.f_code).get(frame.f_lasti)
+
+
+@functools.lru_cache(maxsize=256)
+def _calls(code):
+    """The calls of a code object -> the attribute last loaded before each on its line (its method's
+    name; strider's conversion may wrap the bound method in a call of its own first)."""
+    found, name, line = {}, None, None
+    for ins in dis.get_instructions(code):
+        if ins.starts_line is not None and ins.starts_line != line:
+            name, line = None, ins.starts_line
+        if ins.opname in ("LOAD_METHOD", "LOAD_ATTR"):
+            name = ins.argval
+        elif ins.opname == "CALL":
+            found[ins.offset] = name
+    return found
+
+
 @functools.lru_cache(maxsize=256)
 def _asserts(code):
     """The jumps of a code object that decide an assert (the offset of the test, which calls
@@ -1627,6 +1652,10 @@ class Tracer:
             return bool(value)  # NumPy's rules (its error for more than one element)
         if not self._trace.from_arguments(self) and (message := assert_message(sys._getframe(1))) is not None:
             return self._trace.check_assert(self, message)
+        if (method := called_method(sys._getframe(1))) in ("index", "count", "remove"):  # lst.index(n) compares
+            raise needs_value(self, trace_error(f"list.{method}() of a traced value (it compares the value with each "
+                                                "item while tracing)", "compare with an array instead: "
+                                                "np.flatnonzero(np.asarray(lst) == n)"))
         raise needs_value(self, trace_error("the truth value of a traced array is not known while tracing (Python `if`, "
                           "`while`, `and`/`or` or bool() on an array value)",
                           "use np.where(cond, a, b) to select values"))
@@ -1647,6 +1676,10 @@ class Tracer:
     def __index__(self):
         if self.dtype.kind in "iu" and (value := known_scalar(self)) is not None:
             return int(value)
+        if subscripting(sys._getframe(1)):  # names[cls_id]: a Python list, tuple or str (arrays take tracers)
+            raise known_by_static(self, "an index into a Python list, tuple or str", "keep numbers in an array and "
+                                  "index it (np.asarray(lst)[i]), or return the index and look the item up after "
+                                  "the call")
         raise known_by_static(self, "an index or size", "shapes and indices must be known while tracing: return "
                               "the values and index or allocate after the call")
 

@@ -502,3 +502,16 @@ def test_yolov5_compute_ap():
     check(lambda r, p: compute_ap(r[p > 0.3], p[p > 0.3]), recall, precision, rtol=1e-12)
     # no ground truth: VOC's recall tp / npos is NaN, then inf
     check(compute_ap, np.array([np.nan, np.inf, np.inf]), precision[:3], strict=False)
+
+
+def top_by_partition(s, t, k):
+    # ssd_keras' top_k: a partition at a kth the mask's count decides
+    s = s[s > t]
+    return np.argpartition(s, kth=s.shape[0] - k)[s.shape[0] - k:]
+
+
+def test_a_partition_at_a_run_time_kth_is_refused_by_name():
+    s = np.random.default_rng(0).uniform(0, 1, 40)
+    with pytest.raises(strider.UnsupportedError, match=r"test_sorting_scans\.py:\d+: np\.argpartition with a kth known "
+                       "only when the function runs"):
+        strider.compile(top_by_partition, strict=True, target=TARGET)(s, 0.2, 5)

@@ -96,6 +96,26 @@ def test_item_of_traced_value_at_a_position():
     raises_at(f, (arr(),), r"item")
 
 
+def test_a_python_list_indexed_by_a_traced_int_is_named():
+    def f(x, names):
+        return names[int(np.argmax(x))]  # <- error (YOLOv7's ONNX demo: a class name per detection)
+
+    raises_at(f, (arr(), ["a", "b", "c", "d"]), r"an index into a Python list, tuple or str")
+
+
+def test_list_index_of_a_traced_value_is_named():
+    def f(box):
+        mask = [[6, 7, 8], [3, 4, 5], [0, 1, 2]]
+        n = np.argmax(box)
+        for level in range(3):
+            if n in mask[level]:
+                k = mask[level].index(n)  # <- error (keras-yolo3's anchor_mask[l].index(n))
+                return level, k
+        return -1, -1
+
+    raises_at(f, (np.arange(9.0)[::-1].copy(),), r"list\.index\(\) of a traced value")
+
+
 def test_np_matrix_of_a_traced_value_is_named():
     def f(x):
         m = np.matrix([[x[0], x[1]], [x[1], x[0]]])  # <- error

@@ -380,7 +380,19 @@ def _getitem(self, key):
     return _narrowed_use("__getitem__")(self, key)
 
 
+def _contains(self, item):
+    """`item in` a Choice of dicts (TF OD API's BoxList.has_field of a box list one path returns
+    early): their answer, where every side gives the same."""
+    alternatives = sides(self)
+    if all(type(v) is dict for _, v in alternatives):
+        answers = {item in v for _, v in alternatives}
+        if len(answers) == 1:
+            return answers.pop()
+    return _narrowed_use("__contains__")(self, item)
+
+
 Choice.__iter__, Choice.__len__, Choice.__getitem__, Choice.__getattr__ = _iter, _len, _getitem, _getattr
+Choice.__contains__ = _contains
 
 
 def sides(value):
@@ -528,6 +540,8 @@ def _kind(value):
         return f"a NumPy {value.dtype} scalar"
     if isinstance(value, (Tracer, np.ndarray)):
         return f"a {value.ndim}-d {value.dtype} array"
+    if type(value) is dict:
+        return f"a dict of keys {', '.join(map(repr, value)) or '(none)'}"
     return f"a {type(value).__name__}"
 
 

@@ -3366,7 +3366,12 @@ class BoxList:
         self.data[key] = value
 
     def get_field(self, key):
+        if not self.has_field(key):
+            raise ValueError(f"field {key} does not exist")
         return self.data[key]
+
+    def has_field(self, key):
+        return key in self.data
 
     def __getitem__(self, mask):  # Python calls these itself: strider rewrites them still
         if mask.sum() > 0:
@@ -3419,7 +3424,7 @@ def the_callers_object_or_a_new_one(boxlist, t):
         out = boxlist
     else:
         out = _boxes_with_scores(boxlist.get()[keep], boxlist.get_field("scores")[keep])
-    return out.get() * 1, out.get_field("scores") + 0, out.num_boxes()
+    return out.get() * 1, out.get_field("scores") + 0, out.num_boxes(), out.has_field("labels")
 
 
 @pytest.mark.parametrize("t", [0.5, 2.0])

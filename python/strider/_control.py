@@ -1701,8 +1701,8 @@ class _ItemLists:
 
 
 def _settle(trace, make, run, error, code=(), state=()):
-    """Traces a region again (make(the last try)) until a try learns nothing new; `error` where
-    tries run out. `code`: the functions that trace it, `state`: what it assigns, from which the
+    """Traces a region again (make(the last try)) until a try learns nothing new; `error` (or
+    error(the last try)) where tries run out. `code`: the functions that trace it, `state`: what it assigns, from which the
     Python objects it may change are found (_held)."""
     start = trace.snapshot()
     region = None
@@ -1726,7 +1726,7 @@ def _settle(trace, make, run, error, code=(), state=()):
             if r.region is not region:
                 raise
             trace.restore(start)
-    raise error
+    raise error(region) if callable(error) else error
 
 
 def _reached(code, values):
@@ -2334,6 +2334,7 @@ class _LoopTrace(_Region):
         self.pair_slots = {}  # name -> (the other kind's slot, the flag's slot)
         self.broke = False  # a trip may leave the loop before its end (`if t: break`)
         self.kinds = {}  # name -> the kinds (_kind_of) of the values trips leave in its slot
+        self.grew = []  # the variables whose slots this try found too small
 
     def write_back(self, state):
         # (a break in a counted loop's body gives its state without the counter, left as it is)
@@ -2374,6 +2375,7 @@ class _LoopTrace(_Region):
         grow = _write_back(self.trace, self.slots, values)
         if grow:
             self.specs.update(grow)
+            self.grew = sorted(grow)
             raise _Retry(self)
 
     def run(self, cond, body, state, names, live, guarded):
@@ -2575,9 +2577,16 @@ def _traced_while(trace, cond, body, state, names, live, trips=None, guarded=(),
     return _settle(trace, lambda last: _LoopTrace(trace, last.specs, last.lists, last.written, room, exact, last.pairs)
                    if last else _LoopTrace(trace, {}, {}, written, room, exact),
                    lambda loop: loop.run(cond, body, state, names, live, guarded),
-                   trace_error("a loop on a traced condition whose carried variables keep growing (a variable's "
-                               "length grows every trip?)", "keep what a loop carries at most as long as it was "
-                               "before the loop"), (cond, body), state)
+                   lambda loop: trace_error(f"a loop on a traced condition whose carried {_named(loop.grew)} keeps "
+                                            "growing (longer after a trip than before it, each time strider tried "
+                                            "again)", "keep what a loop carries at most as long as it was before "
+                                            "the loop, or append its rows to a list and join them after it"),
+                   (cond, body), state)
+
+
+def _named(names):
+    """'variable 'a'' or 'variables 'a', 'b'' in words (none known: 'variables')."""
+    return (f"variable{'s' if len(names) > 1 else ''} " + ", ".join(map(repr, names))) if names else "variables"
 
 
 _MODULE = sys.modules[__name__]

@@ -116,6 +116,19 @@ def test_list_index_of_a_traced_value_is_named():
     raises_at(f, (np.arange(9.0)[::-1].copy(),), r"list\.index\(\) of a traced value")
 
 
+def test_a_loop_variable_that_keeps_growing_is_named():
+    def f(cand, n):
+        connection = np.zeros((0, 3))
+        for c in range(len(cand)):  # <- error (OpenPose's limb connections, grown a row a trip)
+            if c not in connection[:, 2]:
+                connection = np.vstack([connection, [cand[c], 0.0, c]])
+                if len(connection) >= n:
+                    break
+        return connection
+
+    raises_at(f, (np.array([0.5, 0.2, 0.9]), 2), r"carried variable 'connection' keeps growing")
+
+
 def test_np_matrix_of_a_traced_value_is_named():
     def f(x):
         m = np.matrix([[x[0], x[1]], [x[1], x[0]]])  # <- error

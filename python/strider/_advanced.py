@@ -651,8 +651,12 @@ def getitem(t, key):
     if (mask := _one_bool(key)) is not None:
         return getitem(t[None], mask)
     key = _chosen_ints(key)
-    if any(type(k) is Choice for k in (key if isinstance(key, tuple) else (key,))):
-        # (index lists of two kinds: a loop's and a slice of it a traced branch took) each side's read
+    if choices := [k for k in (key if isinstance(key, tuple) else (key,)) if type(k) is Choice]:
+        # (index lists of two kinds: a loop's and a slice of it a traced branch took) each side's read;
+        # a side that is no index (facenet's empty float64 picks) refuses the Choice, naming its kinds
+        for c in choices:
+            if any(isinstance(v, (Tracer, np.ndarray)) and v.dtype.kind not in "biu" for _, v in sides(c)):
+                c._fail()
         return IMPL["in_branches"](getitem, (t, key), {}, "an index")
     key = _lists_as_arrays(key)
     if (traced := _traced_slices(t, key)) is not None:  # a copy where NumPy's is a view, kept in step with t

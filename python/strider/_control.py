@@ -33,7 +33,7 @@ import numpy as np
 from . import _C
 from ._choice import (Choice, Undefined, apply, imply, implied, is_, known_side, knowing, merge, narrowed,  # noqa: F401
                       rebuild, selected, sides, structure)
-from ._choice import _kind, _objects, bound as assigned_value
+from ._choice import _kind, _objects, bound as assigned_value, length as choice_length
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import compared, hold, own_class, put_back
 from ._creation import _nested_leaves, items, kind_names
@@ -877,6 +877,8 @@ def len_(x):
         return x.size()
     if isinstance(x, Tracer) and x.ndim and isinstance(x.shape[0], Extent):
         return x.shape[0]
+    if type(x) is Choice:
+        return choice_length(x)
     if (method := _user_dunder(x, "__len__")) is not None:
         # (Python's len() takes an int subclass by its int value: a run-time length's bound)
         n = callee(method)(x)

@@ -3433,6 +3433,23 @@ def test_the_callers_object_and_a_new_one_of_its_class_on_two_sides(t):
     check(the_callers_object_or_a_new_one, _boxes_with_scores(rng.random((10, 4)), rng.random(10)), t)
 
 
+def _picks(boxes):
+    # facenet's detect_face nms: an empty 2-d float64 array where no box is left, else 1-d int16 picks
+    if boxes.size == 0:
+        return np.empty((0, 3))
+    return np.argsort(boxes[:, 4]).astype(np.int16)
+
+
+def sizes_of_arrays_of_two_ndims(boxes, t):
+    pick = _picks(boxes[boxes[:, 4] > t])
+    return pick.size, len(pick), pick.size * 2 + 1, np.zeros(len(pick)) + 1
+
+
+@pytest.mark.parametrize("t", [0.5, 2.0, -1.0])  # some boxes, none, all
+def test_size_and_len_of_arrays_of_two_ndims_on_two_paths(t):
+    check(sizes_of_arrays_of_two_ndims, np.random.default_rng(0).uniform(0, 1, (6, 5)), t)
+
+
 def arrays_of_two_dtypes(x, t):
     m = np.stack([x, x], 1)
     if x.sum() > t:

@@ -55,6 +55,8 @@ class _Names:
             if kind is ast.Lambda:  # a lambda reads the names it closes over
                 self.loaded.update(n.id for n in _walk(node.body) if isinstance(n, ast.Name))
                 continue
+            if kind is ast.AugAssign and isinstance(node.target, ast.Name):  # `count += 1` reads count first
+                self.loaded.add(node.target.id)
             if kind is ast.Subscript:
                 if isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
                     self._item(node.value.id)
@@ -967,6 +969,8 @@ def _loads_by_line(fn_node):
     for n in _walk(fn_node):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
             found.setdefault(n.id, set()).add(n.lineno)
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):  # (reads its target)
+            found.setdefault(n.target.id, set()).add(n.lineno)
     return found
 
 

@@ -1584,6 +1584,20 @@ def test_joining_arrays_of_run_time_lengths_a_loop_left_empty_raises_numpys_erro
     assert np.array_equal(b2[:, 0], b[:, 0] + 1)
 
 
+def counted_not_read(x):
+    # a counter a traced branch bumps, never read after the loop (KITTI eval's leftovers): each
+    # trip's `count += 1` reads the one before, so it is carried
+    count = 0
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            count += 1
+    return x * 2
+
+
+def test_a_counter_a_branch_bumps_and_nothing_reads_after_the_loop():
+    check(counted_not_read, np.array([0.9, 0.05, 0.3]))
+
+
 def rows_kept(d, t, how):
     # SORT's associate: arrays of one shape appended in a branch, then joined (matches.append(m.reshape(1, 2)))
     items = []

@@ -355,6 +355,10 @@ def item_(obj, key):
     length's bound."""
     if (method := _user_dunder(obj, "__getitem__")) is not None:
         return callee(method)(obj, key)
+    if isinstance(obj, np.ndarray) and any(_is_traced(k) for k in (key if type(key) is tuple else (key,))):
+        # an array tracing knows (an argument of a few ints specialized by value, KITTI eval's
+        # ignored_det) at an index only the run knows: NumPy's indexing would ask the index's value
+        return as_tracer(obj)[key]
     if (type(obj) in (list, tuple, str) and type(key) is slice
             and any(isinstance(b, Extent) for b in (key.start, key.stop, key.step))):
         raise trace_error(f"a {type(obj).__name__} sliced at a length known only when the function runs",

@@ -1598,6 +1598,25 @@ def test_a_counter_a_branch_bumps_and_nothing_reads_after_the_loop():
     check(counted_not_read, np.array([0.9, 0.05, 0.3]))
 
 
+def best_is_ignored(scores, ignored_det):
+    # KITTI eval's compute_statistics: ignored_det (a few ints, specialized by value as a branch
+    # reads them) indexed by the best detection's index, a traced int
+    det_idx = -1
+    best = -1.0
+    for j in range(scores.shape[0]):
+        if ignored_det[j] == -1:
+            continue
+        if scores[j] > best:
+            det_idx = j
+            best = scores[j]
+    return best > 0 and ignored_det[det_idx] == 1
+
+
+@pytest.mark.parametrize("n", [4, 5, 7])
+def test_an_array_known_by_value_indexed_by_a_traced_int(n):
+    check(best_is_ignored, np.linspace(0.1, 1, n), np.array([0, 1, -1, 1, 0, 1, 0][:n]))
+
+
 def rows_kept(d, t, how):
     # SORT's associate: arrays of one shape appended in a branch, then joined (matches.append(m.reshape(1, 2)))
     items = []

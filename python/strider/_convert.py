@@ -280,8 +280,13 @@ def _lifted(loop, returns, loads, later, k):
             for r in returns}
     guarded = set().union(*(_assigned_before(loop.body, r, read[id(r)], loads) | (read[id(r)] & set(target))
                             for r in returns))
-    loop.body = [_Returns(lambda r: [ast.copy_location(_assign(flags[id(r)], ast.Constant(True)), r),
-                                     ast.copy_location(ast.Break(), r)]).visit(s) for s in loop.body]
+    lift = _Returns(lambda r: [ast.copy_location(_assign(flags[id(r)], ast.Constant(True)), r),
+                               ast.copy_location(ast.Break(), r)])
+    body = []
+    for s in loop.body:  # (a return at the body's top level becomes two statements of it)
+        v = lift.visit(s)
+        body += v if isinstance(v, list) else [v]
+    loop.body = body
     inside = set(range(loop.lineno, loop.end_lineno + 1))
     tested = _Names([loop.test]).loaded if isinstance(loop, ast.While) else set()  # read before every trip
     first = _reads_first(loop.body)

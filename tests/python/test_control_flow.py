@@ -1617,6 +1617,27 @@ def test_an_array_known_by_value_indexed_by_a_traced_int(n):
     check(best_is_ignored, np.linspace(0.1, 1, n), np.array([0, 1, -1, 1, 0, 1, 0][:n]))
 
 
+def returns_in_the_first_trip(x, c):
+    # a return at the top level of a loop's body (mmdet's MinIoURandomCrop ends its trial loop so)
+    for i in range(c.shape[0]):
+        return x + c[i]
+    return x * 0
+
+
+def returns_after_a_continue(x, c):
+    for i in range(c.shape[0]):
+        if c[i] > 1:
+            continue
+        return x + c[i]
+    return x * 0
+
+
+@pytest.mark.parametrize("fn", [returns_in_the_first_trip, returns_after_a_continue])
+@pytest.mark.parametrize("c", [[3.0, 0.5], [3.0, 4.0], [0.25]])
+def test_a_return_at_the_top_of_a_loop_body(fn, c):
+    check(fn, np.ones(2), np.array(c))
+
+
 def rows_kept(d, t, how):
     # SORT's associate: arrays of one shape appended in a branch, then joined (matches.append(m.reshape(1, 2)))
     items = []

@@ -173,7 +173,7 @@ IMPL.update({
     "sum": sum_, "prod": prod, "max": max_, "min": min_, "any": any_, "all": all_, "argmax": argmax,
     "argmin": argmin, "mean": mean, "var": var, "std": std, "swapaxes": swapaxes, "squeeze": squeeze,
     "clip": clip, "round": round_, "repeat": repeat, "astype": astype, "fill": fill, "ravel": ravel,
-    "broadcast_to": broadcast_to, "dot": dot, "trace": trace,
+    "broadcast_to": broadcast_to, "dot": dot, "trace": trace, "diagonal": diagonal,
     "copy": lambda self, order="C": same_kind_copy(self) if self._scalar else copy_(self, order),  # (a scalar's is one)
     "flatten": lambda self, order="C": copy_(self.ravel(order)),
     "reshape": lambda self, *shape, order="C", copy=None: reshape(

@@ -1692,8 +1692,8 @@ class Tracer:
                 return value
             if (value := self.traced_number(None)) is not None:
                 return value
-        raise trace_error(".item() of a traced array", "return the array and call .item() outside the "
-                          "compiled function")
+        raise needs_value(self, trace_error(".item() of a traced array", "return the array and call .item() "
+                                            "outside the compiled function"))
 
     def traced_number(self, kind):
         """kind(self) (float or int; None: what .item() gives for the dtype) as a traced Python
@@ -1841,6 +1841,7 @@ class Tracer:
     broadcast_to = _Method()
     dot = _Method()
     trace = _Method()
+    diagonal = _Method()
     copy = _Method()
     flatten = _Method()
     reshape = _Method()

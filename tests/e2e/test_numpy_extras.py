@@ -121,6 +121,17 @@ def test_trace(fn, dtype):
     check(fn, ar((2, 3, 4), dtype))
 
 
+@pytest.mark.parametrize("fn", [
+    lambda a: a[0].diagonal() + 0,
+    lambda a: a.diagonal(1, 1, 2) * 2,
+    lambda a: a[1].diagonal(offset=-1).copy(),
+    lambda a: a[0].T.diagonal(),  # (a read-only view of the argument, as NumPy's)
+], ids=["2d", "offset_axes", "negative", "view"])
+def test_ndarray_diagonal(fn):
+    # yolov5's ConfusionMatrix.tp_fp: matrix.diagonal()
+    check(fn, ar((2, 3, 4)))
+
+
 @pytest.mark.parametrize("shape", [(5, 7), 5, (2, 2), (3, 0), (0,)])
 def test_resize(shape):
     check(lambda a: np.resize(a, shape), ar((2, 3), np.int32))

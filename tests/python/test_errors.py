@@ -172,9 +172,9 @@ def test_unsupported_numpy_function(name):
 def test_unsupported_method():
     def f(x):
         y = x + 1
-        return y.diagonal()  # <- error
+        return y.byteswap()  # <- error
 
-    raises_at(f, (arr((5, 5)),), r"ndarray\.diagonal")
+    raises_at(f, (arr((5, 5)),), r"ndarray\.byteswap")
 
 
 # --- runtime (non-static) Python ints where a compile-time value is needed -------------------------
@@ -200,6 +200,13 @@ def test_numbers_needed_as_values_are_specialized(fn):
     assert f.stats()["traces"] == traces
     np.testing.assert_array_equal(f(arr(), 3), fn(arr(), 3), strict=True)
     assert f.stats()["traces"] == traces + 1
+
+
+def test_item_of_numbers_the_caller_passes_is_specialized():
+    # mmdet's eval_map: np.array(aps).mean().item() of a list of float32 scalars
+    f = check(lambda aps: np.array(aps).mean().item(), [np.float32(1 / 6), np.float32(0.5)])
+    assert f.stats()["specialized"] > 0
+    assert f([np.float32(0.25), np.float32(0.5)]) == 0.375
 
 
 def _anchor_grid(shape, stride):

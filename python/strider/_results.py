@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _C
 from ._choice import Choice, _both, bound
-from ._errors import UnsupportedError, unsupported
+from ._errors import UnsupportedError, unsupported, where
 from ._tracer import Extent, ItemList, RunInNumPy, TracedList, Tracer, as_tracer, contiguous, holds_traced
 from ._ufuncs import same_kind_copy
 
@@ -119,8 +119,9 @@ def flatten_result(value, leaves, path=None):
         # where nothing passed the threshold), else the call runs in NumPy
         empty = np.equal(value.size().value(), 0)
         value.data._trace.check_assert(empty if path is None else np.logical_or(np.logical_not(path), empty),
-                                       "a list whose items hold numbers of kinds known only when the function runs, "
-                                       "returned", RunInNumPy)
+                                       "a list whose items hold numbers of kinds known only when the function runs "
+                                       f"(a float32 on one path and a Python float on another, say), returned by the "
+                                       f"function at {where()}", RunInNumPy)
         leaves.append(value.array(raw=True))
         return ("items",)
     if isinstance(value, TracedList):  # returned as the list of its items, as Python's list would be

@@ -2950,6 +2950,25 @@ def test_a_list_a_loop_fills_inside_a_branch_is_returned(t):
     check(malisiewicz_of_a_mask, d, t)
 
 
+def mean_aps(ap, num_gts):
+    # mmdet's eval_map with scale ranges: a float32 mean where a class has ground truth, else 0.0
+    mean_ap = []
+    for i in range(ap.shape[1]):
+        if np.any(num_gts[:, i] > 0):
+            mean_ap.append(ap[num_gts[:, i] > 0, i].mean())
+        else:
+            mean_ap.append(0.0)
+    return mean_ap
+
+
+def test_a_returned_list_of_numbers_of_run_time_kinds_names_the_function():
+    ap, gts = np.array([[0.5, 0.25], [0.75, 0.5]], np.float32), np.array([[1, 0], [2, 0]])
+    with pytest.raises(ValueError, match=r"returned by the function at test_control_flow\.py:"
+                       + str(mean_aps.__code__.co_firstlineno)):
+        strider.compile(mean_aps, strict=True)(ap, gts)
+    check(mean_aps, ap, gts, strict=False)
+
+
 def array_of_a_filled_list(s, t, rows):
     keep = []
     for i in np.flatnonzero(s > t):

@@ -11,9 +11,9 @@ from . import _advanced, _editing, _quantiles, _sorting
 from ._creation import (arange, array, asarray, ascontiguousarray, diag, empty, empty_like, eye, full, full_like,
                         identity, linspace, ones, ones_like, outer, pad, polyval, zeros, zeros_like)
 from ._errors import unsupported
-from ._reductions import (REDUCTIONS, all_, any_, argmax, argmin, average, count_nonzero, dot, matmul, max_, mean, min_,
-                          multi_dot, nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nansum, norm, prod, ptp,
-                          std, sum_, var)
+from ._reductions import (REDUCTIONS, all_, any_, argmax, argmin, average, count_nonzero, dot, einsum, matmul, max_,
+                          mean, min_, multi_dot, nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nansum, norm,
+                          prod, ptp, std, sum_, var)
 from ._shapes import (array_split, atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_to, column_stack,
                       concatenate, convolve, copyto, correlate, cross, diagonal, diff, dsplit, ediff1d, dstack, expand_dims, fill, flip, fliplr, flipud,
                       hsplit, hstack, meshgrid, moveaxis, ndim, ravel, repeat, reshape, resize, result_type, roll, rot90, shape, size,
@@ -39,7 +39,7 @@ HANDLED = {
     np.concatenate: concatenate, np.stack: stack, np.hstack: hstack, np.vstack: vstack, np.dstack: dstack,
     np.column_stack: column_stack, np.meshgrid: meshgrid, np.tile: tile, np.repeat: repeat,
     np.shape: shape, np.ndim: ndim, np.size: size, np.result_type: result_type, np.split: split,
-    np.array_split: array_split, np.hsplit: hsplit, np.vsplit: vsplit, np.dsplit: dsplit, np.dot: dot,
+    np.array_split: array_split, np.hsplit: hsplit, np.vsplit: vsplit, np.dsplit: dsplit, np.dot: dot, np.einsum: einsum,
     np.isclose: isclose, np.allclose: allclose, np.array_equal: array_equal, np.nan_to_num: nan_to_num,
     np.isposinf: isposinf, np.isneginf: isneginf, np.ptp: ptp, np.diag: diag, np.diagonal: diagonal, np.outer: outer,
     np.count_nonzero: count_nonzero, np.pad: pad, np.linalg.norm: norm, np.linalg.multi_dot: multi_dot,
@@ -51,7 +51,8 @@ HANDLED = {
     np.searchsorted: _sorting.searchsorted, np.interp: _sorting.interp, np.trapezoid: trapezoid, np.convolve: convolve, np.correlate: correlate, np.unique: _sorting.unique, np.isin: _sorting.isin,
     np.intersect1d: _sorting.intersect1d, np.union1d: _sorting.union1d, np.setdiff1d: _sorting.setdiff1d,
     np.ix_: _advanced.ix_, np.cumsum: _sorting.cumsum,
-    np.cumprod: _sorting.cumprod, np.take: _advanced.take,
+    np.cumprod: _sorting.cumprod, np.nancumsum: _sorting.nancumsum, np.nancumprod: _sorting.nancumprod,
+    np.take: _advanced.take,
     np.take_along_axis: _advanced.take_along_axis, np.put_along_axis: _advanced.put_along_axis,
     np.put: _advanced.put, np.putmask: _editing.putmask, np.place: _editing.place, np.delete: _editing.delete, np.insert: _editing.insert, np.append: _editing.append, np.compress: _advanced.compress, np.extract: _advanced.extract,
     np.bincount: _advanced.bincount,

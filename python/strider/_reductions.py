@@ -9,6 +9,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from ._errors import unsupported
+from ._shapes import diagonal_view
 from ._tracer import Extent, Tracer, as_tracer, bound, current_trace, emit, reshape_units, written
 from ._ufuncs import _NoValue, _with_length, astype, finish, ir_dtype, normalize_axes, normalize_axis_tuple
 
@@ -485,6 +486,91 @@ def dot(a, b, out=None):
     # out[I, J, m] = sum_k x[I, k] * y[J, k, m]
     xs = x.reshape(x.shape[:-1] + (1,) * (y.ndim - 2) + (x.shape[-1], 1))
     return finish(_contract(xs, y, ir_dtype(np.result_type(x.dtype, y.dtype), "np.dot")), out, None)
+
+
+def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
+    """np.einsum of a subscripts string: each operand's repeated labels its diagonal, its axes
+    laid out in the output's labels then the summed ones (first seen first), the product of all
+    in the operands' common dtype, summed over the labels the output lacks (as np.matmul sums;
+    see the README's Accuracy). One operand that sums nothing is a view of it, as NumPy's."""
+    if not operands or not isinstance(operands[0], str):
+        raise unsupported("np.einsum with subscripts as lists of axes", "give them as a string ('ij,jk->ik')")
+    if order not in ("K", "A", "C", "F"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    spec = operands[0].replace(" ", "")
+    ts = [as_tracer(a) for a in operands[1:]]
+    terms, arrow, output = spec.partition("->")
+    terms = terms.split(",")
+    if len(terms) != len(ts):
+        raise ValueError(f"{'more' if len(ts) > len(terms) else 'fewer'} operands provided to einstein sum function "
+                         "than specified in the subscripts string")
+    letters = [c for c in spec if c not in ",->."]
+    if any(not c.isalpha() for c in letters):
+        raise ValueError(f"invalid subscript '{next(c for c in letters if not c.isalpha())}' in einstein sum subscripts "
+                         "string, subscripts must be letters")
+    labelled, ell = [], 0
+    for i, (term, t) in enumerate(zip(terms, ts)):
+        named = len(term.replace("...", ""))
+        if "..." not in term and named != t.ndim or named > t.ndim:
+            raise ValueError(f"operand has more dimensions than subscripts given in einstein sum, but no '...' "
+                             f"ellipsis provided to broadcast the extra dimensions." if named < t.ndim else
+                             f"einstein sum subscripts string contains too many subscripts for operand {i}")
+        k = t.ndim - named
+        ell = builtins.max(ell, k)
+        head, _, tail = term.partition("...")
+        labelled.append(list(head) + [("...", k - j) for j in range(k)] + list(tail))
+    dots = [("...", ell - j) for j in range(ell)]  # (broadcast dimensions, aligned from the right)
+    if arrow:
+        head, _, tail = output.partition("...")
+        out_labels = list(head) + (dots if "..." in output else []) + list(tail)
+        for c in set(head + tail):
+            if (head + tail).count(c) > 1:
+                raise ValueError(f"einstein sum subscripts string includes output subscript '{c}' multiple times")
+            if not any(c in term for term in terms):
+                raise ValueError(f"einstein sum subscripts string included output subscript '{c}' which never "
+                                 "appeared in an input")
+    else:
+        once = [c for c in set(letters) if letters.count(c) == 1]
+        out_labels = dots + sorted(once)
+    ts = [_einsum_diagonals(t, labels) for t, labels in zip(ts, labelled)]
+    summed = [label for labels in labelled for label in labels if label not in out_labels]
+    full = out_labels + list(dict.fromkeys(summed))
+    dt = np.result_type(*ts) if dtype is None else np.dtype(dtype)
+    for t in ts:
+        if not np.can_cast(t.dtype, dt, casting):
+            raise TypeError(f"Cannot cast array data from {t.dtype!r} to {dt!r} according to the rule {casting!r}")
+    laid = [_einsum_laid_out(t, labels, full) for t, labels in zip(ts, labelled)]
+    if len(laid) == 1 and len(full) == len(out_labels) and dt == ts[0].dtype and out is None:
+        return laid[0][()] if laid[0].ndim == 0 else laid[0].view_of(laid[0]._view)  # a view, as NumPy's
+    r = astype(laid[0], dt, copy=len(laid) == 1)
+    for t in laid[1:]:
+        r = np.multiply(r, astype(t, dt, copy=False))
+    axes = tuple(range(len(out_labels), len(full)))
+    if axes:
+        r = any_(r, axis=axes) if dt == np.bool_ else _reduce("sum", r, axes, False, None, dt, dt)
+    return finish(r[()] if r.ndim == 0 else r, out, None)
+
+
+def _einsum_diagonals(t, labels):
+    """t with each label its subscripts repeat read along their diagonal (moved last, a writeable
+    view as NumPy's); `labels` is changed to match."""
+    while (c := next((c for c in labels if labels.count(c) > 1), None)) is not None:
+        a1 = labels.index(c)
+        a2 = labels.index(c, a1 + 1)
+        if t.shape[a1] != t.shape[a2]:
+            raise ValueError(f"dimensions in operand for collapsing index '{c}' don't match ({t.shape[a1]} != "
+                             f"{t.shape[a2]})")
+        t = t.view_of(diagonal_view(t, 0, a1, a2))
+        labels[:] = [x for d, x in enumerate(labels) if d not in (a1, a2)] + [c]
+    return t
+
+
+def _einsum_laid_out(t, labels, full):
+    """t's axes in the order of `full`, with unit axes for the labels it lacks."""
+    order = sorted(range(len(labels)), key=lambda d: full.index(labels[d]))
+    t = t.transpose(order) if order != list(range(len(labels))) else t
+    have = set(labels)
+    return t[tuple(slice(None) if label in have else None for label in full)] if len(full) > t.ndim else t
 
 
 def count_nonzero(a, axis=None, *, keepdims=False):

@@ -12,7 +12,7 @@ from ._advanced import compress, count, getitem, setitem, ufunc_at
 from ._creation import empty, zeros
 from ._errors import unsupported, where as user_line
 from ._indexing import assign
-from ._reductions import _sum_dtype
+from ._reductions import _sum_dtype, _without_nan
 from ._shapes import flat_if_none
 from ._tracer import (Extent, RunInNumPy, Tracer, arange_at, as_tracer, check_writeable, concrete, current_trace, emit,
                       like_order, same_shape, weak_type)
@@ -281,6 +281,15 @@ def cumsum(a, axis=None, dtype=None, out=None):
 
 def cumprod(a, axis=None, dtype=None, out=None):
     return _scan("cumprod", a, axis, dtype, out)
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    """np.nancumsum: cumsum with NaNs read as 0, as NumPy's _replace_nan (nuScenes' cummean)."""
+    return cumsum(_without_nan(as_tracer(a), 0)[0], axis, dtype, out)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    return cumprod(_without_nan(as_tracer(a), 1)[0], axis, dtype, out)
 
 
 # whether this NumPy's add.accumulate of bools counts them (NumPy 2.4: int64) or ors them (bool)

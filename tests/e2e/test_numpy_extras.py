@@ -165,3 +165,61 @@ def test_modf(dtype):
 def test_modf_out_is_refused():
     with pytest.raises(strider.UnsupportedError, match=r"np.modf\(..., out=...\)"):
         strider.compile(lambda v, o: np.modf(v, out=(o, None)), strict=True)(ar(3), ar(3))
+
+
+_EINSUMS = ["aij,jka->aik", "ij,jk->ik", "ij,j->i", "i,i", "i,i->", "ii", "ii->i", "ij->ji", "ij", "ba", "...i,...i",
+            "...ij,...jk->...ik", "ij,ij->ij", "i,j->ij", "ij,kj->ik", "bij->bji", "abc,abc", "ijk->", "i,i,i",
+            "aij,ajk->aik"]
+
+
+def _einsum_operands(spec, dtype):
+    # each label's length: i 3, j 3, k 3 (rotations), a and b 5 (boxes), c 2
+    sizes = {"i": 3, "j": 3, "k": 3, "a": 5, "b": 5, "c": 2}
+    rng = np.random.default_rng(len(spec))
+    terms = spec.partition("->")[0].split(",")
+    return [rng.standard_normal([2] * (t.count(".") // 3) + [sizes[c] for c in t.replace("...", "")]).astype(dtype)
+            for t in terms]
+
+
+@pytest.mark.parametrize("spec", _EINSUMS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.bool_])
+def test_einsum(spec, dtype):
+    # mmdet3d's rotation_3d_in_axis: np.einsum('aij,jka->aik', points, rot_mat_T); sums of
+    # products as np.matmul's (the README's Accuracy)
+    check(lambda *ops: np.einsum(spec, *ops), *_einsum_operands(spec, dtype),
+          rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_einsum_of_one_operand_is_a_view_as_numpys():
+    def f(a):
+        v = np.einsum("ij->ji", a)
+        v[0, 1] = -7.0
+        d = np.einsum("ii->i", a)
+        d[2] = 9.0
+        return v, d
+
+    check(f, ar((3, 3)))
+
+
+@pytest.mark.parametrize("spec,shapes", [
+    ("ij,jk->ik", [(2, 3), (4, 2)]), ("ij,jk", [(2, 3)]), ("ijk->ij", [(2, 3)]), ("ii->i", [(2, 3)]),
+    ("ij->ii", [(2, 2)]), ("ij->k", [(2, 2)]), ("i1->i", [(2, 2)]),
+])
+def test_einsum_errors(spec, shapes):
+    check_raises(lambda *ops: np.einsum(spec, *ops), *[ar(s) for s in shapes], exc=ValueError)
+
+
+def test_einsum_of_sublists_is_refused_by_name():
+    with pytest.raises(strider.UnsupportedError, match="np.einsum with subscripts as lists of axes"):
+        strider.compile(lambda a: np.einsum(a, [0, 1], [1, 0]), strict=True)(ar((2, 2)))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a: np.nancumsum(a), lambda a: np.nancumsum(a, axis=0), lambda a: np.nancumsum(a, 1, dtype=np.float64),
+    lambda a: np.nancumprod(a, axis=1), lambda a: np.nancumsum(a.astype(np.int32), 1),
+], ids=["flat", "axis0", "dtype", "prod", "ints"])
+def test_nancumsum_and_nancumprod(fn):
+    # nuScenes' cummean: np.nancumsum(x) / np.arange(1, n + 1)
+    a = (np.arange(12) % 5 - 2).astype(np.float32).reshape(3, 4)
+    a[0, 1] = a[2, 3] = np.nan
+    check(fn, a)

@@ -290,7 +290,7 @@ def _getattr(self, attr):
             # (BoxList.num_boxes() of the caller's rows on one path, a mask's on the other)
             return tuple(_length(alternatives, [v[d] for v in values]) for d in range(len(values[0])))
     if arrays and attr == "size":  # of arrays of any ndim (facenet's nms: np.empty((0, 3)) or the picks)
-        return _length(alternatives, [_size(v) for _, v in alternatives])
+        return _length(alternatives, [v.size for _, v in alternatives])
     if arrays and attr == "T":
         return _on_sides(self, lambda v: v.T, f"{self.name}.T")
     if arrays and (attr in _ARRAY_METHODS or attr in ("max", "min", "argmax", "argmin") and all(
@@ -356,16 +356,6 @@ def _iter(self):
     return iter([_item(self, alternatives, i) for i in range(n)])
 
 
-def _size(a):
-    """An array's number of elements: an int, or a traced one where a length is known only at run time."""
-    if not any(isinstance(d, Extent) for d in a.shape):
-        return int(np.prod(a.shape, dtype=np.int64))
-    n = as_tracer(np.int64(1))
-    for d in a.shape:
-        n = np.multiply(n, length_value(d))
-    return _length_of(n, int(np.prod([length_bound(d) for d in a.shape], dtype=np.int64)))
-
-
 def _len(self):
     found = _sequences(self)
     return found[1] if found is not None else _narrowed_use("__len__")(self)
@@ -376,9 +366,9 @@ def length(choice):
     length, that; of arrays (of any ndim but 0), the length the condition picks, a run-time one
     where they differ (Python's own len() would take its bound)."""
     alternatives = sides(choice)
-    if _sequences(choice) is None and all(isinstance(v, (Tracer, np.ndarray)) and v.ndim for _, v in alternatives):
+    if all(isinstance(v, (Tracer, np.ndarray)) and v.ndim for _, v in alternatives):
         return _length(alternatives, [v.shape[0] for _, v in alternatives])
-    return len(choice)
+    return _len(choice)
 
 
 def _getitem(self, key):

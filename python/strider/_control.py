@@ -1708,8 +1708,8 @@ class _ItemLists:
 
 def _settle(trace, make, run, error, code=(), state=()):
     """Traces a region again (make(the last try)) until a try learns nothing new; `error` (or
-    error(the last try)) where tries run out. `code`: the functions that trace it, `state`: what it assigns, from which the
-    Python objects it may change are found (_held)."""
+    error(the last try)) where tries run out. `code`: the functions that trace it, `state`: what
+    it assigns, from which the Python objects it may change are found (_held)."""
     start = trace.snapshot()
     region = None
     capture = getattr(trace, "capture", None)

@@ -235,8 +235,9 @@ class CompiledFunction(_C.Dispatcher):
             raise trace_error(f"a change to a list or dict default of {self._fn.__name__}() (it would change once, as "
                               "the function traces)", "use None as the default and make the list in the function")
         if changed := capture.changed_inside():
-            raise trace_error(f"{self._fn.__name__}() changes {', '.join(changed)} of an object in a list or dict, "
-                              "which strider does not follow (the change would happen once, as it traces)",
+            raise trace_error(f"{self._fn.__name__}() changes {', '.join(changed)} of an object in a list or dict "
+                              "that it also changes, or that strider does not follow (the change would happen once, "
+                              "as it traces)",
                               "keep the state in arrays the function takes and returns")
         if changed := capture.changed_classes():
             raise trace_error(f"a change to the class attribute {', '.join(changed)} (it would change once, as the "

@@ -315,9 +315,14 @@ def compared(v):
     return v if type(v) in (int, float, bool, str, type(None)) else ("id", id(v))
 
 
+def _own_vars(obj):
+    """vars(obj), which a followed object's recording class would note as a use of its identity."""
+    return object.__getattribute__(obj, "__dict__")
+
+
 def _attributes(obj):
     """An object's attributes as _same_attribute compares them (arrays by contents too: a copy)."""
-    return {name: (compared(v), v, v.copy() if isinstance(v, np.ndarray) else None) for name, v in vars(obj).items()}
+    return {name: (compared(v), v, v.copy() if isinstance(v, np.ndarray) else None) for name, v in _own_vars(obj).items()}
 
 
 def _same_attribute(before, now):
@@ -356,7 +361,7 @@ class Capture:
         self.found = []  # new sources, in order
         self.paths = {}  # id(object) -> (its source path, the object)
         self.swapped = []  # (object, its class)
-        self.written = {}  # source path ident -> (source, value before, existed)
+        self.written = {}  # source path ident -> (source, value before or _MISSING, the object written)
         self.patched = []  # (source, holder, key, value put there, value before)
         self.opened = []  # (object, its path, its attributes): objects followed through __dict__
         self.snapshots = []  # (source, traced container, snapshot)
@@ -405,9 +410,14 @@ class Capture:
             # objects in the lists, tuples and dicts it reads (SORT's trackers): through their items,
             # which each call reads again
             self._adopt_inside(value, path)
+        for s, v in zip(sources, values):  # (`self.trackers`, found by an earlier trace)
+            if v is not _MISSING:
+                self.inside.extend(_objects_inside(v))
+                self._adopt_inside(v, s)
         # the classes of the objects it follows, which it reads no attribute of: a change to
         # their data attributes would happen once, as it traces (changed_classes)
-        classes = {id(c): c for _, c in self.swapped if _user_class(c) and id(c) not in self.paths}
+        classes = {id(k): k for _, c in self.swapped for k in c.__mro__  # (ByteTrack's BaseTrack._count)
+                   if _user_class(k) and id(k) not in self.paths}
         self.classes = [(c, _class_data(c)) for c in classes.values()]
 
     # -- while tracing --
@@ -531,7 +541,7 @@ class Capture:
 
     def wrote(self, obj, name):
         source = self._attribute(obj, name)
-        if source is None or any(type(a) is tuple for a in source[3]):  # (in a container: changed_inside)
+        if source is None:
             return
         i = ident(source)
         if i not in self.written:
@@ -539,7 +549,7 @@ class Capture:
                 before = object.__getattribute__(obj, name)
             except AttributeError:
                 before = _MISSING
-            self.written[i] = (source, before)
+            self.written[i] = (source, before, obj)
 
     def uses_identity(self, values):
         """Why the function uses the identity of an object it follows (by_type), or None: what the
@@ -565,10 +575,22 @@ class Capture:
         return any(_snapshot(d) != snap for d, snap in self.defaults)
 
     def changed_inside(self):
-        """'Class.attribute' for each attribute the trace changed of an object in a list or dict."""
+        """'Class.attribute' for each attribute the trace changed of an object in a list or dict
+        that it does not replay: on an object it does not follow, or reached through a list or
+        dict the trace changed (each call's replay would find another object there)."""
+        changed = {id(c) for _, c, snap in self.snapshots if _snapshot(c) != snap}
+        replayed = {(id(obj), name) for obj, _, _ in self.opened for name in _own_vars(obj)}  # (restore: all)
+        for source, _, obj in self.written.values():
+            try:
+                held = [_resolve(source, self.param_values, k) for k in range(len(source[3]))]
+            except (LookupError, AttributeError, TypeError):  # (its list emptied)
+                continue
+            if held[-1] is obj and not any(id(c) in changed for c in held):
+                replayed.add((id(obj), source[3][-1]))
         return list(dict.fromkeys(f"{type(obj).__name__}.{name}" for obj, before in self.inside
-                                  for name in sorted(before.keys() | vars(obj).keys())
-                                  if not _same_attribute(before.get(name, _MISSING), vars(obj).get(name, _MISSING))))
+                                  for name in sorted(before.keys() | _own_vars(obj).keys())
+                                  if (id(obj), name) not in replayed
+                                  and not _same_attribute(before.get(name, _MISSING), _own_vars(obj).get(name, _MISSING))))
 
     def slots_now(self):
         """What each global, closure variable and class attribute the trace patched holds now
@@ -622,12 +644,12 @@ class Capture:
         for obj, (param, root, key, attrs), names in self.opened:
             for name in vars(obj).keys() - names:
                 self.written.setdefault(ident((param, root, key, attrs + (name,))),
-                                        ((param, root, key, attrs + (name,)), _MISSING))
+                                        ((param, root, key, attrs + (name,)), _MISSING, obj))
         for source, container, snap in self.snapshots:
             if _snapshot(container) != snap:
                 effects.append(("fill", source, container))
-        for source, before in self.written.values():
-            effects.append(("set", source, _resolve(source, self.param_values, len(source[3]))))
+        for source, _, obj in self.written.values():  # (the path may lead elsewhere now)
+            effects.append(("set", source, getattr(obj, source[3][-1])))
         self.effects = effects
         return effects
 
@@ -658,8 +680,7 @@ class Capture:
             for name, value in before.items():
                 if not name.startswith("__") and vars(obj).get(name, _MISSING) is not value:
                     setattr(obj, name, value)
-        for source, before in self.written.values():
-            obj = _resolve(source, self.param_values, len(source[3]) - 1)
+        for source, before, obj in self.written.values():
             if before is _MISSING:
                 try:
                     delattr(obj, source[3][-1])

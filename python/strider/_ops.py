@@ -108,12 +108,14 @@ def array_function(func, args, kwargs):
 
 
 def _builtin_round(self, ndigits=None):
-    if self._weak is None and not self._scalar:  # (NumPy's scalars and Python's numbers have one)
-        raise TypeError("type numpy.ndarray doesn't define __round__ method")
+    if self._weak is None and (not self._scalar or self.dtype == np.bool_):  # (NumPy's other scalars and Python's numbers have one)
+        raise TypeError(f"type numpy.{'bool' if self._scalar else 'ndarray'} doesn't define __round__ method")
     if ndigits is not None:
         if self._weak in (int, float):  # a Python number's round, not NumPy's
             return python_round(self, operator.index(ndigits))
-        return round_(self, ndigits)
+        r = round_(self, ndigits)
+        r._scalar = True  # (a NumPy scalar's round is one)
+        return r
     # Python's round(x) gives an int (half to even)
     r = np.rint(self)
     if self.dtype.kind == "f":

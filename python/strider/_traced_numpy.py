@@ -24,7 +24,8 @@ from ._errors import _internal, located, unsupported, user_file
 from ._ops import CREATION, holds_length, refuse_lengths
 from ._shapes import as_strided, column_stack, concatenate, dstack, hstack, repeat, stack, vstack
 from ._sorting import lexsort
-from ._tracer import IMPL, Extent, TracedList, Tracer, as_tracer, current_trace, holds_traced, item_list
+from ._tracer import (IMPL, Extent, TracedList, Tracer, as_tracer, check_int_of_float, current_trace, holds_traced,
+                      item_list)
 
 
 def _creation(traced, real):
@@ -298,9 +299,9 @@ def _traced_call(args, kwargs=None):
 
 
 # math's functions on traced values: NumPy's ufunc on the values as float64 (what math computes
-# in), the result as math gives it (a float, an int or a bool). Where math raises ValueError (an
-# argument outside the domain, floor of NaN) the value is not known while tracing: NumPy's answer
-# (NaN, or the cast of NaN) stands instead
+# in), the result as math gives it (a float, an int or a bool). Where math raises ValueError for
+# an argument outside the domain the value is not known while tracing: NumPy's NaN stands instead;
+# floor, ceil and trunc of NaN or infinity raise when the function runs, as int() does
 _MATH = {
     "exp": (np.exp, float), "expm1": (np.expm1, float), "log2": (np.log2, float), "log10": (np.log10, float),
     "log1p": (np.log1p, float), "sqrt": (np.sqrt, float), "sin": (np.sin, float), "cos": (np.cos, float),
@@ -316,11 +317,18 @@ _PYTHON_DTYPES = {float: np.float64, int: np.int64, bool: np.bool_}
 
 def _math(real, uf, result):
     def traced(*args):
+        x = args[0]
+        if real.__name__ == "trunc" and isinstance(x, Tracer) and x._weak is None and not (x._scalar and x.dtype == np.float64):
+            # (of NumPy's scalars only float64, a Python float, has __trunc__)
+            raise TypeError(f"type numpy.{x.dtype.name if x._scalar else 'ndarray'} doesn't define __trunc__ method")
         values = [a.astype(np.float64) if isinstance(a, Tracer) else float(a) for a in args]
         if uf is np.log and len(values) == 2:  # log(x, base)
             r = np.log(values[0]) / np.log(values[1])
         else:
-            r = uf(*values).astype(_PYTHON_DTYPES[result])
+            r = uf(*values)
+            if result is int:  # (Python's floor, ceil and trunc of NaN, infinity or past int64 raise, as int() does)
+                check_int_of_float(r, f"math.{real.__name__}()")
+            r = r.astype(_PYTHON_DTYPES[result])
         if r.ndim == 0:
             r._weak, r._scalar = result, False  # a Python number, as math returns
         return r

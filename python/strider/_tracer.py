@@ -1439,17 +1439,21 @@ def check_converts(x, dtype, past):
     OverflowError (`past`, its message). Each input fails one check at most, so the order the
     checks run in does not matter."""
     info, trace = np.iinfo(dtype), x._trace
+
+    def check(holds, message, error):  # (of an array's elements, np.vectorize's: all of them)
+        trace.check_assert(holds if holds.ndim == 0 else np.all(holds), message, error)
+
     if x.dtype.kind == "f":
         t = np.trunc(x.astype(np.float64))
         nan, inf = np.isnan(t), np.isinf(t)
-        trace.check_assert(~nan, "cannot convert float NaN to integer", ValueError)
-        trace.check_assert(~inf, "cannot convert float infinity to integer", OverflowError)
-        trace.check_assert(nan | inf | ((t >= float(info.min)) & (t < float(int(info.max) + 1))), past, OverflowError)
+        check(~nan, "cannot convert float NaN to integer", ValueError)
+        check(~inf, "cannot convert float infinity to integer", OverflowError)
+        check(nan | inf | ((t >= float(info.min)) & (t < float(int(info.max) + 1))), past, OverflowError)
         return
     own = np.iinfo(x.dtype)  # (a bound x's own dtype keeps is no check)
     bounds = ([x >= int(info.min)] if info.min > own.min else []) + ([x <= int(info.max)] if info.max < own.max else [])
     if bounds:
-        trace.check_assert(functools.reduce(operator.and_, bounds), past, OverflowError)
+        check(functools.reduce(operator.and_, bounds), past, OverflowError)
 
 
 def as_text(text, what):

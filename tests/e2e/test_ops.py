@@ -10,11 +10,13 @@ comparisons are exact, and results are compared bit-for-bit except for transcend
 powers and float reductions, which get a relative tolerance per dtype.
 """
 import itertools
+import math
 
 import numpy as np
 import pytest
 
-from differential import check, check_raises, clone_args
+import strider
+from differential import TARGET, check, check_raises, clone_args
 
 BOOL, I32, I64, F32, F64 = np.bool_, np.int32, np.int64, np.float32, np.float64
 # NumPy (and perhaps strider) warn about division by zero, log of negatives, overflow, ...
@@ -574,6 +576,37 @@ def test_round_decimals_int(dt, decimals):
 
 def test_round_builtin_on_numpy_scalar():
     check(lambda x: (round(x[0], 1), round(x[3]), x[1].round(1)), np.array([0.25, 0.35, -1.25, 2.5]))
+    # an integer scalar's round with digits is that scalar type (it was a 0-d array)
+    for dt in (np.int64, np.uint8, np.int8):
+        check(lambda x: (round(x[0], 2), round(x[1], -1), round(x[1])), np.array([7, 17], dt))
+
+
+@pytest.mark.parametrize("fn, x", [
+    (lambda x: round(x[0]), np.array([True, False])),
+    (lambda x: round(x[0], 1), np.array([True, False])),
+    (lambda x: math.trunc(x[0]), np.array([2.5], np.float32)),
+    (lambda x: math.trunc(x[0]), np.array([3])),
+], ids=["round_bool", "round_bool_digits", "trunc_float32", "trunc_int64"])
+def test_round_and_trunc_of_numpy_scalars_without_them_raise(fn, x):
+    # NumPy's bool scalar has no __round__, and of its scalars only float64 (a Python float) has __trunc__
+    check_raises(fn, x, exc=TypeError)
+
+
+@pytest.mark.parametrize("value, exc", [(np.nan, ValueError), (np.inf, OverflowError), (-np.inf, OverflowError),
+                                        (1e20, OverflowError)], ids=["nan", "inf", "-inf", "past_int64"])
+@pytest.mark.parametrize("name", ["floor", "ceil", "trunc"])
+def test_math_floor_ceil_trunc_of_what_no_int64_holds_raise(name, value, exc):
+    # albumentations' padding `max(0, math.ceil(...))` of an infinite corner: it was INT64_MIN,
+    # silently (Python's int past int64 is refused as int()'s is)
+    def fn(v):  # (math's function as the user's code finds it, when it runs)
+        return getattr(math, name)(v)
+
+    if value == 1e20:  # (Python's is an int past int64, which strider refuses when the function runs)
+        with pytest.raises(exc, match="past int64"):
+            strider.compile(lambda x: fn(x[1]), target=TARGET)(np.array([0.0, value]))
+        return
+    check_raises(lambda x: max(0, fn(x[1] - 3.0)), np.array([0.0, value]), exc=exc)
+    check(lambda x: (fn(x[0]), fn(-x[0])), np.array([2.5, value]))
 
 
 @pytest.mark.parametrize("dt", DTYPES, ids=dtid)

@@ -38,15 +38,21 @@ def _length(n):
 
 def count(mask):
     """The number of nonzero elements of `mask` as an Extent (bound: its size), one per mask view
-    and contents: x[m] and y[m] get the same run-time length, so they broadcast together."""
+    and contents: x[m] and y[m] get the same run-time length, so they broadcast together; so do
+    views of the same elements in another axis order (mmpose's `d[mask.T] = x[mask]`)."""
     trace = current_trace()
-    key = trace.value_key(mask)
+    key = _count_key(mask)
     found = trace.counts.get(key)
     if found is None:
         c = count_nonzero(mask)
         found = trace.counts[key] = Extent(math.prod([bound(d) for d in mask.shape]),
                                            c._view.storage)
     return found
+
+
+def _count_key(mask):
+    number, offset, shape, strides, extents = current_trace().value_key(mask)
+    return number, offset, tuple(sorted(zip(shape, strides, extents)))
 
 
 def flatnonzero(a):
@@ -485,7 +491,9 @@ def _mask_rows(t, m):
     a 1-d mask over it."""
     if m.ndim == 1:
         return t, m
-    return t.reshape((-1,) + t.shape[m.ndim:]), m.reshape(-1)
+    flat = m.reshape(-1)  # (a copy where m is a transpose: its count is m's)
+    current_trace().counts.setdefault(_count_key(flat), count(m))
+    return t.reshape((-1,) + t.shape[m.ndim:]), flat
 
 
 def _storage_view(t):

@@ -179,9 +179,12 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 
 def eye(N, M=None, k=0, dtype=float, order="C", **kwargs):
-    N = operator.index(N)
-    M = N if M is None else operator.index(M)
+    M = N if M is None else M
     k = operator.index(k)
+    if isinstance(N, Extent) or isinstance(M, Extent):  # (supervision's `ious - np.eye(rows)` after a filter)
+        ones_at = np.equal(np.add(arange(N)[:, None], k), arange(M)[None, :])
+        return astype(ones_at, np.dtype(dtype))
+    N, M = operator.index(N), operator.index(M)
     out = zeros((N, M), dtype)
     if k >= M or -k >= N:
         return out

@@ -92,7 +92,8 @@ def holds_length(value, depth=0):
 
 
 # the NumPy functions strider computes with a run-time length among their arguments
-TAKES_LENGTHS = frozenset({"zeros", "ones", "empty", "full", "arange", "array", "asarray", "reshape", "broadcast_to"})
+TAKES_LENGTHS = frozenset({"zeros", "ones", "empty", "full", "arange", "array", "asarray", "reshape", "broadcast_to",
+                           "eye", "identity"})
 
 
 def array_function(func, args, kwargs):

@@ -397,9 +397,16 @@ def _count(x, t):
     return len(x[x[:, 4] > t])
 
 
+@pytest.mark.parametrize("k", [0, 1, -2, 7])
+@pytest.mark.parametrize("t", [0.5, 2.0, -1.0])  # some rows, none, all
+def test_eye_of_a_runtime_length(k, t):
+    # supervision's box_non_max_suppression after a confidence filter: `ious - np.eye(rows)`
+    check(lambda x, t, k: (np.ones((_count(x, t),) * 2) - np.eye(_count(x, t)), np.identity(_count(x, t), np.int32),
+                           np.eye(_count(x, t), 4, k, dtype=np.uint8), np.eye(3, _count(x, t), k=k, dtype=bool)),
+          rnd((12, 6), seed=3), t, k, static_argnames=("k",))
+
+
 @pytest.mark.parametrize("fn", [  # each took the bound (the rows of x), not the count
-    lambda x, t: np.eye(_count(x, t)),
-    lambda x, t: np.identity(_count(x, t)),
     lambda x, t: np.linspace(0, 1, _count(x, t)),
     lambda x, t: np.logspace(0, 1, _count(x, t)),  # (NumPy's own code, that strider does not stand in for)
     lambda x, t: np.tile(np.arange(2), _count(x, t)),
@@ -851,6 +858,20 @@ def test_masks_of_several_axes_over_a_runtime_length():
         except Exception as e:
             e.add_note(f"input: {kind} rows selected")
             raise
+
+
+def _by_a_mask_and_its_transpose(preds, mask):
+    # mmpose's _calc_distances: `distances[mask.T] = np.linalg.norm(...[mask], axis=-1)`
+    distances = np.full(mask.T.shape, -1, dtype=np.float32)
+    distances[mask.T] = np.sqrt((preds[mask] ** 2).sum(-1))
+    return distances, preds[..., 0][mask] - preds[..., 1].T[mask.T]
+
+
+@pytest.mark.parametrize("t", [0.5, 2.0, -1.0])  # some, none, all
+def test_a_mask_and_its_transpose_select_as_many(t):
+    # the same elements in another order: one count (they were refused as lengths that differ)
+    preds = rnd((4, 5, 2), F32, seed=27)
+    check(_by_a_mask_and_its_transpose, preds, rnd((4, 5), seed=28) < t)
 
 
 def test_runtime_length_concatenate():

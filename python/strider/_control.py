@@ -37,13 +37,14 @@ from ._choice import _kind, _objects, bound as assigned_value, length as choice_
 from ._convert import INPLACE, OPERATORS, converted, user_function
 from ._capture import compared, hold, own_class, put_back
 from ._creation import _nested_leaves, items, kind_names
-from ._errors import StriderError, _internal, trace_error, unsupported, user_class, user_location
+from ._errors import (StriderError, TraceError, UnsupportedError, _internal, trace_error, unsupported, user_class,
+                      user_location)
 from ._traced_numpy import READ_ONCE_METHODS, READ_ONCE_WHY, RANDOM_STATES, stands_in, with_traced_numpy
 from ._sorting import lexsort
 from ._ufuncs import python_bool
 from ._tracer import (IMPL, LIST_METHODS, Extent, RunInNumPy, TracedList, TracedRows, TracedSlice, Tracer, arange_at,
                       _length_of, as_tracer, bound, concrete, in_step, item_list, length_value, only_0d,
-                      current_trace, holds_traced, side_effect_error)
+                      current_trace, forgive, holds_traced, side_effect_error)
 
 _MAX_TRIES = 12
 _MIN_TRIPS = 64  # the trips a loop is given room for, at least (more where it carries more)
@@ -2271,10 +2272,21 @@ def _side_of_branch(fn, state):
     """A side's values. An error tracing it (`x.reshape(7)`, Soft-NMS's swap with row N on the
     trip where its condition never holds) is NumPy's only where the side runs: there, a check that
     runs the call in NumPy (which raises it); the side then leaves the variables as they were
-    (where it runs, nothing after the check does)."""
+    (where it runs, nothing after the check does). So does a refusal in a side that ends raising
+    (albumentations' check_bboxes: its message picks a name from a list by a traced index)."""
     try:
         return fn(*state)
-    except (_Retry, _GoTraced, StriderError):
+    except (_Retry, _GoTraced):
+        raise
+    except (TraceError, UnsupportedError) as e:
+        if not fn.__name__.endswith("_raises"):
+            raise
+        forgive(e)
+        file, line = _raised_at(e)
+        current_trace().check_assert(as_tracer(False), f"the error raised at {os.path.basename(file)}:{line}, "
+                                     f"{SIDE_RAISED}", RunInNumPy)
+        return tuple(state)
+    except StriderError:
         raise
     except Exception as e:
         if not isinstance(e, _NUMPY_ERRORS) and not _from_user(e):

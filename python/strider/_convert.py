@@ -686,7 +686,7 @@ class _Rewrite(ast.NodeTransformer):
         if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1 and not node.keywords:
             self.changed = True
             return ast.copy_location(_call("len_", node.args[0]), node)
-        if isinstance(node.func, (ast.Name, ast.Attribute)):  # the callee's loops and branches too
+        if isinstance(node.func, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):  # the callee's loops and branches too
             self.changed = True
             node.func = ast.copy_location(_call("callee", node.func), node.func)
         return node
@@ -872,9 +872,12 @@ class _Rewrite(ast.NodeTransformer):
         live = [n for n in names if n in tested or n in self.deferred or n in first or any(
             line not in inside and (line > node.lineno or line < 0 or (self.loop and line not in trip))
             for line in self.later_loads.get(n, ()))]
-        out = [_def(f"__strider_then_{k}", names + items, then + [ast.Return(_state_of(names + items, then)())]),
-               _def(f"__strider_else_{k}", names + items, other + [ast.Return(_state_of(names + items, other)())])]
-        call = _call("if_stmt", test, _load(f"__strider_then_{k}"), _load(f"__strider_else_{k}"),
+        # a side that ends raising (a check whose message formats the data) is named so (_side_of_branch)
+        sides = [f"__strider_{side}_{k}" + ("_raises" if body and isinstance(body[-1], ast.Raise) else "")
+                 for side, body in (("then", node.body), ("else", node.orelse))]
+        out = [_def(sides[0], names + items, then + [ast.Return(_state_of(names + items, then)())]),
+               _def(sides[1], names + items, other + [ast.Return(_state_of(names + items, other)())])]
+        call = _call("if_stmt", test, _load(sides[0]), _load(sides[1]),
                      _values(names + items), _strs(names + items), _strs(live), _strs(items),
                      _strs(getattr(node, "strider_guarded", ())))
         out.append(ast.Assign(targets=[_tuple(names, ast.Store)], value=call) if names else ast.Expr(call))
@@ -1003,22 +1006,32 @@ def _parsed(code):
         try:
             if attempt:
                 lines, first = inspect.getsourcelines(code)
-            tree = ast.parse("\n" * (first - 1) + textwrap.dedent("".join(lines)))
+            text = "".join(lines)
+            dedented = textwrap.dedent(text)
+            tree = ast.parse("\n" * (first - 1) + dedented)
         except (OSError, TypeError, SyntaxError):
             continue
-        if code.co_name == "<lambda>":
-            return tree, _lambda_def(tree, code)
+        if code.co_name == "<lambda>":  # (the columns dedent took off: the code's are the file's)
+            return tree, _lambda_def(tree, code, text.find("\n") - dedented.find("\n"))
         node = tree.body[0] if tree.body else None
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
             return tree, node
     return None, None
 
 
-def _lambda_def(tree, code):
+def _lambda_def(tree, code, shift):
     """The lambda of `code` in `tree` (the lines it is on) as a function returning its body
-    (`strider.compile(lambda x: helper(x))`: the helper's loops are rewritten as a def's are);
-    None where its lines hold other lambdas, which tell them apart only by columns."""
+    (`strider.compile(lambda x: helper(x))`: the helper's loops are rewritten as a def's are); of
+    several on its first line (albumentations' `{"e": lambda x: x, "h": lambda x: hflip(x)}`), the
+    one whose body holds the columns of the code's instructions. None where that leaves none or
+    several."""
     found = [n for n in _walk(tree) if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno]
+    if len(found) > 1:
+        spans = [p for p in code.co_positions() if None not in p and (p[0], p[2]) < (p[1], p[3])]  # (RESUME: empty)
+        if spans:
+            first, last = min((p[0], p[2] - shift) for p in spans), max((p[1], p[3] - shift) for p in spans)
+            found = [n for n in found if (n.body.lineno, n.body.col_offset) <= first
+                     and last <= (n.body.end_lineno, n.body.end_col_offset)]
     if len(found) != 1 or any(isinstance(n, ast.Lambda) for n in _walk(found[0].body)):
         return None
     node = found[0]

@@ -1500,6 +1500,30 @@ def test_an_error_on_a_path_runs_in_numpy_where_the_path_is_taken():
         strider.compile(raises_where_taken, strict=True)(np.full(4, 50.0))
 
 
+def check_bboxes(bboxes):
+    # albumentations' check_bboxes: the message names the coordinate by a traced index into a list
+    valid = (bboxes[:, :4] >= 0) & (bboxes[:, :4] <= 1)
+    if not np.all(valid):
+        row = np.where(~np.all(valid, axis=1))[0][0]
+        coord = ["x_min", "y_min", "x_max", "y_max"][np.where(~valid[row])[0][0]]
+        raise ValueError(f"Expected {coord} for bbox {bboxes[row]} to be in the range [0.0, 1.0]")
+    return bboxes * 2
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_a_side_that_ends_raising_and_cannot_be_traced_runs_in_numpy_where_taken(strict):
+    # it refused valid boxes too; an untraceable side that does not end raising still refuses
+    f = strider.compile(check_bboxes, strict=strict)
+    ok, bad = np.array([[0.1, 0.1, 0.5, 0.5]]), np.array([[0.1, 0.1, 1.5, 0.5]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", strider.GraphBreakWarning)
+        np.testing.assert_array_equal(f(ok), ok * 2)
+        with pytest.raises(ValueError, match=r"^Expected x_max for bbox \[0.1 0.1 1.5 0.5\]"):
+            f(bad)
+        np.testing.assert_array_equal(f(ok), ok * 2)
+    assert f.stats()["traces"] == 1
+
+
 def indexes_past_the_end_where_taken(x, k):
     if x.sum() > 0:
         y = x[k] * 2
@@ -1826,9 +1850,21 @@ def _peaks_in_range(x):
 
 def test_a_lambda_calling_a_function_with_loops_compiles_as_a_def_does():
     check(lambda x: _peaks_in_range(x) + 1, np.arange(10.0) * 9)
-    # (its lines with another lambda: the function as written, NumPy's call)
-    both = [lambda x: _peaks_in_range(x), lambda x: x]
-    check(both[0], np.arange(10.0) * 9, strict=False)
+    # (its line with other lambdas: told apart by the columns of its code)
+    both = [lambda x: x, lambda x: _peaks_in_range(x), lambda x: x + 1]
+    check(both[1], np.arange(10.0) * 9)
+
+
+def _through_a_table(x, kind):
+    # albumentations' bboxes_d4: `transformations[group_member](bboxes)`, a dict of lambdas
+    transformations = {"e": lambda v: v, "p": lambda v: _peaks_in_range(v), "t": lambda v: type(v[0]) is np.float64}
+    return transformations[kind](x), [_peaks_in_range][0](x)
+
+
+@pytest.mark.parametrize("kind", ["e", "p", "t"])
+def test_functions_called_through_a_dict_or_list_are_rewritten(kind):
+    # they ran as written: a branch on a traced value refused, type() saw strider's Tracer
+    check(_through_a_table, np.arange(10.0) * 9, kind, static_argnames=("kind",))
 
 
 def over_survivors(x, t):

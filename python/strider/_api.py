@@ -47,7 +47,7 @@ def _leaves_refusal(leaves):
     """What of the arguments the dispatcher could not take, and what to do instead."""
     arrays = [(i, a) for i, a in enumerate(leaves) if isinstance(a, np.ndarray)]
     for i, a in enumerate(leaves):
-        if isinstance(a, (np.ndarray, np.generic, _C.DeviceArray)) and a.dtype not in IR_DTYPES:
+        if isinstance(a, (np.ndarray, np.generic, _C.DeviceArray)) and a.dtype.newbyteorder("=") not in IR_DTYPES:
             return f"argument {i} of dtype {a.dtype}", DTYPES_TAKEN
     devices = [(i, a) for i, a in enumerate(leaves) if isinstance(a, _C.DeviceArray)]
     for i, a in devices:
@@ -58,7 +58,7 @@ def _leaves_refusal(leaves):
                 "of their itemsize", "pass one of them as a copy")
     for i, a in arrays:
         if not a.dtype.isnative:
-            return f"argument {i} in non-native byte order", "convert it with .astype(native)"
+            return f"argument {i} in non-native byte order ({a.dtype.str})", f"pass .astype(np.{a.dtype.newbyteorder('=').name})"
         if any(s % a.itemsize for s in a.strides):
             return (f"argument {i} with strides that are not a multiple of its itemsize",
                     "pass a copy (np.ascontiguousarray)")

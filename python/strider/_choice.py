@@ -437,14 +437,20 @@ def apply(fn, args, name):
         except StriderError as e:
             if not any(v is None for v in vals):
                 raise
-            raise trace_error(f"{name!r} holds values of more than one kind, and {getattr(fn, '__name__', fn)} "
+            raise trace_error(f"{name!r} holds values of more than one kind, and {_use(fn)} "
                               "fails on None, one of them: strider computes every side before the condition picks "
                               "one", "give it the same kind of value on both paths") from e
         except Exception as e:  # Python's error on one side (None + 1, 1 / 0): NumPy decides (a graph break)
-            raise trace_error(f"{name!r} holds values of more than one kind, and {fn.__name__} fails on one of them "
+            raise trace_error(f"{name!r} holds values of more than one kind, and {_use(fn)} fails on one of them "
                               f"({type(e).__name__}: {e}): strider computes every side before the condition picks "
                               "one", "give it the same kind of value on both paths") from None
     return merge(results, name)
+
+
+def _use(fn):
+    """What apply's fn does, as a message names it (strider's own lambdas: using the value)."""
+    name = getattr(fn, "__name__", str(fn))
+    return "using it" if name == "<lambda>" else name
 
 
 def merge(alternatives, name):

@@ -1726,8 +1726,9 @@ def _settle(trace, make, run, error, code=(), state=()):
             if any(after.get(k, v) != v for k, v in before.items()):
                 raise side_effect_error("a change to a list or dict from outside the function")
             if _held(held) != own:
-                raise side_effect_error("a change to a dict, a set, a list inside another object or an object's "
-                                        "attribute")
+                raise side_effect_error("a change to a dict, a set, a list inside another object, an object's "
+                                        "attribute or a list changed in place (pop, remove, insert, sort, del: a "
+                                        "list the loop builds with append is traced)")
             return out
         except _Retry as r:
             if r.region is not region:

@@ -135,7 +135,7 @@ _SHOWN = {"__strider_return": "the value a function returns", "__strider_ifexp":
 
 
 def trace_error(what, instead):
-    what = re.sub(r"'(__strider_\w+?)(\[\d+\])?(\.\w+)?'", lambda m: _SHOWN.get(re.sub(r"_\d+$", "", m.group(1)), m.group(1)) + (
-        f" (its item {m.group(2)[1:-1]})" if m.group(2) else "") + (f" (its attribute {m.group(3)[1:]})" if m.group(3) else ""),
-        what)
+    what = re.sub(r"'(__strider_\w+?)(\[\d+\]|\[\.\.\.\])?(\.\w+)?'", lambda m: _SHOWN.get(re.sub(r"_\d+$", "", m.group(1)), m.group(1)) + (
+        "" if not m.group(2) else " (indexed)" if m.group(2) == "[...]" else f" (its item {m.group(2)[1:-1]})") + (
+        f" (its attribute {m.group(3)[1:]})" if m.group(3) else ""), what)
     return _made(TraceError(f"{where()}: {what}; {instead}"))

@@ -1086,6 +1086,10 @@ class _Flat:
         return self.base.ravel().copy()
 
 
+_RUN_TIME_LIST = ("a list whose length is known only when the function runs (filled in a loop on a traced condition, "
+                  "or .tolist() of such an array)")
+
+
 class TracedList:
     """A Python list a loop on a traced condition appends to: `data` holds room for its items
     (rows of one shape and dtype), the 0-d int64 storage `length` how many it holds when the
@@ -1130,16 +1134,16 @@ class TracedList:
                       readonly=None)
 
     def __len__(self):
-        raise trace_error("len() of a list filled in a loop on a traced condition", "len(x) in the compiled "
+        raise trace_error(f"len() of {_RUN_TIME_LIST}", "len(x) in the compiled "
                           "function's own code works (strider rewrites it)")
 
     def __bool__(self):
-        raise trace_error("the truth value of a list filled in a loop on a traced condition",
+        raise trace_error(f"the truth value of {_RUN_TIME_LIST}",
                           "`if lst:` in the compiled function's own code works (strider rewrites it)")
 
     def __iter__(self):
-        raise trace_error("iterating over a list filled in a loop on a traced condition", "use it as an array "
-                          "(np.array(lst)) or index it")
+        raise trace_error(f"iterating over or unpacking (`[a, *lst]`) {_RUN_TIME_LIST}", "use it as an array "
+                          "(np.array(lst), np.concatenate) or index it")
 
     def __getitem__(self, key):
         items = self.array()[key]
@@ -1176,7 +1180,7 @@ class TracedList:
 
     def __getattr__(self, name):
         if name in LIST_METHODS:  # the rest of list's API: NumPy runs the call (a graph break)
-            raise trace_error(f"list.{name}() of a list filled in a loop on a traced condition",
+            raise trace_error(f"list.{name}() of {_RUN_TIME_LIST}",
                               "use it as an array (np.array(lst)), or build another list")
         raise AttributeError(f"'list' object has no attribute '{name}'")
 

@@ -6,6 +6,8 @@ every pair, and float16 rounded after every op as NumPy's loops round it.
 Each test compiles one function computing many results (one compile per case keeps the suite
 fast); tests/differential.py compares values bit for bit, dtypes, shapes and argument contents.
 """
+import warnings
+
 import numpy as np
 import pytest
 
@@ -438,6 +440,19 @@ def test_unsupported_dtype_names_the_dtype_and_the_line():
     with pytest.raises(strider.UnsupportedError, match=r"complex64.*|.*complex64") as e:
         strider.compile(fn)(small("uint8"))
     assert "test_dtypes.py" in str(e.value)
+
+
+def test_an_argument_in_non_native_byte_order_is_named_so():
+    def area(b):
+        return (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+
+    boxes = np.array([[0, 0, 2, 3]], dtype=">f4")  # (it said to use float32, which it is)
+    with pytest.raises(strider.UnsupportedError, match=r"argument 0 in non-native byte order \(>f4\).*"
+                       r"\.astype\(np\.float32\)"):
+        strider.compile(area, strict=True)(boxes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", strider.GraphBreakWarning)
+        np.testing.assert_array_equal(strider.compile(area, strict=False)(boxes), area(boxes))
 
 
 def test_every_dtype_strider_carries_is_covered():

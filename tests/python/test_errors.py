@@ -504,6 +504,43 @@ def test_iterating_a_run_time_length_outside_a_rewritten_loop_says_so():
         strider.compile(lambda x: set(x[x > 0.5]), strict=True)(np.array([0.2, 0.7, 0.9]))
 
 
+def _grouped(order, ious, thr):
+    # supervision's _group_overlapping_boxes
+    return [int(order[-1]), *np.flip(order[ious >= thr]).tolist()]  # <- error
+
+
+def _popped_in_a_traced_loop(x):
+    # SORT's `trks.pop(t)` under a traced condition, on the function's own list
+    alive = list(range(3))
+    for t in reversed(range(3)):
+        if x[t] > 0:  # <- error
+            alive.pop(t)
+    return alive
+
+
+def test_a_list_of_a_run_time_length_or_changed_in_place_is_named_so():
+    # (the first said "a list filled in a loop", the second "a list inside another object")
+    raises_at(_grouped, (np.array([3, 0, 2, 1]), np.array([0.9, 0.1, 0.7, 0.95]), 0.5),
+              r"unpacking \(`\[a, \*lst\]`\) a list whose length is known only when the function runs")
+    raises_at(_popped_in_a_traced_loop, (np.array([1.0, -1.0, 2.0]),), r"a list changed in place \(pop")
+
+
+def _kinds_then_rows(b):
+    # albumentations' filter_bboxes then convert_bboxes_from_albumentations
+    out = b[b[:, 2] > 0.5]
+    if len(out) == 0:
+        out = np.array([], dtype=np.float32)
+    if not out.size:
+        return out
+    return out[:, 4:]  # <- error
+
+
+def test_a_use_of_a_value_of_several_kinds_names_no_internal_function():
+    msg = raises_at(_kinds_then_rows, (np.ones((2, 5), np.float32),), r"holds values of more than one kind, and "
+                    r"using it fails on one of them \(IndexError")
+    assert "<lambda>" not in msg and "__strider" not in msg
+
+
 def test_a_numba_function_called_inside_is_named_at_the_user_s_line():
     numba = pytest.importorskip("numba", reason="numba is a peer of the benchmark, installed by `make demo`")
     overlap = numba.njit(lambda a, b: max(0.0, min(a[2], b[2]) - max(a[0], b[0])))

@@ -258,6 +258,15 @@ def test_notebook_executes_at_tiny_size(monkeypatch):
     assert "xNumPy" in text and "geomean" in text
 
 
+def test_memory_floor_cli_checks_strider_and_writes_json(tmp_path):
+    out = tmp_path / "floor.json"
+    proc = subprocess.run([sys.executable, os.path.join(BENCH, "memory_floor.py"), "--sizes", "tiny", "--calls", "3",
+                           "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (result,) = json.loads(out.read_text())["results"]
+    assert set(result["median_s"]) == {"numpy", "strider", "floor_1_thread", f"floor_{os.cpu_count()}_threads"}
+
+
 def test_frames_cli_checks_every_frame_and_writes_json(tmp_path):
     out = tmp_path / "frames.json"
     proc = subprocess.run(

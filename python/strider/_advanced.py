@@ -492,7 +492,9 @@ def _mask_rows(t, m):
     if m.ndim == 1:
         return t, m
     flat = m.reshape(-1)  # (a copy where m is a transpose: its count is m's)
-    current_trace().counts.setdefault(_count_key(flat), count(m))
+    counts, key = current_trace().counts, _count_key(flat)
+    if key not in counts:
+        counts[key] = count(m)
     return t.reshape((-1,) + t.shape[m.ndim:]), flat
 
 

@@ -58,7 +58,8 @@ def _leaves_refusal(leaves):
                 "of their itemsize", "pass one of them as a copy")
     for i, a in arrays:
         if not a.dtype.isnative:
-            return f"argument {i} in non-native byte order ({a.dtype.str})", f"pass .astype(np.{a.dtype.newbyteorder('=').name})"
+            return (f"argument {i} in non-native byte order ({a.dtype.str})",
+                    f"pass .astype(np.{a.dtype.newbyteorder('=').name})")
         if any(s % a.itemsize for s in a.strides):
             return (f"argument {i} with strides that are not a multiple of its itemsize",
                     "pass a copy (np.ascontiguousarray)")

@@ -241,6 +241,11 @@ def ident(source):
 
 def _resolve(source, param_values, steps):
     """The object `steps` attributes down a source's root (all of them: len(attrs))."""
+    return _path_objects(source, param_values, steps)[-1]
+
+
+def _path_objects(source, param_values, steps):
+    """The objects from a source's root to `steps` attributes down it, each one."""
     param, root, key, attrs = source
     if param >= 0:
         obj = param_values[param]
@@ -250,9 +255,10 @@ def _resolve(source, param_values, steps):
         obj = root.cell_contents
     else:
         obj = root
+    out = [obj]
     for a in attrs[:steps]:
-        obj = obj[a[0]] if type(a) is tuple else getattr(obj, a)
-    return obj
+        out.append(out[-1][a[0]] if type(a) is tuple else getattr(out[-1], a))
+    return out
 
 
 def _containers(value, depth=0):
@@ -322,7 +328,8 @@ def _own_vars(obj):
 
 def _attributes(obj):
     """An object's attributes as _same_attribute compares them (arrays by contents too: a copy)."""
-    return {name: (compared(v), v, v.copy() if isinstance(v, np.ndarray) else None) for name, v in _own_vars(obj).items()}
+    return {name: (compared(v), v, v.copy() if isinstance(v, np.ndarray) else None)
+            for name, v in _own_vars(obj).items()}
 
 
 def _same_attribute(before, now):
@@ -582,15 +589,16 @@ class Capture:
         replayed = {(id(obj), name) for obj, _, _ in self.opened for name in _own_vars(obj)}  # (restore: all)
         for source, _, obj in self.written.values():
             try:
-                held = [_resolve(source, self.param_values, k) for k in range(len(source[3]))]
+                held = _path_objects(source, self.param_values, len(source[3]) - 1)
             except (LookupError, AttributeError, TypeError):  # (its list emptied)
                 continue
             if held[-1] is obj and not any(id(c) in changed for c in held):
                 replayed.add((id(obj), source[3][-1]))
-        return list(dict.fromkeys(f"{type(obj).__name__}.{name}" for obj, before in self.inside
-                                  for name in sorted(before.keys() | _own_vars(obj).keys())
-                                  if (id(obj), name) not in replayed
-                                  and not _same_attribute(before.get(name, _MISSING), _own_vars(obj).get(name, _MISSING))))
+        return list(dict.fromkeys(
+            f"{type(obj).__name__}.{name}" for obj, before in self.inside
+            for name in sorted(before.keys() | _own_vars(obj).keys())
+            if (id(obj), name) not in replayed
+            and not _same_attribute(before.get(name, _MISSING), _own_vars(obj).get(name, _MISSING))))
 
     def slots_now(self):
         """What each global, closure variable and class attribute the trace patched holds now

@@ -686,7 +686,8 @@ class _Rewrite(ast.NodeTransformer):
         if isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1 and not node.keywords:
             self.changed = True
             return ast.copy_location(_call("len_", node.args[0]), node)
-        if isinstance(node.func, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):  # the callee's loops and branches too
+        # the callee's loops and branches too (`f(x)`, `self.f(x)`, `table[key](x)`, `make()(x)`)
+        if isinstance(node.func, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
             self.changed = True
             node.func = ast.copy_location(_call("callee", node.func), node.func)
         return node

@@ -109,7 +109,8 @@ def array_function(func, args, kwargs):
 
 
 def _builtin_round(self, ndigits=None):
-    if self._weak is None and (not self._scalar or self.dtype == np.bool_):  # (NumPy's other scalars and Python's numbers have one)
+    # (NumPy's scalars but its bool, and Python's numbers, have one)
+    if self._weak is None and (not self._scalar or self.dtype == np.bool_):
         raise TypeError(f"type numpy.{'bool' if self._scalar else 'ndarray'} doesn't define __round__ method")
     if ndigits is not None:
         if self._weak in (int, float):  # a Python number's round, not NumPy's

@@ -318,7 +318,8 @@ _PYTHON_DTYPES = {float: np.float64, int: np.int64, bool: np.bool_}
 def _math(real, uf, result):
     def traced(*args):
         x = args[0]
-        if real.__name__ == "trunc" and isinstance(x, Tracer) and x._weak is None and not (x._scalar and x.dtype == np.float64):
+        if (real.__name__ == "trunc" and isinstance(x, Tracer) and x._weak is None
+                and not (x._scalar and x.dtype == np.float64)):
             # (of NumPy's scalars only float64, a Python float, has __trunc__)
             raise TypeError(f"type numpy.{x.dtype.name if x._scalar else 'ndarray'} doesn't define __trunc__ method")
         values = [a.astype(np.float64) if isinstance(a, Tracer) else float(a) for a in args]
